@@ -1,0 +1,260 @@
+"""Datasets: reading CSV/Parquet into a typed :class:`Dataset`, feature kinds and groups, bundled demos.
+
+A *feature group* is the unit every explanation moves: a numeric or binary column, a categorical
+column (one group however a model encodes it), or a declared set of one-hot columns.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import train_test_split
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+KINDS = ("numeric", "binary", "categorical")
+TASKS = ("classification", "regression")
+DEFAULT_MAX_UPLOAD_MB = 200
+
+
+class IntakeError(ValueError):
+    """A dataset, model or setting that cannot be used; the message says what is wrong and how to fix it."""
+
+
+@dataclass(frozen=True)
+class FeatureGroup:
+    """Columns that move together in an explanation (one column, or a declared one-hot block)."""
+
+    name: str
+    columns: tuple[str, ...]
+    kind: str
+
+
+@dataclass
+class Dataset:
+    """A feature table with its target, task, positive class, feature kinds and feature groups."""
+
+    name: str
+    features: pd.DataFrame
+    target: pd.Series
+    task: str
+    positive_class: object = None
+    groups: tuple[FeatureGroup, ...] = ()
+    card: dict = field(default_factory=dict)
+
+    @property
+    def group_names(self) -> list[str]:
+        return [g.name for g in self.groups]
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.features.columns)
+
+    def group(self, name: str) -> FeatureGroup:
+        for g in self.groups:
+            if g.name == name:
+                return g
+        raise IntakeError(f"Unknown feature group {name!r}; known groups: {', '.join(self.group_names)}.")
+
+    def kind_of(self, column: str) -> str:
+        return next(g.kind for g in self.groups if column in g.columns)
+
+    @property
+    def y(self) -> np.ndarray:
+        """Binary 0/1 target (1 = positive class) for classification, float target for regression."""
+        if self.task == "classification":
+            return (self.target == self.positive_class).to_numpy().astype(int)
+        return self.target.to_numpy(dtype=float)
+
+    def split(self, seed: int = 0, test_size: float = 0.2) -> tuple[np.ndarray, np.ndarray]:
+        """Row indices of an 80/20 (default) train/test split, stratified on the class for classification."""
+        idx = np.arange(len(self.features))
+        strata = self.y if self.task == "classification" else None
+        train, test = train_test_split(idx, test_size=test_size, random_state=seed, stratify=strata)
+        return np.sort(train), np.sort(test)
+
+    @property
+    def restricted_suggestion(self) -> list[str]:
+        """Protected/sensitive groups suggested by the dataset card (empty without a card)."""
+        return [n for n in self.card.get("restricted_features", []) if n in self.group_names]
+
+
+def read_table(source, *, filename: str | None = None, max_mb: float | None = None) -> pd.DataFrame:
+    """Read a CSV or Parquet file (path or bytes/file-like) with clear errors for unusable files."""
+    name = filename or (str(source) if isinstance(source, (str, Path)) else "upload")
+    raw = Path(source).read_bytes() if isinstance(source, (str, Path)) else _read_bytes(source)
+    limit = max_upload_mb() if max_mb is None else max_mb
+    if len(raw) > limit * 1024 * 1024:
+        raise IntakeError(f"{name} is {len(raw) / 2**20:.1f} MB, over the {limit:g} MB limit; "
+                          "upload a smaller sample of rows or raise server.maxUploadSize in .streamlit/config.toml.")
+    if not raw.strip():
+        raise IntakeError(f"{name} is empty; upload a CSV with a header row and at least one data row.")
+    if name.lower().endswith((".parquet", ".pq")) or raw[:4] == b"PAR1":
+        try:
+            frame = pd.read_parquet(io.BytesIO(raw))
+        except Exception as exc:
+            raise IntakeError(f"{name} is not a readable Parquet file ({exc}); re-export it, or upload a CSV.") from exc
+    else:
+        frame = _read_csv(raw, name)
+    if frame.empty or frame.shape[1] == 0:
+        raise IntakeError(f"{name} has no data rows; upload a file with a header row and at least one data row.")
+    return frame
+
+
+def _read_bytes(source) -> bytes:
+    if isinstance(source, (bytes, bytearray)):
+        return bytes(source)
+    data = source.read()
+    return data.encode() if isinstance(data, str) else data
+
+
+def _read_csv(raw: bytes, name: str) -> pd.DataFrame:
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise IntakeError(f"{name} is not UTF-8 text (byte {exc.start} cannot be decoded); "
+                          "save it as 'CSV UTF-8' or upload Parquet.") from exc
+    if "\x00" in text:
+        raise IntakeError(f"{name} looks like a binary file, not a CSV; upload a CSV or Parquet file.")
+    header = next(iter(pd.read_csv(io.StringIO(text), nrows=0, header=None).itertuples(index=False)), ())
+    names = [str(h) for h in header]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise IntakeError(f"{name} has duplicate column names: {', '.join(dupes)}; give every column a unique name.")
+    try:
+        return pd.read_csv(io.StringIO(text), skipinitialspace=True)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise IntakeError(f"{name} could not be parsed as CSV ({exc}); check the delimiter is a comma "
+                          "and every row has the same number of fields.") from exc
+
+
+def max_upload_mb() -> float:
+    """The upload limit: env EXPLAIN_MAX_UPLOAD_MB, else server.maxUploadSize of .streamlit/config.toml."""
+    if "EXPLAIN_MAX_UPLOAD_MB" in os.environ:
+        return float(os.environ["EXPLAIN_MAX_UPLOAD_MB"])
+    config = DATA_DIR.parent / ".streamlit" / "config.toml"
+    if config.exists():
+        import tomllib
+
+        return float(tomllib.loads(config.read_text()).get("server", {}).get("maxUploadSize", DEFAULT_MAX_UPLOAD_MB))
+    return DEFAULT_MAX_UPLOAD_MB
+
+
+def infer_kind(column: pd.Series) -> str:
+    """numeric / binary / categorical from the values: two distinct values → binary, numbers → numeric."""
+    values = column.dropna()
+    if values.nunique() <= 2:
+        return "binary"
+    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+        return "numeric"
+    return "categorical"
+
+
+def make_dataset(frame: pd.DataFrame, target: str, *, task: str | None = None, positive_class=None,
+                 kinds: Mapping[str, str] | None = None, onehot_groups: Mapping[str, Sequence[str]] | None = None,
+                 drop: Sequence[str] = (), name: str = "upload", card: dict | None = None) -> Dataset:
+    """Validate a table and build a :class:`Dataset`.
+
+    ``kinds`` overrides inferred kinds per column; ``onehot_groups`` declares already one-hot encoded
+    columns as one group each (``{"purpose": ["purpose_car", "purpose_tv"]}``).
+    """
+    if target not in frame.columns:
+        raise IntakeError(f"Target column {target!r} is not in the file; choose one of: {', '.join(map(str, frame.columns))}.")
+    frame = frame.drop(columns=[c for c in drop if c in frame.columns])
+    _check_columns(frame, target)
+    y = frame[target]
+    if y.isna().any():
+        raise IntakeError(f"Target {target!r} has {int(y.isna().sum())} missing values; drop those rows or pick another target.")
+    if y.nunique() < 2:
+        raise IntakeError(f"Target {target!r} is constant ({y.iloc[0]!r}); a model needs at least two outcomes — pick another target.")
+    task = task or ("classification" if y.nunique() <= 2 or not pd.api.types.is_numeric_dtype(y) else "regression")
+    if task not in TASKS:
+        raise IntakeError(f"Task must be one of {TASKS}, not {task!r}.")
+    if task == "classification":
+        positive_class = _check_classes(y, target, positive_class)
+    features = frame.drop(columns=[target])
+    groups = build_groups(features, kinds or {}, onehot_groups or {})
+    return Dataset(name=name, features=features.reset_index(drop=True), target=y.reset_index(drop=True),
+                   task=task, positive_class=positive_class, groups=groups, card=card or {})
+
+
+def _check_columns(frame: pd.DataFrame, target: str) -> None:
+    names = [str(c) for c in frame.columns]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise IntakeError(f"Duplicate column names: {', '.join(dupes)}; give every column a unique name.")
+    empty = [str(c) for c in frame.columns if c != target and frame[c].isna().all()]
+    if empty:
+        raise IntakeError(f"Columns with no values at all: {', '.join(empty)}; drop them or fill them in.")
+    if frame.shape[1] < 2:
+        raise IntakeError("The file has only the target column; it needs at least one feature column.")
+
+
+def _check_classes(y: pd.Series, target: str, positive_class):
+    classes = list(pd.unique(y))
+    if len(classes) > 2:
+        raise IntakeError(f"Target {target!r} has {len(classes)} classes; explanations here are binary — "
+                          "choose a positive class to explain against the rest, or pick a two-class target.")
+    if positive_class is None:
+        return sorted(classes, key=str)[-1]
+    match = [c for c in classes if c == positive_class or str(c) == str(positive_class)]
+    if not match:
+        raise IntakeError(f"Positive class {positive_class!r} does not occur in {target!r}; "
+                          f"it has: {', '.join(map(repr, classes))}.")
+    return match[0]
+
+
+def build_groups(features: pd.DataFrame, kinds: Mapping[str, str],
+                 onehot_groups: Mapping[str, Sequence[str]]) -> tuple[FeatureGroup, ...]:
+    """One group per column, except declared one-hot blocks; kinds inferred unless overridden."""
+    bad = [k for k in list(kinds) + [c for cols in onehot_groups.values() for c in cols] if k not in features.columns]
+    if bad:
+        raise IntakeError(f"Unknown columns in kinds/groups: {', '.join(map(str, bad))}; use names from the file's header.")
+    wrong = {c: k for c, k in kinds.items() if k not in KINDS}
+    if wrong:
+        raise IntakeError(f"Unknown feature kinds {wrong}; use one of {KINDS}.")
+    in_block = {c: g for g, cols in onehot_groups.items() for c in cols}
+    for g, cols in onehot_groups.items():
+        values = features[list(cols)]
+        if not values.isin([0, 1, True, False]).all().all() or (values.sum(axis=1) > 1).any():
+            raise IntakeError(f"Group {g!r} is not one-hot: each of {', '.join(cols)} must be 0/1 with at most one 1 per row.")
+    groups, seen = [], set()
+    for col in features.columns:
+        if col in in_block:
+            g = in_block[col]
+            if g not in seen:
+                groups.append(FeatureGroup(g, tuple(onehot_groups[g]), "categorical"))
+                seen.add(g)
+        else:
+            groups.append(FeatureGroup(str(col), (col,), kinds.get(col) or infer_kind(features[col])))
+    return tuple(groups)
+
+
+def demo_cards() -> dict[str, dict]:
+    """The bundled datasets' cards (``data/datasets.json``) by name."""
+    return {card["name"]: card for card in json.loads((DATA_DIR / "datasets.json").read_text())}
+
+
+def demo_names() -> list[str]:
+    return list(demo_cards())
+
+
+DEMO_DROPS = {"adult": ("final_weight",)}  # census sampling weight, not a property of the person (card advice)
+
+
+def load_demo(name: str) -> Dataset:
+    """Load a bundled dataset by name (``compas``, ``adult``, ``german_credit``, ``california_housing``…)."""
+    cards = demo_cards()
+    if name not in cards:
+        raise IntakeError(f"No bundled dataset {name!r}; choose one of: {', '.join(cards)}.")
+    card = cards[name]
+    frame = pd.read_csv(DATA_DIR / card["file"])
+    drop = DEMO_DROPS.get(name, ())
+    kinds = {c["name"]: c["kind"] for c in card["columns"] if c["role"] == "feature" and c["name"] not in drop}
+    return make_dataset(frame, card["target"], task=card["task"], positive_class=card.get("positive_class"),
+                        kinds=kinds, drop=drop, name=name, card=card)

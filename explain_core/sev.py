@@ -1,0 +1,269 @@
+"""Sparse Explanation Values (SEV paper, Defs 1-4) by batched breadth-first search on the SEV hypercube.
+
+A vertex is a Boolean vector b over the feature groups: b_g = 1 keeps the query's value of group g,
+b_g = 0 takes the reference's. SEV⁻ (Def. 3) is the fewest groups moved from the query to the
+reference that flip the prediction; SEV® (Def. 4) the same with restricted groups held at the query;
+SEV⁺ (Def. 2) the fewest groups moved from the reference to the query that reach the query's class.
+Each BFS layer (all vertices at one depth) is evaluated in one batched model call (chunked), and a
+dataset-wide run evaluates that layer for all unresolved queries at once.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Callable, Iterator, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .data import Dataset
+from .models import ModelAdapter
+from .reference import Reference
+
+ProgressFn = Callable[[float, str], None]
+DEFAULT_MAX_DEPTH = 6
+DEFAULT_CHUNK_ROWS = 200_000
+HYPERCUBE_MAX_GROUPS = 12
+KINDS = ("minus", "plus")
+
+
+@dataclass(frozen=True)
+class GroupLayout:
+    """Feature-group names and, for each model input column, the group it belongs to."""
+
+    names: tuple[str, ...]
+    columns: tuple[str, ...]
+    column_group: tuple[int, ...]
+
+    @classmethod
+    def of(cls, dataset: Dataset) -> "GroupLayout":
+        columns = [(c, i) for i, g in enumerate(dataset.groups) for c in g.columns]
+        return cls(tuple(dataset.group_names), tuple(c for c, _ in columns), tuple(i for _, i in columns))
+
+    @property
+    def size(self) -> int:
+        return len(self.names)
+
+    def indices(self, names: Sequence[str]) -> list[int]:
+        return [self.names.index(n) for n in names]
+
+
+@dataclass(frozen=True)
+class SEVResult:
+    """One SEV value for one query, with every minimal explanation and the vertices evaluated.
+
+    ``explanations`` lists, for each flipping vertex at the minimal depth, the groups that moved
+    (to the reference for ``minus``, to the query's value for ``plus``). ``status`` is
+    ``explained``, ``beyond_depth`` (nothing flips up to ``max_depth``) or ``unexplainable``
+    (nothing flips even when every movable group moves).
+    """
+
+    kind: str
+    value: int | None
+    explanations: tuple[tuple[str, ...], ...]
+    status: str
+    explained_class: int
+    max_depth: int
+    restricted: tuple[str, ...] = ()
+    vertex_masks: np.ndarray | None = None  # (m, p) bool, True = query value
+    vertex_scores: np.ndarray | None = None  # (m,) model score of each evaluated vertex
+
+    @property
+    def explainable(self) -> bool:
+        return self.status == "explained"
+
+    @property
+    def label(self) -> str:
+        return {"plus": "SEV⁺", "minus": "SEV®" if self.restricted else "SEV⁻"}[self.kind]
+
+    @property
+    def message(self) -> str:
+        """A one-line reading of the outcome."""
+        if self.status == "explained":
+            return f"{self.label} = {self.value} ({len(self.explanations)} minimal explanation(s))"
+        if self.status == "beyond_depth":
+            return f"{self.label}: no explanation within depth {self.max_depth}; raise the maximum depth"
+        held = f" with {', '.join(self.restricted)} held fixed" if self.restricted else ""
+        return f"{self.label}: not explainable — moving every feature{held} does not flip the prediction"
+
+
+def layer_masks(p: int, movable: Sequence[int], depth: int, start: bool, chunk: int) -> Iterator[np.ndarray]:
+    """All vertices ``depth`` moves from the start vertex (all ``start``), in chunks of ≤ ``chunk`` rows."""
+    combos = itertools.combinations(movable, depth)
+    while True:
+        block = np.array(list(itertools.islice(combos, chunk)), dtype=np.intp).reshape(-1, depth)
+        if len(block) == 0:
+            return
+        masks = np.full((len(block), p), start, dtype=bool)
+        masks[np.arange(len(block))[:, None], block] = not start
+        yield masks
+
+
+def mix(layout: GroupLayout, queries: pd.DataFrame, reference: Reference, masks: np.ndarray) -> pd.DataFrame:
+    """Model inputs for every (query i, vertex j), row i·m + j: query values where the mask is True."""
+    n, m = len(queries), len(masks)
+    data = {}
+    for column, g in zip(layout.columns, layout.column_group):
+        q = queries[column].to_numpy()
+        ref = np.asarray(reference.values[column], dtype=q.dtype if q.dtype == object else None)
+        data[column] = np.where(masks[None, :, g], q[:, None], ref).reshape(n * m)
+    return pd.DataFrame(data)
+
+
+def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference, *,
+              kind: str = "minus", restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH,
+              chunk_rows: int = DEFAULT_CHUNK_ROWS, keep_scores: bool = True,
+              progress: ProgressFn | None = None) -> list[SEVResult]:
+    """SEV of many queries by one BFS: each layer is evaluated for all unresolved queries together.
+
+    Each query is explained for its own predicted class. ``restricted`` applies to ``minus`` (SEV®).
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
+    if restricted and kind == "plus":
+        raise ValueError("restricted features apply to SEV⁻ (SEV®), not to SEV⁺")
+    queries = queries.reset_index(drop=True)
+    n, p = len(queries), layout.size
+    classes = model.label(queries)
+    start = kind == "minus"  # minus starts at the query (all True), plus at the reference (all False)
+    movable = [i for i in range(p) if layout.names[i] not in set(restricted)]
+    depth_limit = min(max_depth, len(movable))
+    seen_masks: list[list[np.ndarray]] = [[] for _ in range(n)]
+    seen_scores: list[list[np.ndarray]] = [[] for _ in range(n)]
+    found: dict[int, tuple[int, list[np.ndarray]]] = {}
+    if kind == "plus":
+        _plus_depth_zero(model, layout, queries, reference, classes, found, seen_masks, seen_scores, keep_scores)
+    pending = np.array([i for i in range(n) if i not in found], dtype=np.intp)
+    for depth in range(1, depth_limit + 1):
+        if len(pending) == 0:
+            break
+        flips: dict[int, list[np.ndarray]] = {}
+        for masks in layer_masks(p, movable, depth, start, max(1, chunk_rows)):
+            for part in np.array_split(pending, max(1, -(-len(pending) * len(masks) // chunk_rows))):
+                scores = model.score(mix(layout, queries.iloc[part], reference, masks)).reshape(len(part), len(masks))
+                labels = model.labels_of(scores)
+                flipped = (labels != classes[part, None]) if kind == "minus" else (labels == classes[part, None])
+                for row, qi in enumerate(part):
+                    if keep_scores:
+                        seen_masks[qi].append(masks)
+                        seen_scores[qi].append(scores[row])
+                    if flipped[row].any():
+                        flips.setdefault(qi, []).append(masks[flipped[row]])
+        found.update({qi: (depth, hits) for qi, hits in flips.items()})
+        pending = pending[[qi not in flips for qi in pending]]
+        if progress:
+            progress(1 - len(pending) / max(n, 1), f"{kind}: depth {depth} done, {len(pending)} of {n} queries left")
+    status_if_missing = "unexplainable" if depth_limit == len(movable) else "beyond_depth"
+    return [_result(kind, layout, found.get(i), status_if_missing, int(classes[i]), max_depth, tuple(restricted),
+                    seen_masks[i], seen_scores[i], keep_scores) for i in range(n)]
+
+
+def _plus_depth_zero(model, layout, queries, reference, classes, found, seen_masks, seen_scores, keep_scores):
+    """SEV⁺ = 0 when the reference itself is already predicted in the query's class."""
+    origin = np.zeros((1, layout.size), dtype=bool)
+    score = model.score(mix(layout, queries.iloc[:1], reference, origin))
+    for qi in range(len(queries)):
+        if keep_scores:
+            seen_masks[qi].append(origin)
+            seen_scores[qi].append(score)
+        if model.labels_of(score)[0] == classes[qi]:
+            found[qi] = (0, [origin])
+
+
+def _result(kind, layout, hit, status_if_missing, explained_class, max_depth, restricted, masks, scores, keep):
+    vertex_masks = np.concatenate(masks) if keep and masks else None
+    vertex_scores = np.concatenate(scores) if keep and scores else None
+    if hit is None:
+        return SEVResult(kind, None, (), status_if_missing, explained_class, max_depth, restricted,
+                         vertex_masks, vertex_scores)
+    depth, hits = hit
+    moved = [(~m if kind == "minus" else m) for m in np.concatenate(hits)]
+    explanations = tuple(tuple(layout.names[g] for g in np.flatnonzero(mv)) for mv in moved)
+    return SEVResult(kind, depth, explanations, "explained", explained_class, max_depth, restricted,
+                     vertex_masks, vertex_scores)
+
+
+def sev(model: ModelAdapter, layout: GroupLayout, query: pd.DataFrame | pd.Series, reference: Reference, *,
+        kind: str = "minus", restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH) -> SEVResult:
+    """SEV⁻ / SEV® / SEV⁺ of one query (a one-row frame or a Series)."""
+    return sev_batch(model, layout, _one_row(query), reference, kind=kind, restricted=restricted,
+                     max_depth=max_depth)[0]
+
+
+def _one_row(query) -> pd.DataFrame:
+    return query.to_frame().T.infer_objects() if isinstance(query, pd.Series) else query.iloc[:1]
+
+
+@dataclass(frozen=True)
+class Hypercube:
+    """Scores of all 2^p vertices; row v has mask bits (v >> g) & 1 (1 = query value of group g)."""
+
+    names: tuple[str, ...]
+    masks: np.ndarray
+    scores: np.ndarray
+    labels: np.ndarray
+
+    @property
+    def depth_from_query(self) -> np.ndarray:
+        return (~self.masks).sum(axis=1)
+
+
+def hypercube(model: ModelAdapter, layout: GroupLayout, query, reference: Reference) -> Hypercube:
+    """Every vertex of the SEV hypercube (Def. 1) scored in one batched call; p ≤ 12 groups."""
+    p = layout.size
+    if p > HYPERCUBE_MAX_GROUPS:
+        raise ValueError(f"the full hypercube has 2^{p} vertices; it is drawn for at most {HYPERCUBE_MAX_GROUPS} groups")
+    codes = np.arange(2 ** p)
+    masks = ((codes[:, None] >> np.arange(p)) & 1).astype(bool)
+    scores = model.score(mix(layout, _one_row(query), reference, masks))
+    return Hypercube(layout.names, masks, scores, model.labels_of(scores))
+
+
+@dataclass(frozen=True)
+class SEVExplanation:
+    """SEV⁺, SEV⁻ and (with restricted groups) SEV® of one query, with what a table needs."""
+
+    query: pd.Series
+    reference: Reference
+    layout: GroupLayout
+    score: float
+    explained_class: int
+    plus: SEVResult
+    minus: SEVResult
+    restricted: SEVResult | None
+
+    def table(self, which: str = "minus", unchanged: str = "—") -> pd.DataFrame:
+        """The paper's table (Fig. 1c/1d): query, one row per explanation (moved groups only), reference."""
+        result = {"plus": self.plus, "minus": self.minus, "restricted": self.restricted}[which]
+        query_row = {g: self._value(g, self.query.to_dict()) for g in self.layout.names}
+        ref_row = {g: self._value(g, self.reference.values) for g in self.layout.names}
+        moved_to = ref_row if result.kind == "minus" else query_row
+        rows, index = [query_row], ["Query"]
+        for i, groups in enumerate(result.explanations if result else (), 1):
+            rows.append({g: (moved_to[g] if g in groups else unchanged) for g in self.layout.names})
+            index.append(f"Explanation {i}")
+        rows.append(ref_row)
+        index.append("Reference")
+        if result.kind == "plus":
+            rows, index = rows[::-1], index[::-1]
+        return pd.DataFrame(rows, index=index, columns=list(self.layout.names))
+
+    def _value(self, group: str, values: dict):
+        cols = [c for c, g in zip(self.layout.columns, self.layout.column_group) if self.layout.names[g] == group]
+        if len(cols) == 1:
+            return values[cols[0]]
+        active = [c for c in cols if values[c] == 1]
+        return active[0] if active else "none"
+
+
+def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Reference, *,
+                restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH) -> SEVExplanation:
+    """SEV⁺, SEV⁻ and SEV® (when ``restricted`` is given) of one query row of ``dataset``."""
+    layout = GroupLayout.of(dataset)
+    row = _one_row(query)
+    score = float(model.score(row)[0])
+    minus = sev(model, layout, row, reference, kind="minus", max_depth=max_depth)
+    plus = sev(model, layout, row, reference, kind="plus", max_depth=max_depth)
+    held = sev(model, layout, row, reference, kind="minus", restricted=restricted, max_depth=max_depth) if restricted else None
+    return SEVExplanation(row.iloc[0], reference, layout, score, minus.explained_class, plus, minus, held)
+

@@ -76,6 +76,10 @@ class SEVResult:
     def label(self) -> str:
         return {"plus": "SEV⁺", "minus": "SEV®" if self.restricted else "SEV⁻"}[self.kind]
 
+    def paths(self) -> list[tuple[str, ...]]:
+        """Every shortest hypercube path, as the order in which groups move (each explanation's orderings)."""
+        return [order for groups in self.explanations for order in itertools.permutations(groups)]
+
     @property
     def message(self) -> str:
         """A one-line reading of the outcome."""

@@ -10,6 +10,7 @@ dataset-wide run evaluates that layer for all unresolved queries at once.
 from __future__ import annotations
 
 import itertools
+from math import comb
 from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
@@ -23,6 +24,7 @@ from .reference import Reference
 ProgressFn = Callable[[float, str], None]
 DEFAULT_MAX_DEPTH = 6
 DEFAULT_CHUNK_ROWS = 200_000
+MAX_LAYER_VERTICES = 2_000_000  # one layer per query; deeper layers of wide data are cut off (status beyond_depth)
 HYPERCUBE_MAX_GROUPS = 12
 KINDS = ("minus", "plus")
 
@@ -54,7 +56,8 @@ class SEVResult:
 
     ``explanations`` lists, for each flipping vertex at the minimal depth, the groups that moved
     (to the reference for ``minus``, to the query's value for ``plus``). ``status`` is
-    ``explained``, ``beyond_depth`` (nothing flips up to ``max_depth``) or ``unexplainable``
+    ``explained``, ``beyond_depth`` (nothing flips up to ``max_depth``, the depth searched: the
+    requested depth, or less where a layer would exceed ``MAX_LAYER_VERTICES``) or ``unexplainable``
     (nothing flips even when every movable group moves).
     """
 
@@ -86,7 +89,7 @@ class SEVResult:
         if self.status == "explained":
             return f"{self.label} = {self.value} ({len(self.explanations)} minimal explanation(s))"
         if self.status == "beyond_depth":
-            return f"{self.label}: no explanation within depth {self.max_depth}; raise the maximum depth"
+            return f"{self.label}: no explanation within depth {self.max_depth} (deeper layers were not searched)"
         held = f" with {', '.join(self.restricted)} held fixed" if self.restricted else ""
         return f"{self.label}: not explainable — moving every feature{held} does not flip the prediction"
 
@@ -132,13 +135,15 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
     start = kind == "minus"  # minus starts at the query (all True), plus at the reference (all False)
     movable = [i for i in range(p) if layout.names[i] not in set(restricted)]
     depth_limit = min(max_depth, len(movable))
+    searched_depth = sum(1 for _ in itertools.takewhile(lambda d: comb(len(movable), d) <= MAX_LAYER_VERTICES,
+                                                         range(1, depth_limit + 1)))
     seen_masks: list[list[np.ndarray]] = [[] for _ in range(n)]
     seen_scores: list[list[np.ndarray]] = [[] for _ in range(n)]
     found: dict[int, tuple[int, list[np.ndarray]]] = {}
     if kind == "plus":
         _plus_depth_zero(model, layout, queries, reference, classes, found, seen_masks, seen_scores, keep_scores)
     pending = np.array([i for i in range(n) if i not in found], dtype=np.intp)
-    for depth in range(1, depth_limit + 1):
+    for depth in range(1, searched_depth + 1):
         if len(pending) == 0:
             break
         flips: dict[int, list[np.ndarray]] = {}
@@ -157,8 +162,8 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
         pending = pending[[qi not in flips for qi in pending]]
         if progress:
             progress(1 - len(pending) / max(n, 1), f"{kind}: depth {depth} done, {len(pending)} of {n} queries left")
-    status_if_missing = "unexplainable" if depth_limit == len(movable) else "beyond_depth"
-    return [_result(kind, layout, found.get(i), status_if_missing, int(classes[i]), max_depth, tuple(restricted),
+    status_if_missing = "unexplainable" if searched_depth == len(movable) else "beyond_depth"
+    return [_result(kind, layout, found.get(i), status_if_missing, int(classes[i]), searched_depth, tuple(restricted),
                     seen_masks[i], seen_scores[i], keep_scores) for i in range(n)]
 
 

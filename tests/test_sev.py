@@ -266,3 +266,17 @@ def test_negative_queries_are_explained_symmetrically():
     result = sev(model, layout, negative_query, ref, kind="minus")
     assert result.explained_class == 0
     assert (result.value, set(result.explanations)) == (1, {("a",), ("b",)})
+
+
+def test_layers_over_the_vertex_limit_are_not_searched(monkeypatch):
+    import explain_core.sev as sev_module
+
+    columns = [f"x{j}" for j in range(5)]
+    model = adapter(lambda f: f[columns].to_numpy(float).sum(axis=1) - 3.5, columns, "decision")
+    data = make_dataset(pd.DataFrame({**{c: [0.0, 1.0] for c in columns}, "y": [0, 1]}), "y",
+                        kinds={c: "numeric" for c in columns})
+    query, ref = pd.DataFrame([{c: 1.0 for c in columns}]), Reference({c: 0.0 for c in columns}, "zero")
+    assert sev(model, GroupLayout.of(data), query, ref).value == 2
+    monkeypatch.setattr(sev_module, "MAX_LAYER_VERTICES", 5)  # C(5,1)=5 fits, C(5,2)=10 does not
+    cut = sev(model, GroupLayout.of(data), query, ref)
+    assert (cut.value, cut.status, cut.max_depth) == (None, "beyond_depth", 1)

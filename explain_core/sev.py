@@ -86,6 +86,8 @@ class SEVResult:
     @property
     def message(self) -> str:
         """A one-line reading of the outcome."""
+        if self.value == 0:
+            return f"{self.label} = 0: the reference itself is already predicted in the query's class"
         if self.status == "explained":
             return f"{self.label} = {self.value} ({len(self.explanations)} minimal explanation(s))"
         if self.status == "beyond_depth":
@@ -244,11 +246,13 @@ class SEVExplanation:
     def table(self, which: str = "minus", unchanged: str = "—") -> pd.DataFrame:
         """The paper's table (Fig. 1c/1d): query, one row per explanation (moved groups only), reference."""
         result = {"plus": self.plus, "minus": self.minus, "restricted": self.restricted}[which]
+        if result is None:
+            raise ValueError("no SEV® here: pass restricted features to explain_sev")
         query_row = {g: self._value(g, self.query.to_dict()) for g in self.layout.names}
         ref_row = {g: self._value(g, self.reference.values) for g in self.layout.names}
         moved_to = ref_row if result.kind == "minus" else query_row
         rows, index = [query_row], ["Query"]
-        for i, groups in enumerate(result.explanations if result else (), 1):
+        for i, groups in enumerate((e for e in result.explanations if e), 1):
             rows.append({g: (moved_to[g] if g in groups else unchanged) for g in self.layout.names})
             index.append(f"Explanation {i}")
         rows.append(ref_row)

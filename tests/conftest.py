@@ -1,0 +1,143 @@
+"""Shared fixtures for the app tests: an isolated model cache, a live Streamlit server, a Chromium page.
+
+Browser tests need Debian's Chromium at /usr/bin/chromium (env ``CHROMIUM_PATH`` overrides; never
+``playwright install``). Without it they are skipped locally but *fail* when env ``CI`` is set, so a
+green CI run means they ran.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage"]
+SERVER_START_TIMEOUT = 60
+RERUN_TIMEOUT_MS = 60_000
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+@pytest.fixture(scope="session")
+def explain_cache_dir(tmp_path_factory):
+    """A fresh EXPLAIN_CACHE_DIR for the session (set in os.environ, restored afterwards)."""
+    path = tmp_path_factory.mktemp("explain-cache")
+    old = os.environ.get("EXPLAIN_CACHE_DIR")
+    os.environ["EXPLAIN_CACHE_DIR"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("EXPLAIN_CACHE_DIR", None)
+    else:
+        os.environ["EXPLAIN_CACHE_DIR"] = old
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            return response.read().strip() == b"ok"
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def streamlit_server(explain_cache_dir, tmp_path_factory):
+    """``streamlit run app.py`` on a free local port; yields its base URL and stops it at teardown."""
+    port = _free_port()
+    log = tmp_path_factory.mktemp("streamlit") / "server.log"
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+           "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
+           "--browser.gatherUsageStats", "false"]
+    env = {**os.environ, "EXPLAIN_CACHE_DIR": str(explain_cache_dir)}
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while not _healthy(url):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"Streamlit server did not start (exit {proc.poll()}):\n{log.read_text()[-3000:]}")
+            time.sleep(0.25)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Debian Chromium through Playwright (fails in CI when missing, skips elsewhere)."""
+    if not CHROMIUM.exists():
+        message = f"{CHROMIUM} not found; install Debian's chromium (apt-get install chromium)"
+        if _in_ci():
+            pytest.fail(message)
+        pytest.skip(message)
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as exc:
+        if _in_ci():
+            pytest.fail(f"playwright is not installed: {exc}")
+        pytest.skip(f"playwright is not installed: {exc}")
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(RERUN_TIMEOUT_MS)
+    yield page
+    context.close()
+
+
+def _wait_for_app(page, timeout_ms: int = RERUN_TIMEOUT_MS) -> None:
+    """Wait until Streamlit is connected, the script is idle and no stale element or skeleton remains."""
+    page.wait_for_timeout(250)
+    page.wait_for_selector('[data-testid="stApp"][data-test-connection-state="CONNECTED"]'
+                           '[data-test-script-state="notRunning"]', timeout=timeout_ms)
+    page.wait_for_function(
+        """() => !document.querySelector('[data-testid="stSkeleton"], [data-testid="stStatusWidget"],'
+                 + ' [data-testid="stElementContainer"][data-stale="true"]')""", timeout=timeout_ms)
+
+
+@pytest.fixture
+def wait_for_app():
+    """A function ``wait(page)`` that blocks until the current rerun has finished rendering."""
+    return _wait_for_app
+
+
+@pytest.fixture
+def full_page_screenshot():
+    """A function ``shot(page, path)``: grows the viewport to the app's scroll height, then screenshots."""
+    def shot(page, path) -> Path:
+        height = page.evaluate("() => (document.querySelector('[data-testid=\"stMain\"]') "
+                               "|| document.body).scrollHeight")
+        width = page.viewport_size["width"] if page.viewport_size else 1400
+        page.set_viewport_size({"width": width, "height": max(int(height), 600)})
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(path), full_page=True)
+        return Path(path)
+    return shot

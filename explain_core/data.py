@@ -5,6 +5,7 @@ column (one group however a model encodes it), or a declared set of one-hot colu
 """
 from __future__ import annotations
 
+import csv
 import io
 import json
 import os
@@ -85,20 +86,20 @@ class Dataset:
 
 
 def read_table(source, *, filename: str | None = None, max_mb: float | None = None) -> pd.DataFrame:
-    """Read a CSV or Parquet file (path or bytes/file-like) with clear errors for unusable files."""
-    name = filename or (str(source) if isinstance(source, (str, Path)) else "upload")
-    raw = Path(source).read_bytes() if isinstance(source, (str, Path)) else _read_bytes(source)
+    """Read a CSV or Parquet file (path, bytes or file-like) with clear errors for unusable files."""
+    is_path = isinstance(source, (str, Path))
+    name = filename or (Path(source).name if is_path else getattr(source, "name", "upload"))
     limit = max_upload_mb() if max_mb is None else max_mb
-    if len(raw) > limit * 1024 * 1024:
-        raise IntakeError(f"{name} is {len(raw) / 2**20:.1f} MB, over the {limit:g} MB limit; "
+    raw = None if is_path else _read_bytes(source)
+    size = Path(source).stat().st_size if is_path else len(raw)
+    if size > limit * 2**20:  # checked before a file on disk is read
+        raise IntakeError(f"{name} is {size / 2**20:.1f} MB, over the {limit:g} MB limit; "
                           "upload a smaller sample of rows or raise server.maxUploadSize in .streamlit/config.toml.")
+    raw = Path(source).read_bytes() if raw is None else raw
     if not raw.strip():
         raise IntakeError(f"{name} is empty; upload a CSV with a header row and at least one data row.")
-    if name.lower().endswith((".parquet", ".pq")) or raw[:4] == b"PAR1":
-        try:
-            frame = pd.read_parquet(io.BytesIO(raw))
-        except Exception as exc:
-            raise IntakeError(f"{name} is not a readable Parquet file ({exc}); re-export it, or upload a CSV.") from exc
+    if str(name).lower().endswith((".parquet", ".pq")) or raw[:4] == b"PAR1":
+        frame = _read_parquet(raw, name)
     else:
         frame = _read_csv(raw, name)
     if frame.empty or frame.shape[1] == 0:
@@ -113,6 +114,25 @@ def _read_bytes(source) -> bytes:
     return data.encode() if isinstance(data, str) else data
 
 
+def _check_unique(names, where: str) -> None:
+    names = [str(n) for n in names]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise IntakeError(f"{where} has duplicate column names: {', '.join(dupes)}; give every column a unique name.")
+
+
+def _read_parquet(raw: bytes, name: str) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
+    try:
+        _check_unique(pq.ParquetFile(io.BytesIO(raw)).schema_arrow.names, name)
+        return pd.read_parquet(io.BytesIO(raw))
+    except IntakeError:
+        raise
+    except Exception as exc:
+        raise IntakeError(f"{name} is not a readable Parquet file ({exc}); re-export it, or upload a CSV.") from exc
+
+
 def _read_csv(raw: bytes, name: str) -> pd.DataFrame:
     try:
         text = raw.decode("utf-8-sig")
@@ -121,16 +141,20 @@ def _read_csv(raw: bytes, name: str) -> pd.DataFrame:
                           "save it as 'CSV UTF-8' or upload Parquet.") from exc
     if "\x00" in text:
         raise IntakeError(f"{name} looks like a binary file, not a CSV; upload a CSV or Parquet file.")
-    header = next(iter(pd.read_csv(io.StringIO(text), nrows=0, header=None).itertuples(index=False)), ())
-    names = [str(h) for h in header]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise IntakeError(f"{name} has duplicate column names: {', '.join(dupes)}; give every column a unique name.")
+    first_line = text.lstrip("\r\n").split("\n", 1)[0]
+    sep = max(",;\t|", key=first_line.count)  # Excel in some locales writes ';'
+    # pandas renames duplicate headers (a, a.1), so they are caught from the header line itself.
+    header = next((row for row in csv.reader(io.StringIO(text), delimiter=sep, skipinitialspace=True) if row), [])
+    _check_unique(header, name)
     try:
-        return pd.read_csv(io.StringIO(text), skipinitialspace=True)
+        frame = pd.read_csv(io.StringIO(text), sep=sep, skipinitialspace=True)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise IntakeError(f"{name} could not be parsed as CSV ({exc}); check the delimiter is a comma "
-                          "and every row has the same number of fields.") from exc
+        raise IntakeError(f"{name} could not be parsed as CSV ({str(exc).strip()}); check that every row has "
+                          "as many fields as the header.") from exc
+    if not isinstance(frame.index, pd.RangeIndex):  # pandas makes extra leading fields the index
+        raise IntakeError(f"{name} has rows with more fields than the header; check that every row has "
+                          "as many fields as the header.")
+    return frame
 
 
 def max_upload_mb() -> float:
@@ -161,78 +185,102 @@ def make_dataset(frame: pd.DataFrame, target: str, *, task: str | None = None, p
     """Validate a table and build a :class:`Dataset`.
 
     ``kinds`` overrides inferred kinds per column; ``onehot_groups`` declares already one-hot encoded
-    columns as one group each (``{"purpose": ["purpose_car", "purpose_tv"]}``).
+    columns as one group each (``{"purpose": ["purpose_car", "purpose_tv"]}``). A classification
+    target with more than two classes needs ``positive_class`` (explained against all the others).
     """
+    _check_unique(frame.columns, "The table")
     if target not in frame.columns:
         raise IntakeError(f"Target column {target!r} is not in the file; choose one of: {', '.join(map(str, frame.columns))}.")
-    frame = frame.drop(columns=[c for c in drop if c in frame.columns])
+    frame = frame.drop(columns=[c for c in drop if c in frame.columns and c != target])
     _check_columns(frame, target)
     y = frame[target]
     if y.isna().any():
         raise IntakeError(f"Target {target!r} has {int(y.isna().sum())} missing values; drop those rows or pick another target.")
     if y.nunique() < 2:
-        raise IntakeError(f"Target {target!r} is constant ({y.iloc[0]!r}); a model needs at least two outcomes — pick another target.")
+        raise IntakeError(f"Target {target!r} is constant: every row has {show(y.iloc[:1])}, a single class/value; "
+                          "a model needs at least two outcomes — pick another target.")
     task = task or ("classification" if y.nunique() <= 2 or not pd.api.types.is_numeric_dtype(y) else "regression")
     if task not in TASKS:
         raise IntakeError(f"Task must be one of {TASKS}, not {task!r}.")
-    if task == "classification":
-        positive_class = _check_classes(y, target, positive_class)
-    features = frame.drop(columns=[target])
+    positive_class = _check_classes(y, target, positive_class) if task == "classification" else None
+    features = frame.drop(columns=[target]).reset_index(drop=True)
     groups = build_groups(features, kinds or {}, onehot_groups or {})
-    return Dataset(name=name, features=features.reset_index(drop=True), target=y.reset_index(drop=True),
+    return Dataset(name=name, features=features, target=y.reset_index(drop=True),
                    task=task, positive_class=positive_class, groups=groups, card=card or {})
 
 
 def _check_columns(frame: pd.DataFrame, target: str) -> None:
-    names = [str(c) for c in frame.columns]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise IntakeError(f"Duplicate column names: {', '.join(dupes)}; give every column a unique name.")
     empty = [str(c) for c in frame.columns if c != target and frame[c].isna().all()]
     if empty:
-        raise IntakeError(f"Columns with no values at all: {', '.join(empty)}; drop them or fill them in.")
+        raise IntakeError(f"Columns with no values at all (all NaN/empty): {', '.join(empty)}; "
+                          "drop them or fill them in.")
     if frame.shape[1] < 2:
         raise IntakeError("The file has only the target column; it needs at least one feature column.")
 
 
+def show(values) -> str:
+    """Values for a message, as Python literals without numpy's wrappers: ``'bad', 'good'`` or ``0, 1``."""
+    return ", ".join(repr(v.item() if isinstance(v, np.generic) else v) for v in values)
+
+
+def find_value(value, options):
+    """The option equal to ``value``, also when one is text and the other not (``"1"`` finds ``1``); else None."""
+    return next((o for o in options if o == value or str(o) == str(value)), None)
+
+
 def _check_classes(y: pd.Series, target: str, positive_class):
-    classes = list(pd.unique(y))
-    if len(classes) > 2:
-        raise IntakeError(f"Target {target!r} has {len(classes)} classes; explanations here are binary — "
-                          "choose a positive class to explain against the rest, or pick a two-class target.")
+    classes = sorted(pd.unique(y), key=str)
     if positive_class is None:
-        return sorted(classes, key=str)[-1]
-    match = [c for c in classes if c == positive_class or str(c) == str(positive_class)]
-    if not match:
-        raise IntakeError(f"Positive class {positive_class!r} does not occur in {target!r}; "
-                          f"it has: {', '.join(map(repr, classes))}.")
-    return match[0]
+        if len(classes) > 2:
+            raise IntakeError(f"Target {target!r} has {len(classes)} classes; explanations here are binary — "
+                              "choose a positive class to explain against the rest, or pick a two-class target.")
+        return classes[-1]
+    match = find_value(positive_class, classes)
+    if match is None:
+        raise IntakeError(f"Positive class {show([positive_class])} does not occur in {target!r}; "
+                          f"choose one of: {show(classes)}.")
+    return match
 
 
 def build_groups(features: pd.DataFrame, kinds: Mapping[str, str],
                  onehot_groups: Mapping[str, Sequence[str]]) -> tuple[FeatureGroup, ...]:
     """One group per column, except declared one-hot blocks; kinds inferred unless overridden."""
-    bad = [k for k in list(kinds) + [c for cols in onehot_groups.values() for c in cols] if k not in features.columns]
+    declared = [c for cols in onehot_groups.values() for c in cols]
+    bad = [k for k in list(kinds) + declared if k not in features.columns]
     if bad:
         raise IntakeError(f"Unknown columns in kinds/groups: {', '.join(map(str, bad))}; use names from the file's header.")
-    wrong = {c: k for c, k in kinds.items() if k not in KINDS}
-    if wrong:
-        raise IntakeError(f"Unknown feature kinds {wrong}; use one of {KINDS}.")
-    in_block = {c: g for g, cols in onehot_groups.items() for c in cols}
+    twice = sorted({str(c) for c in declared if declared.count(c) > 1})
+    if twice:
+        raise IntakeError(f"Columns declared in more than one group: {', '.join(twice)}; put each in one group.")
+    clash = [g for g in onehot_groups if g in features.columns and g not in onehot_groups[g]]
+    if clash:
+        raise IntakeError(f"Group names {', '.join(clash)} are also column names; rename the groups.")
+    for col, kind in kinds.items():
+        _check_kind(features[col], kind)
     for g, cols in onehot_groups.items():
         values = features[list(cols)]
-        if not values.isin([0, 1, True, False]).all().all() or (values.sum(axis=1) > 1).any():
+        if not values.isin([0, 1]).all().all() or (values.sum(axis=1) > 1).any():
             raise IntakeError(f"Group {g!r} is not one-hot: each of {', '.join(cols)} must be 0/1 with at most one 1 per row.")
+    in_block = {c: g for g, cols in onehot_groups.items() for c in cols}
     groups, seen = [], set()
     for col in features.columns:
-        if col in in_block:
-            g = in_block[col]
-            if g not in seen:
-                groups.append(FeatureGroup(g, tuple(onehot_groups[g]), "categorical"))
-                seen.add(g)
-        else:
+        if col not in in_block:
             groups.append(FeatureGroup(str(col), (col,), kinds.get(col) or infer_kind(features[col])))
+        elif in_block[col] not in seen:
+            g = in_block[col]
+            groups.append(FeatureGroup(g, tuple(onehot_groups[g]), "categorical"))
+            seen.add(g)
     return tuple(groups)
+
+
+def _check_kind(column: pd.Series, kind: str) -> None:
+    if kind not in KINDS:
+        raise IntakeError(f"Unknown feature kind {kind!r} for {column.name!r}; use one of {KINDS}.")
+    if kind == "numeric" and not pd.api.types.is_numeric_dtype(column):
+        raise IntakeError(f"Column {column.name!r} holds text, so it cannot be numeric; mark it categorical.")
+    if kind == "binary" and column.nunique() > 2:
+        raise IntakeError(f"Column {column.name!r} has {column.nunique()} distinct values, so it cannot be binary; "
+                          "mark it categorical.")
 
 
 def demo_cards() -> dict[str, dict]:

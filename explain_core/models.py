@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import sklearn
 from sklearn.compose import ColumnTransformer, TransformedTargetRegressor
+from sklearn.exceptions import NotFittedError
 from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import Lasso, LogisticRegression, Ridge
@@ -24,7 +25,7 @@ from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from .data import Dataset, IntakeError, load_demo
+from .data import Dataset, IntakeError, find_value, load_demo, show
 
 TRUSTED_ENV = "EXPLAIN_TRUSTED_MODELS"
 CACHE_ENV = "EXPLAIN_CACHE_DIR"
@@ -39,8 +40,9 @@ class UntrustedModelError(IntakeError):
 class ModelAdapter:
     """Batched scores and labels of any sklearn-compatible model over the dataset's feature table.
 
-    ``takes`` is ``"raw"`` (a Pipeline that encodes the raw columns itself) or ``"encoded"`` (a bare
-    estimator fed ``encoder.transform(raw)``, the dataset's encoded matrix).
+    ``takes`` is ``"raw"`` (a Pipeline that encodes the raw ``columns`` itself) or ``"encoded"`` (a
+    bare estimator fed ``encoder.transform(raw)``, the dataset's encoded matrix). ``positive_class``
+    is the model's own label for the dataset's positive class.
     """
 
     estimator: Any
@@ -55,16 +57,20 @@ class ModelAdapter:
 
     def inputs(self, frame: pd.DataFrame):
         frame = frame[self.columns]
-        return self.encoder.transform(frame) if self.takes == "encoded" else frame
+        if self.takes == "raw":
+            return frame
+        names = getattr(self.estimator, "feature_names_in_", None)
+        encoded = self.encoder.transform(frame)
+        return encoded if names is None else pd.DataFrame(encoded, columns=names)
 
     def score(self, frame: pd.DataFrame) -> np.ndarray:
-        """One float per row: P(positive), the decision value, or the regression prediction."""
+        """One float per row: P(positive), the decision value for the positive class, or the prediction."""
         X = self.inputs(frame)
         if self.score_kind == "proba":
-            proba = self.estimator.predict_proba(X)
-            return np.asarray(proba)[:, self._positive_index()].astype(float)
-        if self.score_kind == "decision":
-            return np.asarray(self.estimator.decision_function(X), dtype=float).ravel()
+            return np.asarray(self.estimator.predict_proba(X))[:, self._positive_index()].astype(float)
+        if self.score_kind == "decision":  # sklearn: a decision value > 0 means classes_[1]
+            decision = np.asarray(self.estimator.decision_function(X), dtype=float).ravel()
+            return decision if self._positive_index() == 1 else -decision
         pred = np.asarray(self.estimator.predict(X)).ravel()
         if self.task == "classification":
             return (pred == self.positive_class).astype(float)
@@ -78,33 +84,28 @@ class ModelAdapter:
         return (np.asarray(scores) > self.threshold).astype(np.int8)
 
     def _positive_index(self) -> int:
-        classes = list(getattr(self.estimator, "classes_", [0, 1]))
-        for i, c in enumerate(classes):
-            if c == self.positive_class or str(c) == str(self.positive_class):
-                return i
-        return len(classes) - 1 if set(map(str, classes)) == {"0", "1"} else _missing_class(self, classes)
-
-
-def _missing_class(model: ModelAdapter, classes) -> int:
-    raise IntakeError(f"The model's classes {classes} do not include the positive class {model.positive_class!r}; "
-                      "pick the positive class the model was trained with.")
+        return list(self.estimator.classes_).index(self.positive_class)
 
 
 def wrap_model(estimator, dataset: Dataset, *, encoder=None, threshold: float | None = None,
-               score_kind: str | None = None, name: str = "model") -> ModelAdapter:
-    """Wrap an estimator or Pipeline for ``dataset``, checking it takes the dataset's columns.
+               score_kind: str | None = None, positive_class=None, name: str = "model") -> ModelAdapter:
+    """Wrap an estimator or Pipeline for ``dataset``, checking its inputs and classes.
 
-    A Pipeline/estimator with ``feature_names_in_`` takes raw columns; otherwise pass the fitted
-    ``encoder`` whose output the estimator was trained on.
+    A model that records the dataset's column names (``feature_names_in_``) takes raw columns; a
+    bare estimator takes the encoded matrix of the fitted ``encoder`` it was trained on.
+    ``positive_class`` is the model's label for the dataset's positive class when the model was
+    trained on a recoded target (e.g. ``1`` for a 0/1 target); by default the same label.
     """
-    takes = "encoded" if encoder is not None else "raw"
-    _check_input_columns(estimator, dataset, encoder)
+    takes, columns = _input_columns(estimator, dataset, encoder)
     kind = score_kind or _default_score_kind(estimator, dataset.task)
-    default = {"proba": 0.5, "decision": 0.0}.get(kind, 0.5)
-    if dataset.task == "regression":
-        default = float(np.median(dataset.y))
-    return ModelAdapter(estimator, dataset.columns, dataset.task, takes, encoder, dataset.positive_class,
-                        default if threshold is None else float(threshold), kind, name)
+    positive = None
+    if dataset.task == "classification":
+        wanted = dataset.positive_class if positive_class is None else positive_class
+        positive = _model_class(estimator, wanted, kind)
+    if threshold is None:
+        threshold = float(np.median(dataset.y)) if dataset.task == "regression" else 0.0 if kind == "decision" else 0.5
+    return ModelAdapter(estimator, columns, dataset.task, takes, encoder if takes == "encoded" else None,
+                        positive, float(threshold), kind, name)
 
 
 def _default_score_kind(estimator, task: str) -> str:
@@ -112,18 +113,42 @@ def _default_score_kind(estimator, task: str) -> str:
         return "predict"
     if hasattr(estimator, "predict_proba"):
         return "proba"
-    return "decision" if hasattr(estimator, "decision_function") else "predict"
+    binary = len(getattr(estimator, "classes_", ())) == 2
+    return "decision" if binary and hasattr(estimator, "decision_function") else "predict"
 
 
-def _check_input_columns(estimator, dataset: Dataset, encoder) -> None:
-    if encoder is not None:
-        width = len(encoder.get_feature_names_out())
-        wanted = getattr(estimator, "n_features_in_", width)
-        if wanted != width:
-            raise IntakeError(f"The model expects {wanted} input columns but the dataset's encoding has {width}; "
-                              "the model was trained on a different encoding — upload a Pipeline that includes its preprocessing.")
-        return
+def _model_class(estimator, positive, kind: str):
+    """The model's class label equal to ``positive`` (text and numbers compared as text)."""
+    classes = getattr(estimator, "classes_", None)
+    if classes is None:
+        if kind == "predict":
+            return positive
+        raise IntakeError("The model does not list its classes (no classes_), so its scores cannot be matched "
+                          "to the positive class; upload a fitted scikit-learn classifier or Pipeline.")
+    match = find_value(positive, list(classes))
+    if match is None:
+        raise IntakeError(f"The model's classes [{show(classes)}] do not include the positive class "
+                          f"{show([positive])}; the model was trained on a differently coded target — recode "
+                          "the target column to the model's classes, or name the model's label for the positive class.")
+    return match
+
+
+def _input_columns(estimator, dataset: Dataset, encoder) -> tuple[str, list[str]]:
+    """``("encoded", raw columns)`` or ``("raw", the model's columns in its order)``, or an IntakeError."""
     names = getattr(estimator, "feature_names_in_", None)
+    names = None if names is None else list(names)
+    if encoder is not None:
+        try:
+            encoded = [str(n) for n in encoder.get_feature_names_out()]
+        except NotFittedError as exc:
+            raise IntakeError("The encoder is not fitted; pass the fitted encoder the model was trained on.") from exc
+        if names is None or list(map(str, names)) == encoded:
+            wanted = getattr(estimator, "n_features_in_", None)
+            if wanted is not None and wanted != len(encoded):
+                raise IntakeError(f"The model expects {wanted} input columns but the dataset's encoding has "
+                                  f"{len(encoded)}; the model was trained on a different encoding — upload a "
+                                  "Pipeline that includes its preprocessing.")
+            return "encoded", dataset.columns
     if names is None:
         n = getattr(estimator, "n_features_in_", None)
         raise IntakeError(f"The model does not record its input column names (it expects {n} unnamed columns); "
@@ -132,10 +157,11 @@ def _check_input_columns(estimator, dataset: Dataset, encoder) -> None:
     if missing:
         raise IntakeError(f"The model needs columns the dataset lacks: {', '.join(missing)}; "
                           "upload the dataset the model was trained on, or a model trained on these columns.")
-    extra = [c for c in dataset.columns if c not in set(names)]
+    extra = [str(c) for c in dataset.columns if c not in names]
     if extra:
-        raise IntakeError(f"The dataset has feature columns the model does not use: {', '.join(map(str, extra))}; "
+        raise IntakeError(f"The dataset has feature columns the model does not use: {', '.join(extra)}; "
                           "drop them from the file so every feature can be explained.")
+    return "raw", names
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -160,27 +186,30 @@ def make_encoder(dataset: Dataset) -> ColumnTransformer:
 
 DEMO_KINDS = {"l1_lr": "L1 logistic regression", "l2_lr": "L2 logistic regression",
               "gbdt": "Gradient boosting", "mlp": "MLP (128-128)"}
+# scikit-learn 1.8 deprecated LogisticRegression(penalty=...) in favour of l1_ratio
+_L1 = {"l1_ratio": 1.0} if tuple(int(v) for v in sklearn.__version__.split(".")[:2]) >= (1, 8) else {"penalty": "l1"}
 
 
 def make_estimator(kind: str, task: str, seed: int = 0):
     """The SEV paper's App. B settings: LR with C=0.01, GBDT 200 trees depth 3, MLP 128-128 ReLU early stopping."""
+    mlp = dict(hidden_layer_sizes=(128, 128), activation="relu", early_stopping=True, max_iter=500, random_state=seed)
     classifiers = {
-        "l1_lr": lambda: LogisticRegression(penalty="l1", C=0.01, solver="liblinear", random_state=seed),
+        "l1_lr": lambda: LogisticRegression(C=0.01, solver="liblinear", random_state=seed, **_L1),
         "l2_lr": lambda: LogisticRegression(C=0.01, max_iter=1000, random_state=seed),
         "gbdt": lambda: GradientBoostingClassifier(n_estimators=200, max_depth=3, random_state=seed),
-        "mlp": lambda: MLPClassifier((128, 128), activation="relu", early_stopping=True, max_iter=500, random_state=seed),
+        "mlp": lambda: MLPClassifier(**mlp),
     }
     regressors = {
         "l1_lr": lambda: Lasso(alpha=0.01, random_state=seed),
         "l2_lr": lambda: Ridge(alpha=1.0),
         "gbdt": lambda: GradientBoostingRegressor(n_estimators=200, max_depth=3, random_state=seed),
-        "mlp": lambda: MLPRegressor((128, 128), activation="relu", early_stopping=True, max_iter=500, random_state=seed),
+        "mlp": lambda: MLPRegressor(**mlp),
     }
     table = classifiers if task == "classification" else regressors
     if kind not in table:
         raise IntakeError(f"Unknown model kind {kind!r}; choose one of: {', '.join(DEMO_KINDS)}.")
     model = table[kind]()
-    return model if task == "classification" else TransformedTargetRegressor(model, transformer=StandardScaler())
+    return model if task == "classification" else TransformedTargetRegressor(regressor=model, transformer=StandardScaler())
 
 
 @dataclass
@@ -194,16 +223,21 @@ class TrainedModel:
     seed: int = 0
 
 
-def train_model(dataset: Dataset, kind: str, *, seed: int = 0, split_seed: int | None = None) -> TrainedModel:
-    """Fit encoder + estimator on a stratified 80/20 split (seeded) and report train/test metrics."""
-    train, test = dataset.split(seed if split_seed is None else split_seed)
+def train_model(dataset: Dataset, kind: str, *, seed: int = 0) -> TrainedModel:
+    """Fit encoder + estimator on a stratified 80/20 split (seeded) and report train/test metrics.
+
+    Classifiers are trained on the 0/1 target (1 = the positive class).
+    """
+    train, test = dataset.split(seed)
     pipe = Pipeline([("encode", make_encoder(dataset)), ("model", make_estimator(kind, dataset.task, seed))])
-    target = dataset.y
-    pipe.fit(dataset.features.iloc[train], target[train])
-    adapter = wrap_model(pipe, dataset, name=f"{DEMO_KINDS[kind]} on {dataset.name}")
-    if dataset.task == "regression":
-        adapter.threshold = float(np.median(target[train]))
+    pipe.fit(dataset.features.iloc[train], dataset.y[train])
+    adapter = _wrap_demo(pipe, dataset, f"{DEMO_KINDS[kind]} on {dataset.name}",
+                         float(np.median(dataset.y[train])) if dataset.task == "regression" else None)
     return TrainedModel(adapter, train, test, evaluate(adapter, dataset, train, test), seed)
+
+
+def _wrap_demo(pipe, dataset: Dataset, name: str, threshold: float | None) -> ModelAdapter:
+    return wrap_model(pipe, dataset, threshold=threshold, positive_class=1, name=name)
 
 
 def evaluate(model: ModelAdapter, dataset: Dataset, train_rows, test_rows) -> dict:
@@ -233,33 +267,44 @@ def demo_model(dataset: Dataset | str, kind: str = "gbdt", *, seed: int = 0) -> 
     key = f"{dataset.name}-{kind}-{seed}-sk{sklearn.__version__}-{_data_hash(dataset)}"
     path, meta = cache_dir() / f"{key}.skops", cache_dir() / f"{key}.json"
     if path.exists() and meta.exists():
-        train, test = dataset.split(seed)
         info = json.loads(meta.read_text())
-        pipe = _load_own_skops(path)
-        adapter = wrap_model(pipe, dataset, threshold=info["threshold"], name=info["name"])
-        return TrainedModel(adapter, train, test, info["metrics"], seed)
+        adapter = _wrap_demo(_load_own_skops(path), dataset, info["name"], info["threshold"])
+        return TrainedModel(adapter, *dataset.split(seed), info["metrics"], seed)
     trained = train_model(dataset, kind, seed=seed)
     import skops.io as sio
 
-    sio.dump(trained.model.estimator, path)
-    meta.write_text(json.dumps({"name": trained.model.name, "threshold": trained.model.threshold,
-                                "metrics": trained.metrics}))
+    _write_atomic(path, lambda tmp: sio.dump(trained.model.estimator, tmp))
+    _write_atomic(meta, lambda tmp: tmp.write_text(json.dumps(
+        {"name": trained.model.name, "threshold": trained.model.threshold, "metrics": trained.metrics})))
     return trained
 
 
+def _write_atomic(path: Path, write) -> None:
+    """Write via a temporary file and rename, so a concurrent reader never sees half a file."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    write(tmp)
+    os.replace(tmp, path)
+
+
 def _data_hash(dataset: Dataset) -> str:
-    digest = pd.util.hash_pandas_object(dataset.features, index=False).to_numpy().tobytes()
-    return hashlib.sha1(digest).hexdigest()[:10]
+    digest = hashlib.sha1(pd.util.hash_pandas_object(dataset.features, index=False).to_numpy().tobytes())
+    digest.update(np.ascontiguousarray(dataset.y).tobytes())
+    return digest.hexdigest()[:10]
+
+
+# The non-default types skops reports for this module's own demo pipelines (all plain sklearn/numpy state).
+CACHE_TYPES = {"numpy.dtype", "sklearn.tree._tree.Tree", "sklearn.neural_network._stochastic_optimizers.AdamOptimizer"}
 
 
 def _load_own_skops(path: Path):
-    """Load a cache file this module wrote: only sklearn/numpy/scipy types are accepted."""
+    """Load a cache file this module wrote, accepting only the types its demo pipelines contain."""
     import skops.io as sio
 
     types = sio.get_untrusted_types(file=path)
-    foreign = [t for t in types if not t.startswith(("sklearn.", "numpy.", "scipy.", "builtins."))]
+    foreign = sorted(set(types) - CACHE_TYPES)
     if foreign:
-        raise UntrustedModelError(f"Cached model {path.name} holds unexpected types {foreign}; delete the cache folder.")
+        raise UntrustedModelError(f"Cached model {path.name} holds unexpected types {foreign}; "
+                                  f"delete the cache folder {path.parent} to retrain.")
     return sio.load(path, trusted=types)
 
 
@@ -275,7 +320,8 @@ def load_model_file(path, *, trusted: bool | None = None, trusted_types: list[st
     """Load an estimator from ``.skops`` or ``.onnx``; ``.joblib``/``.pkl`` only in trusted mode.
 
     Pickle-based files run arbitrary code when loaded, so they are refused (without being read)
-    unless trusted mode is on. skops files are checked for types outside skops' trusted set.
+    unless trusted mode is on. skops files holding types outside skops' trusted set are refused
+    unless those types are listed in ``trusted_types`` or trusted mode is on.
     """
     path = Path(path)
     suffix = path.suffix.lower()
@@ -311,61 +357,78 @@ def _load_skops(path: Path, trusted: bool | None, trusted_types: list[str]):
     return sio.load(path, trusted=untrusted)
 
 
+_ONNX_DTYPES = {"tensor(string)": object, "tensor(float)": np.float32, "tensor(double)": np.float64,
+                "tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(bool)": bool}
+
+
 class OnnxModel:
     """An ONNX classifier/regressor (onnxruntime) with sklearn's predict/predict_proba interface.
 
-    A graph with one input per raw column takes the raw table; a graph with one 2-D float input
-    takes the dataset's encoded matrix (wrap it with the encoder).
+    A graph with one input per raw column takes the raw table; a graph with one 2-D input takes
+    the dataset's encoded matrix (wrap it with the encoder). Outputs follow skl2onnx: the label
+    first, then the probabilities (a tensor, or a ZipMap list of {class: probability}).
     """
 
     def __init__(self, path):
+        import onnx
         import onnxruntime as ort
 
         try:
+            graph = onnx.load(str(path)).graph
             self.session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
         except Exception as exc:
             raise IntakeError(f"{Path(path).name} is not a loadable ONNX model ({exc}); re-export it.") from exc
-        self.input_names = [i.name for i in self.session.get_inputs()]
-        self.input_types = {i.name: i.type for i in self.session.get_inputs()}
+        inputs = self.session.get_inputs()
+        self.input_types = {i.name: _ONNX_DTYPES.get(i.type, np.float32) for i in inputs}
+        if len(inputs) > 1:
+            self.feature_names_in_ = np.array([i.name for i in inputs], dtype=object)
+        elif isinstance(inputs[0].shape[-1], int):
+            self.n_features_in_ = inputs[0].shape[-1]
         self.outputs = [o.name for o in self.session.get_outputs()]
-        if len(self.input_names) > 1:
-            self.feature_names_in_ = np.array(self.input_names, dtype=object)
-        else:
-            self.n_features_in_ = self.session.get_inputs()[0].shape[1]
-        self.classes_ = self._classes()
-
-    def _classes(self):
-        if len(self.outputs) < 2:
-            return None
-        probe = self.session.get_outputs()[1]
-        return [0, 1] if "map" not in probe.type and "tensor" in probe.type else None
+        classes = _onnx_classes(graph)
+        if classes is not None:
+            self.classes_ = classes
 
     def _feed(self, X) -> dict:
-        if len(self.input_names) == 1:
-            return {self.input_names[0]: np.asarray(X, dtype=np.float32)}
-        feed = {}
-        for name in self.input_names:
-            col = np.asarray(X[name]).reshape(-1, 1)
-            feed[name] = col.astype(str) if "string" in self.input_types[name] else col.astype(np.float32)
-        return feed
+        if len(self.input_types) == 1:
+            (name, dtype), = self.input_types.items()
+            return {name: np.asarray(X, dtype=dtype)}
+        return {name: np.asarray(X[name]).astype(str if dtype is object else dtype).reshape(-1, 1)
+                for name, dtype in self.input_types.items()}
 
     def predict(self, X):
-        return np.asarray(self.session.run([self.outputs[0]], self._feed(X))[0]).ravel()
+        return np.asarray(self.session.run(self.outputs[:1], self._feed(X))[0]).ravel()
 
-    def predict_proba(self, X):
-        if len(self.outputs) < 2:
-            raise AttributeError("this ONNX model has no probability output")
-        proba = self.session.run([self.outputs[1]], self._feed(X))[0]
-        if isinstance(proba, list):  # ZipMap output: list of {class: prob}
-            keys = sorted(proba[0])
-            self.classes_ = keys
-            return np.array([[row[k] for k in keys] for row in proba])
-        return np.asarray(proba)
+    @property
+    def predict_proba(self):
+        if len(self.outputs) < 2 or not hasattr(self, "classes_"):
+            raise AttributeError("this ONNX model has no probability output with known classes")
+        return self._predict_proba
+
+    def _predict_proba(self, X):
+        proba = self.session.run(self.outputs[1:2], self._feed(X))[0]
+        if isinstance(proba, list):  # ZipMap: one {class: probability} per row
+            return np.array([[row[c] for c in self.classes_] for row in proba], dtype=float)
+        return np.asarray(proba, dtype=float)
+
+
+def _onnx_classes(graph) -> np.ndarray | None:
+    """Class labels in probability-column order: a classifier/ZipMap node's classlabels_* attribute,
+    or the ``classes`` initializer skl2onnx writes for MLPs and similar."""
+    import onnx
+    from onnx import numpy_helper
+
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.name in ("classlabels_strings", "classlabels_int64s", "classlabels_ints"):
+                values = onnx.helper.get_attribute_value(attr)
+                return np.array([v.decode() if isinstance(v, bytes) else v for v in values])
+    init = next((i for i in graph.initializer if i.name == "classes"), None)
+    return None if init is None else numpy_helper.to_array(init)
 
 
 def model_from_file(path, dataset: Dataset, *, trusted: bool | None = None, encoder=None,
-                    threshold: float | None = None) -> ModelAdapter:
+                    threshold: float | None = None, positive_class=None) -> ModelAdapter:
     """Load a model file and wrap it for ``dataset`` in one step."""
-    return wrap_model(load_model_file(path, trusted=trusted), dataset, encoder=encoder,
-                      threshold=threshold, name=Path(path).name)
-
+    return wrap_model(load_model_file(path, trusted=trusted), dataset, encoder=encoder, threshold=threshold,
+                      positive_class=positive_class, name=Path(path).name)

@@ -11,7 +11,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .data import Dataset, FeatureGroup, IntakeError
+from .data import Dataset, FeatureGroup, IntakeError, find_value, show
 
 STATISTICS = ("mean", "median")
 POPULATIONS = ("opposite", "all")
@@ -36,13 +36,16 @@ def make_reference(dataset: Dataset, rows: Sequence[int] | None = None, *, stati
 
     ``population="opposite"`` uses only rows whose true class differs from ``explain_class`` (the
     negatives when explaining positives); ``"all"`` uses every row. Numeric groups take the mean or
-    median, binary/categorical groups (and declared one-hot blocks) their mode. ``overrides`` sets
-    custom values per column.
+    median, binary/categorical groups their mode, a declared one-hot block its most common row
+    pattern. ``overrides`` sets custom values per column, or per one-hot group by naming the
+    column that is 1.
     """
     if statistic not in STATISTICS:
         raise IntakeError(f"Reference statistic must be one of {STATISTICS}, not {statistic!r}.")
     if population not in POPULATIONS:
         raise IntakeError(f"Reference population must be one of {POPULATIONS}, not {population!r}.")
+    if explain_class not in (0, 1):
+        raise IntakeError(f"explain_class must be 1 (the positive class) or 0, not {explain_class!r}.")
     rows = np.arange(len(dataset.features)) if rows is None else np.asarray(rows)
     if population == "opposite":
         rows = _opposite_rows(dataset, rows, explain_class)
@@ -51,14 +54,12 @@ def make_reference(dataset: Dataset, rows: Sequence[int] | None = None, *, stati
     for group in dataset.groups:
         values.update(_group_value(frame, group, statistic))
     overrides = dict(overrides or {})
-    unknown = [c for c in overrides if c not in values]
-    if unknown:
-        raise IntakeError(f"Custom reference values for unknown columns: {', '.join(map(str, unknown))}.")
-    values.update(overrides)
+    for key, value in overrides.items():
+        values.update(_custom_value(dataset, key, value))
     opposite = population == "opposite" and dataset.task == "classification"
     who = f"rows of class {_class_name(dataset, 1 - explain_class)}" if opposite else "rows"
     text = f"{statistic} of numeric / mode of categorical features over {len(rows)} {who}"
-    return Reference(values, text + (f"; custom: {', '.join(overrides)}" if overrides else ""), overrides)
+    return Reference(values, text + (f"; custom: {', '.join(map(str, overrides))}" if overrides else ""), overrides)
 
 
 def _opposite_rows(dataset: Dataset, rows: np.ndarray, explain_class: int) -> np.ndarray:
@@ -74,13 +75,13 @@ def _class_name(dataset: Dataset, label: int) -> str:
     if label == 1:
         return str(dataset.positive_class)
     others = [c for c in pd.unique(dataset.target) if c != dataset.positive_class]
-    return str(others[0]) if others else "other"
+    return str(others[0]) if len(others) == 1 else f"not {dataset.positive_class}"
 
 
 def _group_value(frame: pd.DataFrame, group: FeatureGroup, statistic: str) -> dict:
-    if len(group.columns) > 1:  # declared one-hot block: the most common row pattern
-        pattern = frame[list(group.columns)].value_counts().idxmax()
-        return dict(zip(group.columns, pattern))
+    if len(group.columns) > 1:  # declared one-hot block: the most common row pattern (ties: earliest column 1)
+        counts = frame[list(group.columns)].value_counts()
+        return dict(zip(group.columns, counts[counts == counts.max()].sort_index(ascending=False).index[0]))
     col = group.columns[0]
     values = frame[col].dropna()
     if values.empty:
@@ -90,9 +91,39 @@ def _group_value(frame: pd.DataFrame, group: FeatureGroup, statistic: str) -> di
     return {col: values.mode().iloc[0]}
 
 
+def _custom_value(dataset: Dataset, key: str, value) -> dict:
+    """Validate one custom reference value: a number for a numeric column, an occurring value otherwise."""
+    group = next((g for g in dataset.groups if key == g.name or key in g.columns), None)
+    if group is None:
+        raise IntakeError(f"Custom reference value for unknown feature {key!r}; "
+                          f"choose from {', '.join(dataset.group_names)}.")
+    if len(group.columns) > 1 and key == group.name:  # one-hot block: name the column that is 1
+        if value not in group.columns:
+            raise IntakeError(f"Custom reference for {key!r} must name one of its columns: {', '.join(group.columns)}.")
+        return {c: int(c == value) for c in group.columns}
+    if group.kind == "numeric":
+        try:
+            return {key: float(value)}
+        except (TypeError, ValueError):
+            raise IntakeError(f"Custom reference for numeric feature {key!r} must be a number, "
+                              f"not {value!r}.") from None
+    options = list(pd.unique(dataset.features[key].dropna()))
+    match = find_value(value, options)
+    if match is None:
+        more = ", …" if len(options) > 10 else ""
+        raise IntakeError(f"Custom reference {value!r} for {key!r} does not occur in the data; "
+                          f"choose one of: {show(options[:10])}{more}.")
+    return {key: match}
+
+
 def check_restricted(dataset: Dataset, names: Sequence[str]) -> tuple[str, ...]:
     """Validate restricted feature groups (SEV®: groups that may not move); returns them in dataset order."""
     unknown = [n for n in names if n not in dataset.group_names]
     if unknown:
-        raise IntakeError(f"Unknown restricted features: {', '.join(unknown)}; choose from {', '.join(dataset.group_names)}.")
-    return tuple(n for n in dataset.group_names if n in set(names))
+        raise IntakeError(f"Unknown restricted features: {', '.join(map(str, unknown))}; "
+                          f"choose from {', '.join(dataset.group_names)}.")
+    restricted = tuple(n for n in dataset.group_names if n in set(names))
+    if len(restricted) == len(dataset.groups):
+        raise IntakeError("Every feature is restricted, so nothing may move and no explanation exists; "
+                          "leave at least one feature unrestricted.")
+    return restricted

@@ -1,0 +1,292 @@
+"""Model adapter, safe model-file loading (skops, ONNX, refused pickles) and cached demo models."""
+import operator
+import os
+import pickle
+import shlex
+
+import joblib
+import numpy as np
+import pytest
+import skops.io as sio
+from sklearn.compose import ColumnTransformer
+from sklearn.ensemble import GradientBoostingClassifier
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.neural_network import MLPClassifier
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
+from sklearn.svm import LinearSVC
+
+from explain_core import models
+from explain_core.data import IntakeError, load_demo, make_dataset
+from explain_core.models import (CACHE_ENV, TRUSTED_ENV, OnnxModel, UntrustedModelError, demo_model, load_model_file,
+                                 make_encoder, model_from_file, wrap_model)
+
+
+@pytest.fixture(scope="module")
+def german():
+    return load_demo("german_credit")  # string classes 'bad'/'good', positive 'bad' (the first class)
+
+
+@pytest.fixture(scope="module")
+def encoder(german):
+    return make_encoder(german).fit(german.features)
+
+
+@pytest.fixture(scope="module")
+def encoded(german, encoder):
+    return encoder.transform(german.features)
+
+
+@pytest.fixture(scope="module")
+def bare_lr(german, encoded):
+    return LogisticRegression(max_iter=1000).fit(encoded, german.target)
+
+
+def predicts_bad(estimator, X):
+    return (estimator.predict(X) == "bad").astype(int)
+
+
+# ------------------------------------------------------------------------------------------------
+# Adapter
+
+def test_pipeline_takes_raw_columns_in_its_own_order(german):
+    columns = german.columns[::-1]
+    pipe = make_pipeline(make_encoder(german), LogisticRegression(max_iter=1000))
+    pipe.fit(german.features[columns], german.target)
+    model = wrap_model(pipe, german)
+    assert (model.takes, model.columns, model.score_kind, model.threshold) == ("raw", columns, "proba", 0.5)
+    assert model.positive_class == "bad"
+    np.testing.assert_allclose(model.score(german.features), pipe.predict_proba(german.features[columns])[:, 0])
+    assert np.array_equal(model.label(german.features), predicts_bad(pipe, german.features[columns]))
+
+
+def test_bare_estimator_takes_the_encoded_matrix(german, encoder, encoded, bare_lr):
+    model = wrap_model(bare_lr, german, encoder=encoder)
+    assert model.takes == "encoded"
+    np.testing.assert_allclose(model.score(german.features), bare_lr.predict_proba(encoded)[:, 0])
+    assert np.array_equal(model.label(german.features), predicts_bad(bare_lr, encoded))
+
+
+@pytest.mark.parametrize("positive", ["bad", "good"])
+def test_decision_function_model_agrees_with_its_predict(german, encoder, encoded, positive):
+    data = make_dataset(german.features.assign(credit_risk=german.target), "credit_risk", positive_class=positive)
+    svc = LinearSVC(C=0.05).fit(encoded, german.target)
+    model = wrap_model(svc, data, encoder=encoder)
+    assert (model.score_kind, model.threshold) == ("decision", 0.0)
+    assert np.array_equal(model.label(german.features), (svc.predict(encoded) == positive).astype(int))
+    assert 0 < model.label(german.features).mean() < 1
+
+
+def test_string_classes_pick_the_right_probability_column(german, encoder, encoded, bare_lr):
+    good = make_dataset(german.features.assign(credit_risk=german.target), "credit_risk", positive_class="good")
+    proba = dict(zip(bare_lr.classes_, bare_lr.predict_proba(encoded).T))
+    np.testing.assert_allclose(wrap_model(bare_lr, german, encoder=encoder).score(german.features), proba["bad"])
+    np.testing.assert_allclose(wrap_model(bare_lr, good, encoder=encoder).score(german.features), proba["good"])
+
+
+def test_model_trained_on_other_columns_is_refused(german):
+    renamed = german.features.rename(columns={"age": "age_years", "job": "occupation"})
+    other = make_dataset(renamed.assign(credit_risk=german.target), "credit_risk", positive_class="bad")
+    pipe = make_pipeline(make_encoder(other), LogisticRegression(max_iter=200)).fit(renamed, german.target)
+    with pytest.raises(IntakeError, match="lacks: age_years, occupation"):
+        wrap_model(pipe, german)
+    narrow = make_pipeline(make_encoder(german), LogisticRegression(max_iter=200))
+    narrow.fit(german.features, german.target)
+    wider = make_dataset(german.features.assign(extra=1.0, credit_risk=german.target), "credit_risk")
+    with pytest.raises(IntakeError, match="does not use: extra"):
+        wrap_model(narrow, wider)
+
+
+def test_bare_estimator_with_wrong_width_or_without_encoder_is_refused(german, encoder, encoded, bare_lr):
+    narrow = LogisticRegression().fit(encoded[:, :5], german.target)
+    with pytest.raises(IntakeError, match=f"expects 5 input columns but the dataset's encoding has {encoded.shape[1]}"):
+        wrap_model(narrow, german, encoder=encoder)
+    with pytest.raises(IntakeError, match="does not record its input column names.*encoder"):
+        wrap_model(bare_lr, german)
+    with pytest.raises(IntakeError, match="encoder is not fitted"):
+        wrap_model(bare_lr, german, encoder=make_encoder(german))
+
+
+def test_model_with_recoded_classes(german, encoder, encoded):
+    lr01 = LogisticRegression(max_iter=1000).fit(encoded, german.y)
+    with pytest.raises(IntakeError, match=r"classes \[0, 1\] do not include the positive class 'bad'"):
+        wrap_model(lr01, german, encoder=encoder)
+    model = wrap_model(lr01, german, encoder=encoder, positive_class=1)
+    np.testing.assert_allclose(model.score(german.features), lr01.predict_proba(encoded)[:, 1])
+
+
+# ------------------------------------------------------------------------------------------------
+# Model files: pickles refused by default, skops type check, ONNX
+
+class WritesSentinel:
+    """A pickle payload: unpickling it runs a shell command that creates ``path``."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return os.system, (f"touch {shlex.quote(self.path)}",)
+
+
+@pytest.mark.parametrize("suffix", [".pkl", ".joblib"])
+def test_pickle_payload_never_runs_unless_trusted(tmp_path, monkeypatch, suffix):
+    sentinel, path = tmp_path / "pwned", tmp_path / f"model{suffix}"
+    if suffix == ".pkl":
+        path.write_bytes(pickle.dumps(WritesSentinel(sentinel)))
+    else:
+        joblib.dump(WritesSentinel(sentinel), path)
+    monkeypatch.delenv(TRUSTED_ENV, raising=False)
+    with pytest.raises(UntrustedModelError, match="pickle file.*any code.*skops.*ONNX.*" + TRUSTED_ENV):
+        load_model_file(path)
+    monkeypatch.setenv(TRUSTED_ENV, "1")
+    with pytest.raises(UntrustedModelError):
+        load_model_file(path, trusted=False)  # the explicit argument wins over the environment
+    assert not sentinel.exists()
+    load_model_file(path, trusted=True)
+    assert sentinel.exists()  # proof that the payload is live: the refusal above is what kept it from running
+
+
+def test_pickle_loads_with_trusted_mode_from_the_environment(tmp_path, monkeypatch, german, encoder, bare_lr):
+    joblib.dump(bare_lr, tmp_path / "lr.joblib")
+    monkeypatch.setenv(TRUSTED_ENV, "1")
+    model = model_from_file(tmp_path / "lr.joblib", german, encoder=encoder)
+    direct = wrap_model(bare_lr, german, encoder=encoder)
+    np.testing.assert_allclose(model.score(german.features), direct.score(german.features))
+
+
+def test_skops_file_with_untrusted_types_is_refused_unless_trusted(tmp_path, monkeypatch, german, encoded):
+    monkeypatch.delenv(TRUSTED_ENV, raising=False)
+    pipe = Pipeline([("neg", FunctionTransformer(operator.neg)), ("lr", LogisticRegression(max_iter=500))])
+    pipe.fit(encoded, german.target)
+    path = tmp_path / "model.skops"
+    sio.dump(pipe, path)
+    types = sio.get_untrusted_types(file=path)
+    assert "_operator.neg" in types
+    with pytest.raises(UntrustedModelError, match="not known to be safe") as info:
+        load_model_file(path)
+    assert all(t in str(info.value) for t in types)
+    for loaded in (load_model_file(path, trusted_types=types), load_model_file(path, trusted=True)):
+        np.testing.assert_array_equal(loaded.predict_proba(encoded), pipe.predict_proba(encoded))
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("model.skops", b"not a zip", "not a readable skops file"),
+    ("model.onnx", b"not onnx", "not a loadable ONNX model"),
+    ("model.h5", b"", "unsupported model format '.h5'"),
+])
+def test_unreadable_model_files(tmp_path, name, content, message):
+    (tmp_path / name).write_bytes(content)
+    with pytest.raises(IntakeError, match=message):
+        load_model_file(tmp_path / name)
+
+
+def to_onnx_file(model, inputs, path, zipmap=False):
+    from skl2onnx import convert_sklearn
+
+    options = {id(model): {"zipmap": zipmap}} if hasattr(model, "predict_proba") else None
+    path.write_bytes(convert_sklearn(model, initial_types=inputs, options=options).SerializeToString())
+    return path
+
+
+@pytest.mark.parametrize("estimator, zipmap", [
+    (LogisticRegression(max_iter=1000), False),
+    (LogisticRegression(max_iter=1000), True),
+    (MLPClassifier(hidden_layer_sizes=(16,), early_stopping=True, random_state=0), False),
+    (GradientBoostingClassifier(n_estimators=20, random_state=0), False),
+])
+def test_onnx_on_the_encoded_matrix_matches_sklearn(tmp_path, german, encoder, encoded, estimator, zipmap):
+    from skl2onnx.common.data_types import FloatTensorType
+
+    estimator.fit(encoded.astype(np.float32), german.target)
+    path = to_onnx_file(estimator, [("X", FloatTensorType([None, encoded.shape[1]]))], tmp_path / "m.onnx", zipmap)
+    onnx_model = load_model_file(path)
+    assert isinstance(onnx_model, OnnxModel) and list(onnx_model.classes_) == ["bad", "good"]
+    model = wrap_model(onnx_model, german, encoder=encoder)
+    expected = estimator.predict_proba(encoded.astype(np.float32))[:, 0]
+    np.testing.assert_allclose(model.score(german.features), expected, atol=1e-5)
+    assert (model.label(german.features) == predicts_bad(estimator, encoded.astype(np.float32))).mean() > 0.999
+
+
+def test_onnx_pipeline_with_one_input_per_raw_column(tmp_path, german):
+    from skl2onnx.common.data_types import FloatTensorType, StringTensorType
+
+    numeric = [c for c in german.columns if german.kind_of(c) == "numeric"]
+    text = [c for c in german.columns if c not in numeric]
+    pipe = make_pipeline(ColumnTransformer([("num", StandardScaler(), numeric), ("cat", OneHotEncoder(), text)]),
+                         LogisticRegression(max_iter=1000))
+    pipe.fit(german.features, german.target)
+    inputs = [(c, FloatTensorType([None, 1]) if c in numeric else StringTensorType([None, 1])) for c in german.columns]
+    model = model_from_file(to_onnx_file(pipe, inputs, tmp_path / "pipe.onnx", zipmap=True), german)
+    assert model.takes == "raw" and model.positive_class == "bad"
+    np.testing.assert_allclose(model.score(german.features), pipe.predict_proba(german.features)[:, 0], atol=1e-5)
+
+
+def test_onnx_regressor(tmp_path):
+    from skl2onnx.common.data_types import FloatTensorType
+
+    data = load_demo("student_performance_math")
+    encoder = make_encoder(data).fit(data.features)
+    X = encoder.transform(data.features).astype(np.float32)
+    ridge = Ridge().fit(X, data.y)
+    model = model_from_file(to_onnx_file(ridge, [("X", FloatTensorType([None, X.shape[1]]))], tmp_path / "r.onnx"),
+                            data, encoder=encoder)
+    assert model.score_kind == "predict"
+    np.testing.assert_allclose(model.score(data.features), ridge.predict(X), rtol=1e-5, atol=1e-4)
+
+
+# ------------------------------------------------------------------------------------------------
+# Demo models
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    return tmp_path / "models"
+
+
+def test_demo_model_is_cached_on_disk(cache, monkeypatch):
+    first = demo_model("compas", "l2_lr")
+    assert sorted(p.suffix for p in cache.iterdir()) == [".json", ".skops"]
+    assert set(first.metrics) == {"train_accuracy", "train_auc", "test_accuracy", "test_auc"}
+    assert 0.65 < first.metrics["test_auc"] < 0.8 and len(first.test_rows) == np.ceil(0.2 * 6172)
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("the cached model should have been loaded")
+
+    monkeypatch.setattr(models, "train_model", no_training)
+    second = demo_model("compas", "l2_lr")
+    features = load_demo("compas").features
+    assert np.array_equal(second.model.score(features), first.model.score(features))
+    assert second.metrics == first.metrics and second.model.threshold == first.model.threshold
+    assert np.array_equal(second.train_rows, first.train_rows) and np.array_equal(second.test_rows, first.test_rows)
+
+
+def test_tampered_cache_file_is_refused(cache, german, encoded):
+    demo_model("compas", "l1_lr")
+    evil = Pipeline([("neg", FunctionTransformer(operator.neg)), ("lr", LogisticRegression())]).fit(encoded, german.y)
+    sio.dump(evil, next(cache.glob("*.skops")))
+    with pytest.raises(UntrustedModelError, match="unexpected types.*_operator.neg"):
+        demo_model("compas", "l1_lr")
+
+
+@pytest.mark.parametrize("name, kind", [("compas", "l1_lr"), ("compas", "gbdt"), ("german_credit", "mlp")])
+def test_demo_classifier_labels_agree_with_predict(cache, name, kind):
+    trained = demo_model(name, kind)
+    data = load_demo(name)
+    pipe, model = trained.model.estimator, trained.model
+    assert model.positive_class == 1 and model.threshold == 0.5
+    assert np.array_equal(model.label(data.features), pipe.predict(data.features))
+    assert trained.metrics["test_auc"] > 0.65
+
+
+@pytest.mark.parametrize("kind", ["l2_lr", "mlp"])
+def test_demo_regressor(cache, kind):
+    trained = demo_model("student_performance_math", kind)
+    data = load_demo("student_performance_math")
+    assert set(trained.metrics) == {"train_r2", "train_rmse", "test_r2", "test_rmse"}
+    assert trained.metrics["test_r2"] > 0.5
+    assert trained.model.threshold == np.median(data.y[trained.train_rows])
+
+
+def test_unknown_demo_kind(cache):
+    with pytest.raises(IntakeError, match="Unknown model kind 'svm'.*l1_lr, l2_lr, gbdt, mlp"):
+        demo_model("compas", "svm")

@@ -12,11 +12,13 @@ from .data import Dataset, FeatureGroup, IntakeError, load_demo, demo_names, mak
 from .models import (ModelAdapter, TrainedModel, UntrustedModelError, demo_model, load_model_file,
                      model_from_file, train_model, wrap_model)
 from .reference import Reference, check_restricted, make_reference
+from .baselines import Attribution, FlipPath, explain_lime, explain_shap, flip_number
 from .sev import GroupLayout, SEVExplanation, SEVResult, explain_sev, hypercube, sev_batch
 
 __all__ = [
     "Dataset", "FeatureGroup", "IntakeError", "load_demo", "demo_names", "make_dataset", "read_table",
     "ModelAdapter", "TrainedModel", "UntrustedModelError", "demo_model", "load_model_file", "model_from_file",
     "train_model", "wrap_model", "Reference", "check_restricted", "make_reference",
+    "Attribution", "FlipPath", "explain_lime", "explain_shap", "flip_number",
     "GroupLayout", "SEVExplanation", "SEVResult", "explain_sev", "hypercube", "sev_batch",
 ]

@@ -1,0 +1,281 @@
+"""LIME and SHAP attributions per feature group, and their LIME-C / SHAP-C flip numbers (SEV paper §5.4).
+
+Both methods report one value per feature group (one-hot columns summed into their group) in one
+:class:`Attribution`. The flip number aligns the query's groups to the reference in order of
+decreasing |attribution| and counts the alignments needed to flip the predicted label.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import shap
+from lime.lime_tabular import LimeTabularExplainer
+from shap.utils._exceptions import InvalidModelError
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder
+
+from .data import Dataset
+from .models import ModelAdapter
+from .reference import Reference
+from .sev import GroupLayout, mix
+
+SCORE_OUTPUT = {"proba": "probability", "decision": "decision value", "predict": "prediction"}
+TREE_OUTPUT = {"log_odds": "log-odds", "probability": "probability", "raw_value": "prediction"}
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """One attribution per feature group, in dataset group order.
+
+    ``output`` names the quantity the values explain (``probability``, ``log-odds``, ``decision value``
+    or ``prediction``); ``base_value`` is LIME's surrogate intercept or SHAP's expected value.
+    """
+
+    method: str
+    groups: tuple[str, ...]
+    values: np.ndarray
+    base_value: float | None
+    output: str
+    explainer: str
+
+    @property
+    def order(self) -> tuple[str, ...]:
+        """Group names by decreasing |value| (ties keep dataset order)."""
+        return tuple(self.groups[i] for i in np.argsort(-np.abs(self.values), kind="stable"))
+
+
+@dataclass(frozen=True)
+class FlipPath:
+    """LIME-C / SHAP-C: groups aligned to the reference cumulatively in ``order``.
+
+    ``scores[k]`` is the model score after aligning the first k groups (``scores[0]`` is the query);
+    ``count`` is the first k whose label differs from the query's, None if none does.
+    """
+
+    method: str
+    count: int | None
+    order: tuple[str, ...]
+    scores: np.ndarray
+    explained_class: int
+
+
+class GroupCodec:
+    """The raw table as one number per feature group: numeric values, or codes of categories / one-hot blocks.
+
+    Categories are learned from ``frame`` (keeping NaN as a category); numeric NaN becomes the median.
+    """
+
+    def __init__(self, dataset: Dataset, frame: pd.DataFrame):
+        self.dataset = dataset
+        self.levels = {g.name: frame[g.columns[0]].drop_duplicates().reset_index(drop=True)
+                       for g in dataset.groups if g.kind != "numeric" and len(g.columns) == 1}
+        self.medians = {g.name: float(frame[g.columns[0]].median()) for g in dataset.groups if g.kind == "numeric"}
+
+    @property
+    def categorical(self) -> list[int]:
+        return [i for i, g in enumerate(self.dataset.groups) if g.kind != "numeric"]
+
+    def names(self) -> dict[int, list[str]]:
+        """LIME's ``categorical_names``: the label of each code of each categorical group."""
+        return {i: [str(v) for v in self.levels[g.name]] if g.name in self.levels else [*g.columns, "none"]
+                for i, g in enumerate(self.dataset.groups) if g.kind != "numeric"}
+
+    def encode(self, frame: pd.DataFrame) -> np.ndarray:
+        return np.column_stack([self._encode(g, frame) for g in self.dataset.groups]).astype(float)
+
+    def _encode(self, group, frame: pd.DataFrame) -> np.ndarray:
+        if group.name in self.medians:
+            return frame[group.columns[0]].astype(float).fillna(self.medians[group.name]).to_numpy()
+        if group.name in self.levels:
+            codes = pd.Index(self.levels[group.name]).get_indexer(frame[group.columns[0]])
+            if (codes < 0).any():
+                raise ValueError(f"{group.name}: a value outside the categories the codec was built from")
+            return codes
+        block = frame[list(group.columns)].to_numpy(dtype=float)
+        return np.where(block.sum(axis=1) > 0, block.argmax(axis=1), len(group.columns))
+
+    def decode(self, X: np.ndarray) -> pd.DataFrame:
+        """The raw feature table for coded rows ``X`` (one column per group)."""
+        parts = {}
+        for j, group in enumerate(self.dataset.groups):
+            if group.name in self.medians:
+                parts[group.columns[0]] = X[:, j].astype(float)
+            elif group.name in self.levels:
+                parts[group.columns[0]] = self.levels[group.name].iloc[np.rint(X[:, j]).astype(int)].to_numpy()
+            else:
+                onehot = np.eye(len(group.columns) + 1, dtype=int)[np.rint(X[:, j]).astype(int), :-1]
+                parts.update(zip(group.columns, onehot.T))
+        return pd.DataFrame(parts)[self.dataset.columns]
+
+
+def _codec(dataset: Dataset, train: pd.DataFrame, query: pd.DataFrame) -> GroupCodec:
+    return GroupCodec(dataset, pd.concat([train, query[dataset.columns]], ignore_index=True))
+
+
+def explain_lime(model: ModelAdapter, dataset: Dataset, query_frame: pd.DataFrame, train_rows, *,
+                 seed: int = 0, num_samples: int = 5000) -> Attribution:
+    """LIME (quartile-discretised numerics, categorical groups as codes) of the first row of ``query_frame``."""
+    train = dataset.features.iloc[np.asarray(train_rows)]
+    query = query_frame.iloc[:1]
+    codec = _codec(dataset, train, query)
+    proba = model.score_kind == "proba"
+    explainer = LimeTabularExplainer(codec.encode(train), mode="classification" if proba else "regression",
+                                     feature_names=dataset.group_names, categorical_features=codec.categorical,
+                                     categorical_names=codec.names(), discretize_continuous=True,
+                                     feature_selection="none", random_state=seed)
+
+    def predict(X: np.ndarray) -> np.ndarray:
+        scores = model.score(codec.decode(X))
+        return np.column_stack([1 - scores, scores]) if proba else scores
+
+    exp = explainer.explain_instance(codec.encode(query)[0], predict, labels=(1,),
+                                     num_features=len(dataset.groups), num_samples=num_samples)
+    values = np.zeros(len(dataset.groups))
+    for i, weight in exp.as_map()[1]:
+        values[i] = weight
+    return Attribution("LIME", tuple(dataset.group_names), values, float(exp.intercept[1]),
+                       SCORE_OUTPUT[model.score_kind],
+                       f"LimeTabularExplainer ({num_samples} samples, seed {seed}, surrogate R² {exp.score:.2f})")
+
+
+def explain_shap(model: ModelAdapter, dataset: Dataset, query_frame: pd.DataFrame, train_rows, *,
+                 seed: int = 0, background: int = 100) -> Attribution:
+    """SHAP of the first row of ``query_frame`` against a seeded background sample of ``train_rows``.
+
+    Linear and tree estimators behind a mappable ColumnTransformer get LinearExplainer / TreeExplainer
+    (interventional) on the encoded matrix; any other model a PermutationExplainer of ``model.score``.
+    """
+    rng = np.random.default_rng(seed)
+    rows = rng.choice(np.asarray(train_rows), size=min(background, len(train_rows)), replace=False)
+    bg, query = dataset.features.iloc[rows], query_frame.iloc[:1][dataset.columns]
+    split = _encoded_model(model, dataset)
+    if split is not None:
+        encoder, estimator, column_group = split
+        found = _encoded_shap(model, estimator, _dense(encoder.transform(bg)), _dense(encoder.transform(query)))
+        if found is not None:
+            values, base, output, name = found
+            grouped = np.bincount(column_group, weights=values, minlength=len(dataset.groups))
+            return Attribution("SHAP", tuple(dataset.group_names), grouped, base, output,
+                               f"{name} (interventional, {len(rows)} background rows, seed {seed})")
+    return _permutation_shap(model, dataset, query, bg, seed)
+
+
+def encoded_groups(encoder, dataset: Dataset) -> np.ndarray | None:
+    """Group index of each output column of a fitted ColumnTransformer; None where it cannot be traced."""
+    if not isinstance(encoder, ColumnTransformer):
+        return None
+    group_of = {c: i for i, g in enumerate(dataset.groups) for c in g.columns}
+    width = max((s.stop for s in encoder.output_indices_.values()), default=0)
+    out = np.full(width, -1)
+    for name, transformer, columns in encoder.transformers_:
+        part = encoder.output_indices_[name]
+        if part.stop == part.start:
+            continue
+        sources = _trace(transformer, _column_names(encoder, columns))
+        if sources is None or len(sources) != part.stop - part.start or not set(sources) <= set(group_of):
+            return None
+        out[part] = [group_of[c] for c in sources]
+    return out if (out >= 0).all() else None
+
+
+def _column_names(encoder: ColumnTransformer, columns) -> list:
+    columns = [columns] if isinstance(columns, str) else list(columns)
+    if columns and all(isinstance(c, (int, np.integer)) for c in columns):
+        return list(encoder.feature_names_in_[columns])
+    return columns
+
+
+def _trace(transformer, names: list) -> list | None:
+    """The raw column behind each output column of a fitted transformer: one-hot or one-to-one steps only."""
+    if isinstance(transformer, str):
+        return list(names) if transformer == "passthrough" else None
+    sources, current = list(names), list(names)
+    steps = [s for _, s in transformer.steps] if isinstance(transformer, Pipeline) else [transformer]
+    for step in steps:
+        if isinstance(step, str) or step is None:
+            continue
+        out = list(step.get_feature_names_out(current))
+        if isinstance(step, OneHotEncoder):
+            drops = step.drop_idx_ if step.drop_idx_ is not None else [None] * len(step.categories_)
+            counts = [len(c) - (d is not None) for c, d in zip(step.categories_, drops)]
+            if sum(counts) != len(out):
+                return None
+            sources = list(np.repeat(np.array(sources, dtype=object), counts))
+        elif out != current:
+            return None
+        current = out
+    return sources
+
+
+def _encoded_model(model: ModelAdapter, dataset: Dataset):
+    """(encoder, final estimator, group of each encoded column), or None if the encoding cannot be traced."""
+    if model.takes == "encoded":
+        encoder, estimator = model.encoder, model.estimator
+    elif isinstance(model.estimator, Pipeline) and len(model.estimator.steps) == 2:
+        encoder, estimator = model.estimator[0], model.estimator[-1]
+    else:
+        return None
+    column_group = encoded_groups(encoder, dataset)
+    return None if column_group is None else (encoder, estimator, column_group)
+
+
+def _dense(X) -> np.ndarray:
+    return np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=float)
+
+
+def _encoded_shap(model: ModelAdapter, estimator, bg: np.ndarray, query: np.ndarray):
+    """(values per encoded column, base value, output, explainer name) of a linear or tree estimator, else None."""
+    masker = shap.maskers.Independent(bg, max_samples=len(bg))
+    if hasattr(estimator, "coef_") and hasattr(estimator, "intercept_"):
+        explainer, name = shap.LinearExplainer(estimator, masker), "LinearExplainer"
+        output = "log-odds" if hasattr(estimator, "predict_proba") else SCORE_OUTPUT[model.score_kind]
+    else:
+        try:
+            explainer = shap.TreeExplainer(estimator, bg, feature_perturbation="interventional")
+        except InvalidModelError:
+            return None
+        name, output = "TreeExplainer", TREE_OUTPUT.get(explainer.model.tree_output, "model output")
+    values = np.asarray(explainer.shap_values(query))[0]
+    base = np.ravel(explainer.expected_value)
+    if model.task != "classification":
+        return values, float(base[0]), output, name
+    pos = list(estimator.classes_).index(model.positive_class)
+    if values.ndim == 2:  # one column per class
+        return values[:, pos], float(base[pos]), output, name
+    sign = 1.0 if pos == 1 else -1.0  # a binary margin is for classes_[1]
+    return sign * values, sign * float(base[0]), output, name
+
+
+def _permutation_shap(model: ModelAdapter, dataset: Dataset, query: pd.DataFrame, bg: pd.DataFrame,
+                      seed: int) -> Attribution:
+    codec = _codec(dataset, bg, query)
+    coded_bg = codec.encode(bg)
+    state = np.random.get_state()  # PermutationExplainer seeds and draws from NumPy's global generator
+    try:
+        explainer = shap.PermutationExplainer(lambda X: model.score(codec.decode(X)),
+                                              shap.maskers.Independent(coded_bg, max_samples=len(coded_bg)), seed=seed)
+        exp = explainer(codec.encode(query), silent=True)
+    finally:
+        np.random.set_state(state)
+    return Attribution("SHAP", tuple(dataset.group_names), np.asarray(exp.values[0], dtype=float),
+                       float(np.ravel(exp.base_values)[0]), SCORE_OUTPUT[model.score_kind],
+                       f"PermutationExplainer ({len(coded_bg)} background rows, seed {seed})")
+
+
+def flip_number(model: ModelAdapter, dataset: Dataset, query_frame: pd.DataFrame, reference: Reference,
+                attribution: Attribution) -> FlipPath:
+    """Align groups to the reference in ``attribution.order``, all p+1 cumulative vertices in one model call."""
+    layout = GroupLayout.of(dataset)
+    if tuple(attribution.groups) != layout.names:
+        raise ValueError("the attribution's groups are not the dataset's groups")
+    rank = np.empty(layout.size, dtype=int)
+    rank[layout.indices(attribution.order)] = np.arange(layout.size)
+    masks = rank[None, :] >= np.arange(layout.size + 1)[:, None]  # row k: first k groups at the reference
+    scores = model.score(mix(layout, query_frame.iloc[:1], reference, masks))
+    labels = model.labels_of(scores)
+    flips = np.flatnonzero(labels != labels[0])
+    return FlipPath(f"{attribution.method}-C", int(flips[0]) if len(flips) else None, attribution.order,
+                    scores, int(labels[0]))

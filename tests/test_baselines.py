@@ -1,0 +1,240 @@
+"""LIME / SHAP group attributions and LIME-C / SHAP-C flip numbers (SEV paper §5.4)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import ColumnTransformer
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder, PolynomialFeatures
+
+from explain_core import demo_model, load_demo, make_reference
+from explain_core.baselines import (Attribution, GroupCodec, encoded_groups, explain_lime, explain_shap,
+                                    flip_number)
+from explain_core.data import make_dataset
+from explain_core.models import ModelAdapter, make_encoder, wrap_model
+from explain_core.reference import Reference
+from explain_core.sev import GroupLayout, sev
+
+EXPLAINER = {"l2_lr": "LinearExplainer", "gbdt": "TreeExplainer", "mlp": "PermutationExplainer"}
+
+
+@pytest.fixture(scope="module")
+def demo(explain_cache_dir):
+    """``demo(name, kind)`` → (dataset, trained model, reference, predicted-positive test rows), cached."""
+    cache = {}
+
+    def get(name: str, kind: str):
+        if (name, kind) not in cache:
+            data = cache.setdefault(name, load_demo(name))
+            trained = demo_model(data, kind)
+            test = data.features.iloc[trained.test_rows]
+            positives = test[trained.model.label(test) == 1]
+            cache[name, kind] = (data, trained, make_reference(data, trained.train_rows), positives)
+        return cache[name, kind]
+    return get
+
+
+def group_of_encoded(data, encoder) -> np.ndarray:
+    """Group of each encoded column from its output name (``cat__purpose_car`` → purpose), longest match."""
+    out = []
+    for name in encoder.get_feature_names_out():
+        raw = name.split("__", 1)[1]
+        hits = [(len(c), i) for i, g in enumerate(data.groups) for c in g.columns
+                if raw == c or raw.startswith(f"{c}_")]
+        out.append(max(hits)[1])
+    return np.array(out)
+
+
+# --- flip numbers against exact SEV⁻ -------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,kind,n_queries,background", [
+    ("compas", "l2_lr", 20, 100), ("compas", "gbdt", 20, 100), ("german_credit", "l2_lr", 20, 100),
+    ("german_credit", "gbdt", 20, 100), ("german_credit", "mlp", 8, 20),  # MLP: the slow model-agnostic path
+])
+def test_flip_numbers_are_at_least_sev_minus(demo, name, kind, n_queries, background):
+    data, trained, ref, positives = demo(name, kind)
+    model, layout = trained.model, GroupLayout.of(data)
+    flips = []
+    for i in range(min(n_queries, len(positives))):
+        row = positives.iloc[[i]]
+        minus = sev(model, layout, row, ref, kind="minus", max_depth=layout.size)
+        lime = explain_lime(model, data, row, trained.train_rows, num_samples=1000)
+        shap_ = explain_shap(model, data, row, trained.train_rows, background=background)
+        assert shap_.explainer.startswith(EXPLAINER[kind])
+        for attribution in (lime, shap_):
+            assert attribution.groups == tuple(data.group_names)
+            path = flip_number(model, data, row, ref, attribution)
+            assert path.explained_class == 1 and path.order == attribution.order
+            assert path.scores[0] == pytest.approx(model.score(row)[0])
+            if minus.value is None:
+                assert path.count is None
+            elif path.count is not None:
+                assert path.count >= minus.value
+                assert model.labels_of(path.scores[path.count]) == 0
+                assert (model.labels_of(path.scores[:path.count]) == 1).all()
+            flips.append(path.count)
+    assert any(f is not None for f in flips)
+
+
+# --- SHAP values against independent computations --------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["compas", "german_credit"])
+def test_linear_shap_is_coefficient_times_offset_summed_per_group(demo, name):
+    data, trained, _, positives = demo(name, "l2_lr")
+    encoder, lr = trained.model.estimator[0], trained.model.estimator[-1]
+    columns = group_of_encoded(data, encoder)
+    np.testing.assert_array_equal(encoded_groups(encoder, data), columns)
+    mean = encoder.transform(data.features.iloc[trained.train_rows]).mean(axis=0)
+    for i in range(3):
+        row = positives.iloc[[i]]
+        x = encoder.transform(row)[0]
+        contribution = lr.coef_[0] * (x - mean)
+        expected = np.array([contribution[columns == g].sum() for g in range(len(data.groups))])
+        att = explain_shap(trained.model, data, row, trained.train_rows, background=len(trained.train_rows))
+        assert att.output == "log-odds" and att.groups == tuple(data.group_names)
+        np.testing.assert_allclose(att.values, expected, atol=1e-9)
+        assert att.base_value + att.values.sum() == pytest.approx(lr.decision_function([x])[0], abs=1e-9)
+
+
+def test_german_one_hot_columns_sum_into_one_group(demo):
+    data, trained, _, _ = demo("german_credit", "l2_lr")
+    mapping = encoded_groups(trained.model.estimator[0], data)
+    purpose = data.group_names.index("purpose")
+    assert (mapping == purpose).sum() == data.features["purpose"].nunique() > 2
+    assert len(set(mapping)) == len(data.groups) == 20 and len(mapping) > 20
+
+
+@pytest.mark.parametrize("name", ["compas", "german_credit"])
+def test_tree_shap_is_additive_in_log_odds(demo, name):
+    data, trained, _, positives = demo(name, "gbdt")
+    for i in range(3):
+        row = positives.iloc[[i]]
+        att = explain_shap(trained.model, data, row, trained.train_rows)
+        assert att.explainer.startswith("TreeExplainer") and att.output == "log-odds"
+        raw = trained.model.estimator.decision_function(row)[0]
+        assert att.base_value + att.values.sum() == pytest.approx(raw, abs=1e-6)
+
+
+def test_seeds_reproduce_and_change_values(demo):
+    data, trained, _, positives = demo("german_credit", "mlp")
+    row, rows = positives.iloc[[0]], trained.train_rows
+    lime = [explain_lime(trained.model, data, row, rows, seed=s, num_samples=1000) for s in (1, 1, 2)]
+    np.random.seed(7)
+    expected_draw = np.random.rand()
+    np.random.seed(7)
+    shap_ = [explain_shap(trained.model, data, row, rows, seed=s, background=10) for s in (1, 1, 2)]
+    assert np.random.rand() == expected_draw  # NumPy's global generator is left as it was
+    for a, same, other in (lime, shap_):
+        np.testing.assert_array_equal(a.values, same.values)
+        assert a.base_value == same.base_value
+        assert not np.array_equal(a.values, other.values)
+    assert shap_[0].output == "probability"
+    assert shap_[0].base_value + shap_[0].values.sum() == pytest.approx(trained.model.score(row)[0])
+
+
+# --- hand-built flip counting ------------------------------------------------------------------------------
+
+class LinearScore:
+    """P(positive) = sigmoid(frame @ weights + bias) over named columns."""
+
+    classes_ = np.array([0, 1])
+
+    def __init__(self, weights: dict, bias: float):
+        self.weights, self.bias = weights, bias
+
+    def predict_proba(self, frame):
+        z = sum(w * frame[c].to_numpy(dtype=float) for c, w in self.weights.items()) + self.bias
+        p = 1 / (1 + np.exp(-z))
+        return np.column_stack([1 - p, p])
+
+
+def tiny_case(bias: float):
+    frame = pd.DataFrame({"a": [0.0, 1.0, 2.0], "b": [0.0, 1.0, 3.0], "c": [0.0, 1.0, 5.0], "y": [0, 1, 1]})
+    data = make_dataset(frame, "y")
+    model = ModelAdapter(LinearScore({"a": 3.0, "b": 1.0, "c": 1.0}, bias), ["a", "b", "c"], "classification")
+    reference = Reference({"a": 0.0, "b": 0.0, "c": 0.0}, "zeros")
+    return data, model, reference, data.features.iloc[[1]]  # query a = b = c = 1
+
+
+@pytest.mark.parametrize("values,order,count", [
+    ((5.0, 0.1, 0.2), ("a", "c", "b"), 1),      # 3+1+1-2.5 > 0; without a: 2-2.5 < 0
+    ((0.1, -5.0, 2.0), ("b", "c", "a"), 3),     # without b: 1.5, without b, c: 0.5, all at reference: -2.5
+    ((0.0, 1.0, -1.0), ("b", "c", "a"), 3),     # ties keep dataset order
+])
+def test_flip_count_on_hand_built_model(values, order, count):
+    data, model, reference, query = tiny_case(bias=-2.5)
+    att = Attribution("LIME", ("a", "b", "c"), np.array(values), None, "probability", "by hand")
+    path = flip_number(model, data, query, reference, att)
+    assert (path.method, path.order, path.count, path.explained_class) == ("LIME-C", order, count, 1)
+    expected = [3 + 1 + 1 - 2.5]
+    for k in range(1, 4):  # the score after moving the first k groups of the order to 0
+        kept = {"a": 3.0, "b": 1.0, "c": 1.0}
+        expected.append(sum(w for g, w in kept.items() if g not in order[:k]) - 2.5)
+    np.testing.assert_allclose(path.scores, 1 / (1 + np.exp(-np.array(expected))))
+
+
+def test_flip_count_is_none_when_the_reference_keeps_the_label():
+    data, model, reference, query = tiny_case(bias=0.5)  # reference scores sigmoid(0.5) > 0.5
+    att = Attribution("SHAP", ("a", "b", "c"), np.array([1.0, 2.0, 3.0]), 0.0, "log-odds", "by hand")
+    assert flip_number(model, data, query, reference, att).count is None
+    with pytest.raises(ValueError):
+        flip_number(model, data, query, reference, Attribution("SHAP", ("a", "b"), np.ones(2), 0.0, "", ""))
+
+
+# --- encodings: codec round trip, one-hot blocks, fallback to the model-agnostic path -------------------------
+
+@pytest.fixture(scope="module")
+def mixed():
+    """Numeric, categorical with NaN, binary and a declared one-hot block; a label driven by all of them."""
+    rng = np.random.default_rng(0)
+    n = 300
+    pet = rng.integers(0, 3, n)  # 2 = neither
+    frame = pd.DataFrame({"x": rng.normal(size=n), "color": rng.choice(["red", "green", "blue", None], n),
+                          "flag": rng.choice(["yes", "no"], n), "pet_cat": (pet == 0).astype(int),
+                          "pet_dog": (pet == 1).astype(int)})
+    logit = frame.x + (frame.color == "red") - (frame.flag == "no") + 1.5 * frame.pet_dog
+    frame["y"] = (logit + rng.normal(scale=0.5, size=n) > 0.5).astype(int)
+    return make_dataset(frame, "y", onehot_groups={"pet": ["pet_cat", "pet_dog"]})
+
+
+def test_codec_round_trips_categories_nan_and_blocks(mixed):
+    codec = GroupCodec(mixed, mixed.features)
+    coded = codec.encode(mixed.features)
+    assert coded.shape == (len(mixed.features), 4)
+    assert set(coded[:, mixed.group_names.index("pet")]) == {0, 1, 2}
+    pd.testing.assert_frame_equal(codec.decode(coded), mixed.features, check_dtype=False)
+
+
+def test_declared_block_maps_to_its_group_and_unmappable_encoders_fall_back(mixed):
+    rows = np.arange(len(mixed.features))
+    query = mixed.features.iloc[[0]]
+    pipe = Pipeline([("encode", make_encoder(mixed)), ("model", LogisticRegression())]).fit(mixed.features, mixed.y)
+    model = wrap_model(pipe, mixed)
+    mapping = encoded_groups(pipe[0], mixed)
+    assert list(mapping[-2:]) == [mixed.group_names.index("pet")] * 2
+    linear = explain_shap(model, mixed, query, rows)
+    assert linear.explainer.startswith("LinearExplainer") and linear.groups == tuple(mixed.group_names)
+
+    poly = ColumnTransformer([("poly", PolynomialFeatures(2), ["x"]),
+                              ("rest", OneHotEncoder(handle_unknown="ignore"), ["flag", "pet_cat", "pet_dog"]),
+                              ("color", OneHotEncoder(handle_unknown="ignore"), ["color"])])
+    pipe = Pipeline([("encode", poly), ("model", LogisticRegression())]).fit(mixed.features, mixed.y)
+    model = wrap_model(pipe, mixed)
+    assert encoded_groups(pipe[0], mixed) is None
+    agnostic = explain_shap(model, mixed, query, rows, background=30)
+    assert agnostic.explainer.startswith("PermutationExplainer") and agnostic.output == "probability"
+    assert agnostic.base_value + agnostic.values.sum() == pytest.approx(model.score(query)[0])
+    lime = explain_lime(model, mixed, query, rows, num_samples=500)
+    assert lime.groups == tuple(mixed.group_names) and np.isfinite(lime.values).all()
+
+
+def test_shap_explains_the_positive_class_when_it_is_classes_0(mixed):
+    labels = np.where(mixed.y == 1, "approved", "rejected")  # classes_ = [approved, rejected]
+    pipe = Pipeline([("encode", make_encoder(mixed)), ("model", LogisticRegression())]).fit(mixed.features, labels)
+    model = ModelAdapter(pipe, mixed.columns, "classification", positive_class="approved")
+    query = mixed.features.iloc[[0]]
+    att = explain_shap(model, mixed, query, np.arange(len(mixed.features)))
+    p = model.score(query)[0]
+    assert att.base_value + att.values.sum() == pytest.approx(np.log(p / (1 - p)))

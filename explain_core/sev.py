@@ -68,6 +68,7 @@ class SEVResult:
     explained_class: int
     max_depth: int
     restricted: tuple[str, ...] = ()
+    reference_class: int | None = None
     vertex_masks: np.ndarray | None = None  # (m, p) bool, True = query value
     vertex_scores: np.ndarray | None = None  # (m,) model score of each evaluated vertex
 
@@ -90,6 +91,9 @@ class SEVResult:
             return f"{self.label} = 0: the reference itself is already predicted in the query's class"
         if self.status == "explained":
             return f"{self.label} = {self.value} ({len(self.explanations)} minimal explanation(s))"
+        if self.reference_class == self.explained_class and self.kind == "minus":
+            return (f"{self.label}: not found — the reference is itself predicted in the query's class; "
+                    "use a reference built from the other class")
         if self.status == "beyond_depth":
             return f"{self.label}: no explanation within depth {self.max_depth} (deeper layers were not searched)"
         held = f" with {', '.join(self.restricted)} held fixed" if self.restricted else ""
@@ -139,11 +143,19 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
     depth_limit = min(max_depth, len(movable))
     searched_depth = sum(1 for _ in itertools.takewhile(lambda d: comb(len(movable), d) <= MAX_LAYER_VERTICES,
                                                          range(1, depth_limit + 1)))
+    origin_score = model.score(reference.as_frame(list(layout.columns)))
+    reference_class = int(model.labels_of(origin_score)[0])
     seen_masks: list[list[np.ndarray]] = [[] for _ in range(n)]
     seen_scores: list[list[np.ndarray]] = [[] for _ in range(n)]
     found: dict[int, tuple[int, list[np.ndarray]]] = {}
-    if kind == "plus":
-        _plus_depth_zero(model, layout, queries, reference, classes, found, seen_masks, seen_scores, keep_scores)
+    if kind == "plus":  # depth 0: SEV⁺ = 0 when the reference is already in the query's class
+        origin = np.zeros((1, p), dtype=bool)
+        for qi in range(n):
+            if keep_scores:
+                seen_masks[qi].append(origin)
+                seen_scores[qi].append(origin_score)
+            if reference_class == classes[qi]:
+                found[qi] = (0, [origin])
     pending = np.array([i for i in range(n) if i not in found], dtype=np.intp)
     for depth in range(1, searched_depth + 1):
         if len(pending) == 0:
@@ -165,33 +177,22 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
         if progress:
             progress(1 - len(pending) / max(n, 1), f"{kind}: depth {depth} done, {len(pending)} of {n} queries left")
     status_if_missing = "unexplainable" if searched_depth == len(movable) else "beyond_depth"
-    return [_result(kind, layout, found.get(i), status_if_missing, int(classes[i]), searched_depth, tuple(restricted),
-                    seen_masks[i], seen_scores[i], keep_scores) for i in range(n)]
+    outcome = dict(kind=kind, max_depth=searched_depth, restricted=tuple(restricted), reference_class=reference_class)
+    return [_result(layout, found.get(i), status_if_missing, int(classes[i]), seen_masks[i], seen_scores[i],
+                    keep_scores, outcome) for i in range(n)]
 
 
-def _plus_depth_zero(model, layout, queries, reference, classes, found, seen_masks, seen_scores, keep_scores):
-    """SEV⁺ = 0 when the reference itself is already predicted in the query's class."""
-    origin = np.zeros((1, layout.size), dtype=bool)
-    score = model.score(mix(layout, queries.iloc[:1], reference, origin))
-    for qi in range(len(queries)):
-        if keep_scores:
-            seen_masks[qi].append(origin)
-            seen_scores[qi].append(score)
-        if model.labels_of(score)[0] == classes[qi]:
-            found[qi] = (0, [origin])
-
-
-def _result(kind, layout, hit, status_if_missing, explained_class, max_depth, restricted, masks, scores, keep):
-    vertex_masks = np.concatenate(masks) if keep and masks else None
-    vertex_scores = np.concatenate(scores) if keep and scores else None
+def _result(layout, hit, status_if_missing, explained_class, masks, scores, keep, outcome) -> SEVResult:
+    vertices = dict(vertex_masks=np.concatenate(masks) if keep and masks else None,
+                    vertex_scores=np.concatenate(scores) if keep and scores else None)
     if hit is None:
-        return SEVResult(kind, None, (), status_if_missing, explained_class, max_depth, restricted,
-                         vertex_masks, vertex_scores)
+        return SEVResult(value=None, explanations=(), status=status_if_missing, explained_class=explained_class,
+                         **outcome, **vertices)
     depth, hits = hit
-    moved = [(~m if kind == "minus" else m) for m in np.concatenate(hits)]
+    moved = [(~m if outcome["kind"] == "minus" else m) for m in np.concatenate(hits)]
     explanations = tuple(tuple(layout.names[g] for g in np.flatnonzero(mv)) for mv in moved)
-    return SEVResult(kind, depth, explanations, "explained", explained_class, max_depth, restricted,
-                     vertex_masks, vertex_scores)
+    return SEVResult(value=depth, explanations=explanations, status="explained", explained_class=explained_class,
+                     **outcome, **vertices)
 
 
 def sev(model: ModelAdapter, layout: GroupLayout, query: pd.DataFrame | pd.Series, reference: Reference, *,

@@ -280,3 +280,15 @@ def test_layers_over_the_vertex_limit_are_not_searched(monkeypatch):
     monkeypatch.setattr(sev_module, "MAX_LAYER_VERTICES", 5)  # C(5,1)=5 fits, C(5,2)=10 does not
     cut = sev(model, GroupLayout.of(data), query, ref)
     assert (cut.value, cut.status, cut.max_depth) == (None, "beyond_depth", 1)
+
+
+def test_reference_in_the_query_class_is_reported():
+    columns = ["a", "b"]
+    model = adapter(lambda f: f["a"].to_numpy(float) + f["b"].to_numpy(float) - 3.5, columns, "decision")
+    data = make_dataset(pd.DataFrame({"a": [0.0, 3.0], "b": [0.0, 3.0], "y": [0, 1]}), "y")
+    query, same_class_ref = pd.DataFrame({"a": [1.0], "b": [1.0]}), Reference({"a": 0.0, "b": 0.0}, "negatives")
+    minus = sev(model, GroupLayout.of(data), query, same_class_ref, kind="minus")
+    plus = sev(model, GroupLayout.of(data), query, same_class_ref, kind="plus")
+    assert minus.reference_class == minus.explained_class == 0 and minus.value is None
+    assert "reference is itself predicted in the query's class" in minus.message
+    assert (plus.value, plus.explanations) == (0, ((),))

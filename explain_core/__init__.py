@@ -13,6 +13,8 @@ from .models import (ModelAdapter, TrainedModel, UntrustedModelError, demo_model
                      model_from_file, train_model, wrap_model)
 from .reference import Reference, check_restricted, make_reference
 from .baselines import Attribution, FlipPath, explain_lime, explain_shap, flip_number
+from .lens import (Factor, LensContext, LensResult, Measures, feature_mad, lens_contexts,
+                   opposite_references, shap_curve)
 from .sev import GroupLayout, SEVExplanation, SEVResult, explain_sev, hypercube, sev_batch
 
 __all__ = [
@@ -20,5 +22,7 @@ __all__ = [
     "ModelAdapter", "TrainedModel", "UntrustedModelError", "demo_model", "load_model_file", "model_from_file",
     "train_model", "wrap_model", "Reference", "check_restricted", "make_reference",
     "Attribution", "FlipPath", "explain_lime", "explain_shap", "flip_number",
+    "Factor", "LensContext", "LensResult", "Measures", "feature_mad", "lens_contexts",
+    "opposite_references", "shap_curve",
     "GroupLayout", "SEVExplanation", "SEVResult", "explain_sev", "hypercube", "sev_batch",
 ]

@@ -198,11 +198,11 @@ def _result(layout, hit, status_if_missing, explained_class, masks, scores, keep
 def sev(model: ModelAdapter, layout: GroupLayout, query: pd.DataFrame | pd.Series, reference: Reference, *,
         kind: str = "minus", restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH) -> SEVResult:
     """SEV⁻ / SEV® / SEV⁺ of one query (a one-row frame or a Series)."""
-    return sev_batch(model, layout, _one_row(query), reference, kind=kind, restricted=restricted,
+    return sev_batch(model, layout, one_row(query), reference, kind=kind, restricted=restricted,
                      max_depth=max_depth)[0]
 
 
-def _one_row(query) -> pd.DataFrame:
+def one_row(query) -> pd.DataFrame:
     return query.to_frame().T.infer_objects() if isinstance(query, pd.Series) else query.iloc[:1]
 
 
@@ -227,7 +227,7 @@ def hypercube(model: ModelAdapter, layout: GroupLayout, query, reference: Refere
         raise ValueError(f"the full hypercube has 2^{p} vertices; it is drawn for at most {HYPERCUBE_MAX_GROUPS} groups")
     codes = np.arange(2 ** p)
     masks = ((codes[:, None] >> np.arange(p)) & 1).astype(bool)
-    scores = model.score(mix(layout, _one_row(query), reference, masks))
+    scores = model.score(mix(layout, one_row(query), reference, masks))
     return Hypercube(layout.names, masks, scores, model.labels_of(scores))
 
 
@@ -274,7 +274,7 @@ def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Referen
                 restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH) -> SEVExplanation:
     """SEV⁺, SEV⁻ and SEV® (when ``restricted`` is given) of one query row of ``dataset``."""
     layout = GroupLayout.of(dataset)
-    row = _one_row(query)
+    row = one_row(query)
     score = float(model.score(row)[0])
     minus = sev(model, layout, row, reference, kind="minus", max_depth=max_depth)
     plus = sev(model, layout, row, reference, kind="plus", max_depth=max_depth)

@@ -13,12 +13,9 @@ import pandas as pd
 import shap
 from lime.lime_tabular import LimeTabularExplainer
 from shap.utils._exceptions import InvalidModelError
-from sklearn.compose import ColumnTransformer
-from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import OneHotEncoder
 
 from .data import Dataset
-from .models import ModelAdapter
+from .models import ModelAdapter, encoded_model
 from .reference import Reference
 from .sev import GroupLayout, mix
 
@@ -151,79 +148,15 @@ def explain_shap(model: ModelAdapter, dataset: Dataset, query_frame: pd.DataFram
     rng = np.random.default_rng(seed)
     rows = rng.choice(np.asarray(train_rows), size=min(background, len(train_rows)), replace=False)
     bg, query = dataset.features.iloc[rows], query_frame.iloc[:1][dataset.columns]
-    split = _encoded_model(model, dataset)
+    split = encoded_model(model, dataset.groups)
     if split is not None:
-        encoder, estimator, column_group = split
-        found = _encoded_shap(model, estimator, _dense(encoder.transform(bg)), _dense(encoder.transform(query)))
+        found = _encoded_shap(model, split.estimator, split.encode(bg), split.encode(query))
         if found is not None:
             values, base, output, name = found
-            grouped = np.bincount(column_group, weights=values, minlength=len(dataset.groups))
+            grouped = np.bincount(split.column_group, weights=values, minlength=len(dataset.groups))
             return Attribution("SHAP", tuple(dataset.group_names), grouped, base, output,
                                f"{name} (interventional, {len(rows)} background rows, seed {seed})")
     return _permutation_shap(model, dataset, query, bg, seed)
-
-
-def encoded_groups(encoder, dataset: Dataset) -> np.ndarray | None:
-    """Group index of each output column of a fitted ColumnTransformer; None where it cannot be traced."""
-    if not isinstance(encoder, ColumnTransformer):
-        return None
-    group_of = {c: i for i, g in enumerate(dataset.groups) for c in g.columns}
-    width = max((s.stop for s in encoder.output_indices_.values()), default=0)
-    out = np.full(width, -1)
-    for name, transformer, columns in encoder.transformers_:
-        part = encoder.output_indices_[name]
-        if part.stop == part.start:
-            continue
-        sources = _trace(transformer, _column_names(encoder, columns))
-        if sources is None or len(sources) != part.stop - part.start or not set(sources) <= set(group_of):
-            return None
-        out[part] = [group_of[c] for c in sources]
-    return out if (out >= 0).all() else None
-
-
-def _column_names(encoder: ColumnTransformer, columns) -> list:
-    columns = [columns] if isinstance(columns, str) else list(columns)
-    if columns and all(isinstance(c, (int, np.integer)) for c in columns):
-        return list(encoder.feature_names_in_[columns])
-    return columns
-
-
-def _trace(transformer, names: list) -> list | None:
-    """The raw column behind each output column of a fitted transformer: one-hot or one-to-one steps only."""
-    if isinstance(transformer, str):
-        return list(names) if transformer == "passthrough" else None
-    sources, current = list(names), list(names)
-    steps = [s for _, s in transformer.steps] if isinstance(transformer, Pipeline) else [transformer]
-    for step in steps:
-        if isinstance(step, str) or step is None:
-            continue
-        out = list(step.get_feature_names_out(current))
-        if isinstance(step, OneHotEncoder):
-            drops = step.drop_idx_ if step.drop_idx_ is not None else [None] * len(step.categories_)
-            counts = [len(c) - (d is not None) for c, d in zip(step.categories_, drops)]
-            if sum(counts) != len(out):
-                return None
-            sources = list(np.repeat(np.array(sources, dtype=object), counts))
-        elif out != current:
-            return None
-        current = out
-    return sources
-
-
-def _encoded_model(model: ModelAdapter, dataset: Dataset):
-    """(encoder, final estimator, group of each encoded column), or None if the encoding cannot be traced."""
-    if model.takes == "encoded":
-        encoder, estimator = model.encoder, model.estimator
-    elif isinstance(model.estimator, Pipeline) and len(model.estimator.steps) == 2:
-        encoder, estimator = model.estimator[0], model.estimator[-1]
-    else:
-        return None
-    column_group = encoded_groups(encoder, dataset)
-    return None if column_group is None else (encoder, estimator, column_group)
-
-
-def _dense(X) -> np.ndarray:
-    return np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=float)
 
 
 def _encoded_shap(model: ModelAdapter, estimator, bg: np.ndarray, query: np.ndarray):

@@ -10,7 +10,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -23,9 +23,10 @@ from sklearn.linear_model import Lasso, LogisticRegression, Ridge
 from sklearn.metrics import accuracy_score, mean_squared_error, r2_score, roc_auc_score
 from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.pipeline import Pipeline, make_pipeline
-from sklearn.preprocessing import OneHotEncoder, StandardScaler
+from sklearn.preprocessing import (FunctionTransformer, KBinsDiscretizer, MaxAbsScaler, MinMaxScaler, OneHotEncoder, OrdinalEncoder,
+                                   RobustScaler, StandardScaler)
 
-from .data import Dataset, IntakeError, find_value, load_demo, show
+from .data import Dataset, FeatureGroup, IntakeError, find_value, load_demo, show
 
 TRUSTED_ENV = "EXPLAIN_TRUSTED_MODELS"
 CACHE_ENV = "EXPLAIN_CACHE_DIR"
@@ -65,13 +66,16 @@ class ModelAdapter:
 
     def score(self, frame: pd.DataFrame) -> np.ndarray:
         """One float per row: P(positive), the decision value for the positive class, or the prediction."""
-        X = self.inputs(frame)
+        return self.scores_of(self.estimator, self.inputs(frame))
+
+    def scores_of(self, estimator, X) -> np.ndarray:
+        """:meth:`score` of ``estimator`` (this model, or its final step on encoded rows ``X``)."""
         if self.score_kind == "proba":
-            return np.asarray(self.estimator.predict_proba(X))[:, self._positive_index()].astype(float)
+            return np.asarray(estimator.predict_proba(X))[:, self._positive_index()].astype(float)
         if self.score_kind == "decision":  # sklearn: a decision value > 0 means classes_[1]
-            decision = np.asarray(self.estimator.decision_function(X), dtype=float).ravel()
+            decision = np.asarray(estimator.decision_function(X), dtype=float).ravel()
             return decision if self._positive_index() == 1 else -decision
-        pred = np.asarray(self.estimator.predict(X)).ravel()
+        pred = np.asarray(estimator.predict(X)).ravel()
         if self.task == "classification":
             return (pred == self.positive_class).astype(float)
         return pred.astype(float)
@@ -162,6 +166,108 @@ def _input_columns(estimator, dataset: Dataset, encoder) -> tuple[str, list[str]
         raise IntakeError(f"The dataset has feature columns the model does not use: {', '.join(extra)}; "
                           "drop them from the file so every feature can be explained.")
     return "raw", names
+
+
+# ---------------------------------------------------------------------------------------------------
+# The model as encoder + estimator, when each encoded column comes from one feature group
+
+COLUMNWISE_STEPS = (StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler, SimpleImputer, OrdinalEncoder,
+                    KBinsDiscretizer, OneHotEncoder)
+
+
+@dataclass(frozen=True)
+class EncodedModel:
+    """A model split into a column-wise ``encoder`` and the ``estimator`` fed its output.
+
+    ``column_group[j]`` is the feature group behind encoded column j. Because every step works column
+    by column, mixing encoded rows group by group equals encoding the mixed raw rows.
+    """
+
+    encoder: Any
+    estimator: Any
+    column_group: np.ndarray
+
+    def encode(self, frame: pd.DataFrame) -> np.ndarray:
+        X = self.encoder.transform(frame)
+        return np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=float)
+
+
+def encoded_model(model: ModelAdapter, groups: Sequence[FeatureGroup]) -> EncodedModel | None:
+    """Split ``model`` into encoder + estimator over ``groups``; None unless the encoding is column-wise."""
+    if model.takes == "encoded":
+        encoder, estimator = model.encoder, model.estimator
+    elif isinstance(model.estimator, Pipeline) and len(model.estimator.steps) == 2:
+        encoder, estimator = model.estimator[0], model.estimator[-1]
+    else:
+        return None
+    if getattr(estimator, "feature_names_in_", None) is not None:
+        return None
+    column_group = encoded_column_groups(encoder, groups)
+    return None if column_group is None else EncodedModel(encoder, estimator, column_group)
+
+
+def encoded_column_groups(encoder, groups: Sequence[FeatureGroup]) -> np.ndarray | None:
+    """Group index of each output column of a fitted ColumnTransformer; None where it cannot be traced."""
+    if not isinstance(encoder, ColumnTransformer):
+        return None
+    group_of = {c: i for i, g in enumerate(groups) for c in g.columns}
+    width = max((s.stop for s in encoder.output_indices_.values()), default=0)
+    out = np.full(width, -1)
+    for name, transformer, columns in encoder.transformers_:
+        part = encoder.output_indices_[name]
+        if part.stop == part.start:
+            continue
+        sources = _trace(transformer, _column_names(encoder, columns))
+        if sources is None or len(sources) != part.stop - part.start or not set(sources) <= set(group_of):
+            return None
+        out[part] = [group_of[c] for c in sources]
+    return out if (out >= 0).all() else None
+
+
+def _column_names(encoder: ColumnTransformer, columns) -> list:
+    columns = [columns] if isinstance(columns, str) else list(columns)
+    if columns and all(isinstance(c, (int, np.integer)) for c in columns):
+        return list(encoder.feature_names_in_[columns])
+    return columns
+
+
+def _trace(transformer, names: list) -> list | None:
+    """The raw column behind each output column: passthrough and COLUMNWISE_STEPS only."""
+    if isinstance(transformer, str):
+        return list(names) if transformer == "passthrough" else None
+    sources, current = list(names), list(names)
+    steps = [s for _, s in transformer.steps] if isinstance(transformer, Pipeline) else [transformer]
+    for step in steps:
+        if step is None or step == "passthrough" or _is_identity(step):
+            continue
+        if not isinstance(step, COLUMNWISE_STEPS) or getattr(step, "add_indicator", False):
+            return None
+        out = list(step.get_feature_names_out(current))
+        if isinstance(step, (OneHotEncoder, KBinsDiscretizer)) and len(out) != len(current):
+            counts = _onehot_counts(step)
+            if counts is None or sum(counts) != len(out):
+                return None
+            sources = list(np.repeat(np.array(sources, dtype=object), counts))
+        elif len(out) != len(current):
+            return None
+        current = out
+    return sources
+
+
+def _is_identity(step) -> bool:
+    """A fitted ColumnTransformer stores "passthrough" as a FunctionTransformer without a function."""
+    return isinstance(step, FunctionTransformer) and step.func is None
+
+
+def _onehot_counts(step) -> list[int] | None:
+    """Output columns per input column of a one-hot step (OneHotEncoder, or KBinsDiscretizer one-hot)."""
+    if isinstance(step, KBinsDiscretizer):
+        return list(step.n_bins_) if step.encode != "ordinal" else None
+    drops = step.drop_idx_ if step.drop_idx_ is not None else [None] * len(step.categories_)
+    infrequent = getattr(step, "infrequent_categories_", None)
+    if infrequent is not None and any(i is not None for i in infrequent):
+        return None
+    return [len(c) - (d is not None) for c, d in zip(step.categories_, drops)]
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -12,18 +12,19 @@ from __future__ import annotations
 import itertools
 from math import comb
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .data import Dataset
-from .models import ModelAdapter
+from .data import Dataset, FeatureGroup
+from .models import ModelAdapter, encoded_model
 from .reference import Reference
 
 ProgressFn = Callable[[float, str], None]
 DEFAULT_MAX_DEPTH = 6
-DEFAULT_CHUNK_ROWS = 200_000
+DEFAULT_CHUNK_ROWS = 32_768  # model calls of ~20-50k rows run fastest per row here (bench/sev_speed.py)
 MAX_LAYER_VERTICES = 2_000_000  # one layer per query; deeper layers of wide data are cut off (status beyond_depth)
 HYPERCUBE_MAX_GROUPS = 12
 KINDS = ("minus", "plus")
@@ -31,20 +32,29 @@ KINDS = ("minus", "plus")
 
 @dataclass(frozen=True)
 class GroupLayout:
-    """Feature-group names and, for each model input column, the group it belongs to."""
+    """The dataset's feature groups: their names and, for each model input column, its group."""
 
-    names: tuple[str, ...]
-    columns: tuple[str, ...]
-    column_group: tuple[int, ...]
+    groups: tuple[FeatureGroup, ...]
 
     @classmethod
     def of(cls, dataset: Dataset) -> "GroupLayout":
-        columns = [(c, i) for i, g in enumerate(dataset.groups) for c in g.columns]
-        return cls(tuple(dataset.group_names), tuple(c for c, _ in columns), tuple(i for _, i in columns))
+        return cls(tuple(dataset.groups))
+
+    @cached_property
+    def names(self) -> tuple[str, ...]:
+        return tuple(g.name for g in self.groups)
+
+    @cached_property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(c for g in self.groups for c in g.columns)
+
+    @cached_property
+    def column_group(self) -> tuple[int, ...]:
+        return tuple(i for i, g in enumerate(self.groups) for _ in g.columns)
 
     @property
     def size(self) -> int:
-        return len(self.names)
+        return len(self.groups)
 
     def indices(self, names: Sequence[str]) -> list[int]:
         return [self.names.index(n) for n in names]
@@ -123,6 +133,38 @@ def mix(layout: GroupLayout, queries: pd.DataFrame, reference: Reference, masks:
     return pd.DataFrame(data)
 
 
+class VertexScorer:
+    """Model scores of hypercube vertices of many queries against one reference.
+
+    When the model's preprocessing works column by column (:func:`encoded_model`), the queries and the
+    reference are encoded once and vertices are mixed as numeric arrays for the final estimator — the
+    same scores as encoding each mixed raw row, without per-call preprocessing. Otherwise vertices are
+    mixed as raw rows (:func:`mix`) for the whole model.
+    """
+
+    def __init__(self, model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference):
+        self.model, self.layout, self.queries, self.reference = model, layout, queries, reference
+        self.encoded = encoded_model(model, layout.groups)
+        if self.encoded is None:
+            self.query_scores = model.score(queries)
+            self.reference_score = float(model.score(reference.as_frame(list(layout.columns)))[0])
+        else:
+            raw = pd.concat([queries[list(layout.columns)], reference.as_frame(list(layout.columns))])
+            encoded = self.encoded.encode(raw[model.columns])
+            self._queries, self._reference = encoded[:-1], encoded[-1]
+            scores = model.scores_of(self.encoded.estimator, encoded)
+            self.query_scores, self.reference_score = scores[:-1], float(scores[-1])
+
+    def scores(self, rows: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """(len(rows), len(masks)) scores: query ``rows[i]`` with the groups where ``masks[j]`` is False moved."""
+        if self.encoded is None:
+            frame = mix(self.layout, self.queries.iloc[rows], self.reference, masks)
+            return self.model.score(frame).reshape(len(rows), len(masks))
+        keep = masks[:, self.encoded.column_group]
+        X = np.where(keep[None], self._queries[rows, None, :], self._reference).reshape(-1, keep.shape[1])
+        return self.model.scores_of(self.encoded.estimator, X).reshape(len(rows), len(masks))
+
+
 def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference, *,
               kind: str = "minus", restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH,
               chunk_rows: int = DEFAULT_CHUNK_ROWS, keep_scores: bool = True,
@@ -137,14 +179,16 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
         raise ValueError("restricted features apply to SEV⁻ (SEV®), not to SEV⁺")
     queries = queries.reset_index(drop=True)
     n, p = len(queries), layout.size
-    classes = model.label(queries)
+    if n == 0:
+        return []
+    scorer = VertexScorer(model, layout, queries, reference)
+    classes = model.labels_of(scorer.query_scores)
+    reference_class = int(model.labels_of([scorer.reference_score])[0])
     start = kind == "minus"  # minus starts at the query (all True), plus at the reference (all False)
     movable = [i for i in range(p) if layout.names[i] not in set(restricted)]
     depth_limit = min(max_depth, len(movable))
     searched_depth = sum(1 for _ in itertools.takewhile(lambda d: comb(len(movable), d) <= MAX_LAYER_VERTICES,
                                                          range(1, depth_limit + 1)))
-    origin_score = model.score(reference.as_frame(list(layout.columns)))
-    reference_class = int(model.labels_of(origin_score)[0])
     seen_masks: list[list[np.ndarray]] = [[] for _ in range(n)]
     seen_scores: list[list[np.ndarray]] = [[] for _ in range(n)]
     found: dict[int, tuple[int, list[np.ndarray]]] = {}
@@ -153,7 +197,7 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
         for qi in range(n):
             if keep_scores:
                 seen_masks[qi].append(origin)
-                seen_scores[qi].append(origin_score)
+                seen_scores[qi].append(np.array([scorer.reference_score]))
             if reference_class == classes[qi]:
                 found[qi] = (0, [origin])
     pending = np.array([i for i in range(n) if i not in found], dtype=np.intp)
@@ -163,7 +207,7 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
         flips: dict[int, list[np.ndarray]] = {}
         for masks in layer_masks(p, movable, depth, start, max(1, chunk_rows)):
             for part in np.array_split(pending, max(1, -(-len(pending) * len(masks) // chunk_rows))):
-                scores = model.score(mix(layout, queries.iloc[part], reference, masks)).reshape(len(part), len(masks))
+                scores = scorer.scores(part, masks)
                 labels = model.labels_of(scores)
                 flipped = (labels != classes[part, None]) if kind == "minus" else (labels == classes[part, None])
                 for row, qi in enumerate(part):
@@ -175,7 +219,7 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
         found.update({qi: (depth, hits) for qi, hits in flips.items()})
         pending = pending[[qi not in flips for qi in pending]]
         if progress:
-            progress(1 - len(pending) / max(n, 1), f"{kind}: depth {depth} done, {len(pending)} of {n} queries left")
+            progress(1 - len(pending) / n, f"{kind}: depth {depth} done, {len(pending)} of {n} queries left")
     status_if_missing = "unexplainable" if searched_depth == len(movable) else "beyond_depth"
     outcome = dict(kind=kind, max_depth=searched_depth, restricted=tuple(restricted), reference_class=reference_class)
     return [_result(layout, found.get(i), status_if_missing, int(classes[i]), seen_masks[i], seen_scores[i],
@@ -227,7 +271,7 @@ def hypercube(model: ModelAdapter, layout: GroupLayout, query, reference: Refere
         raise ValueError(f"the full hypercube has 2^{p} vertices; it is drawn for at most {HYPERCUBE_MAX_GROUPS} groups")
     codes = np.arange(2 ** p)
     masks = ((codes[:, None] >> np.arange(p)) & 1).astype(bool)
-    scores = model.score(mix(layout, one_row(query), reference, masks))
+    scores = VertexScorer(model, layout, one_row(query), reference).scores(np.array([0]), masks)[0]
     return Hypercube(layout.names, masks, scores, model.labels_of(scores))
 
 

@@ -10,7 +10,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, PolynomialFeatures
 
 from explain_core import demo_model, load_demo, make_reference
-from explain_core.baselines import (Attribution, GroupCodec, encoded_groups, explain_lime, explain_shap,
+from explain_core.models import encoded_column_groups
+from explain_core.baselines import (Attribution, GroupCodec, explain_lime, explain_shap,
                                     flip_number)
 from explain_core.data import make_dataset
 from explain_core.models import ModelAdapter, make_encoder, wrap_model
@@ -85,7 +86,7 @@ def test_linear_shap_is_coefficient_times_offset_summed_per_group(demo, name):
     data, trained, _, positives = demo(name, "l2_lr")
     encoder, lr = trained.model.estimator[0], trained.model.estimator[-1]
     columns = group_of_encoded(data, encoder)
-    np.testing.assert_array_equal(encoded_groups(encoder, data), columns)
+    np.testing.assert_array_equal(encoded_column_groups(encoder, data.groups), columns)
     mean = encoder.transform(data.features.iloc[trained.train_rows]).mean(axis=0)
     for i in range(3):
         row = positives.iloc[[i]]
@@ -100,7 +101,7 @@ def test_linear_shap_is_coefficient_times_offset_summed_per_group(demo, name):
 
 def test_german_one_hot_columns_sum_into_one_group(demo):
     data, trained, _, _ = demo("german_credit", "l2_lr")
-    mapping = encoded_groups(trained.model.estimator[0], data)
+    mapping = encoded_column_groups(trained.model.estimator[0], data.groups)
     purpose = data.group_names.index("purpose")
     assert (mapping == purpose).sum() == data.features["purpose"].nunique() > 2
     assert len(set(mapping)) == len(data.groups) == 20 and len(mapping) > 20
@@ -212,7 +213,7 @@ def test_declared_block_maps_to_its_group_and_unmappable_encoders_fall_back(mixe
     query = mixed.features.iloc[[0]]
     pipe = Pipeline([("encode", make_encoder(mixed)), ("model", LogisticRegression())]).fit(mixed.features, mixed.y)
     model = wrap_model(pipe, mixed)
-    mapping = encoded_groups(pipe[0], mixed)
+    mapping = encoded_column_groups(pipe[0], mixed.groups)
     assert list(mapping[-2:]) == [mixed.group_names.index("pet")] * 2
     linear = explain_shap(model, mixed, query, rows)
     assert linear.explainer.startswith("LinearExplainer") and linear.groups == tuple(mixed.group_names)
@@ -222,7 +223,7 @@ def test_declared_block_maps_to_its_group_and_unmappable_encoders_fall_back(mixe
                               ("color", OneHotEncoder(handle_unknown="ignore"), ["color"])])
     pipe = Pipeline([("encode", poly), ("model", LogisticRegression())]).fit(mixed.features, mixed.y)
     model = wrap_model(pipe, mixed)
-    assert encoded_groups(pipe[0], mixed) is None
+    assert encoded_column_groups(pipe[0], mixed.groups) is None
     agnostic = explain_shap(model, mixed, query, rows, background=30)
     assert agnostic.explainer.startswith("PermutationExplainer") and agnostic.output == "probability"
     assert agnostic.base_value + agnostic.values.sum() == pytest.approx(model.score(query)[0])

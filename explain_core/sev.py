@@ -210,14 +210,14 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
                 scores = scorer.scores(part, masks)
                 labels = model.labels_of(scores)
                 flipped = (labels != classes[part, None]) if kind == "minus" else (labels == classes[part, None])
-                for row, qi in enumerate(part):
-                    if keep_scores:
+                if keep_scores:
+                    for row, qi in enumerate(part):
                         seen_masks[qi].append(masks)
                         seen_scores[qi].append(scores[row])
-                    if flipped[row].any():
-                        flips.setdefault(qi, []).append(masks[flipped[row]])
+                for row in np.flatnonzero(flipped.any(axis=1)):
+                    flips.setdefault(part[row], []).append(masks[flipped[row]])
         found.update({qi: (depth, hits) for qi, hits in flips.items()})
-        pending = pending[[qi not in flips for qi in pending]]
+        pending = np.setdiff1d(pending, list(flips), assume_unique=True)
         if progress:
             progress(1 - len(pending) / n, f"{kind}: depth {depth} done, {len(pending)} of {n} queries left")
     status_if_missing = "unexplainable" if searched_depth == len(movable) else "beyond_depth"
@@ -233,8 +233,9 @@ def _result(layout, hit, status_if_missing, explained_class, masks, scores, keep
         return SEVResult(value=None, explanations=(), status=status_if_missing, explained_class=explained_class,
                          **outcome, **vertices)
     depth, hits = hit
-    moved = [(~m if outcome["kind"] == "minus" else m) for m in np.concatenate(hits)]
-    explanations = tuple(tuple(layout.names[g] for g in np.flatnonzero(mv)) for mv in moved)
+    hits = np.concatenate(hits)
+    moved = ~hits if outcome["kind"] == "minus" else hits
+    explanations = tuple(tuple(itertools.compress(layout.names, mv)) for mv in moved.tolist())
     return SEVResult(value=depth, explanations=explanations, status="explained", explained_class=explained_class,
                      **outcome, **vertices)
 

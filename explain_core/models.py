@@ -370,29 +370,29 @@ def cache_dir() -> Path:
 def demo_model(dataset: Dataset | str, kind: str = "gbdt", *, seed: int = 0) -> TrainedModel:
     """A demo model for a bundled dataset: trained on first use (seeded), then loaded from the disk cache."""
     dataset = load_demo(dataset) if isinstance(dataset, str) else dataset
-    key = f"{dataset.name}-{kind}-{seed}-sk{sklearn.__version__}-{_data_hash(dataset)}"
+    key = f"{dataset.name}-{kind}-{seed}-sk{sklearn.__version__}-{data_hash(dataset)}"
     path, meta = cache_dir() / f"{key}.skops", cache_dir() / f"{key}.json"
     if path.exists() and meta.exists():
         info = json.loads(meta.read_text())
-        adapter = _wrap_demo(_load_own_skops(path), dataset, info["name"], info["threshold"])
+        adapter = _wrap_demo(load_own_skops(path), dataset, info["name"], info["threshold"])
         return TrainedModel(adapter, *dataset.split(seed), info["metrics"], seed)
     trained = train_model(dataset, kind, seed=seed)
     import skops.io as sio
 
-    _write_atomic(path, lambda tmp: sio.dump(trained.model.estimator, tmp))
-    _write_atomic(meta, lambda tmp: tmp.write_text(json.dumps(
+    write_atomic(path, lambda tmp: sio.dump(trained.model.estimator, tmp))
+    write_atomic(meta, lambda tmp: tmp.write_text(json.dumps(
         {"name": trained.model.name, "threshold": trained.model.threshold, "metrics": trained.metrics})))
     return trained
 
 
-def _write_atomic(path: Path, write) -> None:
+def write_atomic(path: Path, write) -> None:
     """Write via a temporary file and rename, so a concurrent reader never sees half a file."""
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     write(tmp)
     os.replace(tmp, path)
 
 
-def _data_hash(dataset: Dataset) -> str:
+def data_hash(dataset: Dataset) -> str:
     digest = hashlib.sha1(pd.util.hash_pandas_object(dataset.features, index=False).to_numpy().tobytes())
     digest.update(np.ascontiguousarray(dataset.y).tobytes())
     return digest.hexdigest()[:10]
@@ -402,7 +402,7 @@ def _data_hash(dataset: Dataset) -> str:
 CACHE_TYPES = {"numpy.dtype", "sklearn.tree._tree.Tree", "sklearn.neural_network._stochastic_optimizers.AdamOptimizer"}
 
 
-def _load_own_skops(path: Path):
+def load_own_skops(path: Path):
     """Load a cache file this module wrote, accepting only the types its demo pipelines contain."""
     import skops.io as sio
 

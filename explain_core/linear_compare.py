@@ -1,0 +1,218 @@
+"""Linear explanations side by side on one shared sample (PLE paper §6): IHT, the exact fit, LIME in
+the same Boolean space, KernelSHAP (dense, and truncated to k), the ℓ1 relaxation; and the sweeps
+of relevance against k, σ and m (Figs. 4-6) as plot-ready tables.
+
+LIME and KernelSHAP work on LIME's interpretable representation b ∈ {0,1}^{d−1}, b_j = (1 + z_j x_j)/2
+("literal j keeps the query's value"); a linear model β₀ + Σβ_j b_j is the z-space explanation
+w_j = β_j x_j / 2, w_0 = β₀ + Σβ_j / 2.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import shap
+from lime.lime_base import LimeBase
+
+from .linear import RELEVANCE_SAMPLES, Sample, Scores, draw_sample, iht, score
+from .linear_exact import exact_fit, l1_relaxation
+from .linear_space import LiteralSpace, sample_neighbourhood
+
+METHODS = ("iht", "exact", "lime", "shap", "shap_k", "l1_relax")
+SWEEP_GRIDS = {"k": tuple(range(1, 9)), "sigma": tuple(np.round(np.arange(0, 2.0, 0.25), 2)),
+               "m": (100, 300, 1000, 3000, 10_000, 30_000, 100_000)}
+SHAP_BACKGROUND = 50
+
+
+def to_z_space(intercept: float, coef: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """β₀ + Σβ_j b_j with b_j = (1 + z_j x_j)/2 over the non-bias literals → w ∈ R^d."""
+    w = np.zeros(len(x))
+    w[1:] = coef * x[1:] / 2
+    w[0] = intercept + coef.sum() / 2
+    return w
+
+
+def lime_fit(sample: Sample, k: int, *, seed: int = 0, kernel_width: float | None = None) -> np.ndarray:
+    """LIME (``lime.lime_base.LimeBase``, defaults) on the shared sample in b-space: k−1 features plus
+    the intercept, exponential kernel on the Euclidean distance to x with LimeTabular's default width
+    0.75·√(d−1); x itself is prepended as LIME's first row."""
+    x = sample.x
+    B = np.vstack([np.ones(len(x) - 1), (1 + sample.Z[:, 1:] * x[1:]) / 2])
+    labels = np.concatenate([[sample.fx], sample.y])[:, None]
+    distances = np.sqrt(((1 - B) ** 2).sum(axis=1))
+    width = kernel_width or 0.75 * np.sqrt(len(x) - 1)
+    kernel = lambda dist: np.sqrt(np.exp(-(dist ** 2) / width ** 2))  # noqa: E731 (LimeTabular's kernel)
+    coef = np.zeros(len(x) - 1)
+    if k <= 1:  # no feature: LIME's surrogate is its weighted mean
+        return to_z_space(float(np.average(labels[:, 0], weights=kernel(distances))), coef, x)
+    intercept, pairs, _, _ = LimeBase(kernel, random_state=seed).explain_instance_with_data(
+        B, labels, distances, 0, k - 1)
+    for j, beta in pairs:
+        coef[j] = beta
+    return to_z_space(float(intercept), coef, x)
+
+
+@dataclass(frozen=True, eq=False)
+class ShapValues:
+    """KernelSHAP in b-space against a background drawn from D_{x,σ}: φ_0 = E_bg[f], φ_j per literal.
+
+    ``dense`` is the anchored linear model φ_0 + Σφ_j (b_j − b̄_j)/(1 − b̄_j) in z-space (every
+    literal, local accuracy w·x = f(x)); ``truncated(k)`` keeps the k−1 largest |φ_j| and the bias,
+    and so loses anchoring by |Σ of the dropped φ_j|.
+    """
+
+    phi0: float
+    phi: np.ndarray
+    background_mean: np.ndarray
+    x: np.ndarray
+
+    def linear(self, keep: np.ndarray) -> np.ndarray:
+        scale = np.where(self.background_mean < 1, 1 - self.background_mean, np.inf)
+        w = np.zeros(len(self.x))
+        w[1:] = np.where(keep, self.phi * self.x[1:] / (2 * scale), 0.0)
+        w[0] = self.phi0 + np.sum(np.where(keep, self.phi * (0.5 - self.background_mean) / scale, 0.0))
+        return w
+
+    @property
+    def dense(self) -> np.ndarray:
+        return self.linear(np.ones(len(self.phi), dtype=bool))
+
+    def truncated(self, k: int) -> np.ndarray:
+        keep = np.zeros(len(self.phi), dtype=bool)
+        keep[np.argsort(-np.abs(self.phi), kind="stable")[:max(k - 1, 0)]] = True
+        return self.linear(keep)
+
+
+def kernel_shap(space: LiteralSpace, sigma: float, *, seed: int = 0, background: int = SHAP_BACKGROUND,
+                nsamples: int | str = "auto") -> ShapValues:
+    """KernelSHAP (``shap.KernelExplainer``, no ℓ1 selection: dense) of f at x in b-space (seeded)."""
+    x = space.x.astype(float)
+    bg = (1 + sample_neighbourhood(space.x, sigma, background, seed)[:, 1:] * x[1:]) / 2
+
+    def f(B: np.ndarray) -> np.ndarray:
+        Z = np.column_stack([np.ones(len(B)), np.where(B > 0.5, x[1:], -x[1:])]).astype(np.int8)
+        return space.evaluate(Z, seed)
+
+    state = np.random.get_state()  # KernelExplainer draws its coalitions from NumPy's global generator
+    try:
+        np.random.seed(seed)
+        explainer = shap.KernelExplainer(f, bg)
+        phi = np.asarray(explainer.shap_values(np.ones((1, len(x) - 1)), nsamples=nsamples, l1_reg=False,
+                                               silent=True), dtype=float).reshape(-1)
+    finally:
+        np.random.set_state(state)
+    return ShapValues(float(np.ravel(explainer.expected_value)[0]), phi, bg.mean(axis=0), x)
+
+
+# ---------------------------------------------------------------------------------------------------
+# One task, every method on the same sample
+
+@dataclass(frozen=True, eq=False)
+class MethodResult:
+    """One explainer's w with its metrics; ``detail`` says e.g. the exact fit's status or SHAP's φ_0."""
+
+    method: str
+    w: np.ndarray
+    scores: Scores
+    seconds: float
+    detail: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """All methods of one explanation task (f, x, k, m, σ), fitted on one shared sample."""
+
+    k: int
+    sigma: float
+    m: int
+    seed: int
+    fx: float
+    results: tuple[MethodResult, ...]
+
+    def table(self) -> pd.DataFrame:
+        """One row per method: F̂, F, R (with its method), |w·x − f(x)|, ‖w‖₀, Lemma 4 bound, seconds."""
+        return pd.DataFrame([_row(r) for r in self.results]).set_index("method")
+
+
+def _row(r: MethodResult) -> dict:
+    s = r.scores
+    rel = s.relevance
+    return {"method": r.method, "empirical_fidelity": s.empirical_fidelity, "fidelity": s.fidelity,
+            "relevance": rel.value if rel else np.nan, "relevance_method": rel.method if rel else "n/a (dense)",
+            "anchoring_gap": s.anchoring_gap, "support_size": s.support_size,
+            "max_abs_weight": float(np.abs(r.w).max()),
+            "bound": s.bound, "seconds": r.seconds, "detail": r.detail}
+
+
+def compare(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int = 5000, *, seed: int = 0,
+            methods: Sequence[str] = ("iht", "exact", "lime"), time_limit: float = 10.0,
+            relevance_samples: int = RELEVANCE_SAMPLES, shap_background: int = SHAP_BACKGROUND) -> Comparison:
+    """Fit every method in ``methods`` (see ``METHODS``) on one sample of D_{x,σ} and score them on a
+    fresh one (§6.1: all explainers receive the same sample)."""
+    unknown = set(methods) - set(METHODS)
+    if unknown:
+        raise ValueError(f"unknown methods {sorted(unknown)}; choose from {METHODS}")
+    train = draw_sample(space, sigma, m, seed)
+    holdout = draw_sample(space, sigma, m, seed + 1)
+    fits: dict[str, tuple[np.ndarray, float, str]] = {}
+    t0 = time.monotonic()
+    fit = iht(train, k)
+    fits["iht"] = (fit.w, time.monotonic() - t0, f"{fit.iterations} iterations")
+    if "exact" in methods:
+        ex = exact_fit(train.gram, k, fit.w, time_limit=time_limit)
+        fits["exact"] = (ex.w, ex.seconds, f"{ex.method} {ex.status}" + (f" gap {ex.gap:.2%}" if ex.gap else ""))
+    if "lime" in methods:
+        t0 = time.monotonic()
+        fits["lime"] = (lime_fit(train, k, seed=seed), time.monotonic() - t0, "")
+    if "shap" in methods or "shap_k" in methods:
+        t0 = time.monotonic()
+        values = kernel_shap(space, sigma, seed=seed, background=shap_background)
+        spent = time.monotonic() - t0
+        fits["shap"] = (values.dense, spent, f"phi0 {values.phi0:.3f}")
+        fits["shap_k"] = (values.truncated(k), spent, f"top {k - 1} of {len(values.phi)} + bias")
+    if "l1_relax" in methods:
+        relax = l1_relaxation(train.gram, k, time_limit=time_limit)
+        fits["l1_relax"] = (relax.w, relax.seconds, f"{relax.status}, lower bound {relax.lower_bound:.4f}")
+    results = tuple(MethodResult(name, w, score(space, w, train, holdout, k, seed=seed + 2,
+                                                relevance_samples=relevance_samples), secs, detail)
+                    for name in methods for w, secs, detail in [fits[name]])
+    return Comparison(k, sigma, m, seed, train.fx, results)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Sweeps (Figs. 4-6)
+
+@dataclass(frozen=True, eq=False)
+class Sweep:
+    """Relevance (and the other metrics) against one parameter: ``table`` has one row per
+    (value, instance, method) — long format, ready for a line plot of ``summary()``."""
+
+    parameter: str
+    values: tuple
+    table: pd.DataFrame
+
+    def summary(self, metric: str = "relevance") -> pd.DataFrame:
+        """Mean and standard deviation of ``metric`` over instances, per (value, method)."""
+        grouped = self.table.groupby([self.parameter, "method"])[metric]
+        return grouped.agg(["mean", "std", "count"]).reset_index()
+
+
+def sweep(spaces: Sequence[LiteralSpace], parameter: str, values: Sequence | None = None, *, k: int = 5,
+          sigma: float = 1.0, m: int = 5000, seed: int = 0, methods: Sequence[str] = ("iht", "exact", "lime"),
+          time_limit: float = 10.0, relevance_samples: int = RELEVANCE_SAMPLES) -> Sweep:
+    """Vary ``parameter`` (``k``, ``sigma`` or ``m``; grid ``SWEEP_GRIDS`` by default) over every query
+    in ``spaces``, the other two held at ``k``, ``sigma``, ``m`` (§6.3: k = 5, σ = 1, m = 5000)."""
+    if parameter not in SWEEP_GRIDS:
+        raise ValueError(f"parameter must be one of {tuple(SWEEP_GRIDS)}, not {parameter!r}")
+    values = tuple(SWEEP_GRIDS[parameter] if values is None else values)
+    rows = []
+    for value in values:
+        setting = {"k": k, "sigma": sigma, "m": m, parameter: value}
+        for i, space in enumerate(spaces):
+            comp = compare(space, int(setting["k"]), float(setting["sigma"]), int(setting["m"]), seed=seed + 1000 * i,
+                           methods=methods, time_limit=time_limit, relevance_samples=relevance_samples)
+            rows += [{parameter: value, "instance": i, **_row(r)} for r in comp.results]
+    return Sweep(parameter, values, pd.DataFrame(rows))

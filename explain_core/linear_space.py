@@ -1,0 +1,403 @@
+"""The Boolean hypercube {−1,+1}^d of linear explanations (PLE paper §1, §6.1) and its σ-neighbourhood.
+
+Coordinate 0 is the constant bias literal (always +1). A :class:`LiteralSpace` holds one query x,
+the literal names and the black box f: {−1,+1}^d → [−1,+1] evaluated in batches. Two modes:
+
+* **Boolean-model mode** (§6.1, the paper's tables): every attribute becomes indicator literals
+  (:class:`BooleanEncoder`) and a demo MLP is trained on that encoding (:func:`boolean_model`), so
+  every z is a valid model input.
+* **Any-model mode** (what users bring, :func:`group_space`): one literal per feature group, "keeps
+  the row's value". z_j = −1 replaces the group's value by the reference value (``replace="reference"``,
+  then the hypercube *is* the SEV hypercube) or by a seeded draw from training rows whose value lies in
+  a different quantile bin (``replace="draw"``).
+
+Targets (§6.1): a classifier gives f = +1 where it predicts the query's own class and −1 elsewhere;
+a regressor's output is rescaled to [−1,+1] with the training target's range and clipped.
+:class:`TargetScale` maps both ways for display.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+import sklearn
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.neural_network import MLPClassifier, MLPRegressor
+from sklearn.preprocessing import KBinsDiscretizer
+
+from .data import Dataset, FeatureGroup, IntakeError
+from .models import ModelAdapter, data_hash, load_own_skops, write_atomic, cache_dir
+from .reference import Reference
+from .sev import DEFAULT_CHUNK_ROWS, GroupLayout, mix
+
+K_BINS = 4  # §6.1: K = 4 quantile bins / at most K one-hot values / K−1 most frequent categories + "other"
+BIAS = "bias (always true)"
+REPLACE_MODES = ("reference", "draw")
+
+
+@dataclass(frozen=True)
+class TargetScale:
+    """f ∈ [−1,+1] ↔ model output (§6.1).
+
+    Classification: f = +1 is ``classes[0]`` (the query's predicted class), −1 is ``classes[1]``.
+    Regression: f = 2(ŷ − low)/(high − low) − 1, clipped; ``to_model`` inverts it.
+    """
+
+    task: str
+    low: float = -1.0
+    high: float = 1.0
+    classes: tuple = ()
+
+    def to_f(self, output: np.ndarray) -> np.ndarray:
+        """Regression output → f (rescaled and clipped)."""
+        return np.clip(2 * (np.asarray(output, dtype=float) - self.low) / (self.high - self.low) - 1, -1.0, 1.0)
+
+    def to_model(self, f: np.ndarray) -> np.ndarray:
+        """f → model units (regression) — the inverse of :meth:`to_f` inside [−1,+1]."""
+        return self.low + (np.asarray(f, dtype=float) + 1) * (self.high - self.low) / 2
+
+    @property
+    def unit(self) -> float:
+        """Model units per unit of f: a weight w_j moves the prediction by ``unit·w_j`` (1 for classes)."""
+        return (self.high - self.low) / 2 if self.task == "regression" else 1.0
+
+    @property
+    def offset(self) -> float:
+        """The model output at f = 0 (0 for classes): ŷ = offset + unit·f."""
+        return (self.high + self.low) / 2 if self.task == "regression" else 0.0
+
+
+@dataclass(frozen=True, eq=False)
+class LiteralSpace:
+    """One query on the Boolean hypercube: literal names (0 = bias), x ∈ {−1,+1}^d and the batched f.
+
+    ``f(Z, seed)`` maps an (n, d) ±1 matrix to n values in [−1,+1]; ``deterministic`` is False only
+    when f draws replacement values (then ``seed`` matters).
+    """
+
+    names: tuple[str, ...]
+    x: np.ndarray
+    f: Callable[[np.ndarray, int], np.ndarray]
+    target: TargetScale
+    mode: str
+    deterministic: bool = True
+    chunk_rows: int = DEFAULT_CHUNK_ROWS
+
+    @property
+    def d(self) -> int:
+        return len(self.names)
+
+    def evaluate(self, Z: np.ndarray, seed: int = 0) -> np.ndarray:
+        """f on every row of Z, in chunks of ``chunk_rows`` rows (one model call per chunk)."""
+        Z = np.asarray(Z)
+        if len(Z) == 0:
+            return np.zeros(0)
+        parts = [self.f(Z[i:i + self.chunk_rows], seed + i) for i in range(0, len(Z), self.chunk_rows)]
+        return np.concatenate(parts).astype(float)
+
+    @property
+    def fx(self) -> float:
+        return float(self.evaluate(self.x[None, :])[0])
+
+
+def keep_probability(sigma: float) -> float:
+    """P[z_j = x_j] = 1/(1 + e^{−σ}) under the Mallows neighbourhood D_{x,σ} (eq. 7)."""
+    return 1.0 / (1.0 + np.exp(-sigma))
+
+
+def sample_neighbourhood(x: np.ndarray, sigma: float, m: int, seed: int) -> np.ndarray:
+    """m exact samples of D_{x,σ} (eq. 7): each literal keeps x_j with prob. 1/(1+e^{−σ}); bias stays +1."""
+    if x[0] != 1:
+        raise ValueError("coordinate 0 must be the bias literal (+1)")
+    rng = np.random.default_rng(seed)
+    keep = rng.random((m, len(x))) < keep_probability(sigma)
+    Z = np.where(keep, x, -x).astype(np.int8)
+    Z[:, 0] = 1
+    return Z
+
+
+# ---------------------------------------------------------------------------------------------------
+# Boolean-model mode (§6.1)
+
+@dataclass(frozen=True)
+class Literal:
+    """One indicator: ``attribute`` in [low, high) (``bin``), equal to ``value`` (``value``), or none of
+    the ``others`` listed (``other``)."""
+
+    attribute: str
+    kind: str
+    name: str
+    low: float = -np.inf
+    high: float = np.inf
+    value: Any = None
+    others: tuple = ()
+
+
+@dataclass(frozen=True)
+class BooleanEncoder:
+    """Indicator literals of a dataset's attributes (§6.1), fitted on training rows; bias first."""
+
+    groups: tuple[FeatureGroup, ...]
+    literals: tuple[Literal, ...]
+    medians: tuple[tuple[str, float], ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (BIAS,) + tuple(lit.name for lit in self.literals)
+
+    @property
+    def dropped(self) -> tuple[str, ...]:
+        """Attributes without a literal (constant, or numeric with repeated quantile edges)."""
+        kept = {lit.attribute for lit in self.literals}
+        return tuple(g.name for g in self.groups if g.name not in kept)
+
+    def transform(self, frame: pd.DataFrame) -> np.ndarray:
+        """(n, d) int8 matrix in {−1,+1}: column 0 the bias, column j whether literal j holds."""
+        values = {g.name: _attribute_values(frame, g, dict(self.medians)) for g in self.groups}
+        cols = [np.ones(len(frame), dtype=bool)] + [_holds(lit, values[lit.attribute]) for lit in self.literals]
+        return np.where(np.column_stack(cols), 1, -1).astype(np.int8)
+
+
+def _attribute_values(frame: pd.DataFrame, group: FeatureGroup, medians: dict) -> pd.Series:
+    """One value per row: the number (NaN → training median), the category ("missing" for NaN), or
+    the active column of a one-hot block ("none" if no column is 1)."""
+    if len(group.columns) > 1:
+        block = frame[list(group.columns)].to_numpy(dtype=float)
+        names = np.array(list(group.columns) + ["none"], dtype=object)
+        return pd.Series(names[np.where(block.max(axis=1) > 0, block.argmax(axis=1), len(group.columns))])
+    column = frame[group.columns[0]].reset_index(drop=True)
+    if group.name in medians:
+        return column.astype(float).fillna(medians[group.name])
+    return column.astype(object).where(column.notna(), "missing")
+
+
+def _holds(lit: Literal, values: pd.Series) -> np.ndarray:
+    if lit.kind == "bin":
+        v = values.to_numpy(dtype=float)
+        return (v >= lit.low) & (v < lit.high)
+    if lit.kind == "value":
+        return (values == lit.value).to_numpy()
+    return ~values.isin(list(lit.others)).to_numpy()
+
+
+def fit_boolean_encoder(dataset: Dataset, rows: Sequence[int] | None = None, K: int = K_BINS) -> BooleanEncoder:
+    """§6.1 encoding fitted on ``rows``: ≤ K distinct values → one-hot; numeric > K → K quantile bins
+    (dropped if the edges repeat); categorical > K → the K−1 most frequent plus "other"; constants dropped."""
+    frame = dataset.features if rows is None else dataset.features.iloc[np.asarray(rows)]
+    medians = tuple((g.name, float(frame[g.columns[0]].median())) for g in dataset.groups
+                    if g.kind == "numeric" and len(g.columns) == 1)
+    literals = []
+    for group in dataset.groups:
+        values = _attribute_values(frame, group, dict(medians))
+        literals += _group_literals(group, values, dict(medians), K)
+    return BooleanEncoder(tuple(dataset.groups), tuple(literals), medians)
+
+
+def _group_literals(group: FeatureGroup, values: pd.Series, medians: dict, K: int) -> list[Literal]:
+    counts = values.value_counts(sort=True)
+    if len(counts) <= 1:
+        return []
+    if len(counts) <= K:
+        return [Literal(group.name, "value", f"{group.name} = {_fmt(v)}", value=v)
+                for v in sorted(counts.index, key=_sort_key)]
+    if group.name in medians:
+        return _bin_literals(group.name, values.to_numpy(dtype=float), K)
+    top = tuple(counts.index[:K - 1])
+    return ([Literal(group.name, "value", f"{group.name} = {_fmt(v)}", value=v) for v in top]
+            + [Literal(group.name, "other", f"{group.name} = other", others=top)])
+
+
+def _bin_literals(name: str, values: np.ndarray, K: int) -> list[Literal]:
+    binner = KBinsDiscretizer(n_bins=K, encode="ordinal", strategy="quantile",
+                              quantile_method="averaged_inverted_cdf", subsample=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "bins whose width are too small are removed"
+        binner.fit(values.reshape(-1, 1))
+    edges = binner.bin_edges_[0]
+    if len(edges) != K + 1:  # §6.1: quantile edges not all distinct → attribute discarded
+        return []
+    inner = edges[1:-1]
+    lows, highs = np.r_[-np.inf, inner], np.r_[inner, np.inf]
+    names = ([f"{name} < {_fmt(inner[0])}"] + [f"{name} in [{_fmt(a)}, {_fmt(b)})" for a, b in zip(inner, inner[1:])]
+             + [f"{name} ≥ {_fmt(inner[-1])}"])
+    return [Literal(name, "bin", n, low=lo, high=hi) for n, lo, hi in zip(names, lows, highs)]
+
+
+def _fmt(v) -> str:
+    if isinstance(v, (float, np.floating)):
+        return f"{v:.4g}"
+    return str(v.item() if isinstance(v, np.generic) else v)
+
+
+def _sort_key(v):
+    number = isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_))
+    return (0, float(v), "") if number else (1, 0.0, str(v))
+
+
+@dataclass(frozen=True, eq=False)
+class BooleanModel:
+    """A demo model trained on the Boolean encoding itself (§6.1 'Models'), so any z is a valid input.
+
+    ``predict_f(Z)`` gives the raw f: +1 for the positive class / the rescaled regression output.
+    ``test_loss`` is the mean ¼(y − ŷ)² on the test rows (the error rate for classifiers).
+    """
+
+    dataset_name: str
+    task: str
+    encoder: BooleanEncoder
+    estimator: Any
+    scale: TargetScale
+    train_rows: np.ndarray
+    test_rows: np.ndarray
+    test_loss: float
+
+    def predict_f(self, Z: np.ndarray) -> np.ndarray:
+        inputs = np.asarray(Z[:, 1:], dtype=np.float32)
+        if self.task == "classification":
+            return np.where(self.estimator.predict(inputs) == 1, 1.0, -1.0)
+        return np.clip(self.estimator.predict(inputs), -1.0, 1.0)
+
+    def space(self, row: pd.DataFrame) -> LiteralSpace:
+        """The literal space of one query row (the first row of ``row``)."""
+        x = self.encoder.transform(row.iloc[:1])[0]
+        fx = self.predict_f(x[None, :])[0]
+        target = self.scale
+        if self.task == "classification":
+            target = TargetScale("classification", classes=self.scale.classes[::1 if fx > 0 else -1])
+        sign = fx if self.task == "classification" else 1.0
+        return LiteralSpace(self.encoder.names, x, lambda Z, seed: sign * self.predict_f(Z), target, "boolean")
+
+
+def _estimator(task: str, seed: int):
+    """§6.1: MLPClassifier defaults; MLPRegressor 150-100-50, up to 500 iterations."""
+    if task == "classification":
+        return MLPClassifier(random_state=seed)
+    return MLPRegressor(hidden_layer_sizes=(150, 100, 50), max_iter=500, random_state=seed)
+
+
+def boolean_model(dataset: Dataset, *, seed: int = 0, K: int = K_BINS, cache: bool = True) -> BooleanModel:
+    """Encode ``dataset`` (§6.1, ``K`` bins/values), train the paper's MLP on the training split, cache it."""
+    train, test = dataset.split(seed)
+    encoder = fit_boolean_encoder(dataset, train, K)
+    Z = encoder.transform(dataset.features)
+    y = dataset.y
+    if dataset.task == "classification":
+        others = [c for c in pd.unique(dataset.target) if c != dataset.positive_class]
+        scale = TargetScale("classification", classes=(dataset.positive_class, others[0] if len(others) == 1
+                                                       else f"not {dataset.positive_class}"))
+        target = y
+    else:
+        scale = TargetScale("regression", float(y[train].min()), float(y[train].max()))
+        target = scale.to_f(y)
+    estimator = _fit_cached(dataset, Z[train, 1:].astype(np.float32), target[train], seed, K, cache)
+    model = BooleanModel(dataset.name, dataset.task, encoder, estimator, scale, train, test, 0.0)
+    f_test = model.predict_f(Z[test])
+    y_test = np.where(target[test] == 1, 1.0, -1.0) if dataset.task == "classification" else target[test]
+    return BooleanModel(dataset.name, dataset.task, encoder, estimator, scale, train, test,
+                        float(np.mean((f_test - y_test) ** 2) / 4))
+
+
+def _fit_cached(dataset: Dataset, X: np.ndarray, y: np.ndarray, seed: int, K: int, cache: bool):
+    key = f"{dataset.name}-boolean-mlp-{seed}-K{K}-sk{sklearn.__version__}-{data_hash(dataset)}"
+    path = cache_dir() / f"{key}.skops"
+    if cache and path.exists():
+        return load_own_skops(path)
+    estimator = _estimator(dataset.task, seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # §6.1 caps the iterations on purpose
+        estimator.fit(X, y)
+    if cache:
+        import skops.io as sio
+
+        write_atomic(path, lambda tmp: sio.dump(estimator, tmp))
+    return estimator
+
+
+# ---------------------------------------------------------------------------------------------------
+# Any-model mode: one literal per feature group
+
+def group_space(model: ModelAdapter, dataset: Dataset, row: pd.DataFrame, reference: Reference, *,
+                replace: str = "reference", rows: Sequence[int] | None = None, K: int = K_BINS) -> LiteralSpace:
+    """Literals "keeps <group> = <value>" of one query row for any model.
+
+    z_j = −1 replaces group j by the reference value (``replace="reference"``: the SEV hypercube,
+    deterministic) or by the value of a training row drawn at random (seeded per call) among those
+    whose value lies in a different quantile bin (``K`` bins) or category (``replace="draw"``; a group
+    where no such row exists keeps the reference value). ``rows`` are the training rows (for draws
+    and the regression range); default all rows.
+    """
+    if replace not in REPLACE_MODES:
+        raise IntakeError(f"replace must be one of {REPLACE_MODES}, not {replace!r}.")
+    layout = GroupLayout.of(dataset)
+    query = row.iloc[:1].reset_index(drop=True)
+    rows = np.arange(len(dataset.features)) if rows is None else np.asarray(rows)
+    names = (BIAS,) + tuple(f"keeps {g.name} = {_group_value(query, g)}" for g in dataset.groups)
+    x = np.ones(len(names), dtype=np.int8)
+    donors = _donors(dataset, query, rows, K) if replace == "draw" else None
+    train = dataset.features.iloc[rows].reset_index(drop=True)
+
+    def inputs(Z: np.ndarray, seed: int) -> pd.DataFrame:
+        keep = np.asarray(Z)[:, 1:] > 0
+        frame = mix(layout, query, reference, keep)
+        return frame if donors is None else _draw(frame, keep, dataset.groups, donors, train, seed)
+
+    if dataset.task == "classification":
+        own = model.label(query)[0]
+        target = TargetScale("classification", classes=_class_pair(dataset, own))
+        f = lambda Z, seed: np.where(model.label(inputs(Z, seed)) == own, 1.0, -1.0)  # noqa: E731
+    else:
+        y = dataset.y[rows]
+        target = TargetScale("regression", float(y.min()), float(y.max()))
+        f = lambda Z, seed: target.to_f(model.score(inputs(Z, seed)))  # noqa: E731
+    return LiteralSpace(names, x, f, target, replace, deterministic=replace == "reference")
+
+
+def _group_value(query: pd.DataFrame, group: FeatureGroup) -> str:
+    if len(group.columns) == 1:
+        return _fmt(query[group.columns[0]].iloc[0])
+    active = [c for c in group.columns if query[c].iloc[0] == 1]
+    return active[0] if active else "none"
+
+
+def _class_pair(dataset: Dataset, own_label: int) -> tuple:
+    others = [c for c in pd.unique(dataset.target) if c != dataset.positive_class]
+    negative = others[0] if len(others) == 1 else f"not {dataset.positive_class}"
+    return (dataset.positive_class, negative) if own_label == 1 else (negative, dataset.positive_class)
+
+
+def _donors(dataset: Dataset, query: pd.DataFrame, rows: np.ndarray, K: int) -> list[np.ndarray]:
+    """For each group, the positions (within ``rows``) whose value is in another quantile bin (numeric,
+    ``K`` bins over ``rows``) or another category / active column than the query's."""
+    frame = dataset.features.iloc[rows]
+    out = []
+    for group in dataset.groups:
+        if group.kind == "numeric" and len(group.columns) == 1:
+            v = frame[group.columns[0]].to_numpy(dtype=float)
+            edges = np.unique(np.nanquantile(v, np.linspace(0, 1, K + 1)[1:-1]))
+            own = np.searchsorted(edges, float(query[group.columns[0]].iloc[0]), side="right")
+            out.append(np.flatnonzero((np.searchsorted(edges, v, side="right") != own) & ~np.isnan(v)))
+        else:
+            values = _attribute_values(frame, group, {}).astype(str).to_numpy()
+            own = str(_attribute_values(query, group, {}).iloc[0])
+            out.append(np.flatnonzero(values != own))
+    return out
+
+
+def _draw(frame: pd.DataFrame, keep: np.ndarray, groups, donors, train: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """Replace every dropped group (keep False) by the value of a seeded random donor row."""
+    rng = np.random.default_rng(seed)
+    frame = frame.copy()
+    for j, group in enumerate(groups):
+        hit = np.flatnonzero(~keep[:, j])
+        if len(hit) == 0 or len(donors[j]) == 0:
+            continue
+        picks = rng.choice(donors[j], size=len(hit))
+        for column in group.columns:
+            values = frame[column].to_numpy().copy()
+            values[hit] = train[column].to_numpy()[picks]
+            frame[column] = values
+    return frame
+

@@ -1,0 +1,426 @@
+"""Anchored k-sparse linear explanations (PLE paper) against brute force: GSHP vs every support,
+the exact fit vs exhaustive enumeration with the box, IHT's invariants, relevance vs its definition."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from explain_core.data import make_dataset
+from explain_core.linear import (LinearExplanation, Sample, anchoring_gap, draw_sample, explain_linear, gshp, iht,
+                                 lemma4_bound, project_anchored, relevance)
+from explain_core.linear_compare import compare, kernel_shap, lime_fit, sweep, to_z_space
+from explain_core import linear_exact
+from explain_core.linear_exact import (GramProblem, _box_enumerate, _separable_bound, box_solve, exact_fit,
+                                       l1_relaxation, solve_miqp)
+from explain_core.linear_space import (LiteralSpace, TargetScale, _donors, _draw, boolean_model, fit_boolean_encoder,
+                                       group_space, keep_probability, sample_neighbourhood)
+from explain_core.models import train_model
+from explain_core.reference import make_reference
+from explain_core.sev import GroupLayout, mix
+
+
+# --- brute force, written independently of the module ---------------------------------------------------
+
+def brute_projection(u: np.ndarray, k: int, b: float) -> float:
+    """min ‖v − u‖² over every support of size ≤ k with Σv = b (closed form per support)."""
+    best = np.inf
+    for s in range(1, k + 1):
+        for S in itertools.combinations(range(len(u)), s):
+            S = list(S)
+            best = min(best, (u ** 2).sum() - (u[S] ** 2).sum() + (u[S].sum() - b) ** 2 / s)
+    return best
+
+
+def brute_fit(P: GramProblem, k: int):
+    """(F̂, w) minimising (MIP) over every support of size ≤ k and every active set of the box."""
+    d, best = P.d, (np.inf, None)
+    for s in range(1, k + 1):
+        for S in itertools.combinations(range(d), s):
+            for pattern in itertools.product((0, 1, -1), repeat=s):
+                w = _active_set_point(P, list(S), np.array(pattern))
+                if w is not None and (value := (w @ P.G @ w - 2 * P.c @ w + P.yy) / 4) < best[0]:
+                    best = (value, w)
+    return best
+
+
+def _active_set_point(P: GramProblem, S, pattern):
+    free = [j for j, p in zip(S, pattern) if p == 0]
+    w = np.zeros(P.d)
+    w[[j for j, p in zip(S, pattern) if p != 0]] = pattern[pattern != 0]
+    rest = P.fx - P.x @ w
+    if not free:
+        return w if abs(rest) < 1e-12 else None
+    n = len(free)
+    A = np.zeros((n + 1, n + 1))
+    A[:n, :n], A[:n, n], A[n, :n] = 2 * P.G[np.ix_(free, free)], P.x[free], P.x[free]
+    r = np.r_[2 * P.c[free] - 2 * P.G[free] @ w, rest]
+    sol = np.linalg.lstsq(A, r, rcond=None)[0]
+    w[free] = sol[:n]
+    return w if np.abs(A @ sol - r).max() < 1e-9 and np.abs(w).max() <= 1 + 1e-12 else None
+
+
+def random_problem(rng, d: int, sigma: float, target: str, m: int = 200) -> GramProblem:
+    x = np.where(rng.random(d) < 0.5, 1, -1)
+    x[0] = 1
+    Z = sample_neighbourhood(x, sigma, m, int(rng.integers(2**31)))
+    beta = rng.normal(size=d) * (2.0 if target == "box" else 0.5)
+    if target == "classification":
+        y, fx = np.sign(Z @ beta + 0.3 * rng.normal(size=m) + 1e-12), 1.0
+    else:
+        y, fx = np.clip(Z @ beta + 0.1 * rng.normal(size=m), -1, 1), float(np.clip(x @ beta, -1, 1))
+    return GramProblem.from_sample(Z, y, x, fx)
+
+
+def function_space(fn, d: int, x=None, task: str = "regression") -> LiteralSpace:
+    """A literal space of a plain function of z (bias at 0)."""
+    x = np.ones(d, dtype=np.int8) if x is None else np.asarray(x, dtype=np.int8)
+    return LiteralSpace(tuple(f"l{j}" for j in range(d)), x, lambda Z, seed: fn(np.asarray(Z, dtype=float)),
+                        TargetScale(task), "function")
+
+
+def all_points(d: int) -> np.ndarray:
+    Z = np.array(list(itertools.product((-1, 1), repeat=d - 1)), dtype=np.int8)
+    return np.column_stack([np.ones(len(Z), dtype=np.int8), Z])
+
+
+# --- projection and IHT ---------------------------------------------------------------------------------
+
+def test_gshp_equals_brute_force_projection():
+    rng = np.random.default_rng(0)
+    for _ in range(400):
+        d = int(rng.integers(1, 9))
+        k = int(rng.integers(1, d + 1))
+        b = float(rng.choice([0.0, rng.normal() * 2]))
+        u = rng.normal(size=d) * rng.choice([0.1, 1.0, 5.0])
+        v = gshp(torch.tensor(u), k, b).numpy()
+        assert abs(v.sum() - b) < 1e-9 and (v != 0).sum() <= k
+        assert ((v - u) ** 2).sum() <= brute_projection(u, k, b) + 1e-9
+
+
+def test_anchored_projection_maps_back_through_x():
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        x = torch.tensor(np.where(rng.random(9) < 0.5, 1.0, -1.0))
+        w = project_anchored(torch.tensor(rng.normal(size=9)), x, 4, 0.3)
+        assert abs(float(w @ x) - 0.3) < 1e-12 and int((w != 0).sum()) <= 4
+
+
+def planted(d=16, m=3000, sigma=1.0, seed=3):
+    """An anchored 5-sparse linear f inside the box."""
+    rng = np.random.default_rng(seed)
+    x = np.where(rng.random(d) < 0.5, 1, -1)
+    x[0] = 1
+    w = np.zeros(d)
+    w[[0, 2, 5, 9, 13]] = [0.1, 0.3, -0.25, 0.2, -0.15]
+    Z = sample_neighbourhood(x, sigma, m, seed)
+    return Sample(Z, Z @ w, x.astype(float), float(x @ w), sigma, seed), w
+
+
+def test_iht_recovers_a_planted_explanation_and_the_exact_fit_agrees():
+    sample, w_true = planted()
+    fit = iht(sample, 5)
+    assert np.allclose(fit.w, w_true, atol=1e-9) and fit.objective < 1e-20
+    exact = exact_fit(sample.gram, 5, fit.w)
+    assert exact.certified and np.allclose(exact.w, w_true, atol=1e-9) and exact.objective < 1e-20
+
+
+@pytest.mark.parametrize("sigma, k", [(0.0, 1), (1.0, 3), (2.0, 5)])
+def test_iht_is_anchored_sparse_and_never_worse_than_its_start(sigma, k):
+    rng = np.random.default_rng(int(10 * sigma) + k)
+    x = np.where(rng.random(25) < 0.5, 1, -1)
+    x[0] = 1
+    Z = sample_neighbourhood(x, sigma, 2000, 7)
+    y = np.sign(Z @ rng.normal(size=25) + np.prod(Z[:, 1:4], axis=1))  # a non-linear classifier
+    sample = Sample(Z, y, x.astype(float), 1.0, sigma, 7)
+    fit = iht(sample, k, step_scales=(1.0, 2.0))
+    for w in (fit.w, fit.iterate):
+        assert anchoring_gap(w, x, 1.0) < 1e-9 and (np.abs(w) > 0).sum() <= k
+    assert fit.objective <= fit.start_objective + 1e-15 and fit.iterate_objective <= fit.start_objective + 1e-15
+    assert np.abs(fit.w).max() <= 1 + 1e-12 and fit.gram
+
+
+# --- exact fit ------------------------------------------------------------------------------------------
+
+CASES = [(sigma, k, target) for sigma in (0.0, 1.0, 2.0) for k in (1, 3, 5)
+         for target in ("regression", "classification", "box")]
+
+
+def test_exact_fit_equals_exhaustive_enumeration_on_random_problems():
+    """≥ 100 problems over σ ∈ {0,1,2}, k ∈ {1,3,5}, regression / classification / box-binding targets;
+    every path (auto, branch-and-bound, and for a third of them the MIQP) against brute force."""
+    rng = np.random.default_rng(42)
+    checked = binding = 0
+    for rep in range(4):
+        for i, (sigma, k, target) in enumerate(CASES):
+            P = random_problem(rng, int(rng.integers(4, 7 if target == "box" else 9)), sigma, target)
+            value, w = brute_fit(P, k)
+            methods = ["auto", "branch_and_bound"] + (["miqp"] if (i + rep) % 3 == 0 else [])
+            for method in methods:
+                fit = exact_fit(P, k, method=method)
+                assert fit.certified, (method, fit.status)
+                assert abs(fit.objective - value) < 1e-9, (rep, i, method, fit.objective, value)
+                assert fit.support == tuple(np.flatnonzero(np.abs(w) > 1e-12)), (method, fit.support, w)
+                assert anchoring_gap(fit.w, P.x, P.fx) < 1e-9 and np.abs(fit.w).max() <= 1 + 1e-12
+            checked += 1
+            binding += bool(np.isclose(np.abs(w).max(), 1.0))
+    assert checked >= 100 and binding >= 10
+
+
+def correlated_qp(rng) -> tuple[GramProblem, np.ndarray]:
+    """A box QP with strongly correlated columns on support 0..s−1 (G need not come from a sample)."""
+    s = int(rng.integers(3, 7))
+    A = rng.normal(size=(s, s)) + 2 * rng.normal(size=(1, s))
+    G = A.T @ A / s + 0.05 * np.eye(s)
+    c, x = rng.normal(size=s) * 3, np.where(rng.random(s) < 0.5, 1.0, -1.0)
+    return GramProblem(G, c, 1.0, x, float(rng.uniform(-1, 1)), 100), np.arange(s)
+
+
+def test_box_active_set_equals_its_enumeration(monkeypatch):
+    """The primal-dual active set alone (its enumeration fallback disabled) finds the box optimum,
+    including cases where a bound must be freed again (the correlated QPs picked below)."""
+    rng = np.random.default_rng(5)
+    cases = []
+    for _ in range(60):
+        P = random_problem(rng, 7, float(rng.choice([0.0, 1.0])), "box")
+        cases.append((P, np.sort(rng.choice(7, size=int(rng.integers(2, 6)), replace=False))))
+    rng = np.random.default_rng(0)
+    cases += [case for t, case in ((t, correlated_qp(rng)) for t in range(21)) if t in (8, 10, 11, 18, 20)]
+    expected = []
+    for P, S in cases:
+        try:
+            expected.append(_box_enumerate(P, S, P.G[np.ix_(S, S)], P.c[S], P.x[S])[1])
+        except ValueError:
+            expected.append(None)
+    monkeypatch.setattr(linear_exact, "_box_enumerate", lambda *a: pytest.fail("active set did not converge"))
+    assert sum(e is not None for e in expected) > 45
+    for (P, S), value in zip(cases, expected):
+        if value is not None:
+            assert abs(box_solve(P, S)[1] - value) < 1e-9
+
+
+def test_separable_bound_is_valid_for_every_support_and_tight_at_the_incumbent():
+    rng = np.random.default_rng(8)
+    for target in ("regression", "classification", "box"):
+        P = random_problem(rng, 7, 1.0, target)
+        incumbent = exact_fit(P, 2, method="enumeration").w
+        bound = _separable_bound(P, incumbent)
+        for s in (1, 2, 3):
+            for S in itertools.combinations(range(7), s):
+                try:
+                    _, phi = box_solve(P, np.array(S))
+                except ValueError:  # no anchored point of the box on this support
+                    continue
+                assert bound.K + bound.h[list(S)].sum() <= phi + 1e-9
+        S = np.flatnonzero(incumbent)
+        assert bound.K + bound.h[S].sum() == pytest.approx(4 * P.objective(incumbent), abs=1e-9)
+
+
+def test_dense_miqp_and_l1_relaxation_bound_the_optimum():
+    rng = np.random.default_rng(9)
+    P = random_problem(rng, 8, 1.0, "regression")
+    optimum = exact_fit(P, 3).objective
+    dense = solve_miqp(P, 3, P.start(), formulation="dense", time_limit=20)
+    assert dense.certified and abs(dense.objective - optimum) < 1e-9
+    relax = l1_relaxation(P, 3)
+    assert relax.status == "optimal" and relax.lower_bound <= optimum + 1e-9
+
+
+def test_time_limited_miqp_reports_incumbent_bound_and_gap():
+    rng = np.random.default_rng(11)
+    P = random_problem(rng, 40, 1.0, "classification", m=1000)
+    fit = solve_miqp(P, 8, P.start(), formulation="dense", time_limit=0.3)
+    assert fit.status == "time_limit" and fit.lower_bound <= fit.objective and fit.gap > 0
+    assert fit.objective <= P.objective(P.start()) + 1e-15
+
+
+# --- neighbourhood, relevance, bound ---------------------------------------------------------------------
+
+def test_mallows_sampler_keeps_each_literal_with_the_right_probability():
+    x = np.array([1, 1, -1, 1, -1, -1], dtype=np.int8)
+    for sigma in (0.0, 1.0, 2.0):
+        Z = sample_neighbourhood(x, sigma, 40_000, 1)
+        assert (Z[:, 0] == 1).all()
+        kept = (Z[:, 1:] == x[1:]).mean(axis=0)
+        assert np.abs(kept - keep_probability(sigma)).max() < 0.01
+    assert (sample_neighbourhood(x, 1.0, 50, 3) == sample_neighbourhood(x, 1.0, 50, 3)).all()
+
+
+def tiny_space():
+    """A non-linear regressor on 6 literals (+ bias)."""
+    v = np.array([0.1, 0.5, -0.4, 0.3, 0.25, -0.2, 0.35])
+    x = np.array([1, 1, -1, 1, -1, 1, 1])
+    return function_space(lambda Z: np.tanh(Z @ v + 0.45 * Z[:, 1] * Z[:, 3] * Z[:, 5]), 7, x)
+
+
+def brute_relevance(space: LiteralSpace, w: np.ndarray, sigma: float) -> float:
+    """Def. 1 straight from its definition: every z of the cube, D-weighted, conditioned on w·z = w·x."""
+    Z = all_points(space.d)
+    p = keep_probability(sigma)
+    weight = np.prod(np.where(Z[:, 1:] == space.x[1:], p, 1 - p), axis=1)
+    event = np.abs(Z @ w - space.x @ w) < 1e-9
+    loss = (space.evaluate(Z) - space.fx) ** 2 / 4
+    return float((weight * loss)[event].sum() / weight[event].sum())
+
+
+def test_relevance_exact_matches_definition_mc_within_ci_and_lemma4_bound():
+    space = tiny_space()
+    for sigma, k in ((0.0, 2), (1.0, 3), (2.0, 3)):
+        sample = draw_sample(space, sigma, 3000, 4)
+        w = exact_fit(sample.gram, k, iht(sample, k).w).w
+        exact = relevance(space, w, sigma)
+        assert exact.method == "exact" and abs(exact.value - brute_relevance(space, w, sigma)) < 1e-12
+        mc = relevance(space, w, sigma, exact_limit=0, samples=20_000, seed=5, confidence=0.99)
+        assert mc.method == "monte_carlo" and mc.ci[0] <= exact.value <= mc.ci[1] and mc.stderr > 0
+        Z = all_points(space.d)
+        p = keep_probability(sigma)
+        weight = np.prod(np.where(Z[:, 1:] == space.x[1:], p, 1 - p), axis=1)
+        true_fidelity = float(weight @ (Z @ w - space.evaluate(Z)) ** 2 / 4)  # F under D_{x,σ}, exactly
+        assert exact.value <= lemma4_bound(true_fidelity, k, sigma) + 1e-12
+
+
+def test_relevance_of_a_compensating_explanation_keeps_every_pattern_of_the_event():
+    space = function_space(lambda Z: np.clip(0.5 * Z[:, 1] + 0.5 * Z[:, 2], -1, 1), 5)  # x = 1, f(x) = 1
+    w = np.array([0.0, 0.5, 0.5, 0.0, 0.0])  # the event is z1 = z2 = 1 only: f = f(x) there
+    assert relevance(space, w, 1.0).value == 0.0
+    w = np.array([1.0, 0.5, -0.5, 0.0, 0.0])  # compensating: the event z1 = z2 includes z1 = z2 = −1 (loss 1)
+    p = keep_probability(1.0)
+    expected = (1 - p) ** 2 / (p ** 2 + (1 - p) ** 2)
+    assert relevance(space, w, 1.0).value == pytest.approx(expected, abs=1e-12)
+    assert brute_relevance(space, w, 1.0) == pytest.approx(expected, abs=1e-12)
+
+
+# --- encodings, spaces and targets ----------------------------------------------------------------------
+
+def toy_frame(n=400, seed=0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "age": rng.uniform(18, 80, n).round(1),
+        "kids": rng.integers(0, 3, n),
+        "purpose": rng.choice(list("abcdef"), n, p=[0.3, 0.2, 0.2, 0.1, 0.1, 0.1]),
+        "country": "x",
+        "gain": np.where(rng.random(n) < 0.8, 0.0, rng.uniform(1, 100, n)),
+        "sex": rng.choice(["F", "M"], n),
+    })
+
+
+def test_boolean_encoding_follows_section_6_1():
+    frame = toy_frame()
+    frame["y"] = (frame["age"] > 40).astype(int)
+    data = make_dataset(frame, "y", kinds={"kids": "numeric"})
+    enc = fit_boolean_encoder(data)
+    names = enc.names
+    assert names[0].startswith("bias") and set(enc.dropped) == {"country", "gain"}
+    ages = [n for n in names if n.startswith("age")]
+    assert len(ages) == 4 and ages[0].startswith("age < ") and ages[1].startswith("age in [")
+    assert ages[3].startswith("age ≥ ")
+    assert [n for n in names if n.startswith("kids")] == ["kids = 0", "kids = 1", "kids = 2"]
+    purposes = [n for n in names if n.startswith("purpose")]
+    assert purposes == ["purpose = a", "purpose = b", "purpose = c", "purpose = other"]  # the K−1 most frequent
+    Z = enc.transform(frame)
+    assert Z.shape == (len(frame), len(names)) and set(np.unique(Z)) == {-1, 1}
+    for attr in ("age", "kids", "purpose", "sex"):
+        cols = [j for j, n in enumerate(names) if n.startswith(attr)]
+        assert ((Z[:, cols] == 1).sum(axis=1) == 1).all()  # exactly one literal per attribute holds
+    odd = enc.transform(pd.DataFrame({**frame.iloc[:1].to_dict("list"), "purpose": ["zzz"], "age": [200.0]}))
+    assert odd[0, names.index("purpose = other")] == 1 and odd[0, names.index(ages[3])] == 1
+
+
+def test_boolean_model_spaces_classification_and_regression():
+    frame = toy_frame(300)
+    frame["y"] = (frame["age"] > 40).astype(int)
+    frame["v"] = frame["age"] * 2.0 + (frame["purpose"] == "a") * 30
+    clf = boolean_model(make_dataset(frame.drop(columns="v"), "y"), cache=False)
+    space = clf.space(frame.iloc[[5]])
+    assert space.fx == 1.0 and space.x[0] == 1
+    assert set(np.unique(space.evaluate(sample_neighbourhood(space.x, 0.0, 50, 0)))) <= {-1.0, 1.0}
+    assert 0 <= clf.test_loss <= 1
+    reg = boolean_model(make_dataset(frame.drop(columns="y"), "v", task="regression"), cache=False)
+    space = reg.space(frame.iloc[[5]])
+    out = space.evaluate(sample_neighbourhood(space.x, 1.0, 100, 0))
+    assert out.min() >= -1 and out.max() <= 1
+    scale = reg.scale
+    assert scale.to_f(scale.to_model(np.array([-1.0, 0.2, 1.0]))) == pytest.approx([-1.0, 0.2, 1.0])
+
+
+@pytest.fixture(scope="module")
+def toy_model():
+    frame = toy_frame(300, seed=1)
+    frame["y"] = ((frame["age"] > 45) ^ (frame["purpose"] == "a")).astype(int)
+    data = make_dataset(frame, "y")
+    return data, train_model(data, "l2_lr")
+
+
+def test_group_space_reference_mode_is_the_sev_hypercube(toy_model):
+    data, trained = toy_model
+    ref = make_reference(data, trained.train_rows)
+    row = data.features.iloc[[7]]
+    space = group_space(trained.model, data, row, ref)
+    assert space.names[1:] == tuple(f"keeps {g} = {space.names[i + 1].split(' = ', 1)[1]}"
+                                    for i, g in enumerate(data.group_names))
+    Z = all_points(space.d)
+    masks = Z[:, 1:] > 0
+    own = trained.model.label(row)[0]
+    expected = np.where(trained.model.label(mix(GroupLayout.of(data), row, ref, masks)) == own, 1.0, -1.0)
+    assert (space.evaluate(Z) == expected).all() and space.fx == 1.0 and space.deterministic
+
+
+def test_group_space_draw_mode_replaces_by_rows_from_other_bins(toy_model):
+    data, trained = toy_model
+    ref = make_reference(data, trained.train_rows)
+    row = data.features.iloc[[7]].reset_index(drop=True)
+    space = group_space(trained.model, data, row, ref, replace="draw", rows=trained.train_rows)
+    Z = sample_neighbourhood(space.x, 0.0, 200, 2)
+    assert not space.deterministic and (space.evaluate(Z, seed=3) == space.evaluate(Z, seed=3)).all()
+    rows = np.asarray(trained.train_rows)
+    keep = Z[:, 1:] > 0
+    drawn = _draw(mix(GroupLayout.of(data), row, ref, keep), keep, data.groups, _donors(data, row, rows, 4),
+                  data.features.iloc[rows].reset_index(drop=True), 3)
+    edges = np.quantile(data.features["age"].iloc[rows], [0.25, 0.5, 0.75])
+    moved = ~keep[:, data.group_names.index("age")]
+    assert moved.any() and (np.searchsorted(edges, drawn["age"].to_numpy()[moved], side="right")
+                            != np.searchsorted(edges, row["age"].iloc[0], side="right")).all()
+    assert (drawn["age"].to_numpy()[~moved] == row["age"].iloc[0]).all()
+    assert (drawn["purpose"].to_numpy()[~keep[:, data.group_names.index("purpose")]] != row["purpose"].iloc[0]).all()
+
+
+# --- comparisons and the end-to-end explanation --------------------------------------------------------
+
+def test_lime_and_shap_live_in_z_space():
+    rng = np.random.default_rng(2)
+    x = np.where(rng.random(8) < 0.5, 1.0, -1.0)
+    x[0] = 1
+    coef, B = rng.normal(size=7), rng.integers(0, 2, (20, 7))
+    Z = np.column_stack([np.ones(20), np.where(B == 1, x[1:], -x[1:])])
+    assert np.allclose(0.4 + B @ coef, Z @ to_z_space(0.4, coef, x))
+    space = tiny_space()
+    sample = draw_sample(space, 1.0, 2000, 1)
+    w = lime_fit(sample, 3, seed=0)
+    assert (np.abs(w[1:]) > 0).sum() <= 2
+    values = kernel_shap(space, 1.0, seed=0, background=20)
+    assert anchoring_gap(values.dense, space.x, space.fx) < 1e-9  # local accuracy
+    truncated = values.truncated(3)  # the bias and the 2 largest |φ_j|
+    assert (np.abs(truncated[1:]) > 0).sum() <= 2
+    dropped = values.phi[np.argsort(-np.abs(values.phi))[2:]]
+    assert anchoring_gap(truncated, space.x, space.fx) == pytest.approx(abs(dropped.sum()), abs=1e-9)
+    assert abs(dropped.sum()) > 1e-3
+
+
+def test_explain_linear_and_compare_end_to_end():
+    space = tiny_space()
+    ex = explain_linear(space, k=3, sigma=1.0, m=1000, seed=0)
+    assert isinstance(ex, LinearExplanation) and ex.exact.certified
+    assert ex.scores.anchoring_gap < 1e-9 and ex.scores.support_size <= 3
+    assert ex.scores.relevance.method == "exact" and ex.scores.relevance.value <= ex.scores.bound + 1e-12
+    table = ex.table()
+    assert list(table["literal"]) == list(ex.support) and table["contribution"].sum() == pytest.approx(ex.fx)
+    comp = compare(space, 3, 1.0, 1000, seed=0, methods=("iht", "exact", "lime", "shap", "shap_k", "l1_relax"))
+    t = comp.table()
+    assert t.loc["exact", "empirical_fidelity"] <= t.loc["iht", "empirical_fidelity"] + 1e-12
+    assert t.loc["l1_relax", "empirical_fidelity"] <= t.loc["exact", "empirical_fidelity"] + 1e-9
+    assert t.loc["shap", "anchoring_gap"] < 1e-9 and t.loc["shap_k", "support_size"] <= 3
+    s = sweep([space], "k", (1, 2), m=500, methods=("iht", "lime"))
+    assert len(s.table) == 4 and set(s.summary()["method"]) == {"iht", "lime"}

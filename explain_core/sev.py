@@ -145,24 +145,39 @@ class VertexScorer:
     def __init__(self, model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference):
         self.model, self.layout, self.queries, self.reference = model, layout, queries, reference
         self.encoded = encoded_model(model, layout.groups)
+        columns = list(layout.columns)
         if self.encoded is None:
             self.query_scores = model.score(queries)
-            self.reference_score = float(model.score(reference.as_frame(list(layout.columns)))[0])
+            self.reference_score = float(model.score(reference.as_frame(columns))[0])
+            equal = np.column_stack([queries[c].to_numpy() == reference.values[c] for c in columns])
+            column_group = np.array(layout.column_group)
         else:
-            raw = pd.concat([queries[list(layout.columns)], reference.as_frame(list(layout.columns))])
-            encoded = self.encoded.encode(raw[model.columns])
+            encoded = self.encoded.encode(pd.concat([queries[columns], reference.as_frame(columns)])[model.columns])
             self._queries, self._reference = encoded[:-1], encoded[-1]
             scores = model.scores_of(self.encoded.estimator, encoded)
             self.query_scores, self.reference_score = scores[:-1], float(scores[-1])
+            equal, column_group = self._queries == self._reference, self.encoded.column_group
+        self.same = np.column_stack([equal[:, column_group == g].all(axis=1) for g in range(layout.size)])
 
-    def scores(self, rows: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """(len(rows), len(masks)) scores: query ``rows[i]`` with the groups where ``masks[j]`` is False moved."""
+    def scores(self, rows: np.ndarray, masks: np.ndarray, fresh: np.ndarray | None = None) -> np.ndarray:
+        """(len(rows), len(masks)) scores: query ``rows[i]`` with the groups where ``masks[j]`` is False moved.
+
+        Only pairs where ``fresh`` is True are evaluated (the rest are NaN).
+        """
+        fresh = np.ones((len(rows), len(masks)), dtype=bool) if fresh is None else fresh
+        out = np.full(fresh.shape, np.nan)
+        pick = np.flatnonzero(fresh)
+        if len(pick) == 0:
+            return out
         if self.encoded is None:
-            frame = mix(self.layout, self.queries.iloc[rows], self.reference, masks)
-            return self.model.score(frame).reshape(len(rows), len(masks))
-        keep = masks[:, self.encoded.column_group]
-        X = np.where(keep[None], self._queries[rows, None, :], self._reference).reshape(-1, keep.shape[1])
-        return self.model.scores_of(self.encoded.estimator, X).reshape(len(rows), len(masks))
+            frame = mix(self.layout, self.queries.iloc[rows], self.reference, masks).iloc[pick]
+            out.flat[pick] = self.model.score(frame)
+            return out
+        i, j = np.divmod(pick, len(masks))
+        keep = masks[j][:, self.encoded.column_group]
+        X = np.where(keep, self._queries[rows[i]], self._reference)
+        out.flat[pick] = self.model.scores_of(self.encoded.estimator, X)
+        return out
 
 
 def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference, *,
@@ -206,14 +221,18 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
             break
         flips: dict[int, list[np.ndarray]] = {}
         for masks in layer_masks(p, movable, depth, start, max(1, chunk_rows)):
+            moved = (masks != start).astype(np.uint8)
             for part in np.array_split(pending, max(1, -(-len(pending) * len(masks) // chunk_rows))):
-                scores = scorer.scores(part, masks)
+                # a vertex that moves a group whose query and reference values are equal is the same point as
+                # a vertex of an earlier layer, which did not flip: it is skipped
+                fresh = (scorer.same[part].astype(np.uint8) @ moved.T) == 0
+                scores = scorer.scores(part, masks, fresh)
                 labels = model.labels_of(scores)
-                flipped = (labels != classes[part, None]) if kind == "minus" else (labels == classes[part, None])
+                flipped = fresh & ((labels != classes[part, None]) if kind == "minus" else (labels == classes[part, None]))
                 if keep_scores:
                     for row, qi in enumerate(part):
-                        seen_masks[qi].append(masks)
-                        seen_scores[qi].append(scores[row])
+                        seen_masks[qi].append(masks[fresh[row]])
+                        seen_scores[qi].append(scores[row][fresh[row]])
                 for row in np.flatnonzero(flipped.any(axis=1)):
                     flips.setdefault(part[row], []).append(masks[flipped[row]])
         found.update({qi: (depth, hits) for qi, hits in flips.items()})

@@ -55,6 +55,7 @@ class ModelAdapter:
     threshold: float = 0.5
     score_kind: str = "proba"
     name: str = "model"
+    splits: dict = field(default_factory=dict, repr=False, compare=False)  # encoded_model() by groups
 
     def inputs(self, frame: pd.DataFrame):
         frame = frame[self.columns]
@@ -194,6 +195,13 @@ class EncodedModel:
 
 def encoded_model(model: ModelAdapter, groups: Sequence[FeatureGroup]) -> EncodedModel | None:
     """Split ``model`` into encoder + estimator over ``groups``; None unless the encoding is column-wise."""
+    key = tuple(groups)
+    if key not in model.splits:
+        model.splits[key] = _split(model, key)
+    return model.splits[key]
+
+
+def _split(model: ModelAdapter, groups: Sequence[FeatureGroup]) -> EncodedModel | None:
     if model.takes == "encoded":
         encoder, estimator = model.encoder, model.estimator
     elif isinstance(model.estimator, Pipeline) and len(model.estimator.steps) == 2:

@@ -252,7 +252,7 @@ def _result(layout, hit, status_if_missing, explained_class, masks, scores, keep
         return SEVResult(value=None, explanations=(), status=status_if_missing, explained_class=explained_class,
                          **outcome, **vertices)
     depth, hits = hit
-    hits = np.concatenate(hits)
+    hits = hits[0] if len(hits) == 1 else np.concatenate(hits)
     moved = ~hits if outcome["kind"] == "minus" else hits
     explanations = tuple(tuple(itertools.compress(layout.names, mv)) for mv in moved.tolist())
     return SEVResult(value=depth, explanations=explanations, status="explained", explained_class=explained_class,

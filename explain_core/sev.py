@@ -206,7 +206,7 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
                                                          range(1, depth_limit + 1)))
     seen_masks: list[list[np.ndarray]] = [[] for _ in range(n)]
     seen_scores: list[list[np.ndarray]] = [[] for _ in range(n)]
-    found: dict[int, tuple[int, list[np.ndarray]]] = {}
+    found: dict[int, tuple[int, list[tuple[str, ...]]]] = {}  # query → (depth, moved groups of each flip)
     if kind == "plus":  # depth 0: SEV⁺ = 0 when the reference is already in the query's class
         origin = np.zeros((1, p), dtype=bool)
         for qi in range(n):
@@ -214,18 +214,19 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
                 seen_masks[qi].append(origin)
                 seen_scores[qi].append(np.array([scorer.reference_score]))
             if reference_class == classes[qi]:
-                found[qi] = (0, [origin])
+                found[qi] = (0, [()])
     pending = np.array([i for i in range(n) if i not in found], dtype=np.intp)
     for depth in range(1, searched_depth + 1):
         if len(pending) == 0:
             break
-        flips: dict[int, list[np.ndarray]] = {}
+        flips: dict[int, list[tuple[str, ...]]] = {}
         for masks in layer_masks(p, movable, depth, start, max(1, chunk_rows)):
-            moved = (masks != start).astype(np.uint8)
+            moved = masks != start
+            moved_names: dict[int, tuple[str, ...]] = {}
             for part in np.array_split(pending, max(1, -(-len(pending) * len(masks) // chunk_rows))):
                 # a vertex that moves a group whose query and reference values are equal is the same point as
                 # a vertex of an earlier layer, which did not flip: it is skipped
-                fresh = (scorer.same[part].astype(np.uint8) @ moved.T) == 0
+                fresh = (scorer.same[part].astype(np.uint8) @ moved.T.astype(np.uint8)) == 0
                 scores = scorer.scores(part, masks, fresh)
                 labels = model.labels_of(scores)
                 flipped = fresh & ((labels != classes[part, None]) if kind == "minus" else (labels == classes[part, None]))
@@ -233,30 +234,22 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
                     for row, qi in enumerate(part):
                         seen_masks[qi].append(masks[fresh[row]])
                         seen_scores[qi].append(scores[row][fresh[row]])
-                for row in np.flatnonzero(flipped.any(axis=1)):
-                    flips.setdefault(part[row], []).append(masks[flipped[row]])
+                rows, vertices = np.nonzero(flipped)
+                for qi, j in zip(part[rows].tolist(), vertices.tolist()):
+                    if j not in moved_names:
+                        moved_names[j] = tuple(itertools.compress(layout.names, moved[j]))
+                    flips.setdefault(qi, []).append(moved_names[j])
         found.update({qi: (depth, hits) for qi, hits in flips.items()})
         pending = np.setdiff1d(pending, list(flips), assume_unique=True)
         if progress:
             progress(1 - len(pending) / n, f"{kind}: depth {depth} done, {len(pending)} of {n} queries left")
     status_if_missing = "unexplainable" if searched_depth == len(movable) else "beyond_depth"
-    outcome = dict(kind=kind, max_depth=searched_depth, restricted=tuple(restricted), reference_class=reference_class)
-    return [_result(layout, found.get(i), status_if_missing, int(classes[i]), seen_masks[i], seen_scores[i],
-                    keep_scores, outcome) for i in range(n)]
-
-
-def _result(layout, hit, status_if_missing, explained_class, masks, scores, keep, outcome) -> SEVResult:
-    vertices = dict(vertex_masks=np.concatenate(masks) if keep and masks else None,
-                    vertex_scores=np.concatenate(scores) if keep and scores else None)
-    if hit is None:
-        return SEVResult(value=None, explanations=(), status=status_if_missing, explained_class=explained_class,
-                         **outcome, **vertices)
-    depth, hits = hit
-    hits = hits[0] if len(hits) == 1 else np.concatenate(hits)
-    moved = ~hits if outcome["kind"] == "minus" else hits
-    explanations = tuple(tuple(itertools.compress(layout.names, mv)) for mv in moved.tolist())
-    return SEVResult(value=depth, explanations=explanations, status="explained", explained_class=explained_class,
-                     **outcome, **vertices)
+    common = dict(kind=kind, max_depth=searched_depth, restricted=tuple(restricted), reference_class=reference_class)
+    return [SEVResult(value=found.get(i, (None,))[0], explanations=tuple(found.get(i, (None, ()))[1]),
+                      status="explained" if i in found else status_if_missing, explained_class=int(classes[i]),
+                      vertex_masks=np.concatenate(seen_masks[i]) if seen_masks[i] else None,
+                      vertex_scores=np.concatenate(seen_scores[i]) if seen_scores[i] else None, **common)
+            for i in range(n)]
 
 
 def sev(model: ModelAdapter, layout: GroupLayout, query: pd.DataFrame | pd.Series, reference: Reference, *,

@@ -152,7 +152,7 @@ class VertexScorer:
             equal = np.column_stack([queries[c].to_numpy() == reference.values[c] for c in columns])
             column_group = np.array(layout.column_group)
         else:
-            encoded = self.encoded.encode(pd.concat([queries[columns], reference.as_frame(columns)])[model.columns])
+            encoded = self.encoded.encode(pd.concat([queries[model.columns], reference.as_frame(model.columns)]))
             self._queries, self._reference = encoded[:-1], encoded[-1]
             scores = model.scores_of(self.encoded.estimator, encoded)
             self.query_scores, self.reference_score = scores[:-1], float(scores[-1])

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from explain_core.data import make_dataset
-from explain_core.linear import (LinearExplanation, Sample, anchoring_gap, draw_sample, explain_linear, gshp, iht,
-                                 lemma4_bound, project_anchored, relevance)
+from explain_core.linear import (PAPER_IHT, LinearExplanation, Sample, anchoring_gap, draw_sample, explain_linear,
+                                 gshp, iht, lemma4_bound, project_anchored, relevance, step_size)
 from explain_core.linear_compare import compare, kernel_shap, lime_fit, sweep, to_z_space
 from explain_core import linear_exact
 from explain_core.linear_exact import (GramProblem, _box_enumerate, _separable_bound, box_solve, exact_fit,
@@ -136,11 +136,36 @@ def test_iht_is_anchored_sparse_and_never_worse_than_its_start(sigma, k):
     Z = sample_neighbourhood(x, sigma, 2000, 7)
     y = np.sign(Z @ rng.normal(size=25) + np.prod(Z[:, 1:4], axis=1))  # a non-linear classifier
     sample = Sample(Z, y, x.astype(float), 1.0, sigma, 7)
-    fit = iht(sample, k, step_scales=(1.0, 2.0))
-    for w in (fit.w, fit.iterate):
-        assert anchoring_gap(w, x, 1.0) < 1e-9 and (np.abs(w) > 0).sum() <= k
-    assert fit.objective <= fit.start_objective + 1e-15 and fit.iterate_objective <= fit.start_objective + 1e-15
-    assert np.abs(fit.w).max() <= 1 + 1e-12 and fit.gram
+    for fit in (iht(sample, k), iht(sample, k, **PAPER_IHT)):
+        for w in (fit.w, fit.iterate):
+            assert anchoring_gap(w, x, 1.0) < 1e-9 and (np.abs(w) > 0).sum() <= k
+        assert fit.objective <= fit.start_objective + 1e-15
+        assert fit.iterate_objective <= fit.origin_objective + 1e-15
+        assert np.abs(fit.w).max() <= 1 + 1e-12 and fit.gram
+
+
+def test_default_iht_runs_both_starts_and_steps_and_never_loses_to_the_papers_single_run():
+    """The default (Alg. 1 from f(x)e₁ and from Π(anchored least squares), steps η·{1, 2}) contains the
+    paper's run, so it is never worse — and on some of these problems it is strictly better."""
+    strictly_better = 0
+    for trial in range(24):
+        rng = np.random.default_rng(100 + trial)
+        d, k, sigma = int(rng.integers(8, 30)), int(rng.integers(2, 7)), float(rng.choice([0.5, 1.0, 2.0]))
+        x = np.where(rng.random(d) < 0.5, 1, -1)
+        x[0] = 1
+        Z = sample_neighbourhood(x, sigma, 1500, trial)
+        y = np.tanh(Z @ rng.normal(size=d) * 0.5 + np.prod(Z[:, 1:4], axis=1) * rng.normal())
+        sample = Sample(Z, y, x.astype(float), float(np.tanh(0.3)), sigma, trial)
+        default, paper = iht(sample, k), iht(sample, k, **PAPER_IHT)
+        assert default.runs == 4 and paper.runs == 1 and paper.origin == "bias"
+        assert paper.step == pytest.approx(step_size(sigma))
+        assert default.origin in ("bias", "least_squares")
+        assert default.step / step_size(sigma) in (pytest.approx(1.0), pytest.approx(2.0))
+        assert default.objective <= paper.objective + 1e-15
+        strictly_better += default.objective < paper.objective - 1e-9
+    assert strictly_better >= 1
+    with pytest.raises(ValueError):
+        iht(sample, k, starts=("zero",))
 
 
 # --- exact fit ------------------------------------------------------------------------------------------

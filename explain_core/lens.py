@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -20,15 +20,13 @@ from scipy.stats import binomtest, median_abs_deviation
 
 from .data import Dataset, IntakeError
 from .models import ModelAdapter
-from .sev import GroupLayout, one_row, layer_masks
+from .sev import DEFAULT_CHUNK_ROWS, GroupLayout, ProgressFn, layer_masks, one_row
 
-ProgressFn = Callable[[float, str], None]
 DIRECTIONS = ("r2i", "i2r")
 ORDERS = ("subset", "cost")
 DEFAULT_REFERENCES = 100
 ALL_SUBSETS_UP_TO = 12  # groups; wider data gets factors of at most DEFAULT_MAX_SIZE groups
 DEFAULT_MAX_SIZE = 3
-DEFAULT_CHUNK_ROWS = 200_000
 DOMINANCE_BLOCK = 4_000_000  # bytes compared at once when testing the partial order
 
 

@@ -16,6 +16,8 @@ from .baselines import Attribution, FlipPath, explain_lime, explain_shap, flip_n
 from .lens import (Factor, LensContext, LensResult, Measures, feature_mad, lens_contexts,
                    opposite_references, shap_curve)
 from .sev import GroupLayout, SEVExplanation, SEVResult, explain_sev, hypercube, sev_batch
+from .plots import (feature_prevalence, hypercube_figure, lattice_counts, lattice_figure, prevalence_table,
+                    sev_counts, sev_histogram)
 
 __all__ = [
     "Dataset", "FeatureGroup", "IntakeError", "load_demo", "demo_names", "make_dataset", "read_table",
@@ -25,4 +27,6 @@ __all__ = [
     "Factor", "LensContext", "LensResult", "Measures", "feature_mad", "lens_contexts",
     "opposite_references", "shap_curve",
     "GroupLayout", "SEVExplanation", "SEVResult", "explain_sev", "hypercube", "sev_batch",
+    "feature_prevalence", "hypercube_figure", "lattice_counts", "lattice_figure", "prevalence_table",
+    "sev_counts", "sev_histogram",
 ]

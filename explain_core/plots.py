@@ -1,0 +1,291 @@
+"""SEV figures: data in, plotly Figure out. Pure functions, no I/O, no Streamlit.
+
+Every figure is built with the explicit template :data:`TEMPLATE` (never the global default), so the same
+objects can be shown in the app and written into a PDF report. The numbers behind the dataset-wide charts
+come from :func:`sev_counts`, :func:`prevalence_table` and :func:`lattice_counts` (pandas DataFrames).
+
+Traces carry ``meta={"role": ...}`` (``edges``, ``paths``, ``vertices``, ``evaluated``, ``flipped``, ``counts``,
+``prevalence``) so callers and tests can find them without relying on their order.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from .sev import Hypercube, SEVExplanation, SEVResult
+
+TEMPLATE = "plotly_white"
+HYPERCUBE_FIGURE_MAX_GROUPS = 8
+LABEL_COLOURS = {0: "#4C78A8", 1: "#E45756"}  # predicted label 0 / 1
+EDGE_COLOUR = "rgba(160, 160, 160, 0.35)"
+PATH_COLOUR = "#F58518"
+BAR_COLOURS = {"evaluated": "#BAB0AC", "flipped": "#E45756", "counts": "#4C78A8", "prevalence": "#54A24B"}
+NOT_EXPLAINED = "not explained"
+_WHICH = ("minus", "plus", "restricted")
+
+
+# --- hypercube (p ≤ 8) ---------------------------------------------------------------------------------------
+
+def _codes(masks: np.ndarray) -> np.ndarray:
+    """Vertex code of each mask row: bit g set where group g keeps the query's value."""
+    return (masks.astype(np.int64) << np.arange(masks.shape[1])).sum(axis=1)
+
+
+def _layout_positions(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """x = groups moved to the reference; y = rank within that layer (by the moved groups' indices), centred."""
+    moved = ~masks
+    depth = moved.sum(axis=1)
+    keys = [tuple(np.flatnonzero(row)) for row in moved]
+    y = np.zeros(len(masks))
+    for d in np.unique(depth):
+        rows = np.flatnonzero(depth == d)
+        order = sorted(rows, key=lambda r: keys[r])
+        y[order] = np.arange(len(order)) - (len(order) - 1) / 2
+    return depth.astype(float), y
+
+
+def _segments(pairs, x, y):
+    xs, ys = [], []
+    for a, b in pairs:
+        xs += [x[a], x[b], None]
+        ys += [y[a], y[b], None]
+    return xs, ys
+
+
+def hypercube_edges(p: int) -> set[tuple[int, int]]:
+    """Every hypercube edge as a (smaller code, larger code) pair: p·2^(p−1) of them."""
+    return {(v, v | (1 << g)) for v in range(2 ** p) for g in range(p) if not v >> g & 1}
+
+
+def path_edges(result: SEVResult, names: Sequence[str]) -> set[tuple[int, int]]:
+    """Edges (as code pairs) along every ordering of every minimal explanation of ``result``.
+
+    SEV⁻/SEV® start at the query (all bits 1) and clear one explanation group at a time; SEV⁺ starts at the
+    reference (all bits 0) and sets them.
+    """
+    names = list(names)
+    p = len(names)
+    start = 2 ** p - 1 if result.kind == "minus" else 0
+    edges = set()
+    for order in result.paths():
+        v = start
+        for group in order:
+            w = v ^ (1 << names.index(group))
+            edges.add((min(v, w), max(v, w)))
+            v = w
+    return edges
+
+
+def _pick(explanation: SEVExplanation, which: str) -> SEVResult:
+    if which not in _WHICH:
+        raise ValueError(f"which must be one of {_WHICH}, not {which!r}")
+    result = getattr(explanation, which)
+    if result is None:
+        raise ValueError("no SEV® here: pass restricted features to explain_sev")
+    return result
+
+
+def hypercube_figure(cube: Hypercube, explanation: SEVExplanation | None = None, *, which: str = "minus",
+                     class_names: Sequence[str] = ("0", "1"), height: int | None = None) -> go.Figure:
+    """The SEV hypercube of one query (p ≤ 8 groups) as a layered graph.
+
+    Vertices are placed by depth from the query (x = number of groups at the reference) and spread
+    deterministically within each layer; edges join vertices that differ in one group. Vertices are coloured
+    by predicted label (``class_names[label]`` in the legend); the query (all groups at their own values) and
+    the reference (all groups at the reference) are drawn bigger and labelled. With ``explanation``, the
+    shortest paths of its ``which`` result (``minus``, ``plus`` or ``restricted``) are highlighted — every
+    ordering of every minimal explanation — and the hover text lists each group's value.
+    """
+    names = list(cube.names)
+    masks = np.asarray(cube.masks, dtype=bool)
+    p = len(names)
+    if p > HYPERCUBE_FIGURE_MAX_GROUPS:
+        raise ValueError(f"the hypercube is drawn for at most {HYPERCUBE_FIGURE_MAX_GROUPS} groups, not {p}; "
+                         "use lattice_figure")
+    if masks.shape != (2 ** p, p):
+        raise ValueError(f"expected {2 ** p} vertex masks over {p} groups, got shape {masks.shape}")
+    codes = _codes(masks)
+    if len(set(codes.tolist())) != 2 ** p:
+        raise ValueError("the hypercube's masks are not the 2^p distinct vertices")
+    row_of = np.empty(2 ** p, dtype=np.intp)
+    row_of[codes] = np.arange(2 ** p)
+    x, y = _layout_positions(masks)
+    labels = np.asarray(cube.labels).astype(int)
+    scores = np.asarray(cube.scores, dtype=float)
+
+    result = _pick(explanation, which) if explanation is not None else None
+    values = None
+    if explanation is not None:
+        if tuple(explanation.layout.names) != tuple(names):
+            raise ValueError("the explanation's feature groups differ from the hypercube's")
+        table = explanation.table("minus")
+        values = (table.loc["Query"].to_dict(), table.loc["Reference"].to_dict())
+
+    fig = go.Figure()
+    ex, ey = _segments([(row_of[a], row_of[b]) for a, b in sorted(hypercube_edges(p))], x, y)
+    fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line=dict(color=EDGE_COLOUR, width=1),
+                             hoverinfo="skip", name="edges", showlegend=False, meta={"role": "edges"}))
+    if result is not None:
+        highlighted = sorted(path_edges(result, names))
+        px_, py_ = _segments([(row_of[a], row_of[b]) for a, b in highlighted], x, y)
+        fig.add_trace(go.Scatter(x=px_, y=py_, mode="lines", line=dict(color=PATH_COLOUR, width=4),
+                                 hoverinfo="skip", name=f"shortest paths ({result.label})",
+                                 meta={"role": "paths", "edges": [list(e) for e in highlighted]}))
+
+    query_row, reference_row = row_of[2 ** p - 1], row_of[0]
+    hover = [_vertex_hover(masks[r], names, scores[r], class_names[labels[r]], values,
+                           "query" if r == query_row else "reference" if r == reference_row else None)
+             for r in range(2 ** p)]
+    for label in (0, 1):
+        rows = np.flatnonzero(labels == label)
+        size = [18 if r in (query_row, reference_row) else 10 for r in rows]
+        text = ["query" if r == query_row else "reference" if r == reference_row else "" for r in rows]
+        fig.add_trace(go.Scatter(
+            x=x[rows], y=y[rows], mode="markers+text", text=text, textposition="top center",
+            marker=dict(color=LABEL_COLOURS[label], size=size, line=dict(color="white", width=1)),
+            hovertext=[hover[r] for r in rows], hoverinfo="text", customdata=codes[rows],
+            name=f"predicted {class_names[label]}", meta={"role": "vertices", "label": label}))
+
+    title = "SEV hypercube" if result is None else f"SEV hypercube — {result.message}"
+    fig.update_layout(template=TEMPLATE, title=title, height=height or min(1000, max(360, 60 * int(np.abs(y).max() + 2))),
+                      xaxis=dict(title="groups moved to the reference", dtick=1, range=[-0.5, p + 0.5],
+                                 zeroline=False),
+                      yaxis=dict(visible=False), legend=dict(orientation="h", y=-0.15), hovermode="closest")
+    return fig
+
+
+def _vertex_hover(mask, names, score, label_name, values, role) -> str:
+    moved = [n for n, keep in zip(names, mask) if not keep]
+    head = {"query": "<b>Query</b><br>", "reference": "<b>Reference</b><br>"}.get(role, "")
+    lines = [head + "At the reference: " + (", ".join(moved) if moved else "none")]
+    if values is not None:
+        query, reference = values
+        lines += [f"{n} = {query[n] if keep else reference[n]}" for n, keep in zip(names, mask)]
+    lines.append(f"score = {score:.4g} (predicted {label_name})")
+    return "<br>".join(lines)
+
+
+# --- lattice view (any p) ------------------------------------------------------------------------------------
+
+def lattice_counts(source: Hypercube | SEVResult, *, threshold: float | None = None,
+                   kind: str = "minus") -> pd.DataFrame:
+    """Per searched depth: vertices evaluated and how many flip (columns ``depth``, ``evaluated``, ``flipped``).
+
+    ``source`` is an :class:`SEVResult` computed with scores kept (its ``vertex_masks``/``vertex_scores``) —
+    then ``threshold`` (the model's, ``ModelAdapter.threshold``) is required: a vertex's label is
+    ``score > threshold``, and it flips when that label differs from ``result.explained_class`` (SEV⁻/SEV®)
+    or equals it (SEV⁺). Depth counts groups moved from the search's start (the query for SEV⁻/SEV®, the
+    reference for SEV⁺); the depths listed are those the search reached. Or ``source`` is a
+    :class:`Hypercube` (every vertex; its labels are used, ``threshold`` is ignored) with ``kind`` ``minus``
+    or ``plus`` choosing the start and the flip rule.
+    """
+    if isinstance(source, Hypercube):
+        if kind not in ("minus", "plus"):
+            raise ValueError(f"kind must be 'minus' or 'plus', not {kind!r}")
+        masks, labels = np.asarray(source.masks, dtype=bool), np.asarray(source.labels).astype(int)
+        query_label = int(labels[np.flatnonzero(masks.all(axis=1))[0]])
+        depths = range(0, masks.shape[1] + 1)
+        explained_class = query_label
+    elif isinstance(source, SEVResult):
+        if source.vertex_masks is None or source.vertex_scores is None:
+            raise ValueError("this SEV result kept no vertex scores (computed with keep_scores=False)")
+        if threshold is None:
+            raise ValueError("threshold (the model's) is needed to label an SEVResult's vertices")
+        kind, explained_class = source.kind, source.explained_class
+        masks = np.asarray(source.vertex_masks, dtype=bool)
+        labels = (np.asarray(source.vertex_scores, dtype=float) > threshold).astype(int)
+        last = source.value if source.value is not None else source.max_depth
+        depths = range(0 if kind == "plus" else 1, last + 1)
+    else:
+        raise TypeError(f"expected a Hypercube or an SEVResult, not {type(source).__name__}")
+    depth = (~masks).sum(axis=1) if kind == "minus" else masks.sum(axis=1)
+    flips = labels != explained_class if kind == "minus" else labels == explained_class
+    return pd.DataFrame({"depth": list(depths),
+                         "evaluated": [int((depth == d).sum()) for d in depths],
+                         "flipped": [int((flips & (depth == d)).sum()) for d in depths]})
+
+
+def lattice_figure(source: Hypercube | SEVResult, *, threshold: float | None = None, kind: str = "minus",
+                   log_y: bool = False) -> go.Figure:
+    """Bars per depth: vertices evaluated and vertices that flip (see :func:`lattice_counts` for the arguments)."""
+    counts = lattice_counts(source, threshold=threshold, kind=kind)
+    start = "reference" if (source.kind if isinstance(source, SEVResult) else kind) == "plus" else "query"
+    fig = go.Figure([
+        go.Bar(x=counts["depth"], y=counts["evaluated"], name="vertices evaluated",
+               marker_color=BAR_COLOURS["evaluated"], meta={"role": "evaluated"}),
+        go.Bar(x=counts["depth"], y=counts["flipped"], name="vertices that flip",
+               marker_color=BAR_COLOURS["flipped"], meta={"role": "flipped"}),
+    ])
+    title = "SEV search by depth" + (f" — {source.message}" if isinstance(source, SEVResult) else "")
+    fig.update_layout(template=TEMPLATE, title=title, barmode="group",
+                      xaxis=dict(title=f"groups moved from the {start}", dtick=1),
+                      yaxis=dict(title="vertices", type="log" if log_y else "linear"))
+    return fig
+
+
+# --- dataset-wide --------------------------------------------------------------------------------------------
+
+def sev_counts(values: Sequence[int | None]) -> pd.DataFrame:
+    """Queries per SEV value: columns ``sev`` (each integer from the smallest to the largest seen, then
+    ``"not explained"`` for None), ``count`` and ``share`` (of all queries; 0 when there are none)."""
+    ints = [int(v) for v in values if v is not None]
+    missing = sum(v is None for v in values)
+    levels: list = list(range(min(ints), max(ints) + 1)) if ints else []
+    counts = [ints.count(v) for v in levels] + [missing]
+    total = len(ints) + missing
+    return pd.DataFrame({"sev": levels + [NOT_EXPLAINED], "count": counts,
+                         "share": [c / total if total else 0.0 for c in counts]})
+
+
+def sev_histogram(values: Sequence[int | None], *, label: str = "SEV⁻") -> go.Figure:
+    """Bar chart of :func:`sev_counts`: how many queries have each SEV value, and how many are not explained."""
+    counts = sev_counts(values)
+    fig = go.Figure(go.Bar(x=[str(v) for v in counts["sev"]], y=counts["count"],
+                           customdata=counts["share"], name=label, marker_color=BAR_COLOURS["counts"],
+                           hovertemplate=f"{label} = %{{x}}<br>%{{y}} queries (%{{customdata:.1%}})<extra></extra>",
+                           meta={"role": "counts"}))
+    fig.update_layout(template=TEMPLATE, title=f"{label} over {len(values)} queries",
+                      xaxis=dict(title=label, type="category"), yaxis=dict(title="queries"))
+    return fig
+
+
+def prevalence_table(results: Sequence[SEVResult], group_names: Sequence[str]) -> pd.DataFrame:
+    """Per group (in ``group_names`` order): ``count`` of explained queries with a minimal explanation that
+    uses it (once per query) and ``share`` of the explained queries. ``attrs`` holds ``explained``/``queries``."""
+    names = list(group_names)
+    explained = [r for r in results if r.explainable]
+    used: dict[str, int] = dict.fromkeys(names, 0)
+    for r in explained:
+        groups = {g for e in r.explanations for g in e}
+        unknown = groups - set(names)
+        if unknown:
+            raise ValueError(f"explanations use groups not in group_names: {sorted(unknown)}")
+        for g in groups:
+            used[g] += 1
+    table = pd.DataFrame({"group": names, "count": [used[g] for g in names],
+                          "share": [used[g] / len(explained) if explained else 0.0 for g in names]})
+    table.attrs.update(explained=len(explained), queries=len(results))
+    return table
+
+
+def feature_prevalence(results: Sequence[SEVResult], group_names: Sequence[str]) -> go.Figure:
+    """Horizontal bars of :func:`prevalence_table`: share of explained queries whose minimal explanations
+    include each group (most frequent on top)."""
+    table = prevalence_table(results, group_names)
+    shown = table.sort_values("share", ascending=True, kind="stable")
+    labels = sorted({r.label for r in results})
+    label = labels[0] if len(labels) == 1 else "SEV"
+    fig = go.Figure(go.Bar(x=shown["share"], y=shown["group"], orientation="h", customdata=shown["count"],
+                           marker_color=BAR_COLOURS["prevalence"], name=label,
+                           hovertemplate="%{y}: %{x:.1%} (%{customdata} queries)<extra></extra>",
+                           meta={"role": "prevalence"}))
+    fig.update_layout(template=TEMPLATE,
+                      title=f"Groups in minimal {label} explanations "
+                            f"({table.attrs['explained']} of {table.attrs['queries']} queries explained)",
+                      xaxis=dict(title="share of explained queries", tickformat=".0%", range=[0, 1]),
+                      yaxis=dict(title=None, type="category"), height=max(300, 40 + 28 * len(table)))
+    return fig

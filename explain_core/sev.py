@@ -183,10 +183,11 @@ class VertexScorer:
 def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference, *,
               kind: str = "minus", restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH,
               chunk_rows: int = DEFAULT_CHUNK_ROWS, keep_scores: bool = True,
-              progress: ProgressFn | None = None) -> list[SEVResult]:
+              progress: ProgressFn | None = None, scorer: VertexScorer | None = None) -> list[SEVResult]:
     """SEV of many queries by one BFS: each layer is evaluated for all unresolved queries together.
 
     Each query is explained for its own predicted class. ``restricted`` applies to ``minus`` (SEV®).
+    A ``scorer`` built for these queries and this reference can be passed to share its encoding.
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
@@ -196,7 +197,7 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
     n, p = len(queries), layout.size
     if n == 0:
         return []
-    scorer = VertexScorer(model, layout, queries, reference)
+    scorer = scorer or VertexScorer(model, layout, queries, reference)
     classes = model.labels_of(scorer.query_scores)
     reference_class = int(model.labels_of([scorer.reference_score])[0])
     start = kind == "minus"  # minus starts at the query (all True), plus at the reference (all False)
@@ -331,10 +332,15 @@ def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Referen
                 restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH) -> SEVExplanation:
     """SEV⁺, SEV⁻ and SEV® (when ``restricted`` is given) of one query row of ``dataset``."""
     layout = GroupLayout.of(dataset)
-    row = one_row(query)
-    score = float(model.score(row)[0])
-    minus = sev(model, layout, row, reference, kind="minus", max_depth=max_depth)
-    plus = sev(model, layout, row, reference, kind="plus", max_depth=max_depth)
-    held = sev(model, layout, row, reference, kind="minus", restricted=restricted, max_depth=max_depth) if restricted else None
-    return SEVExplanation(row.iloc[0], reference, layout, score, minus.explained_class, plus, minus, held)
+    row = one_row(query).reset_index(drop=True)
+    scorer = VertexScorer(model, layout, row, reference)  # the row is encoded and scored once for all three
+
+    def search(kind: str, held: Sequence[str] = ()) -> SEVResult:
+        return sev_batch(model, layout, row, reference, kind=kind, restricted=held, max_depth=max_depth,
+                         scorer=scorer)[0]
+
+    minus, plus = search("minus"), search("plus")
+    held = search("minus", restricted) if restricted else None
+    return SEVExplanation(row.iloc[0], reference, layout, float(scorer.query_scores[0]), minus.explained_class,
+                          plus, minus, held)
 

@@ -1,11 +1,12 @@
-"""SEV figures: data in, plotly Figure out. Pure functions, no I/O, no Streamlit.
+"""Figures of every method: data in, plotly Figure out. Pure functions, no I/O, no Streamlit.
 
 Every figure is built with the explicit template :data:`TEMPLATE` (never the global default), so the same
 objects can be shown in the app and written into a PDF report. The numbers behind the dataset-wide charts
 come from :func:`sev_counts`, :func:`prevalence_table` and :func:`lattice_counts` (pandas DataFrames).
 
 Traces carry ``meta={"role": ...}`` (``edges``, ``paths``, ``vertices``, ``evaluated``, ``flipped``, ``counts``,
-``prevalence``) so callers and tests can find them without relying on their order.
+``prevalence``, ``curve``, ``weights``, ``agreement``, ``flips``, ``attribution``) so callers and tests can find
+them without relying on their order.
 """
 from __future__ import annotations
 
@@ -288,4 +289,107 @@ def feature_prevalence(results: Sequence[SEVResult], group_names: Sequence[str])
                             f"({table.attrs['explained']} of {table.attrs['queries']} queries explained)",
                       xaxis=dict(title="share of explained queries", tickformat=".0%", range=[0, 1]),
                       yaxis=dict(title=None, type="category"), height=max(300, 40 + 28 * len(table)))
+    return fig
+
+
+# --- LENS ----------------------------------------------------------------------------------------------------
+
+def pn_curve_figure(curve: pd.DataFrame, *, direction: str = "r2i") -> go.Figure:
+    """Cumulative PN of the τ-minimal factors against τ (LENS App. B, Fig. 6) from ``LensContext.pn_curve``."""
+    fig = go.Figure(go.Scatter(x=curve["tau"], y=curve["cumulative_pn"], mode="lines+markers", name="cumulative PN",
+                               customdata=curve["factors"], line=dict(color=BAR_COLOURS["counts"]),
+                               hovertemplate="τ = %{x:.2f}<br>PN = %{y:.3f}<br>%{customdata} factors<extra></extra>",
+                               meta={"role": "curve"}))
+    fig.update_layout(template=TEMPLATE, title=f"Cumulative PN of the τ-minimal factors ({direction.upper()})",
+                      xaxis=dict(title="τ", range=[0, 1.02]), yaxis=dict(title="cumulative PN", range=[0, 1.02]))
+    return fig
+
+
+def ps_by_size_figure(curve: pd.DataFrame, *, attribution: str = "SHAP") -> go.Figure:
+    """Best PS of any factor of k groups beside PS of the top-k groups by |attribution| (LENS §5.1, Fig. 2),
+    from :func:`~explain_core.lens.shap_curve`."""
+    fig = go.Figure()
+    for column, name, colour in (("lens_ps", "LENS (best factor of k groups)", LABEL_COLOURS[1]),
+                                 ("attribution_ps", f"top-k {attribution}", LABEL_COLOURS[0])):
+        fig.add_trace(go.Scatter(x=curve["size"], y=curve[column], mode="lines+markers", name=name,
+                                 line=dict(color=colour), meta={"role": "curve"},
+                                 hovertemplate="k = %{x}<br>PS = %{y:.3f}<extra>" + name + "</extra>"))
+    fig.update_layout(template=TEMPLATE, title="Probability of sufficiency by factor size",
+                      xaxis=dict(title="k (groups in the factor)", dtick=1), yaxis=dict(title="PS", range=[0, 1.02]))
+    return fig
+
+
+# --- linear explanations -------------------------------------------------------------------------------------
+
+def weights_figure(weights: pd.DataFrame, *, title: str = "Weights of each explainer") -> go.Figure:
+    """Grouped horizontal bars: one bar per (literal, method) from a literal × method table of weights.
+
+    Literals every method leaves at 0 are dropped; the rest keep the table's order, top to bottom.
+    """
+    shown = weights.loc[(weights.abs() > 1e-12).any(axis=1)].iloc[::-1]
+    fig = go.Figure()
+    for method in shown.columns:
+        fig.add_trace(go.Bar(x=shown[method], y=list(shown.index), orientation="h", name=str(method),
+                             meta={"role": "weights"},
+                             hovertemplate="%{y}<br>w = %{x:.4f}<extra>" + str(method) + "</extra>"))
+    fig.update_layout(template=TEMPLATE, title=title, barmode="group", xaxis=dict(title="weight w_j"),
+                      yaxis=dict(title=None, type="category", automargin=True),
+                      height=max(320, 60 + 22 * len(shown) * max(1, len(shown.columns)) // 2),
+                      legend=dict(orientation="h", y=-0.15))
+    return fig
+
+
+def sweep_figure(summary: pd.DataFrame, parameter: str, *, metric: str = "relevance") -> go.Figure:
+    """Mean ``metric`` per method against ``parameter`` (PLE Figs. 4-6) from ``Sweep.summary(metric)``."""
+    fig = go.Figure()
+    for method, part in summary.groupby("method", sort=False):
+        fig.add_trace(go.Scatter(x=part[parameter], y=part["mean"], mode="lines+markers", name=str(method),
+                                 meta={"role": "curve"},
+                                 hovertemplate=f"{parameter} = %{{x}}<br>{metric} = %{{y:.4f}}<extra>{method}</extra>"))
+    fig.update_layout(template=TEMPLATE, title=f"{metric.replace('_', ' ')} against {parameter}",
+                      xaxis=dict(title=parameter), yaxis=dict(title=metric.replace("_", " ")))
+    return fig
+
+
+# --- baselines and agreement ---------------------------------------------------------------------------------
+
+def attribution_figure(groups: Sequence[str], values: dict[str, Sequence[float]], *,
+                       title: str = "LIME and SHAP attributions") -> go.Figure:
+    """Grouped horizontal bars of per-group attributions, one trace per method (``values``: method → values)."""
+    fig = go.Figure()
+    for method, vals in values.items():
+        fig.add_trace(go.Bar(x=list(vals), y=list(groups), orientation="h", name=method, meta={"role": "attribution"},
+                             hovertemplate="%{y}: %{x:.4f}<extra>" + method + "</extra>"))
+    fig.update_layout(template=TEMPLATE, title=title, barmode="group",
+                      yaxis=dict(title=None, type="category", autorange="reversed", automargin=True),
+                      xaxis=dict(title="attribution"), height=max(300, 40 + 36 * len(groups)))
+    return fig
+
+
+def flip_figure(table: pd.DataFrame) -> go.Figure:
+    """Counts of LIME-C / SHAP-C flip numbers beside SEV⁻ per value (SEV §5), from a table with one column
+    per method and one row per query (None / NaN = never flips)."""
+    fig = go.Figure()
+    for method in table.columns:
+        counts = sev_counts([None if pd.isna(v) else int(v) for v in table[method]])
+        fig.add_trace(go.Bar(x=[str(v) for v in counts["sev"]], y=counts["count"], name=str(method),
+                             meta={"role": "flips"},
+                             hovertemplate="%{x} features<br>%{y} queries<extra>" + str(method) + "</extra>"))
+    fig.update_layout(template=TEMPLATE, title=f"Features moved until the prediction flips ({len(table)} queries)",
+                      barmode="group", xaxis=dict(title="features moved to the reference", type="category"),
+                      yaxis=dict(title="queries"))
+    return fig
+
+
+def agreement_figure(matrix: pd.DataFrame) -> go.Figure:
+    """Feature × method heatmap: 1 where the method names the feature (from ``Agreement.matrix()``)."""
+    z = matrix.astype(int).to_numpy()
+    fig = go.Figure(go.Heatmap(z=z, x=list(matrix.columns), y=list(matrix.index), zmin=0, zmax=1, showscale=False,
+                               colorscale=[[0, "#F2F2F2"], [1, PATH_COLOUR]], xgap=2, ygap=2,
+                               text=np.where(z == 1, "named", ""), texttemplate="%{text}",
+                               hovertemplate="%{y} · %{x}: %{text}<extra></extra>", meta={"role": "agreement"}))
+    fig.update_layout(template=TEMPLATE, title="Which features each method names",
+                      xaxis=dict(side="top", type="category"),
+                      yaxis=dict(autorange="reversed", type="category", automargin=True),
+                      height=max(300, 80 + 30 * len(matrix)))
     return fig

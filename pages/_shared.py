@@ -1,0 +1,231 @@
+"""What every page shares: the session (setup, row, parameters), cached computations, small views.
+
+Not a page (the leading underscore). Session keys: ``setup`` (:class:`~explain_core.analysis.Setup`),
+``row`` (dataset position of the chosen row), ``whatif`` (edited values of that row, or None) and
+``params`` (:class:`~explain_core.analysis.Parameters`). Computations are cached by content: results by
+(setup key, the row's values, the parameters they depend on), so changing σ does not recompute SEV.
+"""
+from __future__ import annotations
+
+import numbers
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from explain_core.analysis import (DEFAULT_DEMO, Parameters, Setup, dataset_sev, demo_setup, lens_report,
+                                   predicted_rows, row_baselines, row_lens_contexts, row_linear, row_sev, score_of)
+from explain_core.export import to_csv, to_json
+
+UNCHANGED = "—"
+DEMO_LABELS = {"compas": "COMPAS recidivism", "adult": "Adult income", "german_credit": "German credit",
+               "california_housing": "California housing", "student_performance_math": "Student performance (maths)",
+               "credit_approval": "Credit approval"}
+
+
+# --- session --------------------------------------------------------------------------------------------------
+
+@st.cache_resource(show_spinner="Loading the demo data and its model (trained on first use, then cached)…")
+def demo(name: str, kind: str) -> Setup:
+    """A bundled dataset with its demo model, shared by every session (read-only)."""
+    return demo_setup(name, kind)
+
+
+def ensure_session() -> None:
+    """Start a new session on the default demo (COMPAS, gradient boosting) and its first flagged test row."""
+    if "setup" not in st.session_state:
+        use_setup(demo(*DEFAULT_DEMO))
+    st.session_state.setdefault("params", Parameters())
+
+
+def use_setup(setup: Setup) -> None:
+    """Make ``setup`` the session's, keeping the row when it still exists and clearing its what-if edits."""
+    st.session_state["setup"] = setup
+    st.session_state["whatif"] = None
+    row = st.session_state.get("row")
+    if row is None or row >= len(setup.dataset.features):
+        st.session_state["row"] = default_row(setup)
+
+
+def default_row(setup: Setup) -> int:
+    """The first test row predicted positive (any test row when none is)."""
+    flagged = flagged_rows(setup)
+    return int(flagged[0]) if len(flagged) else int(setup.test_rows[0])
+
+
+def setup() -> Setup:
+    ensure_session()
+    return st.session_state["setup"]
+
+
+def params() -> Parameters:
+    ensure_session()
+    return st.session_state["params"]
+
+
+def set_params(**changes) -> Parameters:
+    """Replace some parameters (validated by :class:`Parameters`) and return the new set."""
+    new = replace(params(), **changes)
+    st.session_state["params"] = new
+    return new
+
+
+def row() -> int:
+    ensure_session()
+    return int(st.session_state["row"])
+
+
+def choose_row(position: int) -> None:
+    if int(position) != st.session_state.get("row"):
+        st.session_state["row"] = int(position)
+        st.session_state["whatif"] = None
+
+
+def query() -> pd.DataFrame:
+    """The chosen row as a one-row frame, with the what-if edits applied when there are any."""
+    frame = setup().query(row())
+    edits = st.session_state.get("whatif")
+    if edits:
+        frame = frame.copy()
+        for column, value in edits.items():
+            frame[column] = pd.Series([value], index=frame.index, dtype=frame[column].dtype)
+    return frame
+
+
+# --- cached computations ---------------------------------------------------------------------------------------
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def flagged_rows_cached(_setup: Setup, key: str) -> np.ndarray:
+    return predicted_rows(_setup)
+
+
+def flagged_rows(s: Setup) -> np.ndarray:
+    """Test rows the model predicts positive (all test rows for regression)."""
+    label = 1 if s.dataset.task == "classification" else None
+    return flagged_rows_cached(s, s.key) if label else s.test_rows
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def row_scores(_setup: Setup, key: str) -> pd.DataFrame:
+    """Every row's score, predicted label and split (train/test)."""
+    s = _setup
+    scores = s.model.score(s.dataset.features)
+    split = np.full(len(scores), "train", dtype=object)
+    split[s.test_rows] = "test"
+    return pd.DataFrame({"score": scores, "predicted": s.model.labels_of(scores), "split": split})
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def sev(_setup: Setup, key: str, query: pd.DataFrame, max_depth: int):
+    return row_sev(_setup, query, Parameters(max_depth=max_depth))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def baselines(_setup: Setup, key: str, query: pd.DataFrame, lime_samples: int, shap_background: int, seed: int):
+    return row_baselines(_setup, query, Parameters(lime_samples=lime_samples, shap_background=shap_background, seed=seed))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def lens(_setup: Setup, key: str, query: pd.DataFrame, references: int, max_size: int | None, seed: int,
+         _progress=None):
+    return row_lens_contexts(_setup, query, Parameters(lens_references=references, lens_max_size=max_size, seed=seed),
+                             progress=_progress)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def lens_result(_setup: Setup, key: str, query: pd.DataFrame, references: int, max_size: int | None, seed: int,
+                direction: str, tau: float, alpha: float | None):
+    """τ-minimal factors (subset and cost order) and the PN curve of the chosen context."""
+    contexts = lens(_setup, key, query, references, max_size, seed)
+    return lens_report(contexts[direction], Parameters(tau=tau, alpha=alpha))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def linear(_setup: Setup, key: str, query: pd.DataFrame, sigma: float, k: int, m: int, method: str,
+           time_limit: float, seed: int):
+    return row_linear(_setup, query, Parameters(sigma=sigma, k=k, m=m, linear_method=method, time_limit=time_limit,
+                                                seed=seed))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def dataset_wide_sev(_setup: Setup, key: str, rows: tuple[int, ...], max_depth: int, kind: str, _progress=None):
+    return dataset_sev(_setup, list(rows), Parameters(max_depth=max_depth), kind=kind, progress=_progress)
+
+
+def sev_now(s: Setup | None = None):
+    s = s or setup()
+    return sev(s, s.key, query(), params().max_depth)
+
+
+def baselines_now(s: Setup | None = None):
+    s, p = s or setup(), params()
+    return baselines(s, s.key, query(), p.lime_samples, p.shap_background, p.seed)
+
+
+def linear_now(s: Setup | None = None):
+    s, p = s or setup(), params()
+    return linear(s, s.key, query(), p.sigma, p.k, p.m, p.linear_method, p.time_limit, p.seed)
+
+
+def lens_now(s: Setup | None = None, progress=None):
+    s, p = s or setup(), params()
+    lens(s, s.key, query(), p.lens_references, p.lens_max_size, p.seed, _progress=progress)
+    return lens_result(s, s.key, query(), p.lens_references, p.lens_max_size, p.seed, p.lens_direction, p.tau,
+                       p.alpha)
+
+
+def progress_callback(bar):
+    """A ``progress(done, total)`` callback that moves a ``st.progress`` bar."""
+    def update(done: int, total: int) -> None:
+        bar.progress(min(1.0, done / total) if total else 1.0, text=f"{done:,} of {total:,}")
+    return update
+
+
+# --- small views ----------------------------------------------------------------------------------------------
+
+def show_value(value) -> str:
+    """One table cell as text: numbers rounded to 2 decimals (whole numbers without decimals)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Number):
+        return str(value)
+    if isinstance(value, numbers.Integral) or float(value).is_integer():
+        return str(int(value))
+    return f"{float(value):.2f}"
+
+
+def text_table(table: pd.DataFrame) -> pd.DataFrame:
+    """A table with every cell as text, so mixed columns render cleanly."""
+    return table.map(show_value).astype(str)
+
+
+def score_text(s: Setup, score: float) -> str:
+    kind = {"proba": "P", "decision": "decision", "predict": "prediction"}[s.model.score_kind]
+    if kind == "P":
+        return f"P({s.dataset.positive_class}) = {score:.2f}"
+    return f"{kind} = {score:.3g}"
+
+
+def row_banner() -> None:
+    """The chosen row, its prediction and the setup, at the top of every explanation page."""
+    s = setup()
+    q = query()
+    score = score_of(s, q)
+    label = s.model.labels_of(np.array([score]))[0]
+    edited = " (edited in the what-if editor)" if st.session_state.get("whatif") else ""
+    predicted = (f"predicted **{s.dataset.positive_class if label == 1 else 'not ' + str(s.dataset.positive_class)}**"
+                 if s.dataset.task == "classification" else "")
+    st.info(f"**Row {row()}**{edited} · {score_text(s, score)} · {predicted} · {s.dataset.name} · {s.model.name}",
+            icon=":material/table_rows:")
+
+
+def download_buttons(name: str, table: pd.DataFrame | None = None, result=None, key: str | None = None) -> None:
+    """CSV of ``table`` and JSON of ``result`` (built on click), side by side."""
+    key = key or name
+    c1, c2, _ = st.columns([1, 1, 4])
+    if table is not None:
+        c1.download_button("CSV", data=lambda: to_csv(table), file_name=f"{name}.csv", mime="text/csv",
+                           key=f"csv_{key}", icon=":material/download:")
+    if result is not None:
+        c2.download_button("JSON", data=lambda: to_json(result, row=row(), setup=setup(), parameters=params()),
+                           file_name=f"{name}.json", mime="application/json", key=f"json_{key}",
+                           icon=":material/download:")

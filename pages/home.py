@@ -1,0 +1,48 @@
+"""Home: what the tool does, the current session, and where to start."""
+import streamlit as st
+
+from explain_core.data import demo_names
+from explain_core.models import DEMO_KINDS
+from pages import _shared as shared
+
+st.title("Explanation explorer")
+st.markdown(
+    "Pick a row and a model, and this tool tells you **why the model decided as it did**. "
+    "**SEV** finds the fewest features that, set to a reference, flip the decision; **LENS** finds the sets of "
+    "features that are sufficient for it, with their probabilities; **anchored k-sparse linear explanations** fit "
+    "the model around the row with at most k weights and a certificate of optimality. "
+    "**LIME** and **SHAP** sit beside them, so every method can be compared on the same row."
+)
+
+s = shared.setup()
+st.subheader("Current session")
+metrics = s.metrics
+c = st.columns(5)
+c[0].metric("Dataset", s.dataset.name, help=f"{len(s.dataset.features):,} rows, {len(s.dataset.groups)} features")
+c[1].metric("Model", s.model.name.split(" on ")[0], help=s.source)
+if s.dataset.task == "classification":
+    c[2].metric("Test accuracy", f"{metrics.get('test_accuracy', float('nan')):.3f}")
+    c[3].metric("Test AUC", f"{metrics.get('test_auc', float('nan')):.3f}")
+else:
+    c[2].metric("Test R²", f"{metrics.get('test_r2', float('nan')):.3f}")
+    c[3].metric("Test RMSE", f"{metrics.get('test_rmse', float('nan')):.3g}")
+c[4].metric("Row", shared.row())
+st.caption(f"Reference: {s.reference.description}. Restricted features: {', '.join(s.restricted) or 'none'}.")
+
+st.subheader("Start")
+left, right = st.columns(2)
+with left, st.container(border=True):
+    st.markdown("**From a demo**: a bundled dataset with a model trained here.")
+    name = st.selectbox("Demo dataset", demo_names(), key="home_demo",
+                        format_func=lambda n: shared.DEMO_LABELS.get(n, n),
+                        index=demo_names().index(s.dataset.name) if s.dataset.name in demo_names() else 0)
+    kind = st.selectbox("Model", list(DEMO_KINDS), key="home_kind", format_func=DEMO_KINDS.get,
+                        index=list(DEMO_KINDS).index("gbdt"))
+    if st.button("Load demo", key="home_load", type="primary", icon=":material/play_arrow:"):
+        shared.use_setup(shared.demo(name, kind))
+        st.session_state["row"] = shared.default_row(shared.setup())
+        st.switch_page("pages/pick_row.py")
+with right, st.container(border=True):
+    st.markdown("**From your files**: a CSV or Parquet table, and a model (`.skops`, `.onnx`) or one trained here.")
+    if st.button("Upload data and model", key="home_upload", icon=":material/upload:"):
+        st.switch_page("pages/data_model.py")

@@ -47,10 +47,11 @@ class Setup:
 
     @property
     def key(self) -> str:
-        """Content hash of everything here: equal keys give equal explanations (cache key)."""
+        """Content hash of the data, model, split and reference (not ``restricted``, which only SEV® reads:
+        pass it beside this key where it matters), the cache key of every result."""
         text = json.dumps([data_hash(self.dataset), self.dataset.positive_class, self.model_key,
-                           sorted((k, str(v)) for k, v in self.reference.values.items()), self.restricted,
-                           np.asarray(self.train_rows).tolist()[:5], len(self.train_rows)], default=str)
+                           sorted((k, str(v)) for k, v in self.reference.values.items()),
+                           hashlib.sha1(np.asarray(self.train_rows).tobytes()).hexdigest()], default=str)
         return hashlib.sha1(text.encode()).hexdigest()[:12]
 
     def with_reference(self, reference: Reference) -> "Setup":
@@ -180,6 +181,21 @@ def row_baselines(setup: Setup, query: pd.DataFrame, params: Parameters) -> Base
 
 # ---------------------------------------------------------------------------------------------------
 # LENS
+
+def flip_numbers(setup: Setup, rows: Sequence[int], params: Parameters,
+                 progress: ProgressFn | None = None) -> pd.DataFrame:
+    """Per row: SEV⁻ beside LIME-C and SHAP-C, the features aligned to the reference in attribution order
+    until the prediction flips (SEV §5; NaN where it never flips / SEV⁻ is not found)."""
+    rows = np.asarray(rows, dtype=int)
+    minus = dataset_sev(replace(setup, restricted=()), rows, params).values
+    out = []
+    for i, r in enumerate(rows):
+        b = row_baselines(setup, setup.query(int(r)), params)
+        out.append({"row": int(r), "SEV⁻": minus[i], "LIME-C": b.lime_flip.count, "SHAP-C": b.shap_flip.count})
+        if progress is not None:
+            progress((i + 1) / len(rows), f"LIME and SHAP: {i + 1} of {len(rows)} rows")
+    return pd.DataFrame(out, columns=["row", "SEV⁻", "LIME-C", "SHAP-C"]).set_index("row").astype(float)
+
 
 def row_lens_contexts(setup: Setup, query: pd.DataFrame, params: Parameters,
                       progress: ProgressFn | None = None) -> dict[str, LensContext]:

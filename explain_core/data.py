@@ -79,6 +79,17 @@ class Dataset:
         train, test = train_test_split(idx, test_size=test_size, random_state=seed, stratify=strata)
         return np.sort(train), np.sort(test)
 
+    def class_value(self, label: int):
+        """The target value of label 1 (the positive class) or 0 (the other class, or "not <positive>")."""
+        if label == 1:
+            return self.positive_class
+        others = [c for c in pd.unique(self.target) if c != self.positive_class]
+        return others[0] if len(others) == 1 else f"not {self.positive_class}"
+
+    def class_name(self, label: int) -> str:
+        """Label 1 / 0 in words: ``<target> = <value>``."""
+        return f"{self.target.name} = {self.class_value(label)}"
+
     @property
     def restricted_suggestion(self) -> list[str]:
         """Protected/sensitive groups suggested by the dataset card (empty without a card)."""
@@ -179,6 +190,14 @@ def infer_kind(column: pd.Series) -> str:
     return "categorical"
 
 
+def infer_task(target: pd.Series) -> str:
+    """The default task for a target: classification for two values or text, else regression."""
+    values = target.dropna()
+    if values.nunique() <= 2 or not pd.api.types.is_numeric_dtype(values):
+        return "classification"
+    return "regression"
+
+
 def make_dataset(frame: pd.DataFrame, target: str, *, task: str | None = None, positive_class=None,
                  kinds: Mapping[str, str] | None = None, onehot_groups: Mapping[str, Sequence[str]] | None = None,
                  drop: Sequence[str] = (), name: str = "upload", card: dict | None = None) -> Dataset:
@@ -199,7 +218,7 @@ def make_dataset(frame: pd.DataFrame, target: str, *, task: str | None = None, p
     if y.nunique() < 2:
         raise IntakeError(f"Target {target!r} is constant: every row has {show(y.iloc[:1])}, a single class/value; "
                           "a model needs at least two outcomes — pick another target.")
-    task = task or ("classification" if y.nunique() <= 2 or not pd.api.types.is_numeric_dtype(y) else "regression")
+    task = task or infer_task(y)
     if task not in TASKS:
         raise IntakeError(f"Task must be one of {TASKS}, not {task!r}.")
     positive_class = _check_classes(y, target, positive_class) if task == "classification" else None

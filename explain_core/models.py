@@ -34,7 +34,14 @@ DEFAULT_CACHE = Path(__file__).resolve().parent.parent / ".cache"
 
 
 class UntrustedModelError(IntakeError):
-    """A model file that would run arbitrary code (pickle) or holds types nobody vetted (skops)."""
+    """A model file that would run arbitrary code (pickle) or holds types nobody vetted (skops).
+
+    ``types`` lists a skops file's unvetted types (empty for a pickle): trusting exactly those loads it.
+    """
+
+    def __init__(self, message: str, types: Sequence[str] = ()):
+        super().__init__(message)
+        self.types = tuple(types)
 
 
 @dataclass
@@ -467,8 +474,21 @@ def _load_skops(path: Path, trusted: bool | None, trusted_types: list[str]):
     if unknown and not trusted_mode(trusted):
         raise UntrustedModelError(f"{path.name} contains types that are not known to be safe: {', '.join(unknown)}. "
                                   "Load it only if you trust its author, by listing these types as trusted "
-                                  f"or turning on trusted mode ({TRUSTED_ENV}=1).")
+                                  f"or turning on trusted mode ({TRUSTED_ENV}=1).", unknown)
     return sio.load(path, trusted=untrusted)
+
+
+def load_model_bytes(data: bytes, filename: str, *, trusted: bool | None = None,
+                     trusted_types: Sequence[str] | None = None):
+    """:func:`load_model_file` for an upload's bytes: written under its own name to a temporary folder
+    (so messages name the user's file), loaded, and deleted."""
+    import tempfile
+
+    name = Path(str(filename)).name or "model"
+    with tempfile.TemporaryDirectory(prefix="explain-upload-") as folder:
+        path = Path(folder) / name
+        path.write_bytes(bytes(data))
+        return load_model_file(path, trusted=trusted, trusted_types=list(trusted_types or []))
 
 
 _ONNX_DTYPES = {"tensor(string)": object, "tensor(float)": np.float32, "tensor(double)": np.float64,

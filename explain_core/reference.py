@@ -57,7 +57,7 @@ def make_reference(dataset: Dataset, rows: Sequence[int] | None = None, *, stati
     for key, value in overrides.items():
         values.update(_custom_value(dataset, key, value))
     opposite = population == "opposite" and dataset.task == "classification"
-    who = f"rows of class {_class_name(dataset, 1 - explain_class)}" if opposite else "rows"
+    who = f"rows of class {dataset.class_value(1 - explain_class)}" if opposite else "rows"
     text = f"{statistic} of numeric / mode of categorical features over {len(rows)} {who}"
     return Reference(values, text + (f"; custom: {', '.join(map(str, overrides))}" if overrides else ""), overrides)
 
@@ -69,13 +69,6 @@ def _opposite_rows(dataset: Dataset, rows: np.ndarray, explain_class: int) -> np
     if len(opposite) == 0:
         raise IntakeError("No rows of the opposite class to build a reference from; use population='all'.")
     return opposite
-
-
-def _class_name(dataset: Dataset, label: int) -> str:
-    if label == 1:
-        return str(dataset.positive_class)
-    others = [c for c in pd.unique(dataset.target) if c != dataset.positive_class]
-    return str(others[0]) if len(others) == 1 else f"not {dataset.positive_class}"
 
 
 def _group_value(frame: pd.DataFrame, group: FeatureGroup, statistic: str) -> dict:

@@ -277,6 +277,14 @@ class Hypercube:
     def depth_from_query(self) -> np.ndarray:
         return (~self.masks).sum(axis=1)
 
+    def table(self) -> pd.DataFrame:
+        """One row per vertex, by depth: the groups at the reference, the depth, the score and the label."""
+        moved = [", ".join(n for n, keep in zip(self.names, mask) if not keep) or "(none: the query)"
+                 for mask in self.masks]
+        table = pd.DataFrame({"at the reference": moved, "depth": self.depth_from_query, "score": self.scores,
+                              "label": self.labels})
+        return table.sort_values("depth", kind="stable").reset_index(drop=True)
+
 
 def hypercube(model: ModelAdapter, layout: GroupLayout, query, reference: Reference) -> Hypercube:
     """Every vertex of the SEV hypercube (Def. 1) scored in one batched call; p ≤ 12 groups."""

@@ -8,6 +8,7 @@ Not a page (the leading underscore). Session keys: ``setup`` (:class:`~explain_c
 from __future__ import annotations
 
 import numbers
+from contextlib import contextmanager
 from dataclasses import replace
 
 import numpy as np
@@ -32,8 +33,23 @@ def demo(name: str, kind: str) -> Setup:
     return demo_setup(name, kind)
 
 
+def leave_pages_v1() -> None:
+    """Run every page through app.py's navigation and error boundary.
+
+    Streamlit treats an app with a ``pages/`` folder as a v1 multipage app until ``st.navigation`` has run
+    once in the process (``PagesManager.uses_pages_directory``): a first request for a page's URL would run
+    that page alone. Switch to navigation mode and rerun, which goes through app.py.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def ensure_session() -> None:
     """Start a new session on the default demo (COMPAS, gradient boosting) and its first flagged test row."""
+    leave_pages_v1()
     if "setup" not in st.session_state:
         use_setup(demo(*DEFAULT_DEMO))
     st.session_state.setdefault("params", Parameters())
@@ -117,7 +133,8 @@ def row_scores(_setup: Setup, key: str) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def sev(_setup: Setup, key: str, query: pd.DataFrame, max_depth: int):
+def sev(_setup: Setup, key: str, query: pd.DataFrame, max_depth: int, restricted: tuple[str, ...]):
+    """SEV⁻, SEV⁺ and SEV® (``restricted`` = the setup's, part of the cache key)."""
     return row_sev(_setup, query, Parameters(max_depth=max_depth))
 
 
@@ -127,10 +144,10 @@ def baselines(_setup: Setup, key: str, query: pd.DataFrame, lime_samples: int, s
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def lens(_setup: Setup, key: str, query: pd.DataFrame, references: int, max_size: int | None, seed: int,
-         _progress=None):
-    return row_lens_contexts(_setup, query, Parameters(lens_references=references, lens_max_size=max_size, seed=seed),
-                             progress=_progress)
+def lens(_setup: Setup, key: str, query: pd.DataFrame, references: int, max_size: int | None, seed: int):
+    with progress_bar("Scoring every reference × factor…") as progress:
+        return row_lens_contexts(_setup, query, Parameters(lens_references=references, lens_max_size=max_size,
+                                                           seed=seed), progress=progress)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -149,13 +166,15 @@ def linear(_setup: Setup, key: str, query: pd.DataFrame, sigma: float, k: int, m
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def dataset_wide_sev(_setup: Setup, key: str, rows: tuple[int, ...], max_depth: int, kind: str, _progress=None):
-    return dataset_sev(_setup, list(rows), Parameters(max_depth=max_depth), kind=kind, progress=_progress)
+def dataset_wide_sev(_setup: Setup, key: str, rows: tuple[int, ...], max_depth: int, kind: str,
+                     restricted: tuple[str, ...]):
+    with progress_bar(f"SEV of {len(rows)} rows…") as progress:
+        return dataset_sev(_setup, list(rows), Parameters(max_depth=max_depth), kind=kind, progress=progress)
 
 
 def sev_now(s: Setup | None = None):
     s = s or setup()
-    return sev(s, s.key, query(), params().max_depth)
+    return sev(s, s.key, query(), params().max_depth, s.restricted)
 
 
 def baselines_now(s: Setup | None = None):
@@ -168,18 +187,25 @@ def linear_now(s: Setup | None = None):
     return linear(s, s.key, query(), p.sigma, p.k, p.m, p.linear_method, p.time_limit, p.seed)
 
 
-def lens_now(s: Setup | None = None, progress=None):
+def lens_now(s: Setup | None = None):
     s, p = s or setup(), params()
-    lens(s, s.key, query(), p.lens_references, p.lens_max_size, p.seed, _progress=progress)
     return lens_result(s, s.key, query(), p.lens_references, p.lens_max_size, p.seed, p.lens_direction, p.tau,
                        p.alpha)
 
 
-def progress_callback(bar):
-    """A ``progress(done, total)`` callback that moves a ``st.progress`` bar."""
-    def update(done: int, total: int) -> None:
-        bar.progress(min(1.0, done / total) if total else 1.0, text=f"{done:,} of {total:,}")
-    return update
+@contextmanager
+def progress_bar(text: str):
+    """A ``st.progress`` bar for one long run, as a :data:`~explain_core.sev.ProgressFn`; removed at the end.
+
+    Created inside the cached function that runs, so a cache hit replays nothing visible."""
+    bar = st.progress(0.0, text=text)
+
+    def update(fraction: float, message: str) -> None:
+        bar.progress(min(1.0, max(0.0, float(fraction))), text=message)
+    try:
+        yield update
+    finally:
+        bar.empty()
 
 
 # --- small views ----------------------------------------------------------------------------------------------
@@ -199,23 +225,21 @@ def text_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def score_text(s: Setup, score: float) -> str:
-    kind = {"proba": "P", "decision": "decision", "predict": "prediction"}[s.model.score_kind]
-    if kind == "P":
-        return f"P({s.dataset.positive_class}) = {score:.2f}"
-    return f"{kind} = {score:.3g}"
+    """The model's score in words: ``P(<target> = <positive>) = 0.73``, or the decision value / prediction."""
+    if s.model.score_kind == "proba":
+        return f"P({s.dataset.class_name(1)}) = {score:.2f}"
+    return f"{'decision value' if s.model.score_kind == 'decision' else 'prediction'} = {score:.3g}"
 
 
 def row_banner() -> None:
     """The chosen row, its prediction and the setup, at the top of every explanation page."""
     s = setup()
-    q = query()
-    score = score_of(s, q)
-    label = s.model.labels_of(np.array([score]))[0]
+    score = score_of(s, query())
     edited = " (edited in the what-if editor)" if st.session_state.get("whatif") else ""
-    predicted = (f"predicted **{s.dataset.positive_class if label == 1 else 'not ' + str(s.dataset.positive_class)}**"
-                 if s.dataset.task == "classification" else "")
-    st.info(f"**Row {row()}**{edited} · {score_text(s, score)} · {predicted} · {s.dataset.name} · {s.model.name}",
-            icon=":material/table_rows:")
+    parts = [f"**Row {row()}**{edited}", score_text(s, score)]
+    if s.dataset.task == "classification":
+        parts.append(f"predicted **{s.dataset.class_name(int(s.model.labels_of(np.array([score]))[0]))}**")
+    st.info(" · ".join(parts + [s.dataset.name, s.model.name]), icon=":material/table_rows:")
 
 
 def download_buttons(name: str, table: pd.DataFrame | None = None, result=None, key: str | None = None) -> None:
@@ -229,3 +253,20 @@ def download_buttons(name: str, table: pd.DataFrame | None = None, result=None, 
         c2.download_button("JSON", data=lambda: to_json(result, row=row(), setup=setup(), parameters=params()),
                            file_name=f"{name}.json", mime="application/json", key=f"json_{key}",
                            icon=":material/download:")
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def cube(_setup: Setup, key: str, query: pd.DataFrame):
+    """Every vertex of the row's SEV hypercube (p ≤ 12 groups), scored in one call."""
+    from explain_core.sev import GroupLayout, hypercube
+    return hypercube(_setup.model, GroupLayout.of(_setup.dataset), query, _setup.reference)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def flips(_setup: Setup, key: str, rows: tuple[int, ...], max_depth: int, lime_samples: int, shap_background: int,
+          seed: int) -> pd.DataFrame:
+    from explain_core.analysis import flip_numbers
+    with progress_bar("LIME and SHAP on each row…") as progress:
+        return flip_numbers(_setup, list(rows), Parameters(max_depth=max_depth, lime_samples=lime_samples,
+                                                           shap_background=shap_background, seed=seed),
+                            progress=progress)

@@ -1,3 +1,71 @@
+"""Compare: one row, every method in one view, and which features each method names."""
+import pandas as pd
 import streamlit as st
 
-st.title("compare (under construction)")
+from explain_core.analysis import agreement
+from explain_core.plots import agreement_figure, attribution_figure
+from pages import _shared as shared
+
+st.title("Compare every method on this row")
+shared.row_banner()
+s, p = shared.setup(), shared.params()
+
+with st.status("Explaining the row with every method…", expanded=False) as status:
+    status.update(label="SEV…")
+    ex = shared.sev_now(s)
+    status.update(label="LIME and SHAP…")
+    base = shared.baselines_now(s)
+    status.update(label="LENS…")
+    lens = shared.lens_now(s)
+    status.update(label="Linear explanations…")
+    lin = shared.linear_now(s)
+    status.update(label="Every method has explained the row", state="complete")
+
+top = st.slider("LIME / SHAP: features counted as named (top by |attribution|)", 1, len(s.dataset.groups),
+                min(3, len(s.dataset.groups)), key="cmp_top")
+agree = agreement(s.dataset.group_names, sev=ex, lens=lens.factors, linear=lin, baselines=base, top=top)
+
+
+def listing(groups) -> str:
+    return ", ".join(groups) if groups else "—"
+
+
+c1, c2, c3 = st.columns(3)
+with c1.container(border=True, key="cmp_sev"):
+    st.markdown("**SEV** — minimal explanations")
+    for which in ("minus", "plus", "restricted"):
+        result = getattr(ex, which)
+        if result is not None:
+            st.markdown(f"{result.label} = {result.value if result.explainable else '—'}: "
+                        + ("; ".join("{" + ", ".join(e) + "}" for e in result.explanations) or result.message))
+with c2.container(border=True, key="cmp_lens"):
+    st.markdown(f"**LENS** ({lens.direction.upper()}, τ = {p.tau:g}) — τ-minimal factors")
+    factors = lens.factors.factors
+    if factors:
+        smallest = min(len(f.groups) for f in factors)
+        for f in [f for f in factors if len(f.groups) == smallest][:8]:
+            st.markdown(f"{{{', '.join(f.groups)}}} · PS = {f.ps:.2f}")
+        st.caption(f"{len(factors)} τ-minimal factors in all; cumulative PN {lens.factors.cumulative_pn:.2f}.")
+    else:
+        st.markdown(f"No factor reaches PS ≥ {p.tau:g}.")
+with c3.container(border=True, key="cmp_linear"):
+    st.markdown(f"**Linear** (k = {p.k}, σ = {p.sigma:g}) — support")
+    for method in ("iht", "exact"):
+        if method in lin.weights().columns:
+            st.markdown(f"{method.upper() if method == 'iht' else 'Exact'}: {listing(lin.support_groups(method))}")
+    st.markdown(f"LIME top {top}: {listing(agree.named['LIME'])}")
+    st.markdown(f"SHAP top {top}: {listing(agree.named['SHAP'])}")
+
+left, right = st.columns([3, 2])
+with left, st.container(key="cmp_agreement"):
+    st.plotly_chart(agreement_figure(agree.matrix()), width="stretch", key="cmp_agreement_chart")
+    st.caption(" · ".join(f"**{m}**: {rule}" for m, rule in agree.rules.items()))
+with right:
+    st.plotly_chart(attribution_figure(s.dataset.group_names, {"LIME": base.lime.values, "SHAP": base.shap.values}),
+                    width="stretch", key="cmp_attribution_chart")
+    st.caption(f"LIME explains the {base.lime.output}; SHAP the {base.shap.output} ({base.shap.explainer}).")
+
+table = pd.concat([agree.matrix(), agree.counts()], axis=1)
+table.index.name = "feature"
+st.dataframe(table, width="stretch", key="cmp_table")
+shared.download_buttons(f"agreement_row{shared.row()}", table, agree, key="cmp")

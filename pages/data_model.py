@@ -1,3 +1,454 @@
+"""Data & model: choose or upload a dataset, train or upload a model, set the reference and restricted features.
+
+Nothing here touches the session's setup until **Use this setup**: the dataset and model being configured
+live in this page's own session keys (``dm_dataset``, ``dm_model``), so a bad file or a failed load shows
+its message and leaves the current setup, row and parameters as they were. All computation is
+``explain_core``'s; this page only collects choices, caches by content hash and shows results.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
 import streamlit as st
 
-st.title("data_model (under construction)")
+from explain_core import IntakeError, UntrustedModelError
+from explain_core.analysis import Setup
+from explain_core.data import KINDS, TASKS, Dataset, demo_names, infer_kind, infer_task, make_dataset, max_upload_mb, read_table
+from explain_core.models import (DEMO_KINDS, TRUSTED_ENV, data_hash, evaluate, load_model_bytes, train_model, trusted_mode,
+                                 wrap_model)
+from explain_core.reference import POPULATIONS, STATISTICS, Reference, make_reference
+from pages import _shared as shared
+
+DATA_TYPES = ["csv", "parquet", "pq"]
+MODEL_TYPES = ["skops", "onnx", "joblib", "pkl", "pickle"]
+PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle")
+MAX_CLASS_OPTIONS = 200
+POPULATION_LABELS = {"opposite": "training rows of the opposite class", "all": "all training rows"}
+# Widget state that belongs to one dataset: dropped whenever the dataset being configured changes.
+PER_DATASET_KEYS = ("dm_reference", "dm_restricted")
+PER_FILE_KEYS = ("dm_columns", "dm_onehot", "dm_target")
+PER_TARGET_KEYS = ("dm_task", "dm_positive")
+
+
+# --- content hashes and cached work -------------------------------------------------------------------------
+
+def sha1(data: bytes) -> str:
+    return hashlib.sha1(data).hexdigest()
+
+
+def dataset_key(dataset: Dataset) -> str:
+    """The dataset's content and configuration (task, positive class, groups and kinds): models depend on all."""
+    text = json.dumps([data_hash(dataset), dataset.name, dataset.task, str(dataset.positive_class),
+                       [(g.name, list(map(str, g.columns)), g.kind) for g in dataset.groups]])
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+@st.cache_data(show_spinner="Reading the file…", max_entries=8)
+def read_upload(_data: bytes, digest: str, filename: str) -> pd.DataFrame:
+    """The uploaded table (by content hash); an unreadable file raises IntakeError (not cached)."""
+    return read_table(_data, filename=filename)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def train_cached(_dataset: Dataset, key: str, kind: str, seed: int):
+    """A model trained here, shared by sessions with the same data, configuration, kind and seed."""
+    return train_model(_dataset, kind, seed=seed)
+
+
+@st.cache_resource(show_spinner="Loading the model file…", max_entries=16)
+def load_cached(_data: bytes, digest: str, filename: str, trusted: bool, trusted_types: tuple[str, ...]):
+    """An uploaded model file (by content hash) loaded with explain_core's safe loader."""
+    return load_model_bytes(_data, filename, trusted=trusted, trusted_types=list(trusted_types))
+
+
+# --- the page's working state -----------------------------------------------------------------------------------
+
+def model_of(setup: Setup) -> dict:
+    return {"model": setup.model, "train": np.asarray(setup.train_rows), "test": np.asarray(setup.test_rows),
+            "metrics": dict(setup.metrics), "key": setup.model_key, "source": setup.source,
+            "data": dataset_key(setup.dataset)}
+
+
+def set_working(dataset: Dataset, model: dict | None) -> None:
+    """Make ``dataset`` (and ``model``, trained/loaded for it, or None) the one being configured."""
+    st.session_state["dm_dataset"] = dataset
+    st.session_state["dm_dataset_key"] = dataset_key(dataset)
+    st.session_state["dm_model"] = model
+    for key in PER_DATASET_KEYS:
+        st.session_state.pop(key, None)
+
+
+def sync_with_session(current: Setup, current_key: str) -> None:
+    """Start from the session's setup, and start over when another page switched it to other data or model."""
+    base = (current_key, current.model_key)
+    if st.session_state.get("dm_base") != base or "dm_dataset" not in st.session_state:
+        st.session_state["dm_base"] = base
+        set_working(current.dataset, model_of(current))
+
+
+def reset_when_changed(marker: str, value, keys) -> None:
+    """Drop widget state in ``keys`` when ``value`` differs from the last run's (before the widgets are drawn)."""
+    if st.session_state.get(marker) != value:
+        st.session_state[marker] = value
+        for key in keys:
+            st.session_state.pop(key, None)
+
+
+def plain(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def show_metrics(metrics: dict, task: str) -> None:
+    names = ([("Train accuracy", "train_accuracy"), ("Test accuracy", "test_accuracy"), ("Train AUC", "train_auc"),
+              ("Test AUC", "test_auc")] if task == "classification" else
+             [("Train R²", "train_r2"), ("Test R²", "test_r2"), ("Train RMSE", "train_rmse"), ("Test RMSE", "test_rmse")])
+    for column, (label, key) in zip(st.columns(len(names)), names):
+        column.metric(label, f"{metrics.get(key, float('nan')):.3f}")
+
+
+# --- 1 · Data ---------------------------------------------------------------------------------------------------
+
+def data_section() -> None:
+    st.subheader("1 · Data")
+    source = st.radio("Data source", ["demo", "upload"], horizontal=True, key="dm_data_source",
+                      format_func={"demo": "Bundled demo", "upload": "Upload a CSV or Parquet file"}.get)
+    if source == "demo":
+        demo_picker()
+    else:
+        upload_form()
+    dataset_summary(st.session_state["dm_dataset"])
+
+
+def demo_picker() -> None:
+    names = demo_names()
+    current = st.session_state["dm_dataset"].name
+    c1, c2, c3 = st.columns([3, 3, 2], vertical_alignment="bottom")
+    name = c1.selectbox("Demo dataset", names, key="dm_demo", format_func=lambda n: shared.DEMO_LABELS.get(n, n),
+                        index=names.index(current) if current in names else 0,
+                        help="Bundled public datasets with a card (source, licence, suggested restricted features).")
+    kind = c2.selectbox("Its demo model", list(DEMO_KINDS), key="dm_demo_kind", format_func=DEMO_KINDS.get,
+                        index=list(DEMO_KINDS).index("gbdt"),
+                        help="Trained here on a seeded 80/20 split the first time, then cached. You can train "
+                             "another model or upload one below.")
+    if c3.button("Load demo", key="dm_demo_load", icon=":material/play_arrow:"):
+        demo = shared.demo(name, kind)
+        set_working(demo.dataset, model_of(demo))
+
+
+def upload_form() -> None:
+    limit = max_upload_mb()
+    file = st.file_uploader("CSV or Parquet file", type=DATA_TYPES, key="dm_upload",
+                            help=f"One row per case, one column per feature plus the target; a header row. "
+                                 f"Up to {limit:g} MB (server.maxUploadSize in .streamlit/config.toml).")
+    if file is None:
+        st.caption("Upload a table to configure it; until then the dataset below stays in use.")
+        return
+    data = file.getvalue()
+    digest = sha1(data)
+    try:
+        frame = read_upload(data, digest, file.name)
+    except IntakeError as exc:
+        st.error(str(exc), icon=":material/error:")
+        return
+    reset_when_changed("dm_file_for", (digest, file.name), PER_FILE_KEYS + PER_TARGET_KEYS)
+    columns = list(frame.columns)
+    st.caption(f"**{file.name}**: {len(frame):,} rows × {len(columns)} columns. First rows:")
+    st.dataframe(frame.head(5), hide_index=True)
+
+    c1, c2, c3 = st.columns(3)
+    target = c1.selectbox("Target column", columns, index=len(columns) - 1, key="dm_target",
+                          help="The outcome the model predicts; every other column is a feature unless dropped.")
+    reset_when_changed("dm_target_for", (digest, target), PER_TARGET_KEYS)
+    inferred = infer_task(frame[target])
+    task = c2.selectbox("Task", TASKS, index=TASKS.index(inferred), key="dm_task",
+                        help=f"Inferred from the target: **{inferred}** (two values or text → classification).")
+    positive = None
+    if task == "classification":
+        classes = [plain(v) for v in sorted(pd.unique(frame[target].dropna()), key=str)]
+        shown = classes[:MAX_CLASS_OPTIONS]
+        positive = c3.selectbox(
+            "Positive class", shown, index=len(shown) - 1 if len(shown) == 2 else None, format_func=str,
+            key="dm_positive", placeholder="Choose the class to explain",
+            help="The class explanations are about (the model's 'yes'); with more than two classes it is "
+                 "explained against all the others." + (f" Only the first {MAX_CLASS_OPTIONS} of {len(classes)} "
+                                                        "values are listed." if len(classes) > len(shown) else ""))
+
+    st.markdown("**Columns**: change a feature's kind, or drop columns that are not features (ids, weights, leaks).")
+    table = pd.DataFrame({"role": ["target" if c == target else "feature" for c in columns],
+                          "inferred kind": [infer_kind(frame[c]) for c in columns]},
+                         index=pd.Index([str(c) for c in columns], name="column"))
+    table["kind"] = table["inferred kind"]
+    table["drop"] = False
+    edited = st.data_editor(
+        table, key="dm_columns", disabled=["role", "inferred kind"], width="stretch",
+        column_config={"kind": st.column_config.SelectboxColumn("kind", options=list(KINDS), required=True,
+                                                                help="numeric, binary (two values) or categorical"),
+                       "drop": st.column_config.CheckboxColumn("drop", help="Leave this column out of the dataset")})
+    features = [c for c in columns if c != target]
+    drop = [c for c, d in zip(columns, edited["drop"]) if bool(d) and c != target]
+    kinds = {c: k for c, k, i in zip(columns, edited["kind"], edited["inferred kind"])
+             if c != target and c not in drop and k and k != i}
+
+    st.markdown("**One-hot groups** (optional): columns already one-hot encoded that form one feature, "
+                "e.g. `purpose` = `purpose_car`, `purpose_tv`, ….")
+    groups = st.data_editor(
+        pd.DataFrame({"group": pd.Series(dtype="object"), "columns": pd.Series(dtype="object")}),
+        key="dm_onehot", num_rows="dynamic", width="stretch",
+        column_config={"group": st.column_config.TextColumn("group", help="The feature's name"),
+                       "columns": st.column_config.MultiselectColumn(
+                           "columns", options=[str(c) for c in features],
+                           help="Its 0/1 columns (at most one 1 per row)")})
+
+    if st.button("Use this data", key="dm_build", type="primary", icon=":material/check:",
+                 help="Build the dataset from these choices; a model is then trained or uploaded for it."):
+        try:
+            dataset = make_dataset(frame, target, task=task, positive_class=positive, kinds=kinds,
+                                   onehot_groups=onehot_groups(groups), drop=drop, name=Path(file.name).stem)
+        except IntakeError as exc:
+            st.error(str(exc), icon=":material/error:")
+        else:
+            set_working(dataset, None)
+
+
+def onehot_groups(table: pd.DataFrame) -> dict[str, list[str]]:
+    """The one-hot editor's rows as ``{group: [columns]}`` (empty rows skipped)."""
+    out: dict[str, list[str]] = {}
+    for name, columns in zip(table["group"], table["columns"]):
+        name = "" if name is None or (isinstance(name, float) and np.isnan(name)) else str(name).strip()
+        columns = [] if columns is None or (isinstance(columns, float) and np.isnan(columns)) else list(columns)
+        if not name and not columns:
+            continue
+        if not name or not columns:
+            raise IntakeError(f"One-hot group {name or '(no name)'!r} needs a name and at least one column; "
+                              "fill in both or delete the row.")
+        if name in out:
+            raise IntakeError(f"One-hot group {name!r} is declared twice; give each group a unique name.")
+        out[name] = [str(c) for c in columns]
+    return out
+
+
+def dataset_summary(dataset: Dataset) -> None:
+    task = dataset.task if dataset.task == "regression" else f"classification, positive class **{dataset.positive_class}**"
+    st.success(f"Dataset **{dataset.name}**: {len(dataset.features):,} rows, {len(dataset.groups)} features, {task}.",
+               icon=":material/dataset:")
+    with st.expander("Features and their kinds"):
+        st.dataframe(pd.DataFrame({"feature": dataset.group_names, "kind": [g.kind for g in dataset.groups],
+                                   "columns": [", ".join(map(str, g.columns)) for g in dataset.groups]}),
+                     hide_index=True, width="stretch")
+
+
+# --- 2 · Model --------------------------------------------------------------------------------------------------
+
+def model_section(dataset: Dataset, dkey: str) -> dict | None:
+    st.subheader("2 · Model")
+    pending = st.session_state.get("dm_model")
+    if pending is not None and pending["data"] != dkey:
+        pending = None
+    mode = st.radio("Model source", ["train", "upload"], horizontal=True, key="dm_model_source",
+                    format_func={"train": "Train one here", "upload": "Upload a model file"}.get)
+    seed = int(st.number_input("Split seed", min_value=0, value=0, step=1, key="dm_seed",
+                               help="Seeds the stratified 80/20 train/test split (and the training). The reference "
+                                    "is computed on the training rows; metrics on both."))
+    if mode == "train":
+        trained = train_form(dataset, dkey, seed)
+    else:
+        trained = upload_model_form(dataset, dkey, seed)
+    if trained is not None:
+        st.session_state["dm_model"] = pending = trained
+    if pending is None:
+        st.info("No model for this dataset yet: train one or upload one.", icon=":material/model_training:")
+        return None
+    st.success(f"Model **{pending['model'].name}** · {pending['source']}", icon=":material/model_training:")
+    show_metrics(pending["metrics"], dataset.task)
+    return pending
+
+
+def train_form(dataset: Dataset, dkey: str, seed: int) -> dict | None:
+    kinds = list(DEMO_KINDS)
+    c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
+    kind = c1.selectbox("Model to train", kinds, index=kinds.index("gbdt"), key="dm_train_kind",
+                        format_func=DEMO_KINDS.get,
+                        help="The SEV paper's settings: logistic regression C = 0.01 (ridge/lasso for regression), "
+                             "gradient boosting 200 trees of depth 3, MLP 128-128 with early stopping.")
+    if not c2.button("Train", key="dm_train", icon=":material/model_training:"):
+        return None
+    label = DEMO_KINDS[kind]
+    try:
+        with st.status(f"Training {label} on {dataset.name}…", expanded=True) as status:
+            st.write(f"Encoding {len(dataset.groups)} features and fitting on the 80/20 split (seed {seed})…")
+            trained = train_cached(dataset, dkey, kind, seed)
+            status.update(label=f"Trained {label} on {dataset.name}", state="complete", expanded=False)
+    except IntakeError as exc:
+        st.error(str(exc), icon=":material/error:")
+        return None
+    return {"model": trained.model, "train": np.asarray(trained.train_rows), "test": np.asarray(trained.test_rows),
+            "metrics": dict(trained.metrics), "key": f"trained:{kind}:{seed}:{dkey}",
+            "source": f"trained here: {label} (seed {seed})", "data": dkey}
+
+
+def upload_model_form(dataset: Dataset, dkey: str, seed: int) -> dict | None:
+    trusted = st.toggle("Trusted mode: allow pickle files (.joblib, .pkl, .pickle)", value=trusted_mode(),
+                        key="dm_trusted",
+                        help="Loading a pickle runs any code it contains. Turn this on only for a file you made "
+                             f"yourself (the server default comes from {TRUSTED_ENV}=1).")
+    if not trusted:
+        st.caption(":material/shield: `.skops` and `.onnx` files load safely. Pickle files (`.joblib`, `.pkl`, "
+                   "`.pickle`) are refused: loading one runs any code it contains. Save the model with skops or "
+                   "export it to ONNX, or turn on trusted mode for a file you made yourself.")
+    file = st.file_uploader("Model file", type=MODEL_TYPES, key="dm_model_file",
+                            help="A fitted scikit-learn Pipeline (or estimator) trained on this dataset's columns, "
+                                 "saved with skops.io.dump, or an ONNX export.")
+    c1, c2 = st.columns(2)
+    threshold = c1.number_input(
+        "Decision threshold (optional)", value=None, key="dm_threshold", format="%.4g", placeholder="default",
+        help="Score above which the model says 'positive'. Empty: 0.5 for probabilities, 0 for decision values, "
+             "the training median for regression.")
+    label = c2.text_input(
+        "The model's label for the positive class (optional)", key="dm_model_positive",
+        help="Only when the model was trained on a recoded target, e.g. 1 for a 0/1 target whose 1 means the "
+             "dataset's positive class. Empty: the dataset's positive class itself.").strip()
+    if file is None:
+        return None
+    data = file.getvalue()
+    digest = sha1(data)
+    pending_types = st.session_state.get("dm_untrusted")
+    confirmed: tuple[str, ...] = ()
+    if pending_types and pending_types[0] == digest and st.session_state.get("dm_trust_types"):
+        confirmed = pending_types[1]
+    result = None
+    if st.button("Load model", key="dm_load_model", type="primary", icon=":material/upload_file:"):
+        try:
+            estimator = load_cached(data, digest, file.name, trusted, confirmed)
+            model = wrap_model(estimator, dataset, threshold=threshold, positive_class=label or None, name=file.name)
+            train, test = dataset.split(seed)
+            metrics = evaluate(model, dataset, train, test)
+        except UntrustedModelError as exc:
+            st.session_state["dm_untrusted"] = (digest, exc.types) if exc.types else None
+            st.error(str(exc), icon=":material/gpp_bad:")
+        except IntakeError as exc:
+            st.error(str(exc), icon=":material/error:")
+        else:
+            key = f"upload:{digest[:16]}:threshold={threshold}:positive={label}:seed={seed}"
+            result = {"model": model, "train": train, "test": test, "metrics": metrics, "key": key,
+                      "source": f"uploaded {file.name}", "data": dkey}
+    pending_types = st.session_state.get("dm_untrusted")
+    if result is None and pending_types and pending_types[0] == digest:
+        st.checkbox(f"I trust the author of {file.name}: load it with exactly these types allowed: "
+                    + ", ".join(f"`{t}`" for t in pending_types[1]), key="dm_trust_types",
+                    help="skops refuses types it does not know to be safe. Tick this, then press Load model again.")
+    return result
+
+
+# --- 3 · Reference and restricted features ------------------------------------------------------------------------
+
+def reference_section(dataset: Dataset, dkey: str, model: dict, current: Setup, current_key: str):
+    st.subheader("3 · Reference and restricted features")
+    same_data = dkey == current_key
+    c1, c2 = st.columns(2)
+    statistic = c1.selectbox("Statistic for numeric features", STATISTICS, key="dm_statistic",
+                             help="The reference takes the mean or median of each numeric feature and the most "
+                                  "common value of each binary/categorical one (SEV §3).")
+    population = "all"
+    if dataset.task == "classification":
+        population = c2.selectbox(
+            "Computed over", POPULATIONS, key="dm_population", format_func=POPULATION_LABELS.get,
+            help="Opposite class: the typical case the model does *not* flag, so explanations say what moves "
+                 "a flagged row there (SEV's default).")
+    try:
+        base = make_reference(dataset, model["train"], statistic=statistic, population=population)
+    except IntakeError as exc:
+        st.error(str(exc), icon=":material/error:")
+        return None, ()
+    custom = ({str(k): shared.show_value(v) for k, v in current.reference.overrides.items()} if same_data else {})
+    table = pd.DataFrame(
+        {"kind": [g.kind for g in dataset.groups],
+         "computed": [reference_text(g, base) for g in dataset.groups],
+         "custom": [custom.get(g.name) for g in dataset.groups]},
+        index=pd.Index(dataset.group_names, name="feature")).astype({"custom": "object"})
+    st.markdown("**Reference values**: type a custom value to replace the computed one (for a one-hot group, "
+                "the name of the column that is 1).")
+    edited = st.data_editor(table, key="dm_reference", disabled=["kind", "computed"], width="stretch",
+                            column_config={"custom": st.column_config.TextColumn(
+                                "custom", help="Empty: use the computed value")})
+    overrides = {feature: str(value).strip() for feature, value in edited["custom"].items()
+                 if value is not None and not (isinstance(value, float) and np.isnan(value)) and str(value).strip()}
+    reference = base
+    if overrides:
+        try:
+            reference = make_reference(dataset, model["train"], statistic=statistic, population=population,
+                                       overrides=overrides)
+        except IntakeError as exc:
+            st.error(str(exc), icon=":material/error:")
+            return None, ()
+    st.caption(f"Reference: {reference.description}.")
+
+    suggestion = dataset.restricted_suggestion
+    default = [n for n in current.restricted if n in dataset.group_names] if same_data else []
+    restricted = st.multiselect(
+        "Restricted features", dataset.group_names, default=default, key="dm_restricted",
+        help="Features an explanation may not change (SEV®), e.g. protected attributes. "
+             + (f"The dataset card suggests: {', '.join(suggestion)}." if suggestion else "No suggestion on file."))
+    return reference, tuple(restricted)
+
+
+def reference_text(group, reference: Reference) -> str:
+    if len(group.columns) > 1:
+        return next((str(c) for c in group.columns if reference.values[c] == 1), "none")
+    return shared.show_value(reference.values[group.columns[0]])
+
+
+# --- 4 · Use ------------------------------------------------------------------------------------------------------
+
+def use_section(dataset: Dataset, dkey: str, model: dict, reference: Reference, restricted: tuple[str, ...],
+                current: Setup, current_key: str) -> None:
+    st.subheader("4 · Use")
+    same = dkey == current_key and model["key"] == current.model_key
+    what = ("the session's dataset and model with this reference and these restricted features" if same else
+            f"**{dataset.name}** with **{model['model'].name}** ({model['source']})")
+    st.markdown(f"This replaces the session's setup with {what}. "
+                f"Restricted: {', '.join(restricted) or 'none'}.")
+    if not st.button("Use this setup", key="dm_use", type="primary", icon=":material/done_all:"):
+        return
+    try:
+        if same:
+            new = current.with_reference(reference).with_restricted(restricted)
+        else:
+            new = Setup(dataset, model["model"], reference, model["train"], model["test"], model["metrics"],
+                        model["key"], model["source"]).with_restricted(restricted)
+    except IntakeError as exc:
+        st.error(str(exc), icon=":material/error:")
+        return
+    shared.use_setup(new)
+    if dkey != current_key:
+        st.session_state["row"] = shared.default_row(new)
+    st.session_state["dm_base"] = (dkey, new.model_key)
+    st.session_state["dm_flash"] = (f"Now using **{new.dataset.name}** · {new.model.name} · reference: "
+                                    f"{new.reference.description} · restricted: {', '.join(new.restricted) or 'none'}.")
+    st.rerun()
+
+
+# --- page ---------------------------------------------------------------------------------------------------------
+
+st.title("Data & model")
+current = shared.setup()
+current_key = dataset_key(current.dataset)
+sync_with_session(current, current_key)
+st.caption(f"In use now: **{current.dataset.name}** · {current.model.name} ({current.source}). "
+           "Nothing here changes it until you press **Use this setup** at the bottom.")
+flash = st.session_state.pop("dm_flash", None)
+if flash:
+    st.success(flash, icon=":material/check_circle:")
+    st.page_link("pages/pick_row.py", label="Pick a row to explain", icon=":material/table_rows:")
+
+data_section()
+dataset = st.session_state["dm_dataset"]
+dkey = st.session_state["dm_dataset_key"]
+model = model_section(dataset, dkey)
+if model is not None:
+    reference, restricted = reference_section(dataset, dkey, model, current, current_key)
+    if reference is not None:
+        use_section(dataset, dkey, model, reference, restricted, current, current_key)

@@ -1,3 +1,199 @@
+"""LENS: the τ-minimal sufficient factors of the chosen row, their cumulative PN, LENS vs top-k SHAP, recourse.
+
+A thin view: every number comes from ``explain_core`` through the cached functions of ``pages/_shared.py``
+(``lens`` for both contexts, ``lens_result`` for the report at (direction, τ, α), ``baselines`` for SHAP).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
 import streamlit as st
 
-st.title("lens (under construction)")
+from explain_core.lens import LensResult, default_max_size, shap_curve
+from explain_core.plots import pn_curve_figure, ps_by_size_figure
+from pages import _shared as shared
+
+DIRECTION_LABELS = {"r2i": "R2I — reference to input", "i2r": "I2R — input to reference"}
+DIRECTION_HELP = (
+    "**R2I** (reference → input): each reference row (a training row the model predicts opposite to this one) "
+    "gets the factor's features set to *this row's* values. A factor is sufficient when that alone makes the model "
+    "give *this row's* prediction — what in the row is enough for its outcome.\n\n"
+    "**I2R** (input → reference): this row gets the factor's features set to *a reference's* values. A factor is "
+    "sufficient when that alone flips the prediction to the opposite class — which changes are enough to change "
+    "the outcome (recourse).")
+MODE_LABELS = {"exact": "Exact: PS ≥ τ", "test": "Binomial test at level α"}
+FACTOR_COLUMNS = {"PS": st.column_config.NumberColumn("PS", format="%.3f", help="Probability of sufficiency: "
+                                                      "share of references for which the intervention reaches "
+                                                      "the outcome"),
+                  "p-value": st.column_config.NumberColumn("p-value", format="%.4f",
+                                                           help="One-sided binomial test of H0: PS < τ"),
+                  "cost": st.column_config.NumberColumn("cost", format="%.3f", help="Cheapest intervention "
+                                                        "reaching the outcome: |Δ| / MAD per numeric feature, "
+                                                        "1 per changed categorical feature"),
+                  "cheapest reference": st.column_config.NumberColumn("cheapest reference", format="%d",
+                                                                      help="Dataset row of the reference that "
+                                                                      "achieves that cost")}
+
+
+def class_name(s, label: int) -> str:
+    """The class a 0/1 label stands for (the positive class for 1)."""
+    if s.dataset.task != "classification":
+        return "high" if label == 1 else "low"
+    if label == 1:
+        return str(s.dataset.positive_class)
+    others = [c for c in pd.unique(s.dataset.target) if c != s.dataset.positive_class]
+    return str(others[0]) if len(others) == 1 else f"not {s.dataset.positive_class}"
+
+
+def factor_view(result: LensResult, exact: bool) -> pd.DataFrame:
+    """The τ-minimal factors as shown: factor, size, PS, hits / samples, p-value (test mode), cost, reference."""
+    table = result.table()
+    view = pd.DataFrame({"factor": table["factor"], "size": table["size"], "PS": table["PS"],
+                         "hits / samples": [f"{h} / {n}" for h, n in zip(table["hits"], table["samples"])]})
+    if not exact:
+        view["p-value"] = table["p_value"].astype(float)
+    view["cost"] = table["cost"].astype(float)
+    view["cheapest reference"] = pd.array([None if r is None else int(r) for r in table["reference"]], dtype="Int64")
+    return view
+
+
+def group_value(frame: pd.DataFrame, label, group) -> str:
+    """A feature group's value in row ``label`` of ``frame`` (the active column of a one-hot block)."""
+    if len(group.columns) == 1:
+        return shared.show_value(frame.at[label, group.columns[0]])
+    active = [c for c in group.columns if frame.at[label, c] == 1]
+    return active[0] if active else "none"
+
+
+def recourse_view(s, query: pd.DataFrame, result: LensResult) -> pd.DataFrame:
+    """Factors with a finite cost, cheapest first, with the reference achieving it and what changes."""
+    factors = sorted((f for f in result.factors if np.isfinite(f.cost)), key=lambda f: f.cost)
+    features = s.dataset.features
+    q = query.reset_index(drop=True)
+    rows = []
+    for f in factors:
+        changes = []
+        for name in f.groups:
+            group = s.dataset.group(name)
+            changes.append(f"{name}: {group_value(q, 0, group)} → {group_value(features, f.reference, group)}")
+        rows.append({"factor": ", ".join(f.groups), "size": len(f.groups), "cost": f.cost, "PS": f.ps,
+                     "reference": int(f.reference), "this row → reference": "; ".join(changes)})
+    return pd.DataFrame(rows, columns=["factor", "size", "cost", "PS", "reference", "this row → reference"])
+
+
+def empty_message(direction: str, tau: float, exact: bool, alpha: float | None) -> str:
+    rule = f"PS ≥ τ = {tau:g}" if exact else f"PS > τ = {tau:g} at level α = {alpha:g}"
+    return (f"No factor passes {rule} in the {direction.upper()} context, so there is nothing to list. "
+            "Lower τ, allow larger factors (max cardinality), add references, or try the other context.")
+
+
+shared.row_banner()
+st.title("LENS: sufficient factors")
+st.caption("Which sets of features (*factors*) are **sufficient** for the outcome with probability at least τ "
+           "over a sample of reference rows predicted opposite to this one, and how much of the outcome they "
+           "cover (**cumulative PN**). LENS, Watson et al., Defs 2-4 and Alg. 1.")
+
+s = shared.setup()
+p = shared.params()
+n_groups = len(s.dataset.groups)
+default_size = default_max_size(n_groups)
+
+with st.form("lens_form"):
+    c1, c2, c3 = st.columns(3)
+    direction = c1.radio("Context", list(DIRECTION_LABELS), format_func=DIRECTION_LABELS.get, key="lens_direction",
+                         index=list(DIRECTION_LABELS).index(p.lens_direction), help=DIRECTION_HELP)
+    references = c1.number_input("References", min_value=1, max_value=5000, step=10, value=int(p.lens_references),
+                                 key="lens_references",
+                                 help="Training rows predicted opposite to this row, drawn with the seed. Every "
+                                      "factor is applied to every reference: PS is a share of these rows.")
+    tau = c2.slider("τ (sufficiency threshold)", 0.0, 1.0, float(p.tau), step=0.01, key="lens_tau",
+                    help="A factor is sufficient when its probability of sufficiency reaches τ.")
+    mode = c2.radio("Rule", list(MODE_LABELS), format_func=MODE_LABELS.get, key="lens_mode",
+                    index=0 if p.alpha is None else 1, horizontal=True,
+                    help="Exact: accept a factor when its sample PS ≥ τ. Test: accept it when the one-sided "
+                         "binomial test rejects H0: PS < τ at level α (accounts for the number of references).")
+    alpha = c2.number_input("α (test mode only)", min_value=0.001, max_value=0.5, step=0.01, format="%.3f",
+                            value=float(p.alpha if p.alpha is not None else 0.05), key="lens_alpha")
+    max_size = c3.number_input("Max cardinality of factors", min_value=1, max_value=n_groups, step=1,
+                               value=int(min(n_groups, p.lens_max_size or default_size)), key="lens_max_size",
+                               help=f"Largest factor searched. Default: all subsets when there are at most 12 "
+                                    f"features, else 3 (here {default_size} of {n_groups}).")
+    seed = c3.number_input("Seed", min_value=0, step=1, value=int(p.seed), key="lens_seed",
+                           help="Draws the references (shared by every method's randomness).")
+    if st.form_submit_button("Apply", key="lens_submit", type="primary", icon=":material/play_arrow:"):
+        p = shared.set_params(lens_direction=direction, lens_references=int(references), tau=float(tau),
+                              alpha=None if mode == "exact" else float(alpha),
+                              lens_max_size=None if int(max_size) == default_size else int(max_size),
+                              seed=int(seed))
+
+exact = p.alpha is None
+query = shared.query()
+contexts = shared.lens(s, s.key, query, p.lens_references, p.lens_max_size, p.seed)
+context = contexts[p.lens_direction]
+report = shared.lens_now()
+factors = report.factors
+outcome = class_name(s, context.outcome)
+
+with st.container(key="lens_summary"):
+    c = st.columns(4)
+    c[0].metric("τ-minimal factors", len(factors.factors),
+                help=f"Factors with PS ≥ τ none of whose subsets passes ({'exact' if exact else 'test'} mode)")
+    c[1].metric("Cumulative PN", "—" if np.isnan(factors.cumulative_pn) else f"{factors.cumulative_pn:.3f}",
+                help="Share of all samples reaching the outcome that are interventions on one of these factors or "
+                     "a superset of one (probability of necessity of the factor set, Def. 3)")
+    c[2].metric("References (samples per factor)", context.samples)
+    c[3].metric("Factors searched", len(context.masks), help=f"All sets of at most {report.max_size} features")
+    st.caption(f"{report.direction.upper()}: sufficiency for the outcome **{outcome}** "
+               f"({'this row’s prediction' if report.direction == 'r2i' else 'the opposite of this row’s prediction'})."
+               f" Rule: {'PS ≥ τ' if exact else f'binomial test of PS > τ at α = {p.alpha:g}'}, τ = {p.tau:g}.")
+
+st.subheader("τ-minimal sufficient factors")
+with st.container(key="lens_factors"):
+    if factors.factors:
+        st.dataframe(factor_view(factors, exact), hide_index=True, column_config=FACTOR_COLUMNS,
+                     key="lens_factors_table")
+        st.caption(f"Cumulative PN of these {len(factors.factors)} factors: **{factors.cumulative_pn:.3f}**.")
+        shared.download_buttons("lens_factors", factors.table(), factors, key="lens_factors")
+    else:
+        st.info(empty_message(report.direction, p.tau, exact, p.alpha), icon=":material/info:")
+
+st.subheader("Cumulative PN against τ")
+with st.container(key="lens_curve"):
+    figure = pn_curve_figure(report.pn_curve, direction=report.direction)
+    figure.add_vline(x=p.tau, line_dash="dot", line_color="grey", annotation_text=f"τ = {p.tau:g}")
+    st.plotly_chart(figure, key="lens_curve_chart")
+    st.caption("How much of the outcome the τ-minimal factors account for as τ rises (LENS App. B): "
+               "strict thresholds keep fewer, more reliable factors.")
+    shared.download_buttons("lens_pn_curve", report.pn_curve, report.pn_curve, key="lens_pn_curve")
+
+st.subheader("PS by cardinality: LENS vs top-k SHAP")
+with st.container(key="lens_ps_by_size"):
+    curve = shap_curve(context, shared.baselines_now().shap)
+    st.plotly_chart(ps_by_size_figure(curve), key="lens_ps_by_size_chart")
+    st.caption("For each k: the best PS of any factor of k features (LENS) beside the PS of the k features SHAP "
+               "ranks highest (LENS §5.1, Fig. 2). LENS is at least as high by construction; the gap shows what "
+               "ranking features by attribution misses.")
+    table = curve.assign(lens_factor=curve["lens_factor"].map(", ".join),
+                         attribution_factor=curve["attribution_factor"].map(", ".join))
+    with st.expander("Table"):
+        st.dataframe(table, hide_index=True, key="lens_ps_by_size_table")
+    shared.download_buttons("lens_ps_by_size", table, table, key="lens_ps_by_size")
+
+st.subheader("Recourse: factors by cost")
+with st.container(key="lens_recourse"):
+    recourse = recourse_view(s, query, report.recourse)
+    if len(recourse):
+        st.caption("τ-minimal factors in cost order (a factor is skipped when a subset of it is at most as "
+                   "expensive), cheapest first, with the reference row that achieves the cost"
+                   + (". In I2R these are changes to this row that reach the opposite outcome."
+                      if report.direction == "i2r" else
+                      ". In R2I the cost is how far the reference moves towards this row; switch to I2R for "
+                      "changes to this row."))
+        st.dataframe(recourse, hide_index=True, key="lens_recourse_table",
+                     column_config={"cost": FACTOR_COLUMNS["cost"], "PS": FACTOR_COLUMNS["PS"]})
+        shared.download_buttons("lens_recourse", recourse, report.recourse, key="lens_recourse")
+    elif report.recourse.factors:
+        st.info("No sufficient factor reaches the outcome from any reference at a finite cost.",
+                icon=":material/info:")
+    else:
+        st.info(empty_message(report.direction, p.tau, exact, p.alpha), icon=":material/info:")

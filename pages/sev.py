@@ -1,3 +1,118 @@
+"""SEV: SEV⁻, SEV⁺ and SEV® of the row with every minimal explanation, the hypercube, and dataset-wide views."""
 import streamlit as st
 
-st.title("sev (under construction)")
+from explain_core.plots import (HYPERCUBE_FIGURE_MAX_GROUPS, feature_prevalence, flip_figure, hypercube_figure,
+                                lattice_figure, prevalence_table, sev_counts, sev_histogram)
+from explain_core.sev import HYPERCUBE_MAX_GROUPS
+from pages import _shared as shared
+
+HELP = {
+    "minus": "SEV⁻: the fewest features of the row that, set to the reference's values, flip the prediction.",
+    "plus": "SEV⁺: the fewest features that, moved from the reference to the row's values, already give the "
+            "row's prediction.",
+    "restricted": "SEV®: SEV⁻ with the restricted features held at the row's values.",
+}
+
+
+def metric_value(result) -> str:
+    if result.status == "explained":
+        return str(result.value)
+    return f"> {result.max_depth}" if result.status == "beyond_depth" else "none"
+
+
+def show_result(ex, which: str) -> None:
+    result = getattr(ex, which)
+    with st.container(key=f"sev_{which}", border=True):
+        st.metric(result.label, metric_value(result), help=HELP[which])
+        st.caption(result.message)
+        table = ex.table(which, unchanged=shared.UNCHANGED)
+        st.dataframe(shared.text_table(table), width="stretch")
+        shared.download_buttons(f"sev_{which}_row{shared.row()}", table, result, key=f"sev_{which}")
+
+
+st.title("SEV — sparse explanation values")
+shared.row_banner()
+s, p = shared.setup(), shared.params()
+names = s.dataset.group_names
+
+c1, c2 = st.columns([1, 3])
+depth = c1.slider("Maximum depth", 1, len(names), min(p.max_depth, len(names)), key="sev_depth",
+                  help="The search stops after this many features changed at once.")
+restricted = c2.multiselect(
+    "Restricted features (held fixed: SEV®)", names, default=list(s.restricted), key="sev_held",
+    help=f"Features an explanation may not change, e.g. {', '.join(s.dataset.restricted_suggestion) or 'protected attributes'}.")
+if depth != p.max_depth:
+    p = shared.set_params(max_depth=int(depth))
+if tuple(restricted) != s.restricted:
+    shared.use_setup(s.with_restricted(restricted))
+    s = shared.setup()
+
+ex = shared.sev_now(s)
+ref_score = float(s.model.score(s.reference.as_frame(s.dataset.columns))[0])
+st.caption(
+    f"Each table starts from the **query** (the row) or the **reference** and lists one minimal explanation per row, "
+    f"showing only the features it changes; **{shared.UNCHANGED}** means the feature keeps its value from the "
+    f"table's first row. The reference is the {s.reference.description}; the model gives it "
+    f"{shared.score_text(s, ref_score)}.")
+kinds = ["minus", "plus"] + (["restricted"] if ex.restricted is not None else [])
+for column, which in zip(st.columns(len(kinds)), kinds):
+    with column:
+        show_result(ex, which)
+
+st.subheader("The hypercube of moves between the row and the reference")
+which = st.radio("Highlight the shortest paths of", kinds, horizontal=True, key="sev_paths",
+                 format_func=lambda k: getattr(ex, k).label)
+classes = (s.dataset.class_name(0), s.dataset.class_name(1)) if s.dataset.task == "classification" \
+    else ("below threshold", "above threshold")
+with st.container(key="sev_cube"):
+    if len(names) <= HYPERCUBE_FIGURE_MAX_GROUPS:
+        fig = hypercube_figure(shared.cube(s, s.key, shared.query()), ex, which=which, class_names=classes)
+        st.caption("Each dot is one vertex: a mix of the row and the reference (x = features at the reference). "
+                   "Hover a vertex for its feature values and score; orange edges are the shortest flipping paths.")
+    else:
+        fig = lattice_figure(getattr(ex, which), threshold=s.model.threshold)
+        st.caption(f"With {len(names)} features (> {HYPERCUBE_FIGURE_MAX_GROUPS}) the cube is summarised by depth: "
+                   "how many vertices the search evaluated and how many flip the prediction.")
+    st.plotly_chart(fig, width="stretch", key="sev_cube_chart")
+    if len(names) <= HYPERCUBE_MAX_GROUPS:
+        cube = shared.cube(s, s.key, shared.query())
+        with st.expander(f"All {len(cube.scores)} vertices as a table"):
+            table = cube.table()
+            st.dataframe(table, width="stretch", height=300)
+            shared.download_buttons(f"hypercube_row{shared.row()}", table, key="sev_cube")
+
+st.subheader("Dataset-wide")
+flagged = tuple(int(r) for r in shared.flagged_rows(s))
+kind = st.radio("Value", ["minus", "plus"], horizontal=True, key="sev_wide_kind",
+                format_func=lambda k: {"minus": "SEV⁻ (SEV® with restricted features)", "plus": "SEV⁺"}[k])
+wide = shared.dataset_wide_sev(s, s.key, flagged, p.max_depth, kind, s.restricted if kind == "minus" else ())
+label = wide.results[0].label if wide.results else "SEV"
+with st.container(key="sev_wide"):
+    left, right = st.columns(2)
+    left.plotly_chart(sev_histogram(wide.values, label=label), width="stretch", key="sev_hist")
+    right.plotly_chart(feature_prevalence(wide.results, names), width="stretch", key="sev_prev")
+    counts = sev_counts(wide.values)
+    explained = [v for v in wide.values if v is not None]
+    st.caption(f"{len(wide.values)} test rows predicted {s.dataset.class_name(1)}; mean {label} "
+               f"{sum(explained) / max(1, len(explained)):.2f} over the {len(explained)} explained.")
+    shared.download_buttons(f"sev_{kind}_distribution", counts, key="sev_wide_counts")
+    shared.download_buttons(f"sev_{kind}_prevalence", prevalence_table(wide.results, names), key="sev_wide_prev")
+
+st.subheader("LIME-C and SHAP-C: how many features until the prediction flips")
+st.caption("Align features to the reference one by one in LIME's (or SHAP's) order of importance and count how "
+           "many it takes to flip the prediction (SEV paper §5). SEV⁻ is the fewest possible, so it is never more.")
+with st.form("sev_flip_form"):
+    n = st.slider("Rows (the first flagged test rows)", 5, max(5, min(200, len(flagged))), min(20, len(flagged)),
+                  key="sev_flip_n")
+    run = st.form_submit_button("Compute flip numbers", icon=":material/play_arrow:")
+if run or st.session_state.get("sev_flip_done") == (s.key, n):
+    st.session_state["sev_flip_done"] = (s.key, n)
+    table = shared.flips(s, s.key, flagged[:n], p.max_depth, p.lime_samples, p.shap_background, p.seed)
+    with st.container(key="sev_flips"):
+        st.plotly_chart(flip_figure(table), width="stretch", key="sev_flip_chart")
+        means = table.mean()
+        cols = st.columns(3)
+        for col, method in zip(cols, table.columns):
+            col.metric(f"mean {method}", f"{means[method]:.2f}",
+                       help=f"{int(table[method].isna().sum())} rows never flip")
+        shared.download_buttons("flip_numbers", table, key="sev_flips")

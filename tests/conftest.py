@@ -29,6 +29,26 @@ def _in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
+@pytest.fixture(autouse=True)
+def _navigation_mode(monkeypatch):
+    """Run AppTest pages through app.py's st.navigation, as the live server does.
+
+    Streamlit treats an app with a ``pages/`` folder as a v1 multipage app until ``st.navigation`` has run
+    once in the process; a live server clears that flag for good on its first run, but AppTest resets it
+    before every run, so a page would run alone (and ``pages/_shared.leave_pages_v1`` would rerun it,
+    losing a button's click). Clear it as the server does.
+    """
+    from streamlit.runtime import pages_manager
+
+    original = pages_manager.PagesManager.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        pages_manager.PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(pages_manager.PagesManager, "__init__", init)
+
+
 @pytest.fixture(scope="session")
 def explain_cache_dir(tmp_path_factory):
     """A fresh EXPLAIN_CACHE_DIR for the session (set in os.environ, restored afterwards)."""

@@ -30,10 +30,19 @@ PAGES = {
 
 
 def sidebar_summary() -> None:
+    """The setup in one line and a row switcher that works from every page."""
     s = shared.setup()
+    scores = shared.row_scores(s, s.key)["score"]
+    rows = [int(r) for r in shared.flagged_rows(s)]
+    if shared.row() not in rows:
+        rows.insert(0, shared.row())
     with st.sidebar:
-        st.caption(f"**{s.dataset.name}** · {s.model.name}  \nRow **{shared.row()}** · "
-                   f"restricted: {', '.join(s.restricted) or 'none'}")
+        st.caption(f"**{s.dataset.name}** · {s.model.name}  \nrestricted: {', '.join(s.restricted) or 'none'}")
+        st.session_state["sidebar_row"] = shared.row()
+        st.selectbox("Row", rows, key="sidebar_row", format_func=lambda r: f"row {r} · {shared.score_text(s, scores[r])}",
+                     on_change=lambda: shared.choose_row(st.session_state["sidebar_row"]),
+                     help="Test rows the model predicts positive (and the chosen row); any row can be chosen "
+                          "on the Pick a row page.")
 
 
 page = st.navigation(PAGES)

@@ -10,9 +10,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import shap
-from lime.lime_tabular import LimeTabularExplainer
-from shap.utils._exceptions import InvalidModelError
 
 from .data import Dataset
 from .models import ModelAdapter, encoded_model
@@ -115,6 +112,8 @@ def _codec(dataset: Dataset, train: pd.DataFrame, query: pd.DataFrame) -> GroupC
 def explain_lime(model: ModelAdapter, dataset: Dataset, query_frame: pd.DataFrame, train_rows, *,
                  seed: int = 0, num_samples: int = 5000) -> Attribution:
     """LIME (quartile-discretised numerics, categorical groups as codes) of the first row of ``query_frame``."""
+    from lime.lime_tabular import LimeTabularExplainer  # imported on first use: keeps `import explain_core` light
+
     train = dataset.features.iloc[np.asarray(train_rows)]
     query = query_frame.iloc[:1]
     codec = _codec(dataset, train, query)
@@ -161,6 +160,9 @@ def explain_shap(model: ModelAdapter, dataset: Dataset, query_frame: pd.DataFram
 
 def _encoded_shap(model: ModelAdapter, estimator, bg: np.ndarray, query: np.ndarray):
     """(values per encoded column, base value, output, explainer name) of a linear or tree estimator, else None."""
+    import shap
+    from shap.utils._exceptions import InvalidModelError
+
     masker = shap.maskers.Independent(bg, max_samples=len(bg))
     if hasattr(estimator, "coef_") and hasattr(estimator, "intercept_"):
         explainer, name = shap.LinearExplainer(estimator, masker), "LinearExplainer"
@@ -184,6 +186,8 @@ def _encoded_shap(model: ModelAdapter, estimator, bg: np.ndarray, query: np.ndar
 
 def _permutation_shap(model: ModelAdapter, dataset: Dataset, query: pd.DataFrame, bg: pd.DataFrame,
                       seed: int) -> Attribution:
+    import shap
+
     codec = _codec(dataset, bg, query)
     coded_bg = codec.encode(bg)
     state = np.random.get_state()  # PermutationExplainer seeds and draws from NumPy's global generator

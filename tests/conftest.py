@@ -161,3 +161,30 @@ def full_page_screenshot():
         page.screenshot(path=str(path), full_page=True)
         return Path(path)
     return shot
+
+
+def _decode(value):
+    """Plotly 6+ packs numeric arrays in JSON as {"dtype", "bdata" (base64), "shape"}: unpack to lists."""
+    import base64
+
+    import numpy as np
+
+    if isinstance(value, dict) and "bdata" in value:
+        array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        shape = value.get("shape")
+        return array.reshape([int(n) for n in str(shape).split(",")] if shape else -1).tolist()
+    if isinstance(value, dict):
+        return {k: _decode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    return value
+
+
+@pytest.fixture
+def chart_specs():
+    """A function ``specs(at)``: the AppTest page's plotly charts as JSON dicts with arrays unpacked."""
+    import json
+
+    def specs(at) -> list[dict]:
+        return [_decode(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]
+    return specs

@@ -1,17 +1,21 @@
-"""Headless page tests of app.py (streamlit.testing.v1.AppTest) against explain_core computed independently."""
+"""Headless page tests (streamlit.testing.v1.AppTest) of Home, Pick a row, SEV and Compare, checked against
+explain_core computed independently."""
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-import explain_core
-from explain_core import IntakeError, demo_model, explain_sev, load_demo, make_reference
+from explain_core import IntakeError, explain_sev
+from explain_core.analysis import (Parameters, agreement, demo_setup, lens_report, predicted_rows, row_baselines,
+                                   row_lens_contexts, row_linear)
+from explain_core.plots import sev_counts
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-TIMEOUT = 60
+TIMEOUT = 90
 KIND_LABELS = {"minus": "SEV⁻", "plus": "SEV⁺", "restricted": "SEV®"}
 
 
@@ -22,28 +26,26 @@ def _isolated_cache(explain_cache_dir):
 
 @pytest.fixture(scope="module")
 def demo(explain_cache_dir):
-    """The demo dataset, model and reference, loaded here independently of the app."""
-    data = load_demo("compas")
-    trained = demo_model(data, "gbdt")
-    return data, trained, make_reference(data, trained.train_rows)
+    """The default demo setup (COMPAS, gradient boosting), built here independently of the app."""
+    return demo_setup()
 
 
 @pytest.fixture(scope="module")
-def positive_rows(demo) -> list[int]:
-    data, trained, _ = demo
-    rows = trained.test_rows
-    return [int(r) for r in rows[trained.model.label(data.features.iloc[rows]) == 1]]
+def flagged(demo) -> list[int]:
+    return [int(r) for r in predicted_rows(demo)]
 
 
 def expected(demo, row, restricted=(), depth=6):
-    data, trained, reference = demo
-    return explain_sev(trained.model, data, data.features.iloc[[row]], reference,
+    return explain_sev(demo.model, demo.dataset, demo.dataset.features.iloc[[row]], demo.reference,
                        restricted=tuple(restricted), max_depth=depth)
 
 
-def run_app() -> AppTest:
+def open_page(page: str | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    if page:
+        at.switch_page(page).run()
     assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
     return at
 
 
@@ -74,81 +76,197 @@ def assert_table_matches(displayed, table):
 def assert_shows(at, ex):
     kinds = ["minus", "plus"] + (["restricted"] if ex.restricted is not None else [])
     assert sev_metrics(at) == {KIND_LABELS[k]: shown(getattr(ex, k)) for k in kinds}
-    captions = at.caption.values
     for k in kinds:
-        assert getattr(ex, k).message in captions
-    assert len(at.dataframe) == len(kinds)
-    for frame, k in zip(at.dataframe, kinds):
-        assert_table_matches(frame.value, ex.table(k))
+        assert getattr(ex, k).message in at.caption.values
+        frame = at.dataframe  # the SEV tables come first, in kind order
+        assert_table_matches(frame[kinds.index(k)].value, ex.table(k))
 
 
-def test_app_opens_on_compas_with_model_metrics(demo, positive_rows):
-    at = run_app()
-    assert not at.error
+def trace(fig: dict, role: str) -> dict:
+    return next(t for t in fig["data"] if t.get("meta", {}).get("role") == role)
+
+
+# --- Home ----------------------------------------------------------------------------------------------------
+
+def test_home_shows_the_session(demo, flagged):
+    at = open_page()
     assert at.title[0].value == "Explanation explorer"
-    _, trained, _ = demo
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Test accuracy"] == f"{trained.metrics['test_accuracy']:.3f}"
-    assert metrics["Test AUC"] == f"{trained.metrics['test_auc']:.3f}"
-    select = at.selectbox(key="row")
-    assert [int(o.split()[1]) for o in select.options] == positive_rows
-    assert select.options[0].startswith(f"row {positive_rows[0]} · P(recid)=0.")
-    assert at.multiselect(key="restricted").value == []
-    assert at.slider(key="depth").value == 6
-    assert any("—" in c and "reference" in c.lower() for c in at.caption.values)
+    assert metrics["Dataset"] == "compas"
+    assert metrics["Test accuracy"] == f"{demo.metrics['test_accuracy']:.3f}"
+    assert metrics["Test AUC"] == f"{demo.metrics['test_auc']:.3f}"
+    assert metrics["Row"] == str(flagged[0])
+    assert at.session_state["row"] == flagged[0]
 
 
-def test_sev_values_and_tables_match_explain_core(demo, positive_rows):
-    at = run_app()
-    row = at.selectbox(key="row").value
-    assert row == positive_rows[0]
+def test_loading_another_demo_changes_the_session(explain_cache_dir):
+    at = open_page()
+    at.selectbox(key="home_demo").select("german_credit").run()
+    at.selectbox(key="home_kind").select("l2_lr").run()
+    at.button(key="home_load").click().run()
+    assert not at.exception
+    setup = at.session_state["setup"]
+    other = demo_setup("german_credit", "l2_lr")
+    assert setup.dataset.name == "german_credit" and setup.key == other.key
+    assert at.session_state["row"] == int(predicted_rows(other)[0])
+    assert at.title[0].value == "Pick a row"
+
+
+# --- SEV -----------------------------------------------------------------------------------------------------
+
+def test_sev_page_matches_explain_core(demo, flagged, chart_specs):
+    at = open_page("pages/sev.py")
     assert "SEV®" not in sev_metrics(at)
-    assert_shows(at, expected(demo, row))
+    assert_shows(at, expected(demo, flagged[0]))
+    cube = chart_specs(at)[0]
+    by_label = [t for t in cube["data"] if t.get("meta", {}).get("role") == "vertices"]
+    assert sum(len(t["x"]) for t in by_label) == 2 ** len(demo.dataset.groups)  # one trace per predicted label
 
 
-def test_choosing_another_row_updates(demo, positive_rows):
-    at = run_app()
-    first = expected(demo, positive_rows[0])
-    values = {r: expected(demo, r) for r in positive_rows[1:40]}
-    other = next(r for r, e in values.items() if (e.minus.value, e.plus.value) != (first.minus.value, first.plus.value))
-    at.selectbox(key="row").select(other).run()
+def test_sev_dataset_wide_histogram_counts(demo, flagged, chart_specs):
+    at = open_page("pages/sev.py")
+    counts = sev_counts([expected(demo, r).minus.value for r in flagged])
+    hist = next(c for c in chart_specs(at) if any(t.get("meta", {}).get("role") == "counts" for t in c["data"]))
+    assert trace(hist, "counts")["y"] == counts["count"].tolist()
+
+
+def test_another_row_updates_every_sev_value(demo, flagged):
+    at = open_page("pages/pick_row.py")
+    first = expected(demo, flagged[0])
+    other = next(r for r in flagged[1:60]
+                 if (expected(demo, r).minus.value, expected(demo, r).plus.value) != (first.minus.value, first.plus.value))
+    at.number_input(key="pick_number").set_value(other).run()
+    assert not at.exception and at.session_state["row"] == other
+    at.switch_page("pages/sev.py").run()
     assert not at.exception
-    assert at.selectbox(key="row").value == other
+    assert f"**Row {other}**" in at.info[0].value
     assert_shows(at, expected(demo, other))
-    assert sev_metrics(at) != {"SEV⁻": shown(first.minus), "SEV⁺": shown(first.plus)}
 
 
-def test_restricted_features_show_sev_r(demo, positive_rows):
-    at = run_app()
-    at.multiselect(key="restricted").set_value(["sex", "age"]).run()
+def test_sidebar_row_switcher_follows_every_page(demo, flagged):
+    at = open_page("pages/sev.py")
+    switcher = at.sidebar.selectbox(key="sidebar_row")
+    assert switcher.options[:3] == [f"row {r} · P(two_year_recid = 1) = {demo.model.score(demo.query(r))[0]:.2f}"
+                                    for r in flagged[:3]]
+    switcher.select(flagged[2]).run()
+    assert not at.exception and at.session_state["row"] == flagged[2]
+    assert_shows(at, expected(demo, flagged[2]))
+    at.switch_page("pages/compare.py").run()
+    assert f"**Row {flagged[2]}**" in at.info[0].value
+
+
+def test_restricted_features_show_sev_r(demo, flagged):
+    at = open_page("pages/sev.py")
+    at.multiselect(key="sev_held").set_value(["sex", "age"]).run()
     assert not at.exception
-    ex = expected(demo, positive_rows[0], restricted=("sex", "age"))
-    assert "SEV®" in sev_metrics(at)
+    ex = expected(demo, flagged[0], restricted=("sex", "age"))
     assert_shows(at, ex)
     table = at.dataframe[2].value
     assert (table.loc[[i for i in table.index if i.startswith("Explanation")], ["sex", "age"]] == "—").all().all()
+    assert at.session_state["setup"].restricted == ("sex", "age")
 
 
-def test_max_depth_limits_the_search(demo, positive_rows):
-    at = run_app()
-    at.slider(key="depth").set_value(1).run()
+def test_max_depth_limits_the_search(demo, flagged):
+    at = open_page("pages/sev.py")
+    at.slider(key="sev_depth").set_value(1).run()
     assert not at.exception
-    ex = expected(demo, positive_rows[0], depth=1)
-    assert_shows(at, ex)
+    assert_shows(at, expected(demo, flagged[0], depth=1))
+    assert at.session_state["params"].max_depth == 1
 
 
-def test_intake_error_is_shown_without_traceback(monkeypatch):
+def test_flip_numbers_match_baselines(demo, flagged):
+    at = open_page("pages/sev.py")
+    at.slider(key="sev_flip_n").set_value(5)  # form values are sent with the submit click
+    at.button(key="FormSubmitter:sev_flip_form-Compute flip numbers").click().run()
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    p = Parameters()
+    lime = [row_baselines(demo, demo.query(r), p).lime_flip.count for r in flagged[:5]]
+    minus = [expected(demo, r).minus.value for r in flagged[:5]]
+    assert metrics["mean LIME-C"] == f"{sum(lime) / 5:.2f}"
+    assert metrics["mean SEV⁻"] == f"{sum(minus) / 5:.2f}"
+    assert all(a >= b for a, b in zip(lime, minus))
+
+
+# --- Pick a row ----------------------------------------------------------------------------------------------
+
+def test_pick_row_filters_and_what_if(demo, flagged):
+    at = open_page("pages/pick_row.py")
+    listed = at.dataframe[0].value
+    assert list(listed.index) == flagged  # default filter: test rows predicted positive
+    at.segmented_control(key="pick_predicted").set_value(0).run()
+    listed = at.dataframe[0].value
+    test = set(int(r) for r in demo.test_rows)
+    assert set(listed.index) == test - set(flagged)
+
+
+def test_what_if_edit_is_explained(demo, flagged):
+    at = open_page("pages/pick_row.py")
+    row = flagged[0]
+    edited = demo.query(row).copy()
+    edited["prior_offense_count"] = 0
+    at.session_state["whatif"] = {"prior_offense_count": 0}
+    at.switch_page("pages/sev.py").run()
+    assert not at.exception
+    assert "edited" in at.info[0].value
+    ex = explain_sev(demo.model, demo.dataset, edited, demo.reference)
+    assert sev_metrics(at) == {"SEV⁻": shown(ex.minus), "SEV⁺": shown(ex.plus)}
+
+
+# --- Compare -------------------------------------------------------------------------------------------------
+
+def test_compare_agreement_matrix_matches(demo, flagged, chart_specs):
+    at = open_page("pages/compare.py")
+    q, p = demo.query(flagged[0]), Parameters()
+    lens = lens_report(row_lens_contexts(demo, q, p)[p.lens_direction], p)
+    want = agreement(demo.dataset.group_names, sev=expected(demo, flagged[0]), lens=lens.factors,
+                     linear=row_linear(demo, q, p), baselines=row_baselines(demo, q, p), top=3)
+    table = at.dataframe[-1].value
+    assert table.drop(columns="methods naming it").astype(bool).equals(want.matrix().rename_axis("feature"))
+    heat = trace(next(c for c in chart_specs(at) if c["data"][0].get("meta", {}).get("role") == "agreement"), "agreement")
+    assert heat["z"] == want.matrix().astype(int).to_numpy().tolist()
+    at.slider(key="cmp_top").set_value(1).run()
+    assert not at.exception
+    table = at.dataframe[-1].value
+    assert table["LIME"].sum() == 1 and table["SHAP"].sum() == 1
+
+
+# --- errors --------------------------------------------------------------------------------------------------
+
+def test_intake_error_is_shown_and_the_session_kept(monkeypatch, flagged):
+    from pages import _shared
+
     def refuse(*args, **kwargs):
         raise IntakeError("Cannot explain this row: test refusal.")
 
-    monkeypatch.setattr(explain_core, "explain_sev", refuse)
-    import streamlit as st
-
+    at = open_page("pages/sev.py")
+    before = at.session_state["setup"].key
+    monkeypatch.setattr(_shared, "row_sev", refuse)
     st.cache_data.clear()
     try:
-        at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+        at.slider(key="sev_depth").set_value(3).run()
     finally:
         st.cache_data.clear()
     assert not at.exception
     assert [e.value for e in at.error] == ["Cannot explain this row: test refusal."]
     assert not sev_metrics(at)
+    assert at.session_state["setup"].key == before and at.session_state["row"] == flagged[0]
+
+
+def test_unexpected_error_shows_a_reference_not_a_traceback(monkeypatch):
+    from pages import _shared
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("internal detail that must not reach the page")
+
+    at = open_page("pages/sev.py")
+    monkeypatch.setattr(_shared, "row_sev", crash)
+    st.cache_data.clear()
+    try:
+        at.slider(key="sev_depth").set_value(2).run()
+    finally:
+        st.cache_data.clear()
+    assert not at.exception
+    [error] = at.error
+    assert "Something went wrong" in error.value and "reference" in error.value
+    assert "internal detail" not in error.value

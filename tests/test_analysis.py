@@ -1,0 +1,108 @@
+"""The analysis layer: setups, parameters, per-row runs and the feature × method agreement, checked against
+the methods called directly."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from explain_core import IntakeError, explain_sev, sev_batch
+from explain_core.analysis import (Parameters, agreement, dataset_sev, demo_setup, flip_numbers, lens_report,
+                                   predicted_rows, row_baselines, row_lens_contexts, row_linear, row_sev)
+from explain_core.sev import GroupLayout
+
+
+@pytest.fixture(scope="module")
+def demo(explain_cache_dir):
+    return demo_setup()
+
+
+@pytest.fixture(scope="module")
+def row(demo) -> int:
+    return int(predicted_rows(demo)[0])
+
+
+def test_setup_key_tracks_content_not_restricted(demo):
+    assert demo.key == demo_setup().key
+    assert demo.with_restricted(["sex"]).key == demo.key
+    moved = dict(demo.reference.values, age=99)
+    assert demo.with_reference(replace(demo.reference, values=moved)).key != demo.key
+    assert demo_setup("compas", "l2_lr").key != demo.key
+    with pytest.raises(IntakeError, match="not in the data"):
+        demo.query(len(demo.dataset.features))
+    with pytest.raises(IntakeError):
+        demo.with_restricted(["no such feature"])
+
+
+@pytest.mark.parametrize("bad", [dict(k=0), dict(m=5), dict(sigma=-1), dict(lens_direction="x"),
+                                 dict(linear_method="lasso"), dict(max_depth=0)])
+def test_parameters_are_validated(bad):
+    with pytest.raises(IntakeError):
+        Parameters(**bad)
+
+
+def test_predicted_rows_are_test_rows_with_that_label(demo):
+    rows = predicted_rows(demo)
+    assert set(rows) <= set(demo.test_rows)
+    labels = demo.model.label(demo.dataset.features.iloc[demo.test_rows])
+    assert list(rows) == list(demo.test_rows[labels == 1])
+    assert len(predicted_rows(demo, label=0)) + len(rows) == len(demo.test_rows)
+
+
+def test_dataset_sev_equals_one_row_at_a_time(demo):
+    rows = predicted_rows(demo)[:40]
+    held = demo.with_restricted(["age"])
+    wide = dataset_sev(held, rows, Parameters(max_depth=4))
+    for r, result in zip(rows, wide.results):
+        one = explain_sev(demo.model, demo.dataset, demo.query(int(r)), demo.reference, restricted=("age",),
+                          max_depth=4).restricted
+        assert (result.value, result.explanations, result.status) == (one.value, one.explanations, one.status)
+    plus = dataset_sev(held, rows, Parameters(), kind="plus")
+    assert plus.values == [explain_sev(demo.model, demo.dataset, demo.query(int(r)), demo.reference).plus.value
+                           for r in rows]
+
+
+def test_flip_numbers_are_the_baselines_flip_paths(demo):
+    rows = predicted_rows(demo)[:4]
+    p = Parameters(lime_samples=1000)
+    table = flip_numbers(demo.with_restricted(["age"]), rows, p)  # SEV⁻ column ignores restricted features
+    for r in rows:
+        b = row_baselines(demo, demo.query(int(r)), p)
+        minus = sev_batch(demo.model, GroupLayout.of(demo.dataset), demo.query(int(r)), demo.reference)[0].value
+        assert list(table.loc[int(r)]) == [minus, b.lime_flip.count, b.shap_flip.count]
+        assert table.loc[int(r), "LIME-C"] >= minus and table.loc[int(r), "SHAP-C"] >= minus
+
+
+def test_agreement_reads_each_method_as_documented(demo, row):
+    q, p = demo.query(row), Parameters(m=2000, lens_references=50)
+    held = demo.with_restricted(["sex"])
+    ex = row_sev(held, q, p)
+    lens = lens_report(row_lens_contexts(demo, q, p)["r2i"], p)
+    lin = row_linear(demo, q, p)
+    base = row_baselines(demo, q, p)
+    a = agreement(demo.dataset.group_names, sev=ex, lens=lens.factors, linear=lin, baselines=base, top=2)
+    m = a.matrix()
+    assert list(m.index) == demo.dataset.group_names
+    for label, result in (("SEV⁻", ex.minus), ("SEV⁺", ex.plus), ("SEV®", ex.restricted)):
+        assert set(m.index[m[label]]) == {g for e in result.explanations for g in e}
+    smallest = min(len(f.groups) for f in lens.factors.factors)
+    assert set(m.index[m["LENS R2I"]]) == {g for f in lens.factors.factors if len(f.groups) == smallest for g in f.groups}
+    for method, column in (("iht", "Linear IHT"), ("exact", "Linear exact")):
+        w = lin.weights()[method].to_numpy()
+        assert set(m.index[m[column]]) == {demo.dataset.group_names[j - 1] for j in np.flatnonzero(w) if j > 0}
+        assert m[column].sum() <= p.k - 1
+    for att in (base.lime, base.shap):
+        top = np.argsort(-np.abs(att.values), kind="stable")[:2]
+        assert set(m.index[m[att.method]]) == {att.groups[i] for i in top if att.values[i] != 0}
+    assert (a.counts() == m.sum(axis=1)).all()
+
+
+def test_linear_report_weights_are_the_comparison(demo, row):
+    lin = row_linear(demo, demo.query(row), Parameters(k=3, m=2000, linear_method="exact"))
+    w = lin.weights()
+    assert list(w.columns) == ["exact", "lime", "shap", "shap_k"]
+    assert list(w.index) == list(lin.names) and lin.names[0].startswith("bias")
+    for r in lin.comparison.results:
+        assert np.array_equal(w[r.method].to_numpy(), r.w)
+    assert (w["exact"] != 0).sum() <= 3

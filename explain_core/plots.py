@@ -311,9 +311,14 @@ def ps_by_size_figure(curve: pd.DataFrame, *, attribution: str = "SHAP") -> go.F
     fig = go.Figure()
     for column, name, colour in (("lens_ps", "LENS (best factor of k groups)", LABEL_COLOURS[1]),
                                  ("attribution_ps", f"top-k {attribution}", LABEL_COLOURS[0])):
+        factor = column.replace("_ps", "_factor")
+        groups = ([g if isinstance(g, str) else ", ".join(map(str, g)) for g in curve[factor]]
+                  if factor in curve else None)
         fig.add_trace(go.Scatter(x=curve["size"], y=curve[column], mode="lines+markers", name=name,
-                                 line=dict(color=colour), meta={"role": "curve"},
-                                 hovertemplate="k = %{x}<br>PS = %{y:.3f}<extra>" + name + "</extra>"))
+                                 line=dict(color=colour), meta={"role": "curve", "column": column},
+                                 customdata=groups,
+                                 hovertemplate="k = %{x}<br>PS = %{y:.3f}" + ("<br>%{customdata}" if groups else "")
+                                 + "<extra>" + name + "</extra>"))
     fig.update_layout(template=TEMPLATE, title="Probability of sufficiency by factor size",
                       xaxis=dict(title="k (groups in the factor)", dtick=1), yaxis=dict(title="PS", range=[0, 1.02]))
     return fig
@@ -324,30 +329,44 @@ def ps_by_size_figure(curve: pd.DataFrame, *, attribution: str = "SHAP") -> go.F
 def weights_figure(weights: pd.DataFrame, *, title: str = "Weights of each explainer") -> go.Figure:
     """Grouped horizontal bars: one bar per (literal, method) from a literal × method table of weights.
 
-    Literals every method leaves at 0 are dropped; the rest keep the table's order, top to bottom.
+    Literals every method leaves at 0 (or NaN) are dropped; the rest keep the table's order, top to bottom, and
+    within each literal the methods keep the columns' order, top to bottom (as in the legend above the bars).
+    Literal names are category labels in full, in a readable size; the height grows with the bars.
     """
-    shown = weights.loc[(weights.abs() > 1e-12).any(axis=1)].iloc[::-1]
+    shown = weights.loc[(weights.abs() > 1e-12).any(axis=1)]
     fig = go.Figure()
     for method in shown.columns:
-        fig.add_trace(go.Bar(x=shown[method], y=list(shown.index), orientation="h", name=str(method),
-                             meta={"role": "weights"},
+        fig.add_trace(go.Bar(x=shown[method], y=[str(name) for name in shown.index], orientation="h",
+                             name=str(method), meta={"role": "weights"},
                              hovertemplate="%{y}<br>w = %{x:.4f}<extra>" + str(method) + "</extra>"))
+    bars = len(shown) * max(1, len(shown.columns))
     fig.update_layout(template=TEMPLATE, title=title, barmode="group", xaxis=dict(title="weight w_j"),
-                      yaxis=dict(title=None, type="category", automargin=True),
-                      height=max(320, 60 + 22 * len(shown) * max(1, len(shown.columns)) // 2),
-                      legend=dict(orientation="h", y=-0.15))
+                      yaxis=dict(title=None, type="category", autorange="reversed", automargin=True,
+                                 tickfont=dict(size=13)),
+                      height=max(320, 140 + 12 * bars + 16 * len(shown)),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
+                      margin=dict(t=110))
     return fig
 
 
 def sweep_figure(summary: pd.DataFrame, parameter: str, *, metric: str = "relevance") -> go.Figure:
-    """Mean ``metric`` per method against ``parameter`` (PLE Figs. 4-6) from ``Sweep.summary(metric)``."""
+    """Mean ``metric`` per method against ``parameter`` (PLE Figs. 4-6) from ``Sweep.summary(metric)``.
+
+    One line per method, its points in increasing ``parameter`` order, with ±1 standard deviation bars where
+    a point averages several instances; ``m`` (sample sizes spanning decades) is drawn on a log axis.
+    """
     fig = go.Figure()
     for method, part in summary.groupby("method", sort=False):
+        part = part.sort_values(parameter, kind="stable")
+        spread = part["std"].fillna(0.0) if "std" in part else None
+        several = spread is not None and "count" in part and bool((part["count"] > 1).any())
         fig.add_trace(go.Scatter(x=part[parameter], y=part["mean"], mode="lines+markers", name=str(method),
                                  meta={"role": "curve"},
+                                 error_y=dict(type="data", array=spread, visible=True) if several else None,
                                  hovertemplate=f"{parameter} = %{{x}}<br>{metric} = %{{y:.4f}}<extra>{method}</extra>"))
     fig.update_layout(template=TEMPLATE, title=f"{metric.replace('_', ' ')} against {parameter}",
-                      xaxis=dict(title=parameter), yaxis=dict(title=metric.replace("_", " ")))
+                      xaxis=dict(title=parameter, type="log" if parameter == "m" else "linear"),
+                      yaxis=dict(title=metric.replace("_", " "), rangemode="tozero"))
     return fig
 
 

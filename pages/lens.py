@@ -35,16 +35,6 @@ FACTOR_COLUMNS = {"PS": st.column_config.NumberColumn("PS", format="%.3f", help=
                                                                       "achieves that cost")}
 
 
-def class_name(s, label: int) -> str:
-    """The class a 0/1 label stands for (the positive class for 1)."""
-    if s.dataset.task != "classification":
-        return "high" if label == 1 else "low"
-    if label == 1:
-        return str(s.dataset.positive_class)
-    others = [c for c in pd.unique(s.dataset.target) if c != s.dataset.positive_class]
-    return str(others[0]) if len(others) == 1 else f"not {s.dataset.positive_class}"
-
-
 def factor_view(result: LensResult, exact: bool) -> pd.DataFrame:
     """The τ-minimal factors as shown: factor, size, PS, hits / samples, p-value (test mode), cost, reference."""
     table = result.table()
@@ -75,7 +65,8 @@ def recourse_view(s, query: pd.DataFrame, result: LensResult) -> pd.DataFrame:
         changes = []
         for name in f.groups:
             group = s.dataset.group(name)
-            changes.append(f"{name}: {group_value(q, 0, group)} → {group_value(features, f.reference, group)}")
+            here, there = group_value(q, 0, group), group_value(features, f.reference, group)
+            changes.append(f"{name}: {here} → {there}" if here != there else f"{name}: {here} (same)")
         rows.append({"factor": ", ".join(f.groups), "size": len(f.groups), "cost": f.cost, "PS": f.ps,
                      "reference": int(f.reference), "this row → reference": "; ".join(changes)})
     return pd.DataFrame(rows, columns=["factor", "size", "cost", "PS", "reference", "this row → reference"])
@@ -132,7 +123,8 @@ contexts = shared.lens(s, s.key, query, p.lens_references, p.lens_max_size, p.se
 context = contexts[p.lens_direction]
 report = shared.lens_now()
 factors = report.factors
-outcome = class_name(s, context.outcome)
+outcome = (s.dataset.class_name(context.outcome) if s.dataset.task == "classification" else
+           f"prediction {'above' if context.outcome == 1 else 'at most'} {s.model.threshold:.3g}")
 
 with st.container(key="lens_summary"):
     c = st.columns(4)
@@ -143,8 +135,8 @@ with st.container(key="lens_summary"):
                      "a superset of one (probability of necessity of the factor set, Def. 3)")
     c[2].metric("References (samples per factor)", context.samples)
     c[3].metric("Factors searched", len(context.masks), help=f"All sets of at most {report.max_size} features")
-    st.caption(f"{report.direction.upper()}: sufficiency for the outcome **{outcome}** "
-               f"({'this row’s prediction' if report.direction == 'r2i' else 'the opposite of this row’s prediction'})."
+    which = "this row’s prediction" if report.direction == "r2i" else "the opposite of this row’s prediction"
+    st.caption(f"{report.direction.upper()}: sufficiency for the outcome **{outcome}** ({which})."
                f" Rule: {'PS ≥ τ' if exact else f'binomial test of PS > τ at α = {p.alpha:g}'}, τ = {p.tau:g}.")
 
 st.subheader("τ-minimal sufficient factors")
@@ -152,7 +144,9 @@ with st.container(key="lens_factors"):
     if factors.factors:
         st.dataframe(factor_view(factors, exact), hide_index=True, column_config=FACTOR_COLUMNS,
                      key="lens_factors_table")
-        st.caption(f"Cumulative PN of these {len(factors.factors)} factors: **{factors.cumulative_pn:.3f}**.")
+        n = len(factors.factors)
+        st.caption(f"Cumulative PN of {'this factor' if n == 1 else f'these {n} factors'} and every factor "
+                   f"containing {'it' if n == 1 else 'one of them'}: **{factors.cumulative_pn:.3f}**.")
         shared.download_buttons("lens_factors", factors.table(), factors, key="lens_factors")
     else:
         st.info(empty_message(report.direction, p.tau, exact, p.alpha), icon=":material/info:")

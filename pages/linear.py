@@ -1,3 +1,234 @@
+"""Anchored k-sparse linear explanations (PLE): IHT and the certified exact fit beside LIME and SHAP on one sample.
+
+A thin view: the fits come from ``explain_core.analysis.row_linear`` through ``pages/_shared.linear``; the sweeps
+from ``explain_core.analysis.linear_sweep`` through :func:`sweep` below (cached per setup, row and parameters).
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
 import streamlit as st
 
-st.title("linear (under construction)")
+from explain_core.analysis import LINEAR_METHODS, Parameters, linear_sweep
+from explain_core.linear_compare import SWEEP_GRIDS, Sweep
+from explain_core.plots import sweep_figure, weights_figure
+from pages import _shared as shared
+
+METHOD_LABELS = {"iht": "IHT", "exact": "exact (MIP)", "lime": "LIME (k−1 + intercept)", "shap": "SHAP (dense)",
+                 "shap_k": "SHAP (top k−1 + bias)", "l1_relax": "ℓ1 relaxation"}
+CHOICE_LABELS = {"iht": "IHT (fast, no certificate)", "exact": "Exact (certified optimum)", "both": "Both"}
+SWEEP_LABELS = {"k": "k (sparsity)", "sigma": "σ (locality)", "m": "m (sample size)"}
+METRIC_COLUMNS = {"empirical_fidelity": "F̂ (fit sample)", "fidelity": "fidelity F (fresh sample)",
+                  "relevance": "relevance R", "relevance_method": "R computed by", "anchoring_gap": "|w·x − f(x)|",
+                  "support_size": "‖w‖₀", "max_abs_weight": "max |w_j|", "bound": "(1+e^−σ)^k · F",
+                  "status": "exact fit status", "gap": "optimality gap", "seconds": "seconds", "detail": "detail"}
+
+
+def certificate(detail: str) -> tuple[str, float | None]:
+    """The exact fit's status and relative gap, read from its ``detail`` ("<method> <status>[ gap x%]")."""
+    status = "optimal" if re.search(r"\boptimal\b", detail) else "time_limit" if "time_limit" in detail else detail
+    gap = re.search(r"gap ([0-9.eE+-]+)%", detail)
+    return status, (float(gap.group(1)) / 100 if gap else (0.0 if status == "optimal" else None))
+
+
+def metrics_table(comparison) -> pd.DataFrame:
+    """``Comparison.table()`` with the exact fit's status and gap split out of ``detail``."""
+    table = comparison.table()
+    status = pd.Series("", index=table.index, dtype=object)
+    gap = pd.Series(np.nan, index=table.index)
+    if "exact" in table.index:
+        status["exact"], g = certificate(str(table.at["exact", "detail"]))
+        gap["exact"] = np.nan if g is None else g
+    table.insert(table.columns.get_loc("seconds"), "status", status)
+    table.insert(table.columns.get_loc("seconds"), "gap", gap)
+    return table
+
+
+def f_description(s, query: pd.DataFrame) -> str:
+    """What f is in this literal space (classification: ±1 agreement with the row's label)."""
+    if s.dataset.task == "classification":
+        name = s.dataset.class_name(int(s.model.label(query)[0]))
+        return (f"**f(z) = +1 when the model predicts this row's class (*{name}*) at z, −1 otherwise**, "
+                "so f(x) = +1. "
+                "Fidelity and relevance are then error rates: (f − w·z)²/4 is 1 for a wrong sign of ±2 and "
+                "relevance R is the probability that f(z) ≠ f(x) among z that w cannot tell from x.")
+    return ("**f(z) is the model's prediction at z rescaled to [−1, +1]** by the training target's range "
+            "(clipped). Fidelity and relevance are mean (f − w·z)²/4 and (f(z) − f(x))²/4.")
+
+
+def parse_values(text: str, parameter: str, d: int) -> tuple:
+    """The sweep's values: comma-separated numbers (blank = the default grid), checked for the parameter."""
+    if not text.strip():
+        values = SWEEP_GRIDS[parameter]
+        return tuple(v for v in values if v <= d) if parameter == "k" else tuple(values)
+    try:
+        values = [float(v) for v in re.split(r"[,\s;]+", text.strip()) if v]
+    except ValueError:
+        example = ", ".join(map(str, SWEEP_GRIDS[parameter][:4]))
+        raise ValueError(f"Write the values as numbers separated by commas, e.g. {example}.")
+    if parameter in ("k", "m"):
+        if any(v != int(v) for v in values):
+            raise ValueError(f"{parameter} takes whole numbers.")
+        values = [int(v) for v in values]
+    low, high = {"k": (1, d), "m": (10, 1_000_000), "sigma": (0.0, 50.0)}[parameter]
+    bad = [v for v in values if not low <= v <= high]
+    if bad:
+        raise ValueError(f"{parameter} must lie in [{low:g}, {high:g}] here; not {', '.join(map(str, bad))}.")
+    return tuple(dict.fromkeys(values))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def sweep(_setup, key: str, query: pd.DataFrame, parameter: str, values: tuple, sigma: float, k: int, m: int,
+          method: str, time_limit: float, seed: int) -> Sweep:
+    """``analysis.linear_sweep`` one value at a time (same rows as one call), with a progress bar."""
+    params = Parameters(sigma=sigma, k=k, m=m, linear_method=method, time_limit=time_limit, seed=seed)
+    tables = []
+    with shared.progress_bar(f"Sweeping {parameter} over {len(values)} values…") as progress:
+        for i, value in enumerate(values):
+            tables.append(linear_sweep(_setup, query, params, parameter, [value]).table)
+            progress((i + 1) / len(values), f"{parameter} = {value} done ({i + 1} of {len(values)})")
+    return Sweep(parameter, tuple(values), pd.concat(tables, ignore_index=True))
+
+
+def basis(s, query: pd.DataFrame, p: Parameters) -> tuple:
+    """What a sweep depends on besides its own parameter: setup, row values and the linear parameters."""
+    return (s.key, query.to_json(), p.sigma, p.k, p.m, p.linear_method, p.time_limit, p.seed)
+
+
+shared.row_banner()
+st.title("Anchored k-sparse linear explanations")
+s = shared.setup()
+p = shared.params()
+d = len(s.dataset.groups) + 1
+
+with st.form("lin_form"):
+    c1, c2, c3 = st.columns(3)
+    sigma = c1.number_input("σ (locality)", min_value=0.0, max_value=50.0, step=0.25, value=float(p.sigma),
+                            key="lin_sigma",
+                            help="Neighbourhood D_{x,σ} ∝ exp(−σ/2·‖z − x‖₁): each literal is flipped "
+                                 "independently with probability 1/(1 + e^σ). σ = 0 is uniform; larger σ is "
+                                 "more local.")
+    k = c1.number_input("k (sparsity, bias included)", min_value=1, max_value=d, step=1, value=int(min(p.k, d)),
+                        key="lin_k", help="At most k non-zero weights, the bias counting as one (LIME gets k − 1 "
+                        "features plus its intercept).")
+    m = c2.number_input("m (samples)", min_value=10, max_value=1_000_000, step=1000, value=int(p.m), key="lin_m",
+                        help="Size of the shared sample every explainer is fitted on (a fresh one of the same size "
+                             "scores them).")
+    method = c2.radio("Method", list(CHOICE_LABELS), format_func=CHOICE_LABELS.get, key="lin_method",
+                      index=list(CHOICE_LABELS).index(p.linear_method), horizontal=True,
+                      help="IHT: iterative hard thresholding, polynomial time. Exact: the empirical problem (P4) "
+                           "solved to certified optimality (or the best found within the time limit, with its gap).")
+    time_limit = c3.number_input("Time limit of the exact fit (s)", min_value=0.1, max_value=600.0, step=1.0,
+                                 value=float(p.time_limit), key="lin_time_limit")
+    seed = c3.number_input("Seed", min_value=0, step=1, value=int(p.seed), key="lin_seed",
+                           help="Seeds the samples (shared by every method's randomness).")
+    if st.form_submit_button("Fit", key="lin_submit", type="primary", icon=":material/play_arrow:"):
+        p = shared.set_params(sigma=float(sigma), k=int(k), m=int(m), linear_method=method,
+                              time_limit=float(time_limit), seed=int(seed))
+
+query = shared.query()
+with st.spinner("Fitting every explainer on one sample…"):
+    report = shared.linear_now()
+comparison = report.comparison
+fitted = LINEAR_METHODS[p.linear_method]
+
+with st.container(key="lin_space"):
+    example = next((n for n in report.names[1:]), "keeps <feature> = <value>")
+    st.markdown(
+        f"Each feature becomes a **literal** “keeps ⟨feature⟩ = ⟨this row's value⟩”, e.g. *{example}*. "
+        "At this row "
+        "every literal is true (x_j = +1); **z_j = −1 moves that feature to the reference value** "
+        f"({s.reference.description}), so the corners of {{−1, +1}}^{d} are the SEV hypercube plus a bias literal "
+        "that is always +1. An explanation is a weight vector w with at most k non-zero weights, "
+        "**anchored**: w·x = f(x).")
+    st.markdown(f_description(s, query))
+
+st.subheader("Weights")
+with st.container(key="lin_weights"):
+    weights = report.weights()
+    st.plotly_chart(weights_figure(weights.rename(columns=METHOD_LABELS),
+                                   title=f"Weights of each explainer (k = {comparison.k}, σ = {comparison.sigma:g})"),
+                    key="lin_weights_chart")
+    st.caption("A positive weight: keeping that value pushes f towards this row's outcome. Literals every "
+               "explainer leaves at 0 are not drawn. SEV-style reading: the support is the set of features the "
+               "explanation needs.")
+    shared.download_buttons("linear_weights", weights, report, key="lin_weights")
+
+with st.container(key="lin_highlights"):
+    results = {r.method: r for r in comparison.results}
+    for name in fitted:
+        r = results[name]
+        c = st.columns(4)
+        rel = r.scores.relevance
+        c[0].metric(f"{METHOD_LABELS[name]}: fidelity F", f"{r.scores.fidelity:.4f}",
+                    help="Mean (f(z) − w·z)²/4 on a fresh sample of D_{x,σ}")
+        c[1].metric(f"{METHOD_LABELS[name]}: relevance R", "—" if rel is None else f"{rel.value:.4f}",
+                    help="E[(f(z) − f(x))²/4 | w·z = w·x] (Def. 1)" + ("" if rel is None else f", {rel.method}"))
+        gap = r.scores.anchoring_gap
+        c[2].metric(f"{METHOD_LABELS[name]}: anchoring gap", "0" if gap < 1e-12 else f"{gap:.2g}",
+                    help="|w·x − f(x)|: 0 when the explanation reproduces the prediction at this row")
+        if name == "exact":
+            status, gap = certificate(r.detail)
+            value = "optimal" if status == "optimal" else (f"gap {gap:.2%}" if gap is not None else status)
+            c[3].metric("exact (MIP): certificate", value, help=f"{r.detail}: optimal = no k-sparse anchored w "
+                        "has a lower F̂ on this sample")
+        elif "exact" in results:
+            diff = r.scores.empirical_fidelity - results["exact"].scores.empirical_fidelity
+            same = abs(diff) <= 1e-9
+            c[3].metric("IHT: certificate", "none", delta="F̂ equals the exact fit's" if same else
+                        f"F̂ {diff:+.2g} vs the exact fit", delta_color="off" if same else "inverse",
+                        delta_arrow="off" if same else "auto",
+                        help="IHT carries no certificate; its F̂ beside the exact fit's on the same sample shows "
+                             "how close it came")
+        else:
+            c[3].metric("IHT: certificate", "none", help="IHT carries no certificate: fit the exact method to get one")
+
+st.subheader("Metrics of every explainer")
+with st.container(key="lin_metrics"):
+    table = metrics_table(comparison)
+    shown = table.rename(index=METHOD_LABELS, columns=METRIC_COLUMNS)
+    st.dataframe(shown, key="lin_metrics_table",
+                 column_config={c: st.column_config.NumberColumn(c, format="%.4f")
+                                for c in shown.columns if c not in ("‖w‖₀", "R computed by", "exact fit status",
+                                                                    "detail", "optimality gap")}
+                 | {"optimality gap": st.column_config.NumberColumn("optimality gap", format="percent")})
+    st.caption(f"Lemma 4: relevance R ≤ (1 + e^−σ)^k · F for every anchored k-sparse w; here the factor is "
+               f"{(1 + np.exp(-comparison.sigma)) ** comparison.k:.3g}. LIME and truncated SHAP are not anchored "
+               "(their gap is not 0), so the bound does not cover them; dense SHAP is not sparse, and its relevance "
+               "is not computed.")
+    shared.download_buttons("linear_metrics", table, comparison, key="lin_metrics")
+
+st.subheader("Sweeps")
+st.caption("Relevance of each explainer as one parameter varies, the other two held at the values above "
+           "(PLE Figs. 4-6). Every point is a fresh fit; blank values use the default grid.")
+with st.form("lin_sweep_form"):
+    c1, c2 = st.columns([1, 2])
+    parameter = c1.selectbox("Parameter", list(SWEEP_LABELS), format_func=SWEEP_LABELS.get,
+                             key="lin_sweep_parameter")
+    text = c2.text_input("Values", key="lin_sweep_values", placeholder="default grid",
+                         help="Default grids: " + "; ".join(f"{k}: {', '.join(map(str, v))}"
+                                                             for k, v in SWEEP_GRIDS.items()))
+    if st.form_submit_button("Run the sweep", key="lin_sweep_run", icon=":material/show_chart:"):
+        try:
+            st.session_state["lin_sweep_request"] = {"parameter": parameter,
+                                                     "values": parse_values(text, parameter, d),
+                                                     "basis": basis(s, query, p)}
+        except ValueError as exc:
+            st.error(str(exc), icon=":material/error:")
+
+request = st.session_state.get("lin_sweep_request")
+if request is not None:
+    with st.container(key="lin_sweep"):
+        if request["basis"] != basis(s, query, p):
+            st.info("The row or the parameters changed since this sweep: run it again.", icon=":material/info:")
+        else:
+            result = sweep(s, s.key, query, request["parameter"], request["values"], p.sigma, p.k, p.m,
+                           p.linear_method, p.time_limit, p.seed)
+            summary = result.summary("relevance")
+            shown = summary.assign(method=summary["method"].map(lambda v: METHOD_LABELS.get(v, v)))
+            st.plotly_chart(sweep_figure(shown, result.parameter), key="lin_sweep_chart")
+            with st.expander("Table"):
+                st.dataframe(shown, hide_index=True, key="lin_sweep_table")
+            shared.download_buttons(f"linear_sweep_{result.parameter}", result.table, result, key="lin_sweep")

@@ -221,6 +221,9 @@ def make_dataset(frame: pd.DataFrame, target: str, *, task: str | None = None, p
     task = task or infer_task(y)
     if task not in TASKS:
         raise IntakeError(f"Task must be one of {TASKS}, not {task!r}.")
+    if task == "regression" and not pd.api.types.is_numeric_dtype(y):
+        raise IntakeError(f"Target {target!r} holds text ({show(y.iloc[:2])}, …), so it cannot be a regression "
+                          "target; choose classification, or a numeric target.")
     positive_class = _check_classes(y, target, positive_class) if task == "classification" else None
     features = frame.drop(columns=[target]).reset_index(drop=True)
     groups = build_groups(features, kinds or {}, onehot_groups or {})

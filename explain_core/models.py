@@ -458,7 +458,11 @@ def load_model_file(path, *, trusted: bool | None = None, trusted_types: list[st
                 f"yourself, turn on trusted mode ({TRUSTED_ENV}=1).")
         import joblib
 
-        return joblib.load(path)
+        try:
+            return joblib.load(path)
+        except Exception as exc:
+            raise IntakeError(f"{path.name} could not be unpickled ({type(exc).__name__}: {exc}); re-save the "
+                              "model (skops.io.dump is safer) with the same library versions.") from exc
     raise IntakeError(f"{path.name}: unsupported model format {suffix!r}; upload .skops or .onnx "
                       "(.joblib/.pkl only in trusted mode).")
 

@@ -25,7 +25,6 @@ from pages import _shared as shared
 
 DATA_TYPES = ["csv", "parquet", "pq"]
 MODEL_TYPES = ["skops", "onnx", "joblib", "pkl", "pickle"]
-PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle")
 MAX_CLASS_OPTIONS = 200
 POPULATION_LABELS = {"opposite": "training rows of the opposite class", "all": "all training rows"}
 # Widget state that belongs to one dataset: dropped whenever the dataset being configured changes.
@@ -36,8 +35,14 @@ PER_TARGET_KEYS = ("dm_task", "dm_positive")
 
 # --- content hashes and cached work -------------------------------------------------------------------------
 
-def sha1(data: bytes) -> str:
-    return hashlib.sha1(data).hexdigest()
+def digest_of(file) -> str:
+    """sha1 of an upload's bytes, computed once per uploaded file (large files are not rehashed every rerun)."""
+    known = st.session_state.setdefault("dm_digests", {})
+    if file.file_id not in known:
+        if len(known) >= 16:
+            known.clear()
+        known[file.file_id] = hashlib.sha1(file.getvalue()).hexdigest()
+    return known[file.file_id]
 
 
 def dataset_key(dataset: Dataset) -> str:
@@ -47,9 +52,9 @@ def dataset_key(dataset: Dataset) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
-@st.cache_data(show_spinner="Reading the file…", max_entries=8)
+@st.cache_resource(show_spinner="Reading the file…", max_entries=4)
 def read_upload(_data: bytes, digest: str, filename: str) -> pd.DataFrame:
-    """The uploaded table (by content hash); an unreadable file raises IntakeError (not cached)."""
+    """The uploaded table (by content hash, shared read-only); an unreadable file raises IntakeError (not cached)."""
     return read_table(_data, filename=filename)
 
 
@@ -102,6 +107,11 @@ def plain(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+def model_words(name: str, source: str) -> str:
+    """``**name** (source)``, without repeating the name when the source starts with it (demo models)."""
+    return f"**{name}** ({source})" if not source.startswith(name) else f"**{name}**{source[len(name):]}"
+
+
 def show_metrics(metrics: dict, task: str) -> None:
     names = ([("Train accuracy", "train_accuracy"), ("Test accuracy", "test_accuracy"), ("Train AUC", "train_auc"),
               ("Test AUC", "test_auc")] if task == "classification" else
@@ -147,10 +157,9 @@ def upload_form() -> None:
     if file is None:
         st.caption("Upload a table to configure it; until then the dataset below stays in use.")
         return
-    data = file.getvalue()
-    digest = sha1(data)
+    digest = digest_of(file)
     try:
-        frame = read_upload(data, digest, file.name)
+        frame = read_upload(file.getvalue(), digest, file.name)
     except IntakeError as exc:
         st.error(str(exc), icon=":material/error:")
         return
@@ -219,6 +228,8 @@ def onehot_groups(table: pd.DataFrame) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for name, columns in zip(table["group"], table["columns"]):
         name = "" if name is None or (isinstance(name, float) and np.isnan(name)) else str(name).strip()
+        if isinstance(columns, str):
+            columns = [c.strip() for c in columns.strip("[]").replace('"', "").split(",") if c.strip()]
         columns = [] if columns is None or (isinstance(columns, float) and np.isnan(columns)) else list(columns)
         if not name and not columns:
             continue
@@ -262,7 +273,7 @@ def model_section(dataset: Dataset, dkey: str) -> dict | None:
     if pending is None:
         st.info("No model for this dataset yet: train one or upload one.", icon=":material/model_training:")
         return None
-    st.success(f"Model **{pending['model'].name}** · {pending['source']}", icon=":material/model_training:")
+    st.success(f"Model: {model_words(pending['model'].name, pending['source'])}", icon=":material/model_training:")
     show_metrics(pending["metrics"], dataset.task)
     return pending
 
@@ -304,7 +315,7 @@ def upload_model_form(dataset: Dataset, dkey: str, seed: int) -> dict | None:
                                  "saved with skops.io.dump, or an ONNX export.")
     c1, c2 = st.columns(2)
     threshold = c1.number_input(
-        "Decision threshold (optional)", value=None, key="dm_threshold", format="%.4g", placeholder="default",
+        "Decision threshold (optional)", value=None, key="dm_threshold", format="%.3f", placeholder="default",
         help="Score above which the model says 'positive'. Empty: 0.5 for probabilities, 0 for decision values, "
              "the training median for regression.")
     label = c2.text_input(
@@ -314,9 +325,9 @@ def upload_model_form(dataset: Dataset, dkey: str, seed: int) -> dict | None:
     if file is None:
         return None
     data = file.getvalue()
-    digest = sha1(data)
+    digest = digest_of(file)
     pending_types = st.session_state.get("dm_untrusted")
-    confirmed: tuple[str, ...] = ()
+    confirmed: tuple[str, ...] = st.session_state.setdefault("dm_confirmed_types", {}).get(digest, ())
     if pending_types and pending_types[0] == digest and st.session_state.get("dm_trust_types"):
         confirmed = pending_types[1]
     result = None
@@ -325,13 +336,16 @@ def upload_model_form(dataset: Dataset, dkey: str, seed: int) -> dict | None:
             estimator = load_cached(data, digest, file.name, trusted, confirmed)
             model = wrap_model(estimator, dataset, threshold=threshold, positive_class=label or None, name=file.name)
             train, test = dataset.split(seed)
-            metrics = evaluate(model, dataset, train, test)
+            metrics = scored(model, dataset, train, test, file.name)
         except UntrustedModelError as exc:
             st.session_state["dm_untrusted"] = (digest, exc.types) if exc.types else None
             st.error(str(exc), icon=":material/gpp_bad:")
         except IntakeError as exc:
             st.error(str(exc), icon=":material/error:")
         else:
+            if confirmed:  # trusted once for this file's content: not asked again in this session
+                st.session_state["dm_confirmed_types"][digest] = confirmed
+                st.session_state.pop("dm_untrusted", None)
             key = f"upload:{digest[:16]}:threshold={threshold}:positive={label}:seed={seed}"
             result = {"model": model, "train": train, "test": test, "metrics": metrics, "key": key,
                       "source": f"uploaded {file.name}", "data": dkey}
@@ -341,6 +355,16 @@ def upload_model_form(dataset: Dataset, dkey: str, seed: int) -> dict | None:
                     + ", ".join(f"`{t}`" for t in pending_types[1]), key="dm_trust_types",
                     help="skops refuses types it does not know to be safe. Tick this, then press Load model again.")
     return result
+
+
+def scored(model, dataset: Dataset, train, test, name: str) -> dict:
+    """Train/test metrics of an uploaded model; a model that cannot score these rows is a bad input."""
+    try:
+        return evaluate(model, dataset, train, test)
+    except Exception as exc:  # the file's own code failed on this data (wrong dtypes, unseen categories, …)
+        raise IntakeError(f"{name} loaded, but scoring this dataset's rows failed ({type(exc).__name__}: {exc}); "
+                          "upload a model trained on these columns, as a Pipeline that includes its "
+                          "preprocessing.") from exc
 
 
 # --- 3 · Reference and restricted features ------------------------------------------------------------------------
@@ -362,29 +386,9 @@ def reference_section(dataset: Dataset, dkey: str, model: dict, current: Setup, 
         base = make_reference(dataset, model["train"], statistic=statistic, population=population)
     except IntakeError as exc:
         st.error(str(exc), icon=":material/error:")
-        return None, ()
-    custom = ({str(k): shared.show_value(v) for k, v in current.reference.overrides.items()} if same_data else {})
-    table = pd.DataFrame(
-        {"kind": [g.kind for g in dataset.groups],
-         "computed": [reference_text(g, base) for g in dataset.groups],
-         "custom": [custom.get(g.name) for g in dataset.groups]},
-        index=pd.Index(dataset.group_names, name="feature")).astype({"custom": "object"})
-    st.markdown("**Reference values**: type a custom value to replace the computed one (for a one-hot group, "
-                "the name of the column that is 1).")
-    edited = st.data_editor(table, key="dm_reference", disabled=["kind", "computed"], width="stretch",
-                            column_config={"custom": st.column_config.TextColumn(
-                                "custom", help="Empty: use the computed value")})
-    overrides = {feature: str(value).strip() for feature, value in edited["custom"].items()
-                 if value is not None and not (isinstance(value, float) and np.isnan(value)) and str(value).strip()}
-    reference = base
-    if overrides:
-        try:
-            reference = make_reference(dataset, model["train"], statistic=statistic, population=population,
-                                       overrides=overrides)
-        except IntakeError as exc:
-            st.error(str(exc), icon=":material/error:")
-            return None, ()
-    st.caption(f"Reference: {reference.description}.")
+        reference = None
+    else:
+        reference = reference_editor(dataset, model, base, statistic, population, current, same_data)
 
     suggestion = dataset.restricted_suggestion
     default = [n for n in current.restricted if n in dataset.group_names] if same_data else []
@@ -393,6 +397,35 @@ def reference_section(dataset: Dataset, dkey: str, model: dict, current: Setup, 
         help="Features an explanation may not change (SEV®), e.g. protected attributes. "
              + (f"The dataset card suggests: {', '.join(suggestion)}." if suggestion else "No suggestion on file."))
     return reference, tuple(restricted)
+
+
+def reference_editor(dataset: Dataset, model: dict, base: Reference, statistic: str, population: str,
+                     current: Setup, same_data: bool) -> Reference | None:
+    """The computed reference with an editable column of custom values; None (and the message) when one is refused."""
+    custom = ({str(k): shared.show_value(v) for k, v in current.reference.overrides.items()} if same_data else {})
+    table = pd.DataFrame(
+        {"kind": [g.kind for g in dataset.groups],
+         "computed": [reference_text(g, base) for g in dataset.groups],
+         "custom": [custom.get(g.name) for g in dataset.groups]},
+        index=pd.Index(dataset.group_names, name="feature")).astype({"custom": "object"})
+    st.markdown("**Reference values**: type a custom value to replace the computed one (for a one-hot group, "
+                "the name of the column that is 1).")
+    edited = st.data_editor(table, key="dm_reference", disabled=["kind", "computed"], width="stretch", placeholder="—",
+                            column_config={"custom": st.column_config.TextColumn(
+                                "custom", help="Empty: use the computed value")})
+    overrides = {feature: str(value).strip() for feature, value in edited["custom"].items()
+                 if value is not None and not (isinstance(value, float) and np.isnan(value)) and str(value).strip()}
+    if not overrides:
+        reference = base
+    else:
+        try:
+            reference = make_reference(dataset, model["train"], statistic=statistic, population=population,
+                                       overrides=overrides)
+        except IntakeError as exc:
+            st.error(str(exc), icon=":material/error:")
+            return None
+    st.caption(f"Reference: {reference.description}.")
+    return reference
 
 
 def reference_text(group, reference: Reference) -> str:
@@ -408,7 +441,7 @@ def use_section(dataset: Dataset, dkey: str, model: dict, reference: Reference, 
     st.subheader("4 · Use")
     same = dkey == current_key and model["key"] == current.model_key
     what = ("the session's dataset and model with this reference and these restricted features" if same else
-            f"**{dataset.name}** with **{model['model'].name}** ({model['source']})")
+            f"**{dataset.name}** with {model_words(model['model'].name, model['source'])}")
     st.markdown(f"This replaces the session's setup with {what}. "
                 f"Restricted: {', '.join(restricted) or 'none'}.")
     if not st.button("Use this setup", key="dm_use", type="primary", icon=":material/done_all:"):
@@ -437,7 +470,7 @@ st.title("Data & model")
 current = shared.setup()
 current_key = dataset_key(current.dataset)
 sync_with_session(current, current_key)
-st.caption(f"In use now: **{current.dataset.name}** · {current.model.name} ({current.source}). "
+st.caption(f"In use now: **{current.dataset.name}** · {model_words(current.model.name, current.source)}. "
            "Nothing here changes it until you press **Use this setup** at the bottom.")
 flash = st.session_state.pop("dm_flash", None)
 if flash:

@@ -1,0 +1,412 @@
+"""The Data & model page (AppTest), checked against explain_core computed independently.
+
+Widget keys are the page's (all prefixed ``dm_``); uploads go through AppTest's ``file_uploader.set_value``.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import operator
+import os
+import pickle
+import shlex
+from dataclasses import replace
+from pathlib import Path
+
+import joblib
+import numpy as np
+import pandas as pd
+import pytest
+import skops.io as sio
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
+from streamlit.testing.v1 import AppTest
+
+from explain_core import IntakeError, UntrustedModelError, load_demo, make_dataset, make_reference, read_table
+from explain_core.analysis import predicted_rows
+from explain_core.data import infer_task
+from explain_core.models import (TRUSTED_ENV, demo_model, evaluate, load_model_bytes, load_model_file, make_encoder,
+                                 train_model, wrap_model)
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+PAGE = "pages/data_model.py"
+TIMEOUT = 60
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(explain_cache_dir, monkeypatch):
+    """Demo models live in the session's temporary cache; trusted mode is off unless a test turns it on."""
+    monkeypatch.delenv(TRUSTED_ENV, raising=False)
+
+
+@pytest.fixture(scope="module")
+def compas(explain_cache_dir):
+    data = load_demo("compas")
+    return data, demo_model(data, "gbdt")
+
+
+@pytest.fixture(scope="module")
+def compas_lr(compas):
+    """A plain Pipeline fitted on COMPAS' raw columns and 0/1 target (its classes match positive class 1)."""
+    data, _ = compas
+    pipe = Pipeline([("encode", make_encoder(data)), ("lr", LogisticRegression(max_iter=1000))])
+    return pipe.fit(data.features, data.y)
+
+
+def open_page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def session(at) -> tuple:
+    """What an error must leave alone: the setup (by identity and content key), the row and the parameters."""
+    s = at.session_state["setup"]
+    return s, s.key, at.session_state["row"], at.session_state["params"]
+
+
+def assert_unchanged(at, before) -> None:
+    s, key, row, params = session(at)
+    assert s is before[0] and key == before[1] and row == before[2] and params == before[3]
+
+
+def errors(at) -> list[str]:
+    return [e.value for e in at.error]
+
+
+def metric_values(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def expected_metrics(metrics: dict) -> dict[str, str]:
+    labels = {"train_accuracy": "Train accuracy", "test_accuracy": "Test accuracy", "train_auc": "Train AUC",
+              "test_auc": "Test AUC"}
+    return {labels[k]: f"{v:.3f}" for k, v in metrics.items()}
+
+
+def message_of(fn) -> str:
+    with pytest.raises(IntakeError) as info:
+        fn()
+    return str(info.value)
+
+
+def cell(value: float) -> str:
+    """A number as the page's tables show it (2 decimals, whole numbers without)."""
+    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
+
+
+def upload(at, key: str, name: str, data: bytes) -> AppTest:
+    at.file_uploader(key=key).set_value((name, data, "application/octet-stream")).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def edit(at, key: str, edited_rows=None, added_rows=None) -> None:
+    """Seed a data_editor's edits (AppTest applies them on the next run)."""
+    at.session_state[key] = {"edited_rows": edited_rows or {}, "added_rows": added_rows or [], "deleted_rows": []}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+def test_page_renders_the_current_demo_setup(compas):
+    data, trained = compas
+    at = open_page()
+    assert not at.error
+    assert at.title[0].value == "Data & model"
+    assert at.selectbox(key="dm_demo").value == "compas"
+    assert metric_values(at) == expected_metrics(trained.metrics)
+    reference = make_reference(data, trained.train_rows)
+    table = at.data_editor(key="dm_reference").value
+    assert list(table.index) == data.group_names
+    assert table.at["age", "computed"] == cell(reference.values["age"])
+    assert table.at["sex", "computed"] == str(reference.values["sex"])
+    assert table["custom"].isna().all()
+    assert f"Reference: {reference.description}." in at.caption.values
+    assert at.multiselect(key="dm_restricted").value == []
+    assert "sex, age" in at.multiselect(key="dm_restricted").help  # the card's suggestion, as a hint only
+
+
+def test_bad_data_files_show_their_message_and_keep_the_session():
+    at = open_page()
+    before = session(at)
+    at.radio(key="dm_data_source").set_value("upload").run()
+    bad = {"rows.csv": b"a,b,label\n1,2,x\n3,4,5,y\n",
+           "empty.csv": b"  \n",
+           "dupes.csv": b"a,b,a,label\n1,2,3,x\n4,5,6,y\n",
+           "latin1.csv": "a,city,label\n1,Malmö,x\n".encode("latin-1"),
+           "broken.parquet": b"PAR1 not really parquet"}
+    for name, data in bad.items():
+        expected = message_of(lambda: read_table(data, filename=name))
+        upload(at, "dm_upload", name, data)
+        assert errors(at) == [expected], name
+        assert name in expected
+        assert "dm_build" not in [b.key for b in at.button]  # nothing to configure from an unreadable file
+        assert_unchanged(at, before)
+        assert at.session_state["dm_dataset"] is before[0].dataset
+
+
+def _table(n: int = 120, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    purpose = rng.choice(["car", "tv", "other"], n)
+    return pd.DataFrame({
+        "id": np.arange(n),
+        "age": rng.integers(18, 80, n),
+        "rooms": rng.integers(1, 4, n),  # three values: inferred numeric, overridden to categorical
+        "smoker": rng.choice(["yes", "no"], n),
+        "purpose_car": (purpose == "car").astype(int), "purpose_tv": (purpose == "tv").astype(int),
+        "purpose_other": (purpose == "other").astype(int),
+        "status": rng.choice(["ok", "bad", "late"], n),
+        "constant": ["same"] * n,
+    })
+
+
+def test_uploaded_table_is_configured_and_built_like_make_dataset():
+    frame = _table()
+    at = open_page()
+    before = session(at)
+    at.radio(key="dm_data_source").set_value("upload").run()
+    upload(at, "dm_upload", "loans.csv", frame.to_csv(index=False).encode())
+    assert not at.error
+    columns = list(frame.columns)
+    assert at.selectbox(key="dm_target").options == columns
+    assert at.selectbox(key="dm_target").value == "constant"  # the last column by default
+
+    # a target with one value is refused with make_dataset's own message
+    at.button(key="dm_build").click().run()
+    assert errors(at) == [message_of(lambda: make_dataset(frame, "constant"))]
+    assert_unchanged(at, before)
+
+    # three classes: task inferred, no positive class until one is chosen (make_dataset's message)
+    at.selectbox(key="dm_target").select("status").run()
+    assert at.selectbox(key="dm_task").value == infer_task(frame["status"]) == "classification"
+    assert at.selectbox(key="dm_positive").options == ["bad", "late", "ok"]
+    assert at.selectbox(key="dm_positive").value is None
+    at.button(key="dm_build").click().run()
+    assert errors(at) == [message_of(lambda: make_dataset(frame, "status"))]
+
+    # kinds, drops and a one-hot group through the editors
+    kinds = at.data_editor(key="dm_columns").value
+    assert list(kinds.index) == columns
+    assert kinds.at["rooms", "inferred kind"] == "numeric" and kinds.at["status", "role"] == "target"
+    edit(at, "dm_columns", edited_rows={columns.index("rooms"): {"kind": "categorical"},
+                                        columns.index("id"): {"drop": True},
+                                        columns.index("constant"): {"drop": True}})
+    edit(at, "dm_onehot", added_rows=[{"group": "purpose",
+                                       "columns": ["purpose_car", "purpose_tv", "purpose_other"]}])
+    at.selectbox(key="dm_positive").select("late").run()
+    at.button(key="dm_build").click().run()
+    assert not at.exception and not at.error
+    built = at.session_state["dm_dataset"]
+    expected = make_dataset(frame, "status", positive_class="late", kinds={"rooms": "categorical"},
+                            onehot_groups={"purpose": ["purpose_car", "purpose_tv", "purpose_other"]},
+                            drop=["id", "constant"], name="loans")
+    assert (built.name, built.task, built.positive_class, built.groups) == \
+           (expected.name, expected.task, expected.positive_class, expected.groups)
+    pd.testing.assert_frame_equal(built.features, expected.features)
+    assert built.group("purpose").kind == "categorical" and built.group("rooms").kind == "categorical"
+    assert any("No model for this dataset yet" in i.value for i in at.info)
+    assert not [b for b in at.button if b.key == "dm_use"]  # nothing to use until a model exists
+    assert_unchanged(at, before)
+
+
+def test_train_on_german_credit_then_use_this_setup():
+    german = load_demo("german_credit")
+    expected = train_model(german, "l2_lr", seed=1)
+    at = open_page()
+    at.selectbox(key="dm_demo").select("german_credit").run()
+    at.selectbox(key="dm_demo_kind").select("l2_lr").run()
+    at.button(key="dm_demo_load").click().run()
+    assert at.session_state["dm_dataset"].name == "german_credit"
+    assert at.session_state["setup"].dataset.name == "compas"  # nothing used yet
+    at.radio(key="dm_model_source").set_value("train").run()
+    at.selectbox(key="dm_train_kind").select("l2_lr").run()
+    at.number_input(key="dm_seed").set_value(1).run()
+    at.button(key="dm_train").click().run()
+    assert not at.exception and not at.error
+    assert (at.status[0].label, at.status[0].state) == ("Trained L2 logistic regression on german_credit", "complete")
+    assert metric_values(at) == expected_metrics(expected.metrics)
+
+    at.button(key="dm_use").click().run()
+    assert not at.exception and not at.error
+    s = at.session_state["setup"]
+    assert s.dataset.name == "german_credit" and s.dataset.positive_class == "bad"
+    assert s.model.name == "L2 logistic regression on german_credit"
+    assert s.source == "trained here: L2 logistic regression (seed 1)"
+    assert s.metrics == pytest.approx(expected.metrics)
+    assert np.array_equal(s.train_rows, german.split(1)[0]) and np.array_equal(s.test_rows, german.split(1)[1])
+    assert s.reference.values == make_reference(german, german.split(1)[0]).values
+    np.testing.assert_allclose(s.model.score(german.features), expected.model.score(german.features))
+    assert at.session_state["row"] == int(predicted_rows(s)[0])
+    assert metric_values(at) == expected_metrics(expected.metrics)
+    assert any("Now using **german_credit**" in m.value for m in at.success)
+    assert any("**german_credit** · L2 logistic regression on german_credit" in c for c in at.caption.values)
+
+
+def test_reference_statistic_custom_values_and_restricted_features(compas):
+    data, trained = compas
+    at = open_page()
+    before = session(at)
+    at.selectbox(key="dm_statistic").select("median").run()
+    median = make_reference(data, trained.train_rows, statistic="median").values
+    computed = at.data_editor(key="dm_reference").value["computed"]
+    assert computed["age"] == cell(median["age"]) and computed["sex"] == str(median["sex"])
+    assert f"Reference: {make_reference(data, trained.train_rows, statistic='median').description}." in at.caption.values
+    at.multiselect(key="dm_restricted").set_value(["age", "sex"]).run()
+    age = data.group_names.index("age")
+    edit(at, "dm_reference", edited_rows={age: {"custom": "abc"}})  # a bad custom value: refused, nothing changes
+    at.run()
+    assert errors(at) == [message_of(lambda: make_reference(data, trained.train_rows, overrides={"age": "abc"}))]
+    assert not [b for b in at.button if b.key == "dm_use"]
+    assert_unchanged(at, before)
+
+    edit(at, "dm_reference", edited_rows={age: {"custom": "40"}})
+    at.run()
+    at.button(key="dm_use").click().run()
+    assert not at.exception and not at.error
+    s = at.session_state["setup"]
+    expected = make_reference(data, trained.train_rows, statistic="median", overrides={"age": "40"})
+    assert s.reference.values == expected.values and s.reference.description == expected.description
+    assert s.reference.values["age"] == 40.0
+    assert s.reference.values["prior_offense_count"] == median["prior_offense_count"] != \
+           make_reference(data, trained.train_rows).values["prior_offense_count"]
+    assert s.restricted == ("sex", "age")  # dataset order
+    assert s.model is before[0].model and s.model_key == before[0].model_key == "demo:compas:gbdt:0"
+    assert at.session_state["row"] == before[2] and at.session_state["params"] == before[3]
+    # back on the page, the custom value and the restricted features are shown as in use
+    assert at.data_editor(key="dm_reference").value.at["age", "custom"] == "40"
+    assert at.multiselect(key="dm_restricted").value == ["age", "sex"]  # as the analyst chose them
+
+
+class WritesSentinel:
+    """A pickle payload: unpickling it runs a shell command that creates ``path``."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return os.system, (f"touch {shlex.quote(self.path)}",)
+
+
+def test_pickle_is_refused_with_the_reason_unless_trusted_mode(tmp_path, compas, compas_lr):
+    data, _ = compas
+    sentinel = tmp_path / "pwned"
+    payload = pickle.dumps(WritesSentinel(sentinel))
+    expected = message_of(lambda: load_model_bytes(payload, "model.pkl"))
+    at = open_page()
+    before = session(at)
+    at.radio(key="dm_model_source").set_value("upload").run()
+    assert at.toggle(key="dm_trusted").value is False
+    assert any("runs any code it contains" in c for c in at.caption.values)
+    upload(at, "dm_model_file", "model.pkl", payload)
+    at.button(key="dm_load_model").click().run()
+    assert errors(at) == [expected] and "pickle file" in expected and "any code" in expected
+    assert not sentinel.exists()
+    assert_unchanged(at, before)
+
+    # a model trained on other columns, in trusted mode: the adapter's message
+    fewer = replace(data, features=data.features.drop(columns=["age"]),
+                    groups=tuple(g for g in data.groups if g.name != "age"))
+    other = Pipeline([("encode", make_encoder(fewer)), ("lr", LogisticRegression(max_iter=200))])
+    other.fit(fewer.features, fewer.y)
+    buffer = io.BytesIO()
+    joblib.dump(other, buffer)
+    at.toggle(key="dm_trusted").set_value(True).run()
+    upload(at, "dm_model_file", "other.joblib", buffer.getvalue())
+    at.button(key="dm_load_model").click().run()
+    assert errors(at) == [message_of(lambda: wrap_model(other, data))]
+    assert_unchanged(at, before)
+
+    # a model with the right column names that cannot score these rows (it was fitted on numbers, not text)
+    numeric = data.features.apply(lambda c: c if c.dtype.kind in "if" else c.astype("category").cat.codes)
+    wrong = LogisticRegression(max_iter=200).fit(numeric, data.y)
+    buffer = io.BytesIO()
+    joblib.dump(wrong, buffer)
+    upload(at, "dm_model_file", "numbers.joblib", buffer.getvalue())
+    at.button(key="dm_load_model").click().run()
+    assert not at.exception
+    assert len(at.error) == 1 and at.error[0].value.startswith("numbers.joblib loaded, but scoring this dataset's "
+                                                                "rows failed (ValueError:")
+    assert_unchanged(at, before)
+
+    # a benign pickle in trusted mode loads, with its metrics on the split of the chosen seed
+    buffer = io.BytesIO()
+    joblib.dump(compas_lr, buffer)
+    upload(at, "dm_model_file", "model.joblib", buffer.getvalue())
+    at.button(key="dm_load_model").click().run()
+    assert not at.error
+    train, test = data.split(0)
+    assert metric_values(at) == expected_metrics(evaluate(wrap_model(compas_lr, data), data, train, test))
+    at.button(key="dm_use").click().run()
+    assert at.session_state["setup"].source == "uploaded model.joblib"
+
+
+def test_skops_types_are_listed_and_loaded_once_confirmed(compas):
+    data, _ = compas
+    pipe = Pipeline([("encode", make_encoder(data)), ("neg", FunctionTransformer(operator.neg)),
+                     ("lr", LogisticRegression(max_iter=1000))]).fit(data.features, data.y)
+    blob = sio.dumps(pipe)
+    types = sio.get_untrusted_types(data=blob)
+    assert "_operator.neg" in types
+    with pytest.raises(UntrustedModelError) as info:
+        load_model_bytes(blob, "model.skops")
+    at = open_page()
+    before = session(at)
+    at.radio(key="dm_model_source").set_value("upload").run()
+    upload(at, "dm_model_file", "model.skops", blob)
+    at.number_input(key="dm_threshold").set_value(0.3).run()
+    at.button(key="dm_load_model").click().run()
+    assert errors(at) == [str(info.value)]
+    confirm = at.checkbox(key="dm_trust_types")
+    assert all(f"`{t}`" in confirm.label for t in types)
+    assert_unchanged(at, before)
+    confirm.check().run()
+    at.button(key="dm_load_model").click().run()
+    assert not at.error and not at.exception
+    model = wrap_model(pipe, data, threshold=0.3)
+    assert metric_values(at) == expected_metrics(evaluate(model, data, *data.split(0)))
+
+    at.button(key="dm_use").click().run()
+    s = at.session_state["setup"]
+    digest = hashlib.sha1(blob).hexdigest()
+    assert s.source == "uploaded model.skops" and s.model_key.startswith(f"upload:{digest[:16]}:")
+    assert s.model.threshold == 0.3 and s.model.name == "model.skops"
+    np.testing.assert_allclose(s.model.score(data.features), model.score(data.features))
+    assert s.dataset is before[0].dataset and s.reference.values == before[0].reference.values
+    assert at.session_state["row"] == before[2]  # same data: the chosen row stays
+
+
+# --- the explain_core helpers the page relies on ------------------------------------------------------------------
+
+def test_load_model_bytes_and_untrusted_types(tmp_path, compas_lr):
+    pipe = Pipeline([("neg", FunctionTransformer(operator.neg)), ("lr", LogisticRegression())])
+    pipe.fit(np.eye(4), [0, 1, 0, 1])
+    blob = sio.dumps(pipe)
+    with pytest.raises(UntrustedModelError) as info:
+        load_model_bytes(blob, "some/dir/model.skops")
+    assert "_operator.neg" in info.value.types and str(info.value).startswith("model.skops contains types")
+    loaded = load_model_bytes(blob, "model.skops", trusted_types=info.value.types)
+    np.testing.assert_array_equal(loaded.predict_proba(np.eye(4)), pipe.predict_proba(np.eye(4)))
+    with pytest.raises(UntrustedModelError) as info:
+        load_model_bytes(pickle.dumps(compas_lr), "model.pkl")
+    assert info.value.types == ()
+    (tmp_path / "model.pkl").write_bytes(pickle.dumps(compas_lr))
+    with pytest.raises(UntrustedModelError) as direct:
+        load_model_file(tmp_path / "model.pkl")
+    assert str(info.value) == str(direct.value)
+
+
+def test_corrupt_pickle_in_trusted_mode_is_an_intake_error():
+    with pytest.raises(IntakeError, match="model.pkl could not be unpickled"):
+        load_model_bytes(b"not a pickle at all", "model.pkl", trusted=True)
+
+
+def test_infer_task_and_text_regression_target():
+    assert infer_task(pd.Series([1.5, 2.0, 3.0, np.nan])) == "regression"
+    assert infer_task(pd.Series([0, 1, 1, np.nan])) == "classification"
+    assert infer_task(pd.Series(["a", "b", "c"])) == "classification"
+    frame = pd.DataFrame({"x": [1, 2, 3, 4], "y": ["a", "b", "c", "a"]})
+    assert make_dataset(frame, "y", positive_class="a").task == infer_task(frame["y"])
+    with pytest.raises(IntakeError, match="Target 'y' holds text .* cannot be a regression target"):
+        make_dataset(frame, "y", task="regression")

@@ -5,7 +5,6 @@ page load to the first full SEV explanation, and for a cached re-selection of a 
 """
 from __future__ import annotations
 
-import io
 import os
 import time
 from pathlib import Path
@@ -13,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from explain_core import explain_sev
-from explain_core.analysis import demo_setup, predicted_rows
+from explain_core.analysis import Parameters, demo_setup, lens_report, predicted_rows, row_lens_contexts, row_linear
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = Path(os.environ.get("APP_SCREENSHOT_DIR") or ROOT / "test-artifacts")
@@ -71,6 +70,13 @@ def choose_sidebar_row(page, wait_for_app, row: int, values: tuple[str, str]) ->
     return seconds
 
 
+def sidebar_session(page) -> tuple[str, str]:
+    """The sidebar's setup caption and chosen row."""
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    return (sidebar.locator('[data-testid="stCaptionContainer"]').first.inner_text(),
+            sidebar.locator(f'.st-key-sidebar_row{LIVE}').get_by_role("combobox").input_value())
+
+
 def shot(full_page_screenshot, page, name: str) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     assert full_page_screenshot(page, ARTIFACTS / f"{name}.png").stat().st_size > 10_000
@@ -100,6 +106,23 @@ def test_explain_a_row_with_every_method(browser, streamlit_server, demo, page, 
     print(f"\nbrowser timings: page load → first full SEV explanation {cold:.2f} s (target ≤ 3 s cold); "
           f"new row {fresh:.2f} s; cached re-selection {cached:.2f} s (target ≤ 0.3 s)")
 
+    q, p = demo.query(flagged[0]), Parameters()
+    open_page(page, wait_for_app, "LENS")
+    charts_drawn(page, "lens_curve")
+    charts_drawn(page, "lens_ps_by_size")
+    no_error(page)
+    lens = lens_report(row_lens_contexts(demo, q, p)["r2i"], p).factors
+    summary = page.locator(f".st-key-lens_summary{LIVE}").inner_text()
+    assert f"{lens.cumulative_pn:.3f}" in summary and str(len(lens.factors)) in summary
+    shot(full_page_screenshot, page, "lens")
+
+    open_page(page, wait_for_app, "Linear")
+    charts_drawn(page, "lin_weights")
+    no_error(page)
+    exact = next(r for r in row_linear(demo, q, p).comparison.results if r.method == "exact")
+    assert f"{exact.scores.fidelity:.4f}" in page.locator(f".st-key-lin_highlights{LIVE}").inner_text()
+    shot(full_page_screenshot, page, "linear")
+
     open_page(page, wait_for_app, "Compare")
     charts_drawn(page, "cmp_agreement")
     no_error(page)
@@ -111,8 +134,10 @@ def test_malformed_upload_shows_an_error_and_keeps_the_session(browser, streamli
                                                               full_page_screenshot):
     page.goto(streamlit_server)
     wait_for_app(page)
-    sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+    session = sidebar_session(page)
     open_page(page, wait_for_app, "Data & model")
+    page.locator(f'.st-key-dm_data_source{LIVE}').get_by_text("Upload a CSV or Parquet file").click()
+    wait_for_app(page)
     page.locator('.st-key-dm_upload input[type="file"]').set_input_files(
         files=[{"name": "broken.csv", "mimeType": "text/csv", "buffer": b'a,b\n1,"unterminated\n2,3\n'}])
     wait_for_app(page)
@@ -122,4 +147,4 @@ def test_malformed_upload_shows_an_error_and_keeps_the_session(browser, streamli
     assert "Traceback" not in page.content()
     shot(full_page_screenshot, page, "data-model-error")
     open_page(page, wait_for_app, "Home")
-    assert page.locator('[data-testid="stSidebar"]').inner_text() == sidebar
+    assert sidebar_session(page) == session

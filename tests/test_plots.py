@@ -10,7 +10,7 @@ import plotly.io as pio
 import pytest
 
 from explain_core.data import make_dataset
-from explain_core.plots import (LABEL_COLOURS, NOT_EXPLAINED, feature_prevalence, hypercube_figure, lattice_counts,
+from explain_core.plots import (LABEL_COLOURS, NOT_EXPLAINED, TEMPLATE, feature_prevalence, hypercube_figure, lattice_counts,
                                 lattice_figure, prevalence_table, sev_counts, sev_histogram)
 from explain_core.reference import Reference
 from explain_core.sev import GroupLayout, Hypercube, SEVResult, hypercube, sev
@@ -71,7 +71,7 @@ def test_figure1_hypercube_vertices_edges_colours_and_hover():
     cube, ex = fig1_cube(), figure1_explanation()
     names = list(cube.names)
     fig = hypercube_figure(cube, ex)
-    assert fig.layout.template == pio.templates["plotly_white"]
+    assert fig.layout.template == TEMPLATE
     vertices = traces(fig, "vertices")
     assert sum(len(t.x) for t in vertices) == 8
     where = vertex_at(fig, names)
@@ -177,7 +177,7 @@ def test_explicit_template_ignores_the_global_default():
                 feature_prevalence([], ["a"])]
     finally:
         pio.templates.default = old
-    assert all(f.layout.template == pio.templates["plotly_white"] for f in figs)
+    assert all(f.layout.template == TEMPLATE for f in figs)
 
 
 def test_figure1_lattice_counts():

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import plotly.io as pio
 import pytest
 
 from explain_core.plots import TEMPLATE, pn_curve_figure, ps_by_size_figure, sweep_figure, weights_figure
@@ -26,7 +25,7 @@ def test_pn_curve_traces_are_the_curve_table():
     assert np.allclose(values(trace.y), [0.99, 0.88, 0.58, np.nan], equal_nan=True)
     assert values(trace.customdata) == [3, 1, 1, 0]
     assert "I2R" in fig.layout.title.text
-    assert fig.layout.template == pio.templates[TEMPLATE]
+    assert fig.layout.template == TEMPLATE
 
 
 def test_pn_curve_of_a_real_context():

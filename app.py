@@ -25,7 +25,8 @@ PAGES = {
     "Explain": [st.Page("pages/sev.py", title="SEV", icon=":material/hub:"),
                 st.Page("pages/lens.py", title="LENS", icon=":material/rule:"),
                 st.Page("pages/linear.py", title="Linear", icon=":material/bar_chart:"),
-                st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:")],
+                st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
+                st.Page("pages/report.py", title="Report", icon=":material/picture_as_pdf:")],
 }
 
 
@@ -39,7 +40,7 @@ def sidebar_summary() -> None:
     with st.sidebar:
         st.caption(f"**{s.dataset.name}** · {s.model.name}  \nrestricted: {', '.join(s.restricted) or 'none'}")
         st.session_state["sidebar_row"] = shared.row()
-        st.selectbox("Row", rows, key="sidebar_row", format_func=lambda r: f"row {r} · {shared.score_text(s, scores[r])}",
+        st.selectbox("Row", rows, key="sidebar_row", format_func=lambda r: f"row {r} · {s.score_text(scores[r])}",
                      on_change=lambda: shared.choose_row(st.session_state["sidebar_row"]),
                      help="Test rows the model predicts positive (and the chosen row); any row can be chosen "
                           "on the Pick a row page.")

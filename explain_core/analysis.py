@@ -60,6 +60,20 @@ class Setup:
     def with_restricted(self, names: Sequence[str]) -> "Setup":
         return replace(self, restricted=check_restricted(self.dataset, names))
 
+    @property
+    def class_names(self) -> tuple[str, str]:
+        """Labels 0 and 1 in words (``<target> = <value>``; below/above the threshold for regression)."""
+        if self.dataset.task == "classification":
+            return self.dataset.class_name(0), self.dataset.class_name(1)
+        return "below threshold", "above threshold"
+
+    def score_text(self, score: float, digits: int = 2) -> str:
+        """The model's score in words: ``P(<target> = <positive>) = 0.73``, or the decision value / prediction."""
+        if self.model.score_kind == "proba":
+            return f"P({self.dataset.class_name(1)}) = {score:.{digits}f}"
+        kind = "decision value" if self.model.score_kind == "decision" else "prediction"
+        return f"{kind} = {score:.{digits + 2}g}"
+
     def query(self, row: int) -> pd.DataFrame:
         """Row ``row`` (position in the dataset) as a one-row frame of feature values."""
         if not 0 <= int(row) < len(self.dataset.features):

@@ -79,6 +79,14 @@ class Dataset:
         train, test = train_test_split(idx, test_size=test_size, random_state=seed, stratify=strata)
         return np.sort(train), np.sort(test)
 
+    def group_value(self, group: str, values: Mapping):
+        """A group's value in ``values`` (column → value): the column's value, or a one-hot block's active column."""
+        columns = self.group(group).columns
+        if len(columns) == 1:
+            return values[columns[0]]
+        active = [c for c in columns if values[c] == 1]
+        return active[0] if active else "none"
+
     def class_value(self, label: int):
         """The target value of label 1 (the positive class) or 0 (the other class, or "not <positive>")."""
         if label == 1:

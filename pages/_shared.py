@@ -224,19 +224,12 @@ def text_table(table: pd.DataFrame) -> pd.DataFrame:
     return table.map(show_value).astype(str)
 
 
-def score_text(s: Setup, score: float) -> str:
-    """The model's score in words: ``P(<target> = <positive>) = 0.73``, or the decision value / prediction."""
-    if s.model.score_kind == "proba":
-        return f"P({s.dataset.class_name(1)}) = {score:.2f}"
-    return f"{'decision value' if s.model.score_kind == 'decision' else 'prediction'} = {score:.3g}"
-
-
 def row_banner() -> None:
     """The chosen row, its prediction and the setup, at the top of every explanation page."""
     s = setup()
     score = score_of(s, query())
     edited = " (edited in the what-if editor)" if st.session_state.get("whatif") else ""
-    parts = [f"**Row {row()}**{edited}", score_text(s, score)]
+    parts = [f"**Row {row()}**{edited}", s.score_text(score)]
     if s.dataset.task == "classification":
         parts.append(f"predicted **{s.dataset.class_name(int(s.model.labels_of(np.array([score]))[0]))}**")
     st.info(" · ".join(parts + [s.dataset.name, s.model.name]), icon=":material/table_rows:")

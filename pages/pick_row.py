@@ -58,7 +58,7 @@ st.number_input("Row number", 0, len(data.features) - 1, step=1, key="pick_numbe
 
 row = shared.row()
 score = float(scores["score"].iloc[row])
-st.success(f"**Row {row}** is chosen ({scores['split'].iloc[row]} row, {shared.score_text(s, score)}); "
+st.success(f"**Row {row}** is chosen ({scores['split'].iloc[row]} row, {s.score_text(score)}); "
            "it follows you to every page.", icon=":material/check_circle:")
 
 st.subheader("What if?")
@@ -72,7 +72,7 @@ changes = {c: edited[c].iloc[0] for c in data.columns
            if not (pd.isna(edited[c].iloc[0]) and pd.isna(original[c].iloc[0]))
            and edited[c].iloc[0] != original[c].iloc[0]}
 c1, c2, c3 = st.columns([2, 1, 1])
-c1.metric("Prediction of the edited values", shared.score_text(s, new_score),
+c1.metric("Prediction of the edited values", s.score_text(new_score),
           delta=f"{new_score - score:+.3f}" if changes else None)
 if c2.button("Explain the edited row", key="pick_whatif_apply", disabled=not changes, type="primary"):
     st.session_state["whatif"] = changes

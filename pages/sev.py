@@ -53,7 +53,7 @@ st.caption(
     f"Each table starts from the **query** (the row) or the **reference** and lists one minimal explanation per row, "
     f"showing only the features it changes; **{shared.UNCHANGED}** means the feature keeps its value from the "
     f"table's first row. The reference is the {s.reference.description}; the model gives it "
-    f"{shared.score_text(s, ref_score)}.")
+    f"{s.score_text(ref_score)}.")
 kinds = ["minus", "plus"] + (["restricted"] if ex.restricted is not None else [])
 for column, which in zip(st.columns(len(kinds)), kinds):
     with column:
@@ -62,11 +62,9 @@ for column, which in zip(st.columns(len(kinds)), kinds):
 st.subheader("The hypercube of moves between the row and the reference")
 which = st.radio("Highlight the shortest paths of", kinds, horizontal=True, key="sev_paths",
                  format_func=lambda k: getattr(ex, k).label)
-classes = (s.dataset.class_name(0), s.dataset.class_name(1)) if s.dataset.task == "classification" \
-    else ("below threshold", "above threshold")
 with st.container(key="sev_cube"):
     if len(names) <= HYPERCUBE_FIGURE_MAX_GROUPS:
-        fig = hypercube_figure(shared.cube(s, s.key, shared.query()), ex, which=which, class_names=classes)
+        fig = hypercube_figure(shared.cube(s, s.key, shared.query()), ex, which=which, class_names=s.class_names)
         st.caption("Each dot is one vertex: a mix of the row and the reference (x = features at the reference). "
                    "Hover a vertex for its feature values and score; orange edges are the shortest flipping paths.")
     else:

@@ -148,3 +148,25 @@ def test_malformed_upload_shows_an_error_and_keeps_the_session(browser, streamli
     shot(full_page_screenshot, page, "data-model-error")
     open_page(page, wait_for_app, "Home")
     assert sidebar_session(page) == session
+
+
+def test_report_download_is_a_valid_pdf(browser, streamlit_server, demo, page, wait_for_app, full_page_screenshot):
+    from pypdf import PdfReader
+
+    page.goto(f"{streamlit_server}/report")
+    wait_for_app(page)
+    no_error(page)
+    button = page.locator(f'.st-key-report_download{LIVE} [data-testid="stDownloadButton"] button').first
+    button.wait_for()
+    with page.expect_download(timeout=120_000) as download:
+        button.click()
+    path = download.value.path()
+    data = Path(path).read_bytes()
+    assert data.startswith(b"%PDF")
+    text = "\n".join(p.extract_text() for p in PdfReader(path).pages)
+    row = int(predicted_rows(demo)[0])
+    minus, plus = expected_sev(demo, row)
+    assert f"for row {row}?" in text and "SEV" in text
+    assert f"SEV⁻ = {minus} (" in text and f"SEV⁺ = {plus} (" in text
+    shot(full_page_screenshot, page, "report")
+

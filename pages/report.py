@@ -1,0 +1,101 @@
+"""Report: choose the sections, preview what the PDF holds, and download it (built on click).
+
+The report uses this session's cached results (``pages/_shared.py``), so its numbers are the ones the other
+pages show; :mod:`explain_core.report` assembles and writes it (no Streamlit there).
+"""
+from __future__ import annotations
+
+import re
+
+import streamlit as st
+
+from explain_core.plots import HYPERCUBE_FIGURE_MAX_GROUPS
+from explain_core.report import (SECTION_TITLES, SECTIONS, build_row_report, needed_results, plotly_export_available,
+                                 write_pdf)
+from pages import _shared as shared
+
+SECTION_HELP = {
+    "sev": "SEV⁻ / SEV⁺ / SEV® with the minimal explanations (the paper's tables), a plain-language reading and "
+           "the hypercube.",
+    "lens": "τ-minimal sufficient factors with PS and p-values, the cheapest factors and the cumulative PN curve.",
+    "linear": "Weights of IHT, the exact fit, LIME and SHAP side by side with fidelity, relevance, anchoring gap and "
+              "optimality status.",
+    "agreement": "Which features each method names for this row (LIME and SHAP are computed for it).",
+    "appendix": "Definitions in two lines each and the papers they come from.",
+}
+FIGURE_TABS = {"sev": "SEV", "lens": "LENS", "linear": "Linear", "agreement": "Agreement"}
+RENDERER_LABELS = {"auto": "Automatic", "plotly": "Plotly static export (Chromium)",
+                   "matplotlib": "Matplotlib (no browser needed)"}
+
+
+def plain(text: str) -> str:
+    """Text shown through st.markdown literally (feature names may hold _, *, $ …)."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|$<>~])", r"\\\1", str(text))
+
+
+st.title("Report")
+shared.row_banner()
+s, p = shared.setup(), shared.params()
+st.caption("An A4 PDF of this decision for a reader who never opened the app: title and date, the data, the model "
+           "and its test metrics, the row, the reference and every parameter, then each method with the numbers and "
+           "figures these pages show, and the definitions.")
+
+st.subheader("Sections")
+columns = st.columns(len(SECTIONS))
+chosen = [name for name, column in zip(SECTIONS, columns)
+          if column.checkbox(SECTION_TITLES[name], value=True, key=f"report_section_{name}", help=SECTION_HELP[name])]
+
+need = needed_results(chosen)
+with st.spinner("Computing the explanations the report needs…"):
+    query = shared.query()
+    sev = shared.sev_now(s) if "sev" in need else None
+    lens = shared.lens_now(s) if "lens" in need else None
+    linear = shared.linear_now(s) if "linear" in need else None
+    baselines = shared.baselines_now(s) if "baselines" in need else None
+    cube = shared.cube(s, s.key, query) \
+        if "sev" in chosen and len(s.dataset.groups) <= HYPERCUBE_FIGURE_MAX_GROUPS else None
+    report = build_row_report(s, query, p, chosen, row_position=shared.row(),
+                              edited=bool(st.session_state.get("whatif")), sev=sev, baselines=baselines, lens=lens,
+                              linear=linear, cube=cube)
+
+left, right = st.columns([2, 3], vertical_alignment="bottom")
+options = ["auto", "plotly", "matplotlib"] if plotly_export_available() else ["matplotlib"]
+renderer = right.selectbox("Figures drawn with", options, format_func=RENDERER_LABELS.get, key="report_renderer",
+                           help="Both draw the same data; without a browser on the server the figures are re-plotted "
+                                "with matplotlib. The report's text is the same either way.")
+left.download_button(
+    "Build and download the PDF", data=lambda r=report, how=renderer: write_pdf(r, image_renderer=how),
+    file_name=report.file_name, mime="application/pdf", key="report_download", type="primary",
+    icon=":material/picture_as_pdf:", on_click="ignore",
+    help="The PDF is built when you click (a few seconds); the button shows a spinner meanwhile.")
+
+st.subheader("Preview")
+h = report.headline
+values = [("SEV⁻", h["sev_minus"]), ("SEV⁺", h["sev_plus"])] if report.sev is not None else []
+if report.sev is not None and report.sev.restricted is not None:
+    values.append(("SEV®", h["sev_restricted"]))
+facts = [("Prediction", f"{h['prediction']} ({s.score_text(report.score, digits=3)})")]
+if report.lens is not None:
+    facts.append(("Smallest LENS factor",
+                  h["lens_smallest_factor"] + (f" (PS = {h['lens_ps']})" if h["lens_ps"] else "")))
+if report.linear is not None:
+    facts.append((f"Linear support ({h['linear_method']})", ", ".join(h["linear_support"]) or "bias only"))
+with st.container(key="report_headline"):
+    if values:
+        for column, (label, value) in zip(st.columns(max(4, len(values))), values):
+            column.metric(label, value)
+    st.markdown("\n".join(f"- **{plain(label)}**: {plain(value)}" for label, value in facts))
+    if report.reading:
+        st.markdown(f"**{plain(report.reading)}**")
+
+with st.container(key="report_contents", border=True):
+    st.markdown("**Contents of the PDF**")
+    for title, items in report.contents():
+        st.markdown(f"- **{plain(title)}**: {plain('; '.join(items))}")
+
+figures = [name for name in FIGURE_TABS if name in report.figures]
+if figures:
+    st.caption("The report's figures (the same data as the pages' charts):")
+    for tab, name in zip(st.tabs([FIGURE_TABS[n] for n in figures]), figures):
+        with tab:
+            st.plotly_chart(report.figures[name], width="stretch", key=f"report_figure_{name}")

@@ -10,7 +10,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from explain_core import IntakeError, explain_sev
-from explain_core.analysis import (Parameters, agreement, demo_setup, lens_report, predicted_rows, row_baselines,
+from explain_core.analysis import (DEFAULT_DEMO, Parameters, agreement, demo_setup, lens_report, predicted_rows, row_baselines,
                                    row_lens_contexts, row_linear)
 from explain_core.plots import sev_counts
 
@@ -110,6 +110,26 @@ def test_loading_another_demo_changes_the_session(explain_cache_dir):
     assert setup.dataset.name == "german_credit" and setup.key == other.key
     assert at.session_state["row"] == int(predicted_rows(other)[0])
     assert at.title[0].value == "Pick a row"
+
+
+PAGES = ["pick_row", "sev", "lens", "linear", "compare", "report", "data_model", "home"]
+
+
+@pytest.mark.parametrize("name, kind", [DEFAULT_DEMO, ("german_credit", "gbdt"), ("california_housing", "gbdt")])
+def test_every_page_renders_on_a_demo(name, kind):
+    """The default demo, a wide one (20 features: lattice view, LENS factors ≤ 3) and a regression."""
+    at = open_page()
+    at.session_state["params"] = Parameters(m=1000, lens_references=30, lime_samples=500)
+    at.selectbox(key="home_demo").select(name).run()
+    at.selectbox(key="home_kind").select(kind).run()
+    at.button(key="home_load").click().run()
+    assert at.session_state["setup"].dataset.name == name
+    for page in PAGES:
+        at.switch_page(f"pages/{page}.py").run()
+        assert not at.exception, (page, at.exception)
+        assert not at.error, (page, [e.value for e in at.error])
+        if page not in ("home", "data_model", "pick_row"):
+            assert f"**Row {at.session_state['row']}**" in at.info[0].value, page
 
 
 # --- SEV -----------------------------------------------------------------------------------------------------

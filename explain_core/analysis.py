@@ -44,18 +44,36 @@ class Setup:
     model_key: str
     source: str
     restricted: tuple[str, ...] = ()
+    _mirrors: dict = field(default_factory=dict, compare=False, repr=False)  # reference_for's memo
 
     @property
     def key(self) -> str:
         """Content hash of the data, model, split and reference (not ``restricted``, which only SEV® reads:
         pass it beside this key where it matters), the cache key of every result."""
+        ref = self.reference
         text = json.dumps([data_hash(self.dataset), self.dataset.positive_class, self.model_key,
-                           sorted((k, str(v)) for k, v in self.reference.values.items()),
+                           sorted((k, str(v)) for k, v in ref.values.items()), ref.statistic, ref.population,
                            hashlib.sha1(np.asarray(self.train_rows).tobytes()).hexdigest()], default=str)
         return hashlib.sha1(text.encode()).hexdigest()[:12]
 
     def with_reference(self, reference: Reference) -> "Setup":
-        return replace(self, reference=reference)
+        return replace(self, reference=reference, _mirrors={})
+
+    def reference_for(self, query: pd.DataFrame) -> Reference:
+        """The reference a row is explained against (SEV §3: a typical member of the other class).
+
+        ``reference`` for a row predicted in the class it was built to explain; for a row predicted in the
+        other class, the same statistic over the training rows of *that row's* opposite class (SEV is
+        symmetric). Custom values apply to ``reference`` only; a reference over all rows serves every row.
+        """
+        ref = self.reference
+        label = int(self.model.label(one_row(query))[0])
+        if self.dataset.task != "classification" or ref.population != "opposite" or label == ref.explain_class:
+            return ref
+        if label not in self._mirrors:
+            self._mirrors[label] = make_reference(self.dataset, self.train_rows, statistic=ref.statistic,
+                                                  population="opposite", explain_class=label)
+        return self._mirrors[label]
 
     def with_restricted(self, names: Sequence[str]) -> "Setup":
         return replace(self, restricted=check_restricted(self.dataset, names))
@@ -137,7 +155,7 @@ class Parameters:
 
 def row_sev(setup: Setup, query: pd.DataFrame, params: Parameters) -> SEVExplanation:
     """SEV⁺, SEV⁻ and (with restricted groups) SEV® of the query (SEV Defs. 3.1-3.3)."""
-    return explain_sev(setup.model, setup.dataset, query, setup.reference, restricted=setup.restricted,
+    return explain_sev(setup.model, setup.dataset, query, setup.reference_for(query), restricted=setup.restricted,
                        max_depth=params.max_depth)
 
 
@@ -164,11 +182,20 @@ def predicted_rows(setup: Setup, rows: Sequence[int] | None = None, label: int |
 
 def dataset_sev(setup: Setup, rows: Sequence[int], params: Parameters, *, kind: str = "minus",
                 progress: ProgressFn | None = None) -> DatasetSEV:
-    """SEV (``kind`` minus/plus, with the setup's restricted groups for minus) of every row, batched per layer."""
+    """SEV (``kind`` minus/plus, with the setup's restricted groups for minus) of every row, batched per layer
+    for all rows of one predicted class (each class against its :meth:`Setup.reference_for`)."""
     rows = np.asarray(rows, dtype=int)
+    frame = setup.dataset.features.iloc[rows]
+    labels = setup.model.label(frame) if len(rows) else np.zeros(0, dtype=int)
     held = setup.restricted if kind == "minus" else ()
-    results = sev_batch(setup.model, GroupLayout.of(setup.dataset), setup.dataset.features.iloc[rows], setup.reference, kind=kind,
-                        restricted=held, max_depth=params.max_depth, keep_scores=False, progress=progress)
+    results: list[SEVResult | None] = [None] * len(rows)
+    for label in np.unique(labels):
+        at = np.flatnonzero(labels == label)
+        found = sev_batch(setup.model, GroupLayout.of(setup.dataset), frame.iloc[at],
+                          setup.reference_for(frame.iloc[at[:1]]), kind=kind, restricted=held,
+                          max_depth=params.max_depth, keep_scores=False, progress=progress)
+        for i, result in zip(at, found):
+            results[i] = result
     return DatasetSEV(kind, rows, tuple(results))
 
 
@@ -189,8 +216,9 @@ def row_baselines(setup: Setup, query: pd.DataFrame, params: Parameters) -> Base
     model, data = setup.model, setup.dataset
     lime = explain_lime(model, data, query, setup.train_rows, seed=params.seed, num_samples=params.lime_samples)
     shap = explain_shap(model, data, query, setup.train_rows, seed=params.seed, background=params.shap_background)
-    return Baselines(lime, shap, flip_number(model, data, query, setup.reference, lime),
-                     flip_number(model, data, query, setup.reference, shap))
+    reference = setup.reference_for(query)
+    return Baselines(lime, shap, flip_number(model, data, query, reference, lime),
+                     flip_number(model, data, query, reference, shap))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -282,7 +310,7 @@ def row_linear(setup: Setup, query: pd.DataFrame, params: Parameters) -> LinearR
 def linear_space(setup: Setup, query: pd.DataFrame):
     """The group-literal space of the query: z_j = −1 moves group j to the reference (the SEV hypercube)."""
     from .linear_space import group_space
-    return group_space(setup.model, setup.dataset, query, setup.reference, rows=setup.train_rows)
+    return group_space(setup.model, setup.dataset, query, setup.reference_for(query), rows=setup.train_rows)
 
 
 def linear_sweep(setup: Setup, query: pd.DataFrame, params: Parameters, parameter: str, values=None):

@@ -24,6 +24,9 @@ class Reference:
     values: dict
     description: str
     overrides: dict = field(default_factory=dict)
+    statistic: str = "mean"
+    population: str = "all"
+    explain_class: int = 1
 
     def as_frame(self, columns: Sequence[str]) -> pd.DataFrame:
         return pd.DataFrame({c: [self.values[c]] for c in columns})
@@ -59,7 +62,8 @@ def make_reference(dataset: Dataset, rows: Sequence[int] | None = None, *, stati
     opposite = population == "opposite" and dataset.task == "classification"
     who = f"rows of class {dataset.class_value(1 - explain_class)}" if opposite else "rows"
     text = f"{statistic} of numeric / mode of categorical features over {len(rows)} {who}"
-    return Reference(values, text + (f"; custom: {', '.join(map(str, overrides))}" if overrides else ""), overrides)
+    return Reference(values, text + (f"; custom: {', '.join(map(str, overrides))}" if overrides else ""), overrides,
+                     statistic, population if opposite else "all", explain_class)
 
 
 def _opposite_rows(dataset: Dataset, rows: np.ndarray, explain_class: int) -> np.ndarray:

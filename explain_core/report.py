@@ -151,7 +151,7 @@ def group_values(setup: Setup, values: dict) -> dict[str, object]:
 def sev_reading(setup: Setup, ex: SEVExplanation) -> str:
     """One plain-language sentence for the row's SEV⁻ (SEV® when features are restricted)."""
     result = ex.restricted if ex.restricted is not None else ex.minus
-    ref = group_values(setup, setup.reference.values)
+    ref = group_values(setup, ex.reference.values)
     other = outcome_text(setup, 1 - result.explained_class)
     held = (f" (with {_join(result.restricted)} held at this row's values)" if result.restricted else "")
     if result.status == "explained":
@@ -322,7 +322,7 @@ def _figures(report: RowReport, cube: Hypercube | None) -> dict[str, go.Figure]:
     if report.sev is not None and "sev" in report.sections:
         which = report.sev_shown
         if report._cube_drawn:
-            cube = cube or hypercube(s.model, GroupLayout.of(s.dataset), report.query, s.reference)
+            cube = cube or hypercube(s.model, GroupLayout.of(s.dataset), report.query, s.reference_for(report.query))
             figs["sev"] = hypercube_figure(cube, report.sev, which=which, class_names=s.class_names)
         else:
             figs["sev"] = lattice_figure(getattr(report.sev, which), threshold=s.model.threshold)
@@ -1025,7 +1025,7 @@ def _summary(w: _Writer, r: RowReport) -> None:
         ["Model", f"{model.name}; {s.source}; key {s.model_key}"],
         ["Performance", f"{perf}; {len(s.train_rows):,} training / {len(s.test_rows):,} test rows"],
         ["Score", f"{s.score_text(r.score, digits=3)}; label 1 when the score is above {model.threshold:.4g}"],
-        ["Reference", s.reference.description],
+        ["Reference", s.reference_for(r.query).description],
         ["Restricted features", ", ".join(s.restricted) or "none"],
         ["Row", f"{where}{edited} ({split} row)"],
     ]
@@ -1033,7 +1033,7 @@ def _summary(w: _Writer, r: RowReport) -> None:
 
     w.h2("The row and the reference")
     query = group_values(s, r.query.iloc[0].to_dict())
-    ref = group_values(s, s.reference.values)
+    ref = group_values(s, s.reference_for(r.query).values)
     rows = [[g.name, g.kind, fmt_value(query[g.name]), fmt_value(ref[g.name]),
              "yes" if g.name in s.restricted else ""] for g in data.groups]
     w.table(["Feature", "Kind", "This row", "Reference", "Restricted"], rows, widths=(60, 22, 38, 38, 22))
@@ -1132,7 +1132,7 @@ def _sev_section(w: _Writer, r: RowReport, number: int, images: _Images) -> None
              getattr(ex, k).message] for k in kinds]
     w.table(["", "Value", "Minimal explanations", "Outcome"], rows, widths=(16, 18, 32, 114),
             align=("LEFT", "CENTER", "CENTER", "LEFT"))
-    w.note(f"The reference is the {r.setup.reference.description}. SEV⁻ counts features moved from this row to "
+    w.note(f"The reference is the {r.setup.reference_for(r.query).description}. SEV⁻ counts features moved from this row to "
            f"the reference until the prediction flips; SEV⁺ counts features moved from the reference to this row's "
            f"values until the prediction is this row's; search depth {ex.minus.max_depth}.")
     for k in kinds:

@@ -252,7 +252,7 @@ def download_buttons(name: str, table: pd.DataFrame | None = None, result=None, 
 def cube(_setup: Setup, key: str, query: pd.DataFrame):
     """Every vertex of the row's SEV hypercube (p ≤ 12 groups), scored in one call."""
     from explain_core.sev import GroupLayout, hypercube
-    return hypercube(_setup.model, GroupLayout.of(_setup.dataset), query, _setup.reference)
+    return hypercube(_setup.model, GroupLayout.of(_setup.dataset), query, _setup.reference_for(query))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

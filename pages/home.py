@@ -27,7 +27,9 @@ else:
     c[2].metric("Test R²", f"{metrics.get('test_r2', float('nan')):.3f}")
     c[3].metric("Test RMSE", f"{metrics.get('test_rmse', float('nan')):.3g}")
 c[4].metric("Row", shared.row())
-st.caption(f"Reference: {s.reference.description}. Restricted features: {', '.join(s.restricted) or 'none'}.")
+mirror = (" Rows predicted in the reference's own class are explained against the same statistic over the other "
+          "class." if s.reference.population == "opposite" else "")
+st.caption(f"Reference: {s.reference.description}.{mirror} Restricted features: {', '.join(s.restricted) or 'none'}.")
 
 st.subheader("Start")
 left, right = st.columns(2)

@@ -48,11 +48,11 @@ if tuple(restricted) != s.restricted:
     s = shared.setup()
 
 ex = shared.sev_now(s)
-ref_score = float(s.model.score(s.reference.as_frame(s.dataset.columns))[0])
+ref_score = float(s.model.score(ex.reference.as_frame(s.dataset.columns))[0])
 st.caption(
     f"Each table starts from the **query** (the row) or the **reference** and lists one minimal explanation per row, "
     f"showing only the features it changes; **{shared.UNCHANGED}** means the feature keeps its value from the "
-    f"table's first row. The reference is the {s.reference.description}; the model gives it "
+    f"table's first row. The reference is the {ex.reference.description}; the model gives it "
     f"{s.score_text(ref_score)}.")
 kinds = ["minus", "plus"] + (["restricted"] if ex.restricted is not None else [])
 for column, which in zip(st.columns(len(kinds)), kinds):

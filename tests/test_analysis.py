@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from explain_core import IntakeError, explain_sev, sev_batch
+from explain_core import IntakeError, explain_sev, make_reference, sev_batch
 from explain_core.analysis import (Parameters, agreement, dataset_sev, demo_setup, flip_numbers, lens_report,
                                    predicted_rows, row_baselines, row_lens_contexts, row_linear, row_sev)
 from explain_core.sev import GroupLayout
@@ -106,3 +106,20 @@ def test_linear_report_weights_are_the_comparison(demo, row):
     for r in lin.comparison.results:
         assert np.array_equal(w[r.method].to_numpy(), r.w)
     assert (w["exact"] != 0).sum() <= 3
+
+
+def test_rows_predicted_negative_are_explained_against_the_other_class(demo):
+    negative = int(predicted_rows(demo, label=0)[0])
+    q = demo.query(negative)
+    mirror = make_reference(demo.dataset, demo.train_rows, explain_class=0)
+    assert demo.reference_for(q).values == mirror.values and demo.reference_for(q) is demo.reference_for(q)
+    assert demo.reference_for(demo.query(int(predicted_rows(demo)[0]))) is demo.reference
+    ex = row_sev(demo, q, Parameters())
+    want = explain_sev(demo.model, demo.dataset, q, mirror)
+    assert (ex.minus.value, ex.minus.explanations) == (want.minus.value, want.minus.explanations)
+    assert ex.minus.explainable and ex.minus.explained_class == 0
+    assert float(demo.model.score(mirror.as_frame(demo.dataset.columns))[0]) > demo.model.threshold
+    both = dataset_sev(demo, [negative, int(predicted_rows(demo)[0])], Parameters())
+    assert both.values[0] == ex.minus.value
+    everyone = make_reference(demo.dataset, demo.train_rows, population="all")
+    assert demo.with_reference(everyone).reference_for(q) is everyone  # a reference over all rows serves every row

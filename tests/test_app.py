@@ -229,7 +229,7 @@ def test_what_if_edit_is_explained(demo, flagged):
     at.switch_page("pages/sev.py").run()
     assert not at.exception
     assert "edited" in at.info[0].value
-    ex = explain_sev(demo.model, demo.dataset, edited, demo.reference)
+    ex = explain_sev(demo.model, demo.dataset, edited, demo.reference_for(edited))
     assert sev_metrics(at) == {"SEV⁻": shown(ex.minus), "SEV⁺": shown(ex.plus)}
 
 

@@ -84,7 +84,7 @@ def shot(full_page_screenshot, page, name: str) -> None:
 
 
 def test_explain_a_row_with_every_method(browser, streamlit_server, demo, page, wait_for_app,
-                                         full_page_screenshot):
+                                         full_page_screenshot, capsys):
     flagged = [int(r) for r in predicted_rows(demo)]
 
     start = time.perf_counter()
@@ -103,8 +103,9 @@ def test_explain_a_row_with_every_method(browser, streamlit_server, demo, page, 
     assert (metric(page, "minus"), metric(page, "plus")) == expected_sev(demo, other)
     cached = choose_sidebar_row(page, wait_for_app, flagged[0], expected_sev(demo, flagged[0]))
     assert (metric(page, "minus"), metric(page, "plus")) == expected_sev(demo, flagged[0])
-    print(f"\nbrowser timings: page load → first full SEV explanation {cold:.2f} s (target ≤ 3 s cold); "
-          f"new row {fresh:.2f} s; cached re-selection {cached:.2f} s (target ≤ 0.3 s)")
+    with capsys.disabled():  # printed in every run, also in CI's quiet mode
+        print(f"\nbrowser timings: page load → first full SEV explanation {cold:.2f} s (target ≤ 3 s cold); "
+              f"new row {fresh:.2f} s; cached re-selection {cached:.2f} s (target ≤ 0.3 s)")
 
     q, p = demo.query(flagged[0]), Parameters()
     open_page(page, wait_for_app, "LENS")

@@ -238,12 +238,12 @@ def row_banner() -> None:
 def download_buttons(name: str, table: pd.DataFrame | None = None, result=None, key: str | None = None) -> None:
     """CSV of ``table`` and JSON of ``result`` (built on click), side by side."""
     key = key or name
-    c1, c2, _ = st.columns([1, 1, 4])
+    row_of_buttons = st.container(horizontal=True)
     if table is not None:
-        c1.download_button("CSV", data=lambda: to_csv(table), file_name=f"{name}.csv", mime="text/csv",
+        row_of_buttons.download_button("CSV", data=lambda: to_csv(table), file_name=f"{name}.csv", mime="text/csv",
                            key=f"csv_{key}", icon=":material/download:")
     if result is not None:
-        c2.download_button("JSON", data=lambda: to_json(result, row=row(), setup=setup(), parameters=params()),
+        row_of_buttons.download_button("JSON", data=lambda: to_json(result, row=row(), setup=setup(), parameters=params()),
                            file_name=f"{name}.json", mime="application/json", key=f"json_{key}",
                            icon=":material/download:")
 

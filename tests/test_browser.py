@@ -131,6 +131,29 @@ def test_explain_a_row_with_every_method(browser, streamlit_server, demo, page, 
     shot(full_page_screenshot, page, "compare")
 
 
+def test_pick_a_demo_and_a_row(browser, streamlit_server, page, wait_for_app, full_page_screenshot):
+    other = demo_setup("compas", "l2_lr")
+    row = int(predicted_rows(other)[5])
+    page.goto(streamlit_server)
+    wait_for_app(page)
+    page.locator(f'.st-key-home_kind{LIVE} [data-testid="stSelectbox"]').click()
+    page.get_by_role("option", name="L2 logistic regression", exact=True).click()
+    wait_for_app(page)
+    page.locator(f".st-key-home_load{LIVE} button").click()
+    wait_for_app(page)
+    page.get_by_role("heading", name="Pick a row").wait_for()
+    number = page.locator(f".st-key-pick_number{LIVE} input")
+    number.fill(str(row))
+    number.press("Enter")
+    wait_for_app(page)
+    page.get_by_text(f"Row {row} is chosen", exact=False).wait_for()
+    no_error(page)
+    open_page(page, wait_for_app, "SEV")
+    assert (metric(page, "minus"), metric(page, "plus")) == expected_sev(other, row)
+    assert "L2 logistic regression" in page.locator('[data-testid="stAlert"]').first.inner_text()
+    shot(full_page_screenshot, page, "sev-l2-lr")
+
+
 def test_malformed_upload_shows_an_error_and_keeps_the_session(browser, streamlit_server, demo, page, wait_for_app,
                                                               full_page_screenshot):
     page.goto(streamlit_server)

@@ -48,11 +48,17 @@ def leave_pages_v1() -> None:
 
 
 def ensure_session() -> None:
-    """Start a new session on the default demo (COMPAS, gradient boosting) and its first flagged test row."""
+    """Start a new session on the default demo (COMPAS, gradient boosting) at the row named in the URL
+    (``?row=N``) or its first flagged test row; keep the URL's ``row`` on the chosen row, so it can be shared."""
     leave_pages_v1()
     if "setup" not in st.session_state:
         use_setup(demo(*DEFAULT_DEMO))
+        linked = str(st.query_params.get("row", ""))
+        if linked.isdigit() and int(linked) < len(st.session_state["setup"].dataset.features):
+            st.session_state["row"] = int(linked)
     st.session_state.setdefault("params", Parameters())
+    if st.query_params.get("row") != str(st.session_state["row"]):
+        st.query_params["row"] = str(st.session_state["row"])
 
 
 def use_setup(setup: Setup) -> None:

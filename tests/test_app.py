@@ -99,6 +99,19 @@ def test_home_shows_the_session(demo, flagged):
     assert at.session_state["row"] == flagged[0]
 
 
+def test_the_url_names_the_row(demo, flagged):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["row"] = str(flagged[3])
+    at.run()
+    assert not at.exception and at.session_state["row"] == flagged[3]
+    at.sidebar.selectbox(key="sidebar_row").select(flagged[1]).run()
+    assert at.query_params["row"] == str(flagged[1])
+    bad = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    bad.query_params["row"] = "99999999"
+    bad.run()
+    assert not bad.exception and bad.session_state["row"] == flagged[0]
+
+
 def test_loading_another_demo_changes_the_session(explain_cache_dir):
     at = open_page()
     at.selectbox(key="home_demo").select("german_credit").run()

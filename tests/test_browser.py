@@ -77,6 +77,24 @@ def sidebar_session(page) -> tuple[str, str]:
             sidebar.locator(f'.st-key-sidebar_row{LIVE}').get_by_role("combobox").input_value())
 
 
+def first_explanation_in_a_new_session(browser, url: str, row: int, values: tuple[str, str]) -> float:
+    """Seconds from opening ``/sev?row=<row>`` in a fresh browser context until its SEV values and hypercube show."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = context.new_page()
+        start = time.perf_counter()
+        page.goto(f"{url}/sev?row={row}")
+        page.wait_for_function(
+            """([minus, plus]) => {
+                 const value = k => document.querySelector(`.st-key-sev_${k}:not([data-stale="true"]) [data-testid="stMetricValue"]`);
+                 return value("minus")?.innerText === minus && value("plus")?.innerText === plus;
+               }""", arg=list(values), polling="raf", timeout=60_000)
+        page.locator(f".st-key-sev_cube{LIVE} [data-testid='stPlotlyChart'] .main-svg").first.wait_for()
+        return time.perf_counter() - start
+    finally:
+        context.close()
+
+
 def shot(full_page_screenshot, page, name: str) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     assert full_page_screenshot(page, ARTIFACTS / f"{name}.png").stat().st_size > 10_000
@@ -103,9 +121,12 @@ def test_explain_a_row_with_every_method(browser, streamlit_server, demo, page, 
     assert (metric(page, "minus"), metric(page, "plus")) == expected_sev(demo, other)
     cached = choose_sidebar_row(page, wait_for_app, flagged[0], expected_sev(demo, flagged[0]))
     assert (metric(page, "minus"), metric(page, "plus")) == expected_sev(demo, flagged[0])
+    new_session = first_explanation_in_a_new_session(browser, streamlit_server, flagged[7], expected_sev(demo, flagged[7]))
     with capsys.disabled():  # printed in every run, also in CI's quiet mode
-        print(f"\nbrowser timings: page load → first full SEV explanation {cold:.2f} s (target ≤ 3 s cold); "
-              f"new row {fresh:.2f} s; cached re-selection {cached:.2f} s (target ≤ 0.3 s)")
+        print(f"\nbrowser timings (page load → first full SEV explanation, target ≤ 3 s cold): "
+              f"first request to a fresh server {cold:.2f} s (includes the process's one-time imports and model load); "
+              f"new session on the running server, row never explained (?row={flagged[7]}) {new_session:.2f} s; "
+              f"new row from the sidebar {fresh:.2f} s; cached re-selection {cached:.2f} s (target ≤ 0.3 s)")
 
     q, p = demo.query(flagged[0]), Parameters()
     open_page(page, wait_for_app, "LENS")

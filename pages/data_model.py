@@ -405,7 +405,7 @@ def reference_editor(dataset: Dataset, model: dict, base: Reference, statistic: 
     custom = ({str(k): shared.show_value(v) for k, v in current.reference.overrides.items()} if same_data else {})
     table = pd.DataFrame(
         {"kind": [g.kind for g in dataset.groups],
-         "computed": [reference_text(g, base) for g in dataset.groups],
+         "computed": [reference_text(dataset, g, base) for g in dataset.groups],
          "custom": [custom.get(g.name) for g in dataset.groups]},
         index=pd.Index(dataset.group_names, name="feature")).astype({"custom": "object"})
     st.markdown("**Reference values**: type a custom value to replace the computed one (for a one-hot group, "
@@ -428,10 +428,8 @@ def reference_editor(dataset: Dataset, model: dict, base: Reference, statistic: 
     return reference
 
 
-def reference_text(group, reference: Reference) -> str:
-    if len(group.columns) > 1:
-        return next((str(c) for c in group.columns if reference.values[c] == 1), "none")
-    return shared.show_value(reference.values[group.columns[0]])
+def reference_text(dataset: Dataset, group, reference: Reference) -> str:
+    return shared.show_value(dataset.group_value(group.name, reference.values))
 
 
 # --- 4 · Use ------------------------------------------------------------------------------------------------------

@@ -53,6 +53,7 @@ def on_type() -> None:
 st.session_state["pick_positions"] = positions[:MAX_SHOWN]
 st.dataframe(table.head(MAX_SHOWN), key="pick_table", on_select=on_pick, selection_mode="single-row",
              width="stretch", height=320, column_config={"score": st.column_config.NumberColumn(format="%.3f")})
+shared.download_buttons("rows", table)
 st.session_state.setdefault("pick_number", shared.row())
 st.number_input("Row number", 0, len(data.features) - 1, step=1, key="pick_number", on_change=on_type)
 

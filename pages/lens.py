@@ -78,8 +78,8 @@ def empty_message(direction: str, tau: float, exact: bool, alpha: float | None) 
             "Lower τ, allow larger factors (max cardinality), add references, or try the other context.")
 
 
-shared.row_banner()
 st.title("LENS: sufficient factors")
+shared.row_banner()
 st.caption("Which sets of features (*factors*) are **sufficient** for the outcome with probability at least τ "
            "over a sample of reference rows predicted opposite to this one, and how much of the outcome they "
            "cover (**cumulative PN**). LENS, Watson et al., Defs 2-4 and Alg. 1.")

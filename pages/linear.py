@@ -97,8 +97,8 @@ def basis(s, query: pd.DataFrame, p: Parameters) -> tuple:
     return (s.key, query.to_json(), p.sigma, p.k, p.m, p.linear_method, p.time_limit, p.seed)
 
 
-shared.row_banner()
 st.title("Anchored k-sparse linear explanations")
+shared.row_banner()
 s = shared.setup()
 p = shared.params()
 d = len(s.dataset.groups) + 1

@@ -55,7 +55,6 @@ INDEX_COLUMNS = ("row", "prediction", "score", "sev_minus", "sev_plus", "sev_res
 FIGURE_WIDTH_PX = 900
 FIGURE_HEIGHT_PX = (320, 620)  # the figure's own height, clipped to this range
 FIGURE_SCALE = 2
-BACKGROUND_FIGURES = True  # plotly export runs in a thread while the text is laid out (matplotlib inline: GIL)
 SECTION_MIN_SPACE_MM = 110
 SEV_COLUMNS_PER_TABLE = 5  # explanations per table when features are rows (wide data)
 SEV_MAX_EXPLANATIONS = 20  # minimal explanations listed per SEV kind  # a section starts on a new page when less than this is left
@@ -919,38 +918,17 @@ def _has(report: RowReport, section: str) -> bool:
     return getattr(report, section) is not None
 
 
-class _InlineExecutor:
-    """Runs each figure when it is placed (no background thread)."""
-
-    class _Lazy:
-        def __init__(self, fn, args, kwargs):
-            self.fn, self.args, self.kwargs = fn, args, kwargs
-
-        def result(self):
-            return self.fn(*self.args, **self.kwargs)
-
-        def cancel(self) -> bool:
-            return True
-
-    def submit(self, fn, *args, **kwargs):
-        return self._Lazy(fn, args, kwargs)
-
-    def shutdown(self, wait: bool = True) -> None:
-        pass
-
-
 class _Images:
     """The report's figures as PNGs, drawn in a background thread while the text is laid out (kaleido works in
-    its own browser process, so the two overlap); ``draw`` waits for the figure it places."""
+    its own browser process, so the two overlap; matplotlib's object API is safe off the main thread);
+    ``draw`` waits for the figure it places."""
 
     def __init__(self, report: RowReport, renderer: str, used: list | None):
         from concurrent.futures import ThreadPoolExecutor
 
         self.report, self.used = report, used
         self.sizes = {name: figure_size(fig) for name, fig in report.figures.items()}
-        background = BACKGROUND_FIGURES and resolve_renderer(renderer) == "plotly"
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="report-figures") \
-            if background else _InlineExecutor()
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="report-figures")
         self.futures = {name: self.pool.submit(figure_png, fig, renderer, width=self.sizes[name][0],
                                                height=self.sizes[name][1])
                         for name, fig in report.figures.items()}

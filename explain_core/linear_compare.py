@@ -112,13 +112,19 @@ def kernel_shap(space: LiteralSpace, sigma: float, *, seed: int = 0, background:
 
 @dataclass(frozen=True, eq=False)
 class MethodResult:
-    """One explainer's w with its metrics; ``detail`` says e.g. the exact fit's status or SHAP's φ_0."""
+    """One explainer's w with its metrics; ``detail`` says e.g. the exact fit's method or SHAP's φ_0.
+
+    ``status`` and ``gap`` are the exact fit's certificate (``optimal`` with gap 0, or ``time_limit`` with the
+    relative gap to its lower bound); empty / None for methods that carry none.
+    """
 
     method: str
     w: np.ndarray
     scores: Scores
     seconds: float
     detail: str = ""
+    status: str = ""
+    gap: float | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -144,7 +150,8 @@ def _row(r: MethodResult) -> dict:
             "relevance": rel.value if rel else np.nan, "relevance_method": rel.method if rel else "n/a (dense)",
             "anchoring_gap": s.anchoring_gap, "support_size": s.support_size,
             "max_abs_weight": float(np.abs(r.w).max()),
-            "bound": s.bound, "seconds": r.seconds, "detail": r.detail}
+            "bound": s.bound, "status": r.status, "gap": np.nan if r.gap is None else r.gap, "seconds": r.seconds,
+            "detail": r.detail}
 
 
 def compare(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int = 5000, *, seed: int = 0,
@@ -158,12 +165,14 @@ def compare(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int = 5000, 
     train = draw_sample(space, sigma, m, seed)
     holdout = draw_sample(space, sigma, m, seed + 1)
     fits: dict[str, tuple[np.ndarray, float, str]] = {}
+    certificates: dict[str, tuple[str, float]] = {}
     t0 = time.monotonic()
     fit = iht(train, k)
     fits["iht"] = (fit.w, time.monotonic() - t0, f"{fit.iterations} iterations")
     if "exact" in methods:
         ex = exact_fit(train.gram, k, fit.w, time_limit=time_limit)
         fits["exact"] = (ex.w, ex.seconds, f"{ex.method} {ex.status}" + (f" gap {ex.gap:.2%}" if ex.gap else ""))
+        certificates["exact"] = (ex.status, float(ex.gap))
     if "lime" in methods:
         t0 = time.monotonic()
         fits["lime"] = (lime_fit(train, k, seed=seed), time.monotonic() - t0, "")
@@ -177,7 +186,8 @@ def compare(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int = 5000, 
         relax = l1_relaxation(train.gram, k, time_limit=time_limit)
         fits["l1_relax"] = (relax.w, relax.seconds, f"{relax.status}, lower bound {relax.lower_bound:.4f}")
     results = tuple(MethodResult(name, w, score(space, w, train, holdout, k, seed=seed + 2,
-                                                relevance_samples=relevance_samples), secs, detail)
+                                                relevance_samples=relevance_samples), secs, detail,
+                                 *certificates.get(name, ("", None)))
                     for name in methods for w, secs, detail in [fits[name]])
     return Comparison(k, sigma, m, seed, train.fx, results)
 

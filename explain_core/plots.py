@@ -10,7 +10,6 @@ them without relying on their order.
 """
 from __future__ import annotations
 
-import itertools
 from typing import Sequence
 
 import numpy as np

@@ -14,6 +14,8 @@ No Streamlit here: the app's Report page and ``python -m explain_core report`` b
 """
 from __future__ import annotations
 
+import importlib.util
+
 import io
 import logging
 import math
@@ -407,11 +409,7 @@ def find_chromium() -> str | None:
 
 @lru_cache(maxsize=1)
 def _kaleido_installed() -> bool:
-    try:
-        import kaleido  # noqa: F401
-    except Exception:  # noqa: BLE001
-        return False
-    return True
+    return importlib.util.find_spec("kaleido") is not None
 
 
 def plotly_export_available() -> bool:
@@ -948,7 +946,7 @@ class _Images:
 
 
 def _summary(w: _Writer, r: RowReport) -> None:
-    s, pdf, h = r.setup, w.pdf, r.headline
+    s, h = r.setup, r.headline
     data, model = s.dataset, s.model
     card = data.card or {}
     w.h1(r.title)
@@ -1130,7 +1128,6 @@ def _lens_section(w: _Writer, r: RowReport, number: int, images: _Images) -> Non
     result = lens.factors
     names = s.class_names
     w.h1(f"{number}. LENS — necessity and sufficiency")
-    refs = result.factors[0].samples if result.factors else p.lens_references
     if lens.direction == "r2i":
         context = (f"Context R2I (reference → input): each of the references gets a factor's features set to this "
                    f"row's values; PS is the share that then gets this row's prediction {names[result.outcome]}.")
@@ -1177,7 +1174,7 @@ def _lens_section(w: _Writer, r: RowReport, number: int, images: _Images) -> Non
 
 
 def _linear_section(w: _Writer, r: RowReport, number: int, images: _Images) -> None:
-    lin, p = r.linear, r.params
+    lin = r.linear
     comp = lin.comparison
     w.h1(f"{number}. Anchored k-sparse linear explanations")
     w.text(f"Each literal reads “keeps <feature> = <value>”: z_j = +1 keeps this row's value, z_j = −1 moves the "

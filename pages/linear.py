@@ -26,26 +26,6 @@ METRIC_COLUMNS = {"empirical_fidelity": "F̂ (fit sample)", "fidelity": "fidelit
                   "status": "exact fit status", "gap": "optimality gap", "seconds": "seconds", "detail": "detail"}
 
 
-def certificate(detail: str) -> tuple[str, float | None]:
-    """The exact fit's status and relative gap, read from its ``detail`` ("<method> <status>[ gap x%]")."""
-    status = "optimal" if re.search(r"\boptimal\b", detail) else "time_limit" if "time_limit" in detail else detail
-    gap = re.search(r"gap ([0-9.eE+-]+)%", detail)
-    return status, (float(gap.group(1)) / 100 if gap else (0.0 if status == "optimal" else None))
-
-
-def metrics_table(comparison) -> pd.DataFrame:
-    """``Comparison.table()`` with the exact fit's status and gap split out of ``detail``."""
-    table = comparison.table()
-    status = pd.Series("", index=table.index, dtype=object)
-    gap = pd.Series(np.nan, index=table.index)
-    if "exact" in table.index:
-        status["exact"], g = certificate(str(table.at["exact", "detail"]))
-        gap["exact"] = np.nan if g is None else g
-    table.insert(table.columns.get_loc("seconds"), "status", status)
-    table.insert(table.columns.get_loc("seconds"), "gap", gap)
-    return table
-
-
 def f_description(s, query: pd.DataFrame) -> str:
     """What f is in this literal space (classification: ±1 agreement with the row's label)."""
     if s.dataset.task == "classification":
@@ -170,8 +150,7 @@ with st.container(key="lin_highlights"):
         c[2].metric(f"{METHOD_LABELS[name]}: anchoring gap", "0" if gap < 1e-12 else f"{gap:.2g}",
                     help="|w·x − f(x)|: 0 when the explanation reproduces the prediction at this row")
         if name == "exact":
-            status, gap = certificate(r.detail)
-            value = "optimal" if status == "optimal" else (f"gap {gap:.2%}" if gap is not None else status)
+            value = "optimal" if r.status == "optimal" else f"gap {r.gap:.2%}"
             c[3].metric("exact (MIP): certificate", value, help=f"{r.detail}: optimal = no k-sparse anchored w "
                         "has a lower F̂ on this sample")
         elif "exact" in results:
@@ -187,7 +166,7 @@ with st.container(key="lin_highlights"):
 
 st.subheader("Metrics of every explainer")
 with st.container(key="lin_metrics"):
-    table = metrics_table(comparison)
+    table = comparison.table()
     shown = table.rename(index=METHOD_LABELS, columns=METRIC_COLUMNS)
     st.dataframe(shown, key="lin_metrics_table",
                  column_config={c: st.column_config.NumberColumn(c, format="%.4f")

@@ -106,6 +106,10 @@ def test_linear_report_weights_are_the_comparison(demo, row):
     for r in lin.comparison.results:
         assert np.array_equal(w[r.method].to_numpy(), r.w)
     assert (w["exact"] != 0).sum() <= 3
+    exact = next(r for r in lin.comparison.results if r.method == "exact")
+    assert exact.status == "optimal" and exact.gap == pytest.approx(0, abs=1e-9)  # d = 8: enumeration certifies
+    assert all((r.status, r.gap) == ("", None) for r in lin.comparison.results if r.method != "exact")
+    assert lin.comparison.table().at["exact", "status"] == "optimal"
 
 
 def test_rows_predicted_negative_are_explained_against_the_other_class(demo):

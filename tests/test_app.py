@@ -163,6 +163,18 @@ def test_sev_dataset_wide_histogram_counts(demo, flagged, chart_specs):
     assert trace(hist, "counts")["y"] == counts["count"].tolist()
 
 
+def test_sev_mode_switches_the_dataset_wide_view_and_the_paths(demo, flagged, chart_specs):
+    at = open_page("pages/sev.py")
+    at.radio(key="sev_wide_kind").set_value("plus").run()
+    assert not at.exception
+    plus = sev_counts([expected(demo, r).plus.value for r in flagged])
+    hist = next(c for c in chart_specs(at) if any(t.get("meta", {}).get("role") == "counts" for t in c["data"]))
+    assert trace(hist, "counts")["y"] == plus["count"].tolist() and "SEV⁺" in hist["layout"]["title"]["text"]
+    at.radio(key="sev_paths").set_value("plus").run()
+    cube = chart_specs(at)[0]
+    assert "SEV⁺" in cube["layout"]["title"]["text"]
+
+
 def test_another_row_updates_every_sev_value(demo, flagged):
     at = open_page("pages/pick_row.py")
     first = expected(demo, flagged[0])

@@ -171,7 +171,7 @@ def load_setup(args):
                          "file (.skops, .onnx; .joblib/.pkl with --trusted).")
     if not path.is_file():
         raise UsageError(f"Model file {args.model!r} not found.")
-    model = model_from_file(path, dataset, trusted=True if args.trusted else False)
+    model = model_from_file(path, dataset, trusted=args.trusted)
     train, test = dataset.split(args.model_seed)
     trained = TrainedModel(model, train, test, evaluate(model, dataset, train, test), args.model_seed)
     digest = hashlib.sha1(path.read_bytes()).hexdigest()[:12]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field, replace
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
@@ -46,7 +47,7 @@ class Setup:
     restricted: tuple[str, ...] = ()
     _mirrors: dict = field(default_factory=dict, compare=False, repr=False)  # reference_for's memo
 
-    @property
+    @cached_property
     def key(self) -> str:
         """Content hash of the data, model, split and reference (not ``restricted``, which only SEV® reads:
         pass it beside this key where it matters), the cache key of every result."""
@@ -66,8 +67,11 @@ class Setup:
         other class, the same statistic over the training rows of *that row's* opposite class (SEV is
         symmetric). Custom values apply to ``reference`` only; a reference over all rows serves every row.
         """
+        return self.reference_of_label(int(self.model.label(one_row(query))[0]))
+
+    def reference_of_label(self, label: int) -> Reference:
+        """:meth:`reference_for` a row the model predicts ``label`` (0/1)."""
         ref = self.reference
-        label = int(self.model.label(one_row(query))[0])
         if self.dataset.task != "classification" or ref.population != "opposite" or label == ref.explain_class:
             return ref
         if label not in self._mirrors:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -251,6 +252,20 @@ def _check_columns(frame: pd.DataFrame, target: str) -> None:
 def show(values) -> str:
     """Values for a message, as Python literals without numpy's wrappers: ``'bad', 'good'`` or ``0, 1``."""
     return ", ".join(repr(v.item() if isinstance(v, np.generic) else v) for v in values)
+
+
+def format_value(value) -> str:
+    """A feature value for a table or sentence: numbers to 2 decimals (whole numbers without), text as is,
+    missing as "missing"."""
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return "missing"
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return str(int(value)) if float(value).is_integer() else f"{float(value):.2f}"
+    return str(value)
 
 
 def find_value(value, options):

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .analysis import Parameters, Setup
+from .analysis import Setup
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -73,7 +73,3 @@ def setup_summary(setup: Setup) -> dict:
             "metrics": to_jsonable(setup.metrics), "reference": setup.reference.description,
             "reference_values": to_jsonable(setup.reference.values), "restricted": list(setup.restricted),
             "train_rows": len(setup.train_rows), "test_rows": len(setup.test_rows)}
-
-
-def parameters_summary(params: Parameters) -> dict:
-    return to_jsonable(params.as_dict())

@@ -37,10 +37,10 @@ import plotly.graph_objects as go
 
 from .analysis import (Agreement, Baselines, LensReport, LinearReport, Parameters, Setup, agreement, lens_max_size,
                        lens_report, row_baselines, row_lens_contexts, row_linear, row_sev, score_of)
-from .data import IntakeError
+from .data import IntakeError, format_value
 from .plots import HYPERCUBE_FIGURE_MAX_GROUPS, agreement_figure, hypercube_figure, lattice_figure, pn_curve_figure, \
     weights_figure
-from .sev import GroupLayout, Hypercube, SEVExplanation, SEVResult, hypercube
+from .sev import GroupLayout, Hypercube, SEVExplanation, hypercube
 
 log = logging.getLogger(__name__)
 
@@ -80,19 +80,6 @@ PAPERS = {
 # ---------------------------------------------------------------------------------------------------
 # Formatting (one place, so the PDF, the preview, the index CSV and the tests agree)
 
-def fmt_value(value) -> str:
-    """A feature value: numbers to 2 decimals (whole numbers without), text as is, missing as "missing"."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "missing"
-    if isinstance(value, (bool, np.bool_)):
-        return str(bool(value))
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        return str(int(value)) if float(value).is_integer() else f"{float(value):.2f}"
-    return str(value)
-
-
 def fmt_weight(w: float) -> str:
     """A linear weight: 4 decimals, never "-0.0000"."""
     text = f"{float(w):.4f}"
@@ -111,15 +98,6 @@ def fmt_metric(v) -> str:
 
 def fmt_p(p) -> str:
     return "—" if p is None else f"{float(p):.3g}"
-
-
-def sev_text(result: SEVResult | None) -> str:
-    """SEV as the app shows it: the value, ``> d`` when nothing flips within depth d, ``none`` if unexplainable."""
-    if result is None:
-        return ""
-    if result.status == "explained":
-        return str(result.value)
-    return f"> {result.max_depth}" if result.status == "beyond_depth" else "none"
 
 
 def factor_text(groups: Sequence[str]) -> str:
@@ -159,9 +137,9 @@ def sev_reading(setup: Setup, ex: SEVExplanation) -> str:
         firsts = [e for e in result.explanations if e]
         if result.value == 1:
             names = [e[0] for e in firsts]
-            text = (f"Changing {names[0]} to the reference value ({fmt_value(ref[names[0]])}) alone flips the "
+            text = (f"Changing {names[0]} to the reference value ({format_value(ref[names[0]])}) alone flips the "
                     f"prediction to {other}{held}")
-            extra = [f"{n} alone (to {fmt_value(ref[n])})" for n in names[1:3]]
+            extra = [f"{n} alone (to {format_value(ref[n])})" for n in names[1:3]]
             if extra:
                 text += "; so does changing " + " or ".join(extra)
             if len(names) > 3:
@@ -169,7 +147,7 @@ def sev_reading(setup: Setup, ex: SEVExplanation) -> str:
             return text + "."
         first = firsts[0]
         text = (f"Changing {_join(first)} together to their reference values "
-                f"({', '.join(fmt_value(ref[g]) for g in first)}) flips the prediction to {other}{held}; "
+                f"({', '.join(format_value(ref[g]) for g in first)}) flips the prediction to {other}{held}; "
                 "no single feature does")
         if len(firsts) > 1:
             n = len(firsts) - 1
@@ -323,7 +301,7 @@ def _figures(report: RowReport, cube: Hypercube | None) -> dict[str, go.Figure]:
     if report.sev is not None and "sev" in report.sections:
         which = report.sev_shown
         if report._cube_drawn:
-            cube = cube or hypercube(s.model, GroupLayout.of(s.dataset), report.query, s.reference_for(report.query))
+            cube = cube or hypercube(s.model, GroupLayout.of(s.dataset), report.query, s.reference_of_label(report.label))
             figs["sev"] = hypercube_figure(cube, report.sev, which=which, class_names=s.class_names)
         else:
             figs["sev"] = lattice_figure(getattr(report.sev, which), threshold=s.model.threshold)
@@ -359,9 +337,9 @@ def _headline(report: RowReport) -> dict:
     s = report.setup
     h = {"row": report.row, "prediction": s.class_names[report.label], "score": report.score}
     if report.sev is not None:
-        h["sev_minus"] = sev_text(report.sev.minus)
-        h["sev_plus"] = sev_text(report.sev.plus)
-        h["sev_restricted"] = sev_text(report.sev.restricted)
+        h["sev_minus"] = report.sev.minus.shown
+        h["sev_plus"] = report.sev.plus.shown
+        h["sev_restricted"] = report.sev.restricted.shown if report.sev.restricted is not None else ""
     if report.lens is not None:
         best = smallest_factor(report.lens)
         h["lens_smallest_factor"] = factor_text(best.groups) if best else f"none at τ = {report.params.tau:g}"
@@ -1001,7 +979,7 @@ def _summary(w: _Writer, r: RowReport) -> None:
         ["Model", f"{model.name}; {s.source}; key {s.model_key}"],
         ["Performance", f"{perf}; {len(s.train_rows):,} training / {len(s.test_rows):,} test rows"],
         ["Score", f"{s.score_text(r.score, digits=3)}; label 1 when the score is above {model.threshold:.4g}"],
-        ["Reference", s.reference_for(r.query).description],
+        ["Reference", s.reference_of_label(r.label).description],
         ["Restricted features", ", ".join(s.restricted) or "none"],
         ["Row", f"{where}{edited} ({split} row)"],
     ]
@@ -1009,8 +987,8 @@ def _summary(w: _Writer, r: RowReport) -> None:
 
     w.h2("The row and the reference")
     query = group_values(s, r.query.iloc[0].to_dict())
-    ref = group_values(s, s.reference_for(r.query).values)
-    rows = [[g.name, g.kind, fmt_value(query[g.name]), fmt_value(ref[g.name]),
+    ref = group_values(s, s.reference_of_label(r.label).values)
+    rows = [[g.name, g.kind, format_value(query[g.name]), format_value(ref[g.name]),
              "yes" if g.name in s.restricted else ""] for g in data.groups]
     w.table(["Feature", "Kind", "This row", "Reference", "Restricted"], rows, widths=(60, 22, 38, 38, 22))
 
@@ -1071,7 +1049,7 @@ def _sev_table(w: _Writer, r: RowReport, which: str) -> None:
                  else "features moved from the reference to this row's values")
     w.text(f"{result.label} explanations ({direction}; {UNCHANGED} = unchanged): {result.message}.", size=8.5,
            style="B", gap=0.8)
-    cells = table.map(fmt_value)
+    cells = table.map(format_value)
     ends = [cells.index[0], cells.index[-1]]
     middle = list(cells.index[1:-1])
     listed = middle[:SEV_MAX_EXPLANATIONS]
@@ -1104,11 +1082,11 @@ def _sev_section(w: _Writer, r: RowReport, number: int, images: _Images) -> None
     w.h1(f"{number}. SEV — sparse explanation values")
     w.text(r.reading, size=10, style="B")
     kinds = ["minus", "plus"] + (["restricted"] if ex.restricted is not None else [])
-    rows = [[getattr(ex, k).label, sev_text(getattr(ex, k)), len([e for e in getattr(ex, k).explanations if e]),
+    rows = [[getattr(ex, k).label, getattr(ex, k).shown, len([e for e in getattr(ex, k).explanations if e]),
              getattr(ex, k).message] for k in kinds]
     w.table(["", "Value", "Minimal explanations", "Outcome"], rows, widths=(16, 18, 32, 114),
             align=("LEFT", "CENTER", "CENTER", "LEFT"))
-    w.note(f"The reference is the {r.setup.reference_for(r.query).description}. SEV⁻ counts features moved from this row to "
+    w.note(f"The reference is the {r.setup.reference_of_label(r.label).description}. SEV⁻ counts features moved from this row to "
            f"the reference until the prediction flips; SEV⁺ counts features moved from the reference to this row's "
            f"values until the prediction is this row's; search depth {ex.minus.max_depth}.")
     for k in kinds:

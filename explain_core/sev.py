@@ -90,6 +90,14 @@ class SEVResult:
     def label(self) -> str:
         return {"plus": "SEV⁺", "minus": "SEV®" if self.restricted else "SEV⁻"}[self.kind]
 
+    @property
+    def shown(self) -> str:
+        """The value as the app and reports show it: ``> d`` when nothing flips within depth d, ``none`` when
+        nothing flips at all."""
+        if self.status == "explained":
+            return str(self.value)
+        return f"> {self.max_depth}" if self.status == "beyond_depth" else "none"
+
     def paths(self) -> list[tuple[str, ...]]:
         """Every shortest hypercube path, as the order in which groups move (each explanation's orderings)."""
         return [order for groups in self.explanations for order in itertools.permutations(groups)]

@@ -7,7 +7,6 @@ Not a page (the leading underscore). Session keys: ``setup`` (:class:`~explain_c
 """
 from __future__ import annotations
 
-import numbers
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -16,7 +15,8 @@ import pandas as pd
 import streamlit as st
 
 from explain_core.analysis import (DEFAULT_DEMO, Parameters, Setup, dataset_sev, demo_setup, lens_report,
-                                   predicted_rows, row_baselines, row_lens_contexts, row_linear, row_sev, score_of)
+                                   row_baselines, row_lens_contexts, row_linear, row_sev, score_of)
+from explain_core.data import format_value
 from explain_core.export import to_csv, to_json
 
 UNCHANGED = "—"
@@ -117,15 +117,11 @@ def query() -> pd.DataFrame:
 
 # --- cached computations ---------------------------------------------------------------------------------------
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def flagged_rows_cached(_setup: Setup, key: str) -> np.ndarray:
-    return predicted_rows(_setup)
-
-
 def flagged_rows(s: Setup) -> np.ndarray:
-    """Test rows the model predicts positive (all test rows for regression)."""
-    label = 1 if s.dataset.task == "classification" else None
-    return flagged_rows_cached(s, s.key) if label else s.test_rows
+    """Test rows the model predicts positive (all test rows for regression), read off :func:`row_scores`."""
+    if s.dataset.task != "classification":
+        return s.test_rows
+    return s.test_rows[row_scores(s, s.key)["predicted"].to_numpy()[s.test_rows] == 1]
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -216,28 +212,28 @@ def progress_bar(text: str):
 
 # --- small views ----------------------------------------------------------------------------------------------
 
-def show_value(value) -> str:
-    """One table cell as text: numbers rounded to 2 decimals (whole numbers without decimals)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Number):
-        return str(value)
-    if isinstance(value, numbers.Integral) or float(value).is_integer():
-        return str(int(value))
-    return f"{float(value):.2f}"
-
-
 def text_table(table: pd.DataFrame) -> pd.DataFrame:
     """A table with every cell as text, so mixed columns render cleanly."""
-    return table.map(show_value).astype(str)
+    return table.map(format_value).astype(str)
+
+
+def current_score() -> float:
+    """The model's score of the chosen row (from :func:`row_scores`; scored afresh when edited)."""
+    s = setup()
+    return score_of(s, query()) if st.session_state.get("whatif") else float(row_scores(s, s.key)["score"].iloc[row()])
+
+
+def current_label() -> int:
+    return int(setup().model.labels_of(np.array([current_score()]))[0])
 
 
 def row_banner() -> None:
     """The chosen row, its prediction and the setup, at the top of every explanation page."""
     s = setup()
-    score = score_of(s, query())
     edited = " (edited in the what-if editor)" if st.session_state.get("whatif") else ""
-    parts = [f"**Row {row()}**{edited}", s.score_text(score)]
+    parts = [f"**Row {row()}**{edited}", s.score_text(current_score())]
     if s.dataset.task == "classification":
-        parts.append(f"predicted **{s.dataset.class_name(int(s.model.labels_of(np.array([score]))[0]))}**")
+        parts.append(f"predicted **{s.dataset.class_name(current_label())}**")
     st.info(" · ".join(parts + [s.dataset.name, s.model.name]), icon=":material/table_rows:")
 
 

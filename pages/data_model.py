@@ -17,7 +17,8 @@ import streamlit as st
 
 from explain_core import IntakeError, UntrustedModelError
 from explain_core.analysis import Setup
-from explain_core.data import KINDS, TASKS, Dataset, demo_names, infer_kind, infer_task, make_dataset, max_upload_mb, read_table
+from explain_core.data import (KINDS, TASKS, Dataset, demo_names, format_value, infer_kind, infer_task, make_dataset,
+                               max_upload_mb, read_table)
 from explain_core.models import (DEMO_KINDS, TRUSTED_ENV, data_hash, evaluate, load_model_bytes, train_model, trusted_mode,
                                  wrap_model)
 from explain_core.reference import POPULATIONS, STATISTICS, Reference, make_reference
@@ -402,7 +403,7 @@ def reference_section(dataset: Dataset, dkey: str, model: dict, current: Setup, 
 def reference_editor(dataset: Dataset, model: dict, base: Reference, statistic: str, population: str,
                      current: Setup, same_data: bool) -> Reference | None:
     """The computed reference with an editable column of custom values; None (and the message) when one is refused."""
-    custom = ({str(k): shared.show_value(v) for k, v in current.reference.overrides.items()} if same_data else {})
+    custom = ({str(k): format_value(v) for k, v in current.reference.overrides.items()} if same_data else {})
     table = pd.DataFrame(
         {"kind": [g.kind for g in dataset.groups],
          "computed": [reference_text(dataset, g, base) for g in dataset.groups],
@@ -429,7 +430,7 @@ def reference_editor(dataset: Dataset, model: dict, base: Reference, statistic: 
 
 
 def reference_text(dataset: Dataset, group, reference: Reference) -> str:
-    return shared.show_value(dataset.group_value(group.name, reference.values))
+    return format_value(dataset.group_value(group.name, reference.values))
 
 
 # --- 4 · Use ------------------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import streamlit as st
 
 from explain_core.lens import LensResult, default_max_size, shap_curve
 from explain_core.plots import pn_curve_figure, ps_by_size_figure
+from explain_core.data import format_value
 from pages import _shared as shared
 
 DIRECTION_LABELS = {"r2i": "R2I — reference to input", "i2r": "I2R — input to reference"}
@@ -47,25 +48,18 @@ def factor_view(result: LensResult, exact: bool) -> pd.DataFrame:
     return view
 
 
-def group_value(frame: pd.DataFrame, label, group) -> str:
-    """A feature group's value in row ``label`` of ``frame`` (the active column of a one-hot block)."""
-    if len(group.columns) == 1:
-        return shared.show_value(frame.at[label, group.columns[0]])
-    active = [c for c in group.columns if frame.at[label, c] == 1]
-    return active[0] if active else "none"
-
-
 def recourse_view(s, query: pd.DataFrame, result: LensResult) -> pd.DataFrame:
     """Factors with a finite cost, cheapest first, with the reference achieving it and what changes."""
     factors = sorted((f for f in result.factors if np.isfinite(f.cost)), key=lambda f: f.cost)
-    features = s.dataset.features
-    q = query.reset_index(drop=True)
+    data = s.dataset
+    here_values = query.iloc[0].to_dict()
     rows = []
     for f in factors:
         changes = []
+        there_values = data.features.loc[f.reference].to_dict()
         for name in f.groups:
-            group = s.dataset.group(name)
-            here, there = group_value(q, 0, group), group_value(features, f.reference, group)
+            here = format_value(data.group_value(name, here_values))
+            there = format_value(data.group_value(name, there_values))
             changes.append(f"{name}: {here} → {there}" if here != there else f"{name}: {here} (same)")
         rows.append({"factor": ", ".join(f.groups), "size": len(f.groups), "cost": f.cost, "PS": f.ps,
                      "reference": int(f.reference), "this row → reference": "; ".join(changes)})

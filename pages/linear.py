@@ -120,7 +120,7 @@ with st.container(key="lin_space"):
         f"Each feature becomes a **literal** “keeps ⟨feature⟩ = ⟨this row's value⟩”, e.g. *{example}*. "
         "At this row "
         "every literal is true (x_j = +1); **z_j = −1 moves that feature to the reference value** "
-        f"({s.reference_for(shared.query()).description}), so the corners of {{−1, +1}}^{d} are the SEV hypercube plus a bias literal "
+        f"({s.reference_of_label(shared.current_label()).description}), so the corners of {{−1, +1}}^{d} are the SEV hypercube plus a bias literal "
         "that is always +1. An explanation is a weight vector w with at most k non-zero weights, "
         "**anchored**: w·x = f(x).")
     st.markdown(f_description(s, query))

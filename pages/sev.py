@@ -14,16 +14,10 @@ HELP = {
 }
 
 
-def metric_value(result) -> str:
-    if result.status == "explained":
-        return str(result.value)
-    return f"> {result.max_depth}" if result.status == "beyond_depth" else "none"
-
-
 def show_result(ex, which: str) -> None:
     result = getattr(ex, which)
     with st.container(key=f"sev_{which}", border=True):
-        st.metric(result.label, metric_value(result), help=HELP[which])
+        st.metric(result.label, result.shown, help=HELP[which])
         st.caption(result.message)
         table = ex.table(which, unchanged=shared.UNCHANGED)
         st.dataframe(shared.text_table(table), width="stretch")

@@ -278,40 +278,33 @@ def test_compare_agreement_matrix_matches(demo, flagged, chart_specs):
 
 # --- errors --------------------------------------------------------------------------------------------------
 
-def test_intake_error_is_shown_and_the_session_kept(monkeypatch, flagged):
+def sev_page_failing_with(monkeypatch, error: Exception, depth: int) -> AppTest:
+    """The SEV page after a depth change, with the SEV computation raising ``error`` (caches cleared around it)."""
     from pages import _shared
 
-    def refuse(*args, **kwargs):
-        raise IntakeError("Cannot explain this row: test refusal.")
+    def fail(*args, **kwargs):
+        raise error
 
     at = open_page("pages/sev.py")
-    before = at.session_state["setup"].key
-    monkeypatch.setattr(_shared, "row_sev", refuse)
+    monkeypatch.setattr(_shared, "row_sev", fail)
     st.cache_data.clear()
     try:
-        at.slider(key="sev_depth").set_value(3).run()
+        at.slider(key="sev_depth").set_value(depth).run()
     finally:
         st.cache_data.clear()
     assert not at.exception
+    return at
+
+
+def test_intake_error_is_shown_and_the_session_kept(monkeypatch, demo, flagged):
+    at = sev_page_failing_with(monkeypatch, IntakeError("Cannot explain this row: test refusal."), 3)
     assert [e.value for e in at.error] == ["Cannot explain this row: test refusal."]
     assert not sev_metrics(at)
-    assert at.session_state["setup"].key == before and at.session_state["row"] == flagged[0]
+    assert at.session_state["setup"].key == demo.key and at.session_state["row"] == flagged[0]
 
 
 def test_unexpected_error_shows_a_reference_not_a_traceback(monkeypatch):
-    from pages import _shared
-
-    def crash(*args, **kwargs):
-        raise RuntimeError("internal detail that must not reach the page")
-
-    at = open_page("pages/sev.py")
-    monkeypatch.setattr(_shared, "row_sev", crash)
-    st.cache_data.clear()
-    try:
-        at.slider(key="sev_depth").set_value(2).run()
-    finally:
-        st.cache_data.clear()
-    assert not at.exception
+    at = sev_page_failing_with(monkeypatch, RuntimeError("internal detail that must not reach the page"), 2)
     [error] = at.error
     assert "Something went wrong" in error.value and "reference" in error.value
     assert "internal detail" not in error.value

@@ -11,10 +11,12 @@ import uuid
 
 import streamlit as st
 
-from explain_core import IntakeError
+from explain_core import ExplainError
+from explain_core.vocabulary import plain
 from pages import _shared as shared
 
 log = logging.getLogger("explain_explorer")
+SIDEBAR_ROWS = 1000  # rows offered by the sidebar's switcher
 
 st.set_page_config(page_title="Explanation explorer", page_icon=":material/manage_search:", layout="wide")
 
@@ -34,16 +36,17 @@ def sidebar_summary() -> None:
     """The setup in one line and a row switcher that works from every page."""
     s = shared.setup()
     scores = shared.row_scores(s, s.key)["score"]
-    rows = [int(r) for r in shared.flagged_rows(s)]
+    rows = [int(r) for r in shared.flagged_rows(s)[:SIDEBAR_ROWS]]
     if shared.row() not in rows:
         rows.insert(0, shared.row())
     with st.sidebar:
-        st.caption(f"**{s.dataset.name}** · {s.model.name}  \nrestricted: {', '.join(s.restricted) or 'none'}")
+        st.caption(f"**{plain(s.dataset.name)}** · {plain(s.model.name)}  \nrestricted: "
+                   f"{plain(', '.join(s.restricted)) or 'none'}")
         st.session_state["sidebar_row"] = shared.row()
         st.selectbox("Row", rows, key="sidebar_row", format_func=lambda r: f"row {r} · {s.score_text(scores[r])}",
                      on_change=lambda: shared.choose_row(st.session_state["sidebar_row"]),
-                     help="Test rows the model predicts positive (and the chosen row); any row can be chosen "
-                          "on the Pick a row page.")
+                     help=f"The first {SIDEBAR_ROWS} test rows the model predicts positive (and the chosen row); "
+                          "any row can be chosen on the Pick a row page.")
 
 
 page = st.navigation(PAGES)
@@ -51,8 +54,8 @@ try:
     shared.ensure_session()
     sidebar_summary()
     page.run()
-except IntakeError as exc:  # a bad input or choice: the message says what is wrong and how to fix it
-    st.error(str(exc), icon=":material/error:")
+except ExplainError as exc:  # a bad input, choice or result: the message says what is wrong and how to fix it
+    st.error(plain(exc), icon=":material/error:")
 except Exception:  # anything else: a short reference instead of a traceback (full trace in the server log)
     ref = uuid.uuid4().hex[:8]
     log.exception("page %s failed (reference %s)", page.title, ref)

@@ -3,7 +3,7 @@
 dense quadratic objective in the same solver (SCIP), and IHT's gap to the optimum.
 
 Tasks: the Boolean-model demo problems (§6.1 encoding, the paper's MLP trained on it; cached under
-.cache/models after the first run), d from 9 to 107 literals (bias included; the d ≈ 100 problem is
+the user cache folder after the first run), d from 9 to 107 literals (bias included; the d ≈ 100 problem is
 student performance encoded with K = 6 instead of 4, the only way the bundled data reaches that width),
 k ∈ {3, 5, 8}, m = 5000, σ = 1, 3 test rows each (seeded). For every task:
 
@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from explain_core import load_demo  # noqa: E402
 from explain_core.linear import PAPER_IHT, draw_sample, iht  # noqa: E402
-from explain_core.linear_exact import exact_fit, search_supports, solve_miqp  # noqa: E402
-from explain_core.linear_space import boolean_model  # noqa: E402
+from explain_core.linear.exact import exact_fit, search_supports, solve_miqp  # noqa: E402
+from explain_core.linear.space import boolean_model  # noqa: E402
 
 PROBLEMS = [("compas", 4), ("california_housing", 4), ("adult", 4), ("credit_approval", 4),
             ("german_credit", 4), ("student_performance_math", 4), ("student_performance_math", 6)]

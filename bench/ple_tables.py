@@ -3,7 +3,7 @@
 California housing data, printed beside the paper's values where the dataset matches.
 
 Protocol (§6.1-6.3): Boolean encoding (K = 4) and the paper's MLP trained on it (cached under
-.cache/models after the first run); 10 reference rows drawn from the test split (seeded); k = 5,
+the user cache folder after the first run); 10 reference rows drawn from the test split (seeded); k = 5,
 m = 5000, σ = 1; every explainer fitted on the same sample, F measured on a fresh sample of 5000,
 R exactly when ≤ 18 literals lie outside the support, else by Monte Carlo with 20 000 conditioned
 draws. Explainers: IHT (Algorithm 1 + polish), the exact fit (certified, 10 s limit), LIME in the same
@@ -29,8 +29,8 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from explain_core import load_demo  # noqa: E402
-from explain_core.linear_compare import compare  # noqa: E402
-from explain_core.linear_space import boolean_model  # noqa: E402
+from explain_core.linear.compare import compare  # noqa: E402
+from explain_core.linear.space import boolean_model  # noqa: E402
 
 DATASETS = ("compas", "adult", "german_credit", "california_housing")
 METHODS = ("iht", "exact", "lime", "l1_relax")

@@ -43,8 +43,9 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from explain_core import demo_model, load_demo, make_reference, sev_batch  # noqa: E402
-from explain_core.models import encoded_model  # noqa: E402
-from explain_core.sev import DEFAULT_MAX_DEPTH, GroupLayout, sev  # noqa: E402
+from explain_core.encoding import encoded_model  # noqa: E402
+from explain_core.data import GroupLayout  # noqa: E402
+from explain_core.sev import DEFAULT_MAX_DEPTH, sev  # noqa: E402
 
 TARGET_SPEEDUP = 20.0
 TARGET_THROUGHPUT = 0.50

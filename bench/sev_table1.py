@@ -25,8 +25,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from explain_core import load_demo, make_reference, sev_batch  # noqa: E402
-from explain_core.models import train_model  # noqa: E402
-from explain_core.sev import GroupLayout  # noqa: E402
+from explain_core.training import train_model  # noqa: E402
+from explain_core.data import GroupLayout  # noqa: E402
 
 KINDS = ("l1_lr", "l2_lr", "mlp", "gbdt")
 TITLE = {"l1_lr": "L1 LR", "l2_lr": "L2 LR", "mlp": "MLP", "gbdt": "GBDT"}

@@ -7,26 +7,35 @@ Computation only — no Streamlit. Typical use::
     trained = demo_model(data, "gbdt")
     ref = make_reference(data, trained.train_rows)
     ex = explain_sev(trained.model, data, data.features.iloc[[42]], ref)
+
+The linear explanations (torch) live in :mod:`explain_core.linear`, the PDF reports in
+:mod:`explain_core.report`; importing this package imports neither.
 """
-from .data import Dataset, FeatureGroup, IntakeError, load_demo, demo_names, make_dataset, read_table
-from .models import (ModelAdapter, TrainedModel, UntrustedModelError, demo_model, load_model_file,
-                     model_from_file, train_model, wrap_model)
-from .reference import Reference, check_restricted, make_reference
+from ._version import __version__
 from .baselines import Attribution, FlipPath, explain_lime, explain_shap, flip_number
-from .lens import (Factor, LensContext, LensResult, Measures, feature_mad, lens_contexts,
-                   opposite_references, shap_curve)
-from .sev import GroupLayout, SEVExplanation, SEVResult, explain_sev, hypercube, sev_batch
+from .data import Dataset, FeatureGroup, GroupLayout, demo_names, load_demo, make_dataset
+from .errors import ComputationError, ExplainError, IntakeError, NonFiniteScores
+from .lens import (Factor, LensContext, LensResult, Measures, feature_mad, lens_contexts, opposite_references,
+                   shap_curve)
+from .limits import Limits, limits
+from .loading import UntrustedModelError, load_model_file, model_from_file
+from .models import ModelAdapter, wrap_model
 from .plots import (feature_prevalence, hypercube_figure, lattice_counts, lattice_figure, prevalence_table,
                     sev_counts, sev_histogram)
+from .reference import Reference, check_restricted, make_reference
+from .sev import SEVExplanation, SEVResult, explain_sev, hypercube, sev_batch
+from .tables import read_table
+from .training import TrainedModel, demo_model, train_model
 
 __all__ = [
-    "Dataset", "FeatureGroup", "IntakeError", "load_demo", "demo_names", "make_dataset", "read_table",
+    "__version__", "Dataset", "FeatureGroup", "GroupLayout", "IntakeError", "ExplainError", "ComputationError",
+    "NonFiniteScores", "load_demo", "demo_names", "make_dataset", "read_table", "Limits", "limits",
     "ModelAdapter", "TrainedModel", "UntrustedModelError", "demo_model", "load_model_file", "model_from_file",
     "train_model", "wrap_model", "Reference", "check_restricted", "make_reference",
     "Attribution", "FlipPath", "explain_lime", "explain_shap", "flip_number",
     "Factor", "LensContext", "LensResult", "Measures", "feature_mad", "lens_contexts",
     "opposite_references", "shap_curve",
-    "GroupLayout", "SEVExplanation", "SEVResult", "explain_sev", "hypercube", "sev_batch",
+    "SEVExplanation", "SEVResult", "explain_sev", "hypercube", "sev_batch",
     "feature_prevalence", "hypercube_figure", "lattice_counts", "lattice_figure", "prevalence_table",
     "sev_counts", "sev_histogram",
 ]

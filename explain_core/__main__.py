@@ -1,6 +1,9 @@
-"""Command line: ``python -m explain_core report …`` writes one PDF report per row and an index CSV.
+"""Command line (``explain-core`` once installed, or ``python -m explain_core``): ``app`` starts the dashboard,
+``report`` writes one PDF report per row and an index CSV.
 
 Examples::
+
+    explain-core app                                   # the dashboard (streamlit run app.py)
 
     python -m explain_core report --data data/compas.csv --model gbdt --rows 3,17,42 --out reports/
     python -m explain_core report --data compas --model l2_lr --rows predicted-positive --limit 50 --out reports/
@@ -15,11 +18,12 @@ rows whose explanation fails are listed in the index (``error`` column) and the 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import re
 import sys
 from pathlib import Path
 from typing import Sequence
+
+from ._version import __version__
 
 ROW_KEYWORDS = {"predicted-positive": 1, "predicted-negative": 0}
 
@@ -36,13 +40,15 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .models import DEMO_KINDS
     from .report import RENDERERS, SECTIONS
+    from .training import DEMO_KINDS
 
-    parser = _Parser(prog="python -m explain_core",
-                                     description="Explanations of single model decisions (SEV, LENS, linear).")
+    parser = _Parser(prog="explain-core", description="Explanations of single model decisions (SEV, LENS, linear).")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
+    commands.add_parser("app", help="start the dashboard in a browser (streamlit run app.py)", add_help=False,
+                        description="Start the dashboard; other arguments go to streamlit run (e.g. --server.port).")
     report = commands.add_parser(
         "report", help="write one PDF report per row and an index CSV",
         description="Write one A4 PDF report per row (SEV, LENS, linear explanations, agreement) and index.csv "
@@ -119,25 +125,26 @@ def parse_rows(text: str) -> list[int] | str:
 
 
 def _bundled(data: str) -> str | None:
-    """The bundled dataset ``data`` names (its name, or the path of its file), or None."""
-    from .data import DATA_DIR, demo_cards
+    """The bundled dataset ``data`` names (its name, or a copy of its file such as ``data/compas.csv``), or None."""
+    from .data import bundled_file, demo_cards
 
     cards = demo_cards()
     if data in cards:
         return data
     path = Path(data)
-    if path.exists():
+    if path.is_file():
         for name, card in cards.items():
-            if path.resolve() == (DATA_DIR / card["file"]).resolve():
+            if path.name == card["file"] and path.read_bytes() == bundled_file(card["file"]).read_bytes():
                 return name
     return None
 
 
 def load_setup(args):
     """The :class:`~explain_core.analysis.Setup` the arguments describe (bad ones raise IntakeError / UsageError)."""
-    from .analysis import demo_setup, setup_from_trained
-    from .data import demo_names, load_demo, make_dataset, read_table
-    from .models import DEMO_KINDS, TrainedModel, data_hash, evaluate, model_from_file, train_model
+    from .data import demo_names, load_demo, make_dataset
+    from .setup import demo_setup, file_setup, trained_setup
+    from .tables import read_table
+    from .training import DEMO_KINDS
 
     name = _bundled(args.data)
     if name is None:
@@ -161,22 +168,14 @@ def load_setup(args):
         if name is not None:
             setup = demo_setup(name, args.model, seed=args.model_seed)
             return setup.with_restricted(restricted) if restricted else setup
-        trained = train_model(dataset, args.model, seed=args.model_seed)
-        key = f"trained:{dataset.name}:{data_hash(dataset)}:{args.model}:{args.model_seed}"
-        return setup_from_trained(dataset, trained, key,
-                                  f"{trained.model.name} (trained here, seed {args.model_seed})", restricted=restricted)
+        return trained_setup(dataset, args.model, seed=args.model_seed, restricted=restricted)
     path = Path(args.model)
     if not path.suffix:
         raise UsageError(f"Unknown model {args.model!r}: pass a demo model kind ({', '.join(DEMO_KINDS)}) or a model "
                          "file (.skops, .onnx; .joblib/.pkl with --trusted).")
     if not path.is_file():
         raise UsageError(f"Model file {args.model!r} not found.")
-    model = model_from_file(path, dataset, trusted=args.trusted)
-    train, test = dataset.split(args.model_seed)
-    trained = TrainedModel(model, train, test, evaluate(model, dataset, train, test), args.model_seed)
-    digest = hashlib.sha1(path.read_bytes()).hexdigest()[:12]
-    return setup_from_trained(dataset, trained, f"file:{path.name}:{digest}", f"{path.name} (model file)",
-                              restricted=restricted)
+    return file_setup(dataset, path, seed=args.model_seed, trusted=args.trusted or None, restricted=restricted)
 
 
 def _typed(value: str, column):
@@ -193,7 +192,7 @@ def _typed(value: str, column):
 
 
 def load_params(args):
-    from .analysis import Parameters
+    from .setup import Parameters
 
     names = {"max_depth": "max_depth", "tau": "tau", "alpha": "alpha", "lens_direction": "lens_direction",
              "lens_references": "lens_references", "lens_max_size": "lens_max_size", "sigma": "sigma", "k": "k",
@@ -205,7 +204,7 @@ def load_params(args):
 
 def choose_rows(setup, rows, limit: int | None) -> list[int]:
     from .analysis import predicted_rows
-    from .data import IntakeError
+    from .errors import IntakeError
 
     if limit is not None and limit < 1:
         raise UsageError(f"--limit must be at least 1, not {limit}.")
@@ -291,17 +290,48 @@ def run_report(args) -> int:
     return 1 if failed else 0
 
 
+def app_file() -> Path:
+    """The dashboard's ``app.py``: beside this package in a source checkout (or an editable install), else where
+    ``pip install`` put it (``<prefix>/share/explain-explorer``)."""
+    import sysconfig
+
+    for folder in (Path(__file__).resolve().parent.parent, Path(sysconfig.get_path("data")) / "share" / "explain-explorer"):
+        if (folder / "app.py").is_file() and (folder / "pages").is_dir():
+            return folder / "app.py"
+    raise UsageError("The dashboard's app.py was not found; reinstall with `pip install explain-explorer[app]`, or "
+                     "run `streamlit run app.py` in a source checkout.")
+
+
+def run_app(extra: Sequence[str]) -> int:
+    """``streamlit run app.py`` on the installed dashboard, in its folder (Streamlit reads its
+    ``.streamlit/config.toml`` from the working folder); other arguments go to Streamlit."""
+    import subprocess
+
+    app = app_file()
+    try:
+        return subprocess.call([sys.executable, "-m", "streamlit", "run", str(app), *extra], cwd=app.parent)
+    except KeyboardInterrupt:
+        return 130
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["app"]:
+        try:
+            return run_app(argv[1:])
+        except UsageError as exc:
+            print(f"error: {_one_line(exc)}", file=sys.stderr)
+            return 2
     parser = build_parser()
     args = parser.parse_args(argv)
-    from .data import IntakeError
-    from .models import UntrustedModelError
+    from .errors import ExplainError
+    from .loading import UntrustedModelError
 
     try:
         if args.command == "report":
             return run_report(args)
         parser.error(f"unknown command {args.command!r}")
-    except (UsageError, IntakeError) as exc:
+    except (UsageError, ExplainError) as exc:
         if args.debug:
             raise
         hint = " From the command line: add --trusted." if isinstance(exc, UntrustedModelError) else ""

@@ -12,16 +12,19 @@ import numpy as np
 import pandas as pd
 
 from .data import Dataset
-from .models import ModelAdapter, encoded_model
+from .encoding import encoded_model
+from .errors import IntakeError, names_method
+from .cube import mix
+from .models import ModelAdapter
 from .reference import Reference
-from .sev import GroupLayout, mix
+from .results import Explanation
 
 SCORE_OUTPUT = {"proba": "probability", "decision": "decision value", "predict": "prediction"}
 TREE_OUTPUT = {"log_odds": "log-odds", "probability": "probability", "raw_value": "prediction"}
 
 
 @dataclass(frozen=True)
-class Attribution:
+class Attribution(Explanation):
     """One attribution per feature group, in dataset group order.
 
     ``output`` names the quantity the values explain (``probability``, ``log-odds``, ``decision value``
@@ -35,6 +38,8 @@ class Attribution:
     output: str
     explainer: str
 
+    meta_parameters = ("explainer", "output")
+
     @property
     def order(self) -> tuple[str, ...]:
         """Group names by decreasing |value| (ties keep dataset order)."""
@@ -42,7 +47,7 @@ class Attribution:
 
 
 @dataclass(frozen=True)
-class FlipPath:
+class FlipPath(Explanation):
     """LIME-C / SHAP-C: groups aligned to the reference cumulatively in ``order``.
 
     ``scores[k]`` is the model score after aligning the first k groups (``scores[0]`` is the query);
@@ -109,6 +114,7 @@ def _codec(dataset: Dataset, train: pd.DataFrame, query: pd.DataFrame) -> GroupC
     return GroupCodec(dataset, pd.concat([train, query[dataset.columns]], ignore_index=True))
 
 
+@names_method("LIME")
 def explain_lime(model: ModelAdapter, dataset: Dataset, query_frame: pd.DataFrame, train_rows, *,
                  seed: int = 0, num_samples: int = 5000) -> Attribution:
     """LIME (quartile-discretised numerics, categorical groups as codes) of the first row of ``query_frame``."""
@@ -137,6 +143,7 @@ def explain_lime(model: ModelAdapter, dataset: Dataset, query_frame: pd.DataFram
                        f"LimeTabularExplainer ({num_samples} samples, seed {seed}, surrogate R² {exp.score:.2f})")
 
 
+@names_method("SHAP")
 def explain_shap(model: ModelAdapter, dataset: Dataset, query_frame: pd.DataFrame, train_rows, *,
                  seed: int = 0, background: int = 100) -> Attribution:
     """SHAP of the first row of ``query_frame`` against a seeded background sample of ``train_rows``.
@@ -202,12 +209,13 @@ def _permutation_shap(model: ModelAdapter, dataset: Dataset, query: pd.DataFrame
                        f"PermutationExplainer ({len(coded_bg)} background rows, seed {seed})")
 
 
+@names_method("LIME-C / SHAP-C")
 def flip_number(model: ModelAdapter, dataset: Dataset, query_frame: pd.DataFrame, reference: Reference,
                 attribution: Attribution) -> FlipPath:
     """Align groups to the reference in ``attribution.order``, all p+1 cumulative vertices in one model call."""
-    layout = GroupLayout.of(dataset)
+    layout = dataset.layout
     if tuple(attribution.groups) != layout.names:
-        raise ValueError("the attribution's groups are not the dataset's groups")
+        raise IntakeError("The attribution's feature groups are not the dataset's groups.")
     rank = np.empty(layout.size, dtype=int)
     rank[layout.indices(attribution.order)] = np.arange(layout.size)
     masks = rank[None, :] >= np.arange(layout.size + 1)[:, None]  # row k: first k groups at the reference

@@ -1,31 +1,29 @@
-"""Datasets: reading CSV/Parquet into a typed :class:`Dataset`, feature kinds and groups, bundled demos.
+"""Datasets: a typed :class:`Dataset` with its target, task, feature kinds and feature groups; bundled demos.
 
 A *feature group* is the unit every explanation moves: a numeric or binary column, a categorical
-column (one group however a model encodes it), or a declared set of one-hot columns.
+column (one group however a model encodes it), or a declared set of one-hot columns. The groups of a
+dataset, with each model input column's group, are its :class:`GroupLayout` (``dataset.layout``).
+Reading files is :mod:`explain_core.tables`; bundled datasets ship inside the package
+(``explain_core/datasets``, read with :mod:`importlib.resources`).
 """
 from __future__ import annotations
 
-import csv
-import io
+import hashlib
 import json
-import math
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
+from functools import cached_property
+from importlib import resources
 from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+from .errors import IntakeError, check_choice
+
 KINDS = ("numeric", "binary", "categorical")
 TASKS = ("classification", "regression")
-DEFAULT_MAX_UPLOAD_MB = 200
-
-
-class IntakeError(ValueError):
-    """A dataset, model or setting that cannot be used; the message says what is wrong and how to fix it."""
+NO_COLUMN = "none"  # a one-hot block's value when none of its columns is 1
 
 
 @dataclass(frozen=True)
@@ -35,6 +33,59 @@ class FeatureGroup:
     name: str
     columns: tuple[str, ...]
     kind: str
+
+    @property
+    def is_block(self) -> bool:
+        """A declared one-hot block (several 0/1 columns, at most one of them 1)."""
+        return len(self.columns) > 1
+
+    def value_of(self, values: Mapping):
+        """The group's value in ``values`` (column → value): the column's value, or the block's active column."""
+        if not self.is_block:
+            return values[self.columns[0]]
+        return next((c for c in self.columns if values[c] == 1), NO_COLUMN)
+
+    def values_in(self, frame: pd.DataFrame) -> np.ndarray:
+        """:meth:`value_of` for every row of ``frame`` (object array)."""
+        if not self.is_block:
+            return frame[self.columns[0]].to_numpy()
+        block = frame[list(self.columns)].to_numpy(dtype=float)
+        names = np.array([*self.columns, NO_COLUMN], dtype=object)
+        return names[np.where(block.max(axis=1, initial=0) > 0, block.argmax(axis=1), len(self.columns))]
+
+
+@dataclass(frozen=True)
+class GroupLayout:
+    """The dataset's feature groups: their names and, for each model input column, its group."""
+
+    groups: tuple[FeatureGroup, ...]
+
+    @classmethod
+    def of(cls, dataset: "Dataset") -> "GroupLayout":
+        return dataset.layout
+
+    @cached_property
+    def names(self) -> tuple[str, ...]:
+        return tuple(g.name for g in self.groups)
+
+    @cached_property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(c for g in self.groups for c in g.columns)
+
+    @cached_property
+    def column_group(self) -> tuple[int, ...]:
+        return tuple(i for i, g in enumerate(self.groups) for _ in g.columns)
+
+    @property
+    def size(self) -> int:
+        return len(self.groups)
+
+    def indices(self, names: Sequence[str]) -> list[int]:
+        return [self.names.index(n) for n in names]
+
+    def values(self, values: Mapping) -> dict[str, object]:
+        """One value per group name (a one-hot block's active column) from column → value."""
+        return {g.name: g.value_of(values) for g in self.groups}
 
 
 @dataclass
@@ -49,9 +100,13 @@ class Dataset:
     groups: tuple[FeatureGroup, ...] = ()
     card: dict = field(default_factory=dict)
 
+    @cached_property
+    def layout(self) -> GroupLayout:
+        return GroupLayout(tuple(self.groups))
+
     @property
     def group_names(self) -> list[str]:
-        return [g.name for g in self.groups]
+        return list(self.layout.names)
 
     @property
     def columns(self) -> list[str]:
@@ -73,20 +128,31 @@ class Dataset:
             return (self.target == self.positive_class).to_numpy().astype(int)
         return self.target.to_numpy(dtype=float)
 
+    @cached_property
+    def content_hash(self) -> str:
+        """A hash of the feature values and the target (what a model trained on this data depends on)."""
+        digest = hashlib.sha1(pd.util.hash_pandas_object(self.features, index=False).to_numpy().tobytes())
+        digest.update(np.ascontiguousarray(self.y).tobytes())
+        return digest.hexdigest()[:10]
+
+    @cached_property
+    def key(self) -> str:
+        """The content and the configuration (name, task, positive class, groups and kinds): models depend on all."""
+        text = json.dumps([self.content_hash, self.name, self.task, str(self.positive_class),
+                           [(g.name, list(map(str, g.columns)), g.kind) for g in self.groups]])
+        return hashlib.sha1(text.encode()).hexdigest()[:12]
+
     def split(self, seed: int = 0, test_size: float = 0.2) -> tuple[np.ndarray, np.ndarray]:
         """Row indices of an 80/20 (default) train/test split, stratified on the class for classification."""
         idx = np.arange(len(self.features))
         strata = self.y if self.task == "classification" else None
+        check_trainable(self, test_size)
         train, test = train_test_split(idx, test_size=test_size, random_state=seed, stratify=strata)
         return np.sort(train), np.sort(test)
 
     def group_value(self, group: str, values: Mapping):
         """A group's value in ``values`` (column → value): the column's value, or a one-hot block's active column."""
-        columns = self.group(group).columns
-        if len(columns) == 1:
-            return values[columns[0]]
-        active = [c for c in columns if values[c] == 1]
-        return active[0] if active else "none"
+        return self.group(group).value_of(values)
 
     def class_value(self, label: int):
         """The target value of label 1 (the positive class) or 0 (the other class, or "not <positive>")."""
@@ -105,88 +171,23 @@ class Dataset:
         return [n for n in self.card.get("restricted_features", []) if n in self.group_names]
 
 
-def read_table(source, *, filename: str | None = None, max_mb: float | None = None) -> pd.DataFrame:
-    """Read a CSV or Parquet file (path, bytes or file-like) with clear errors for unusable files."""
-    is_path = isinstance(source, (str, Path))
-    name = filename or (Path(source).name if is_path else getattr(source, "name", "upload"))
-    limit = max_upload_mb() if max_mb is None else max_mb
-    raw = None if is_path else _read_bytes(source)
-    size = Path(source).stat().st_size if is_path else len(raw)
-    if size > limit * 2**20:  # checked before a file on disk is read
-        raise IntakeError(f"{name} is {size / 2**20:.1f} MB, over the {limit:g} MB limit; "
-                          "upload a smaller sample of rows or raise server.maxUploadSize in .streamlit/config.toml.")
-    raw = Path(source).read_bytes() if raw is None else raw
-    if not raw.strip():
-        raise IntakeError(f"{name} is empty; upload a CSV with a header row and at least one data row.")
-    if str(name).lower().endswith((".parquet", ".pq")) or raw[:4] == b"PAR1":
-        frame = _read_parquet(raw, name)
-    else:
-        frame = _read_csv(raw, name)
-    if frame.empty or frame.shape[1] == 0:
-        raise IntakeError(f"{name} has no data rows; upload a file with a header row and at least one data row.")
-    return frame
+MIN_SPLIT_ROWS = 10  # a train/test split needs a few rows of each class on each side
 
 
-def _read_bytes(source) -> bytes:
-    if isinstance(source, (bytes, bytearray)):
-        return bytes(source)
-    data = source.read()
-    return data.encode() if isinstance(data, str) else data
-
-
-def _check_unique(names, where: str) -> None:
-    names = [str(n) for n in names]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise IntakeError(f"{where} has duplicate column names: {', '.join(dupes)}; give every column a unique name.")
-
-
-def _read_parquet(raw: bytes, name: str) -> pd.DataFrame:
-    import pyarrow.parquet as pq
-
-    try:
-        _check_unique(pq.ParquetFile(io.BytesIO(raw)).schema_arrow.names, name)
-        return pd.read_parquet(io.BytesIO(raw))
-    except IntakeError:
-        raise
-    except Exception as exc:
-        raise IntakeError(f"{name} is not a readable Parquet file ({exc}); re-export it, or upload a CSV.") from exc
-
-
-def _read_csv(raw: bytes, name: str) -> pd.DataFrame:
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise IntakeError(f"{name} is not UTF-8 text (byte {exc.start} cannot be decoded); "
-                          "save it as 'CSV UTF-8' or upload Parquet.") from exc
-    if "\x00" in text:
-        raise IntakeError(f"{name} looks like a binary file, not a CSV; upload a CSV or Parquet file.")
-    first_line = text.lstrip("\r\n").split("\n", 1)[0]
-    sep = max(",;\t|", key=first_line.count)  # Excel in some locales writes ';'
-    # pandas renames duplicate headers (a, a.1), so they are caught from the header line itself.
-    header = next((row for row in csv.reader(io.StringIO(text), delimiter=sep, skipinitialspace=True) if row), [])
-    _check_unique(header, name)
-    try:
-        frame = pd.read_csv(io.StringIO(text), sep=sep, skipinitialspace=True)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise IntakeError(f"{name} could not be parsed as CSV ({str(exc).strip()}); check that every row has "
-                          "as many fields as the header.") from exc
-    if not isinstance(frame.index, pd.RangeIndex):  # pandas makes extra leading fields the index
-        raise IntakeError(f"{name} has rows with more fields than the header; check that every row has "
-                          "as many fields as the header.")
-    return frame
-
-
-def max_upload_mb() -> float:
-    """The upload limit: env EXPLAIN_MAX_UPLOAD_MB, else server.maxUploadSize of .streamlit/config.toml."""
-    if "EXPLAIN_MAX_UPLOAD_MB" in os.environ:
-        return float(os.environ["EXPLAIN_MAX_UPLOAD_MB"])
-    config = DATA_DIR.parent / ".streamlit" / "config.toml"
-    if config.exists():
-        import tomllib
-
-        return float(tomllib.loads(config.read_text()).get("server", {}).get("maxUploadSize", DEFAULT_MAX_UPLOAD_MB))
-    return DEFAULT_MAX_UPLOAD_MB
+def check_trainable(dataset: Dataset, test_size: float = 0.2) -> None:
+    """A split (and a model) needs enough rows, and for classification a few rows of each class."""
+    n = len(dataset.features)
+    if n < MIN_SPLIT_ROWS:
+        raise IntakeError(f"{dataset.name} has {n} rows; a train/test split needs at least {MIN_SPLIT_ROWS} — "
+                          "upload more rows.")
+    if dataset.task == "classification":
+        counts = np.bincount(dataset.y, minlength=2)
+        least = int(counts.min())
+        if least < 2 or least * test_size < 1:
+            label = int(counts.argmin())
+            raise IntakeError(f"Only {least} row(s) of class {dataset.class_value(label)!s} in {dataset.name}; "
+                              f"a stratified split needs at least {int(np.ceil(1 / test_size))} of each class — "
+                              "upload more rows of that class, or pick another target.")
 
 
 def infer_kind(column: pd.Series) -> str:
@@ -216,7 +217,7 @@ def make_dataset(frame: pd.DataFrame, target: str, *, task: str | None = None, p
     columns as one group each (``{"purpose": ["purpose_car", "purpose_tv"]}``). A classification
     target with more than two classes needs ``positive_class`` (explained against all the others).
     """
-    _check_unique(frame.columns, "The table")
+    check_unique(frame.columns, "The table")
     if target not in frame.columns:
         raise IntakeError(f"Target column {target!r} is not in the file; choose one of: {', '.join(map(str, frame.columns))}.")
     frame = frame.drop(columns=[c for c in drop if c in frame.columns and c != target])
@@ -227,17 +228,39 @@ def make_dataset(frame: pd.DataFrame, target: str, *, task: str | None = None, p
     if y.nunique() < 2:
         raise IntakeError(f"Target {target!r} is constant: every row has {show(y.iloc[:1])}, a single class/value; "
                           "a model needs at least two outcomes — pick another target.")
-    task = task or infer_task(y)
-    if task not in TASKS:
-        raise IntakeError(f"Task must be one of {TASKS}, not {task!r}.")
-    if task == "regression" and not pd.api.types.is_numeric_dtype(y):
-        raise IntakeError(f"Target {target!r} holds text ({show(y.iloc[:2])}, …), so it cannot be a regression "
-                          "target; choose classification, or a numeric target.")
+    task = check_choice(task or infer_task(y), TASKS, "task")
+    if task == "regression":
+        _check_regression_target(y, target)
     positive_class = _check_classes(y, target, positive_class) if task == "classification" else None
     features = frame.drop(columns=[target]).reset_index(drop=True)
     groups = build_groups(features, kinds or {}, onehot_groups or {})
     return Dataset(name=name, features=features, target=y.reset_index(drop=True),
                    task=task, positive_class=positive_class, groups=groups, card=card or {})
+
+
+def _check_regression_target(y: pd.Series, target: str) -> None:
+    if not pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
+        raise IntakeError(f"Target {target!r} holds text ({show(y.iloc[:2])}, …), so it cannot be a regression "
+                          "target; choose classification, or a numeric target.")
+    values = y.to_numpy(dtype=float)
+    if not np.isfinite(values).all():
+        raise IntakeError(f"Target {target!r} has {int((~np.isfinite(values)).sum())} infinite values; "
+                          "drop those rows or replace them by finite numbers.")
+    if np.abs(values).max() > 1e15:
+        raise IntakeError(f"Target {target!r} reaches {np.abs(values).max():.3g}: values this large overflow "
+                          "the metrics and the explanations' scales — rescale it (e.g. to thousands) first.")
+
+
+def check_unique(names, where: str) -> None:
+    """Duplicate column names are refused (checked in one pass)."""
+    seen, dupes = set(), set()
+    for n in map(str, names):
+        (dupes if n in seen else seen).add(n)
+    if dupes:
+        listed = sorted(dupes)
+        more = f" and {len(listed) - 10} more" if len(listed) > 10 else ""
+        raise IntakeError(f"{where} has duplicate column names: {', '.join(listed[:10])}{more}; "
+                          "give every column a unique name.")
 
 
 def _check_columns(frame: pd.DataFrame, target: str) -> None:
@@ -247,25 +270,18 @@ def _check_columns(frame: pd.DataFrame, target: str) -> None:
                           "drop them or fill them in.")
     if frame.shape[1] < 2:
         raise IntakeError("The file has only the target column; it needs at least one feature column.")
+    numbers = frame.drop(columns=[target]).select_dtypes("number")
+    counts = np.isinf(numbers.to_numpy(dtype=float, na_value=np.nan)).sum(axis=0) if numbers.shape[1] else []
+    infinite = {str(c): int(n) for c, n in zip(numbers.columns, counts) if n}
+    if infinite:
+        listed = ", ".join(f"{c} ({n})" for c, n in list(infinite.items())[:10])
+        raise IntakeError(f"Columns with infinite values: {listed}; replace them by finite numbers, or leave the "
+                          "cells empty to mark them missing.")
 
 
 def show(values) -> str:
     """Values for a message, as Python literals without numpy's wrappers: ``'bad', 'good'`` or ``0, 1``."""
     return ", ".join(repr(v.item() if isinstance(v, np.generic) else v) for v in values)
-
-
-def format_value(value) -> str:
-    """A feature value for a table or sentence: numbers to 2 decimals (whole numbers without), text as is,
-    missing as "missing"."""
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return "missing"
-    if isinstance(value, (bool, np.bool_)):
-        return str(bool(value))
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        return str(int(value)) if float(value).is_integer() else f"{float(value):.2f}"
-    return str(value)
 
 
 def find_value(value, options):
@@ -319,8 +335,7 @@ def build_groups(features: pd.DataFrame, kinds: Mapping[str, str],
 
 
 def _check_kind(column: pd.Series, kind: str) -> None:
-    if kind not in KINDS:
-        raise IntakeError(f"Unknown feature kind {kind!r} for {column.name!r}; use one of {KINDS}.")
+    check_choice(kind, KINDS, f"feature kind for {column.name!r}")
     if kind == "numeric" and not pd.api.types.is_numeric_dtype(column):
         raise IntakeError(f"Column {column.name!r} holds text, so it cannot be numeric; mark it categorical.")
     if kind == "binary" and column.nunique() > 2:
@@ -328,9 +343,17 @@ def _check_kind(column: pd.Series, kind: str) -> None:
                           "mark it categorical.")
 
 
+# ---------------------------------------------------------------------------------------------------
+# Bundled demo datasets (package resources)
+
+def bundled_file(name: str):
+    """A file of the bundled datasets folder (``explain_core/datasets``) as an importlib resource."""
+    return resources.files(__package__).joinpath("datasets", name)
+
+
 def demo_cards() -> dict[str, dict]:
-    """The bundled datasets' cards (``data/datasets.json``) by name."""
-    return {card["name"]: card for card in json.loads((DATA_DIR / "datasets.json").read_text())}
+    """The bundled datasets' cards (``datasets/datasets.json``) by name."""
+    return {card["name"]: card for card in json.loads(bundled_file("datasets.json").read_text(encoding="utf-8"))}
 
 
 def demo_names() -> list[str]:
@@ -343,10 +366,10 @@ DEMO_DROPS = {"adult": ("final_weight",)}  # census sampling weight, not a prope
 def load_demo(name: str) -> Dataset:
     """Load a bundled dataset by name (``compas``, ``adult``, ``german_credit``, ``california_housing``…)."""
     cards = demo_cards()
-    if name not in cards:
-        raise IntakeError(f"No bundled dataset {name!r}; choose one of: {', '.join(cards)}.")
+    check_choice(name, cards, "bundled dataset")
     card = cards[name]
-    frame = pd.read_csv(DATA_DIR / card["file"])
+    with bundled_file(card["file"]).open("rb") as handle:
+        frame = pd.read_csv(handle)
     drop = DEMO_DROPS.get(name, ())
     kinds = {c["name"]: c["kind"] for c in card["columns"] if c["role"] == "feature" and c["name"] not in drop}
     return make_dataset(frame, card["target"], task=card["task"], positive_class=card.get("positive_class"),

@@ -12,15 +12,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from math import comb
 from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 from scipy.stats import binomtest, median_abs_deviation
 
-from .data import Dataset, IntakeError
+from .data import Dataset, GroupLayout
+from .errors import IntakeError, check_choice, names_method
+from .cube import DEFAULT_CHUNK_ROWS, ProgressFn, layer_masks, one_row
+from .limits import limits, over
 from .models import ModelAdapter
-from .sev import DEFAULT_CHUNK_ROWS, GroupLayout, ProgressFn, layer_masks, one_row
+from .results import Explanation
 
 DIRECTIONS = ("r2i", "i2r")
 ORDERS = ("subset", "cost")
@@ -35,6 +39,11 @@ def default_max_size(p: int) -> int:
     return p if p <= ALL_SUBSETS_UP_TO else DEFAULT_MAX_SIZE
 
 
+def factor_count(p: int, max_size: int) -> int:
+    """How many factors (subsets of at most ``max_size`` of p groups, the empty one included) there are."""
+    return sum(comb(p, k) for k in range(min(max_size, p) + 1))
+
+
 def factor_masks(p: int, max_size: int) -> np.ndarray:
     """Every subset of p groups with at most ``max_size`` members, by size (a topological sort of ⊆)."""
     if max_size < 0:
@@ -44,6 +53,7 @@ def factor_masks(p: int, max_size: int) -> np.ndarray:
                                     for masks in layer_masks(p, range(p), k, False, 1 << 20))])
 
 
+@names_method("LENS references")
 def opposite_references(model: ModelAdapter, dataset: Dataset, query, rows: Sequence[int] | None = None, *,
                         n: int | None = DEFAULT_REFERENCES, seed: int = 0) -> pd.DataFrame:
     """``n`` rows (seeded; ``None`` = all) of ``rows`` that the model predicts opposite to the query (§5).
@@ -110,7 +120,7 @@ class Factor:
 
 
 @dataclass(frozen=True)
-class LensResult:
+class LensResult(Explanation):
     """Alg. 1's output: τ-minimal factors and the cumulative PN of their upward closure."""
 
     direction: str
@@ -120,6 +130,9 @@ class LensResult:
     order: str
     factors: tuple[Factor, ...]
     cumulative_pn: float
+
+    method = "LENS"
+    meta_parameters = ("direction", "tau", "alpha", "order")
 
     def table(self) -> pd.DataFrame:
         """One row per factor: groups, size, PS, counts, p-value, cost and cheapest reference."""
@@ -293,13 +306,13 @@ def _check_threshold(tau: float, alpha: float | None) -> None:
 
 
 def _check_order(order: str) -> None:
-    if order not in ORDERS:
-        raise IntakeError(f"The partial order must be one of {ORDERS}, not {order!r}.")
+    check_choice(order, ORDERS, "partial order")
 
 
 # ---------------------------------------------------------------------------------------------------
 # Building and scoring the context sample
 
+@names_method("LENS")
 def lens_contexts(model: ModelAdapter, dataset: Dataset, query, references: pd.DataFrame, *,
                   directions: Sequence[str] = DIRECTIONS, max_size: int | None = None,
                   mad: dict[str, float] | None = None, chunk_rows: int = DEFAULT_CHUNK_ROWS,
@@ -313,15 +326,18 @@ def lens_contexts(model: ModelAdapter, dataset: Dataset, query, references: pd.D
     identical across references, factors and directions are scored once; at most ``chunk_rows`` rows
     go to one model call.
     """
-    bad = [d for d in directions if d not in DIRECTIONS]
-    if bad or not directions:
-        raise IntakeError(f"Directions must be among {DIRECTIONS}, not {list(directions)}.")
+    if not directions:
+        raise IntakeError(f"Choose at least one LENS context among {', '.join(DIRECTIONS)}.")
+    for d in directions:
+        check_choice(d, DIRECTIONS, "LENS context")
     if len(references) == 0:
         raise IntakeError("No references given; a context needs at least one reference row.")
-    layout = GroupLayout.of(dataset)
+    layout = dataset.layout
+    size = default_max_size(layout.size) if max_size is None else max_size
+    check_budget(layout.size, size, len(references) * len(directions))
     query = one_row(query)[list(layout.columns)]
     references = references[list(layout.columns)]
-    masks = factor_masks(layout.size, default_max_size(layout.size) if max_size is None else max_size)
+    masks = factor_masks(layout.size, size)
     keep = np.concatenate([masks if d == "r2i" else ~masks for d in directions])  # True = input's value
     differs = _differs(dataset, query, references)
     costs = _group_distances(dataset, query, references, differs, {**feature_mad(dataset), **(mad or {})}) \
@@ -333,6 +349,22 @@ def lens_contexts(model: ModelAdapter, dataset: Dataset, query, references: pd.D
     m = len(masks)
     return {d: LensContext(d, layout.names, masks, y, y if d == "r2i" else 1 - y, labels[:, i * m:(i + 1) * m],
                            costs, references.index.to_numpy()) for i, d in enumerate(directions)}
+
+
+def largest_factor_size(p: int, references: int) -> int:
+    """The largest factor size whose samples (``references`` × factors) fit the ``lens_samples`` limit."""
+    cap = limits().lens_samples
+    return max((s for s in range(p + 1) if references * factor_count(p, s) <= cap), default=0)
+
+
+def check_budget(p: int, max_size: int, references: int) -> None:
+    """Refuse a context whose samples (references × factors) pass the ``lens_samples`` limit, before any is built."""
+    samples = references * factor_count(p, max_size)
+    cap = limits().lens_samples
+    if samples > cap:
+        raise over(f"LENS with factors of up to {max_size} of {p} features and {references} reference rows (both "
+                   "contexts): the number of samples", samples, cap, "lower the largest factor size (here at most "
+                   f"{largest_factor_size(p, references)} fits) or the number of references.")
 
 
 def _differs(dataset: Dataset, query: pd.DataFrame, references: pd.DataFrame) -> np.ndarray:

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from .errors import IntakeError, check_choice
 from .sev import Hypercube, SEVExplanation, SEVResult
 
 GRID = "#EBF0F8"
@@ -88,11 +89,10 @@ def path_edges(result: SEVResult, names: Sequence[str]) -> set[tuple[int, int]]:
 
 
 def _pick(explanation: SEVExplanation, which: str) -> SEVResult:
-    if which not in _WHICH:
-        raise ValueError(f"which must be one of {_WHICH}, not {which!r}")
+    check_choice(which, _WHICH, "SEV result")
     result = getattr(explanation, which)
     if result is None:
-        raise ValueError("no SEV® here: pass restricted features to explain_sev")
+        raise IntakeError("No SEV® here: pass restricted features to explain_sev.")
     return result
 
 
@@ -191,8 +191,7 @@ def lattice_counts(source: Hypercube | SEVResult, *, threshold: float | None = N
     or ``plus`` choosing the start and the flip rule.
     """
     if isinstance(source, Hypercube):
-        if kind not in ("minus", "plus"):
-            raise ValueError(f"kind must be 'minus' or 'plus', not {kind!r}")
+        check_choice(kind, ("minus", "plus"), "SEV kind")
         masks, labels = np.asarray(source.masks, dtype=bool), np.asarray(source.labels).astype(int)
         query_label = int(labels[np.flatnonzero(masks.all(axis=1))[0]])
         depths = range(0, masks.shape[1] + 1)

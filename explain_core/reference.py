@@ -11,7 +11,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .data import Dataset, FeatureGroup, IntakeError, find_value, show
+from .data import Dataset, FeatureGroup, find_value, show
+from .errors import IntakeError, check_choice
 
 STATISTICS = ("mean", "median")
 POPULATIONS = ("opposite", "all")
@@ -43,10 +44,8 @@ def make_reference(dataset: Dataset, rows: Sequence[int] | None = None, *, stati
     pattern. ``overrides`` sets custom values per column, or per one-hot group by naming the
     column that is 1.
     """
-    if statistic not in STATISTICS:
-        raise IntakeError(f"Reference statistic must be one of {STATISTICS}, not {statistic!r}.")
-    if population not in POPULATIONS:
-        raise IntakeError(f"Reference population must be one of {POPULATIONS}, not {population!r}.")
+    check_choice(statistic, STATISTICS, "reference statistic")
+    check_choice(population, POPULATIONS, "reference population")
     if explain_class not in (0, 1):
         raise IntakeError(f"explain_class must be 1 (the positive class) or 0, not {explain_class!r}.")
     rows = np.arange(len(dataset.features)) if rows is None else np.asarray(rows)

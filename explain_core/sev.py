@@ -10,58 +10,28 @@ dataset-wide run evaluates that layer for all unresolved queries at once.
 from __future__ import annotations
 
 import itertools
-from math import comb
 from dataclasses import dataclass
-from functools import cached_property
-from typing import Callable, Iterator, Sequence
+from math import comb
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from .data import Dataset, FeatureGroup
-from .models import ModelAdapter, encoded_model
+from .data import Dataset, GroupLayout
+from .errors import IntakeError, check_choice, names_method
+from .cube import DEFAULT_CHUNK_ROWS, ProgressFn, VertexScorer, layer_masks, one_row
+from .models import ModelAdapter
 from .reference import Reference
+from .results import Explanation
 
-ProgressFn = Callable[[float, str], None]
 DEFAULT_MAX_DEPTH = 6
-DEFAULT_CHUNK_ROWS = 32_768  # model calls of ~20-50k rows run fastest per row here (bench/sev_speed.py)
 MAX_LAYER_VERTICES = 2_000_000  # one layer per query; deeper layers of wide data are cut off (status beyond_depth)
 HYPERCUBE_MAX_GROUPS = 12
 KINDS = ("minus", "plus")
 
 
 @dataclass(frozen=True)
-class GroupLayout:
-    """The dataset's feature groups: their names and, for each model input column, its group."""
-
-    groups: tuple[FeatureGroup, ...]
-
-    @classmethod
-    def of(cls, dataset: Dataset) -> "GroupLayout":
-        return cls(tuple(dataset.groups))
-
-    @cached_property
-    def names(self) -> tuple[str, ...]:
-        return tuple(g.name for g in self.groups)
-
-    @cached_property
-    def columns(self) -> tuple[str, ...]:
-        return tuple(c for g in self.groups for c in g.columns)
-
-    @cached_property
-    def column_group(self) -> tuple[int, ...]:
-        return tuple(i for i, g in enumerate(self.groups) for _ in g.columns)
-
-    @property
-    def size(self) -> int:
-        return len(self.groups)
-
-    def indices(self, names: Sequence[str]) -> list[int]:
-        return [self.names.index(n) for n in names]
-
-
-@dataclass(frozen=True)
-class SEVResult:
+class SEVResult(Explanation):
     """One SEV value for one query, with every minimal explanation and the vertices evaluated.
 
     ``explanations`` lists, for each flipping vertex at the minimal depth, the groups that moved
@@ -81,6 +51,12 @@ class SEVResult:
     reference_class: int | None = None
     vertex_masks: np.ndarray | None = None  # (m, p) bool, True = query value
     vertex_scores: np.ndarray | None = None  # (m,) model score of each evaluated vertex
+
+    meta_parameters = ("kind", "max_depth", "restricted")
+
+    @property
+    def method(self) -> str:
+        return self.label
 
     @property
     def explainable(self) -> bool:
@@ -118,76 +94,7 @@ class SEVResult:
         return f"{self.label}: not explainable — moving every feature{held} does not flip the prediction"
 
 
-def layer_masks(p: int, movable: Sequence[int], depth: int, start: bool, chunk: int) -> Iterator[np.ndarray]:
-    """All vertices ``depth`` moves from the start vertex (all ``start``), in chunks of ≤ ``chunk`` rows."""
-    combos = itertools.combinations(movable, depth)
-    while True:
-        block = np.array(list(itertools.islice(combos, chunk)), dtype=np.intp).reshape(-1, depth)
-        if len(block) == 0:
-            return
-        masks = np.full((len(block), p), start, dtype=bool)
-        masks[np.arange(len(block))[:, None], block] = not start
-        yield masks
-
-
-def mix(layout: GroupLayout, queries: pd.DataFrame, reference: Reference, masks: np.ndarray) -> pd.DataFrame:
-    """Model inputs for every (query i, vertex j), row i·m + j: query values where the mask is True."""
-    n, m = len(queries), len(masks)
-    data = {}
-    for column, g in zip(layout.columns, layout.column_group):
-        q = queries[column].to_numpy()
-        ref = np.asarray(reference.values[column], dtype=q.dtype if q.dtype == object else None)
-        data[column] = np.where(masks[None, :, g], q[:, None], ref).reshape(n * m)
-    return pd.DataFrame(data)
-
-
-class VertexScorer:
-    """Model scores of hypercube vertices of many queries against one reference.
-
-    When the model's preprocessing works column by column (:func:`encoded_model`), the queries and the
-    reference are encoded once and vertices are mixed as numeric arrays for the final estimator — the
-    same scores as encoding each mixed raw row, without per-call preprocessing. Otherwise vertices are
-    mixed as raw rows (:func:`mix`) for the whole model.
-    """
-
-    def __init__(self, model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference):
-        self.model, self.layout, self.queries, self.reference = model, layout, queries, reference
-        self.encoded = encoded_model(model, layout.groups)
-        columns = list(layout.columns)
-        if self.encoded is None:
-            self.query_scores = model.score(queries)
-            self.reference_score = float(model.score(reference.as_frame(columns))[0])
-            equal = np.column_stack([queries[c].to_numpy() == reference.values[c] for c in columns])
-            column_group = np.array(layout.column_group)
-        else:
-            encoded = self.encoded.encode(pd.concat([queries[model.columns], reference.as_frame(model.columns)]))
-            self._queries, self._reference = encoded[:-1], encoded[-1]
-            scores = model.scores_of(self.encoded.estimator, encoded)
-            self.query_scores, self.reference_score = scores[:-1], float(scores[-1])
-            equal, column_group = self._queries == self._reference, self.encoded.column_group
-        self.same = np.column_stack([equal[:, column_group == g].all(axis=1) for g in range(layout.size)])
-
-    def scores(self, rows: np.ndarray, masks: np.ndarray, fresh: np.ndarray | None = None) -> np.ndarray:
-        """(len(rows), len(masks)) scores: query ``rows[i]`` with the groups where ``masks[j]`` is False moved.
-
-        Only pairs where ``fresh`` is True are evaluated (the rest are NaN).
-        """
-        fresh = np.ones((len(rows), len(masks)), dtype=bool) if fresh is None else fresh
-        out = np.full(fresh.shape, np.nan)
-        pick = np.flatnonzero(fresh)
-        if len(pick) == 0:
-            return out
-        if self.encoded is None:
-            frame = mix(self.layout, self.queries.iloc[rows], self.reference, masks).iloc[pick]
-            out.flat[pick] = self.model.score(frame)
-            return out
-        i, j = np.divmod(pick, len(masks))
-        keep = masks[j][:, self.encoded.column_group]
-        X = np.where(keep, self._queries[rows[i]], self._reference)
-        out.flat[pick] = self.model.scores_of(self.encoded.estimator, X)
-        return out
-
-
+@names_method("SEV")
 def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference, *,
               kind: str = "minus", restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH,
               chunk_rows: int = DEFAULT_CHUNK_ROWS, keep_scores: bool = True,
@@ -197,10 +104,9 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
     Each query is explained for its own predicted class. ``restricted`` applies to ``minus`` (SEV®).
     A ``scorer`` built for these queries and this reference can be passed to share its encoding.
     """
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
+    check_choice(kind, KINDS, "SEV kind")
     if restricted and kind == "plus":
-        raise ValueError("restricted features apply to SEV⁻ (SEV®), not to SEV⁺")
+        raise IntakeError("Restricted features apply to SEV⁻ (SEV®), not to SEV⁺.")
     queries = queries.reset_index(drop=True)
     n, p = len(queries), layout.size
     if n == 0:
@@ -268,10 +174,6 @@ def sev(model: ModelAdapter, layout: GroupLayout, query: pd.DataFrame | pd.Serie
                      max_depth=max_depth)[0]
 
 
-def one_row(query) -> pd.DataFrame:
-    return query.to_frame().T.infer_objects() if isinstance(query, pd.Series) else query.iloc[:1]
-
-
 @dataclass(frozen=True)
 class Hypercube:
     """Scores of all 2^p vertices; row v has mask bits (v >> g) & 1 (1 = query value of group g)."""
@@ -294,11 +196,13 @@ class Hypercube:
         return table.sort_values("depth", kind="stable").reset_index(drop=True)
 
 
+@names_method("the SEV hypercube")
 def hypercube(model: ModelAdapter, layout: GroupLayout, query, reference: Reference) -> Hypercube:
     """Every vertex of the SEV hypercube (Def. 1) scored in one batched call; p ≤ 12 groups."""
     p = layout.size
     if p > HYPERCUBE_MAX_GROUPS:
-        raise ValueError(f"the full hypercube has 2^{p} vertices; it is drawn for at most {HYPERCUBE_MAX_GROUPS} groups")
+        raise IntakeError(f"The full hypercube has 2^{p} vertices; it is computed for at most {HYPERCUBE_MAX_GROUPS} "
+                          "feature groups (the SEV search itself has no such limit).")
     codes = np.arange(2 ** p)
     masks = ((codes[:, None] >> np.arange(p)) & 1).astype(bool)
     scores = VertexScorer(model, layout, one_row(query), reference).scores(np.array([0]), masks)[0]
@@ -306,7 +210,7 @@ def hypercube(model: ModelAdapter, layout: GroupLayout, query, reference: Refere
 
 
 @dataclass(frozen=True)
-class SEVExplanation:
+class SEVExplanation(Explanation):
     """SEV⁺, SEV⁻ and (with restricted groups) SEV® of one query, with what a table needs."""
 
     query: pd.Series
@@ -318,13 +222,25 @@ class SEVExplanation:
     minus: SEVResult
     restricted: SEVResult | None
 
+    method = "SEV"
+    meta_parameters = ("held", "searched_depth")
+
+    @property
+    def held(self) -> tuple[str, ...]:
+        """The restricted groups of SEV® (empty without)."""
+        return self.restricted.restricted if self.restricted is not None else ()
+
+    @property
+    def searched_depth(self) -> int:
+        return self.minus.max_depth
+
     def table(self, which: str = "minus", unchanged: str = "—") -> pd.DataFrame:
         """The paper's table (Fig. 1c/1d): query, one row per explanation (moved groups only), reference."""
         result = {"plus": self.plus, "minus": self.minus, "restricted": self.restricted}[which]
         if result is None:
-            raise ValueError("no SEV® here: pass restricted features to explain_sev")
-        query_row = {g: self._value(g, self.query.to_dict()) for g in self.layout.names}
-        ref_row = {g: self._value(g, self.reference.values) for g in self.layout.names}
+            raise IntakeError("No SEV® here: pass restricted features to explain_sev.")
+        query_row = self.layout.values(self.query.to_dict())
+        ref_row = self.layout.values(self.reference.values)
         moved_to = ref_row if result.kind == "minus" else query_row
         rows, index = [query_row], ["Query"]
         for i, groups in enumerate((e for e in result.explanations if e), 1):
@@ -336,18 +252,12 @@ class SEVExplanation:
             rows, index = rows[::-1], index[::-1]
         return pd.DataFrame(rows, index=index, columns=list(self.layout.names))
 
-    def _value(self, group: str, values: dict):
-        cols = [c for c, g in zip(self.layout.columns, self.layout.column_group) if self.layout.names[g] == group]
-        if len(cols) == 1:
-            return values[cols[0]]
-        active = [c for c in cols if values[c] == 1]
-        return active[0] if active else "none"
 
-
+@names_method("SEV")
 def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Reference, *,
                 restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH) -> SEVExplanation:
     """SEV⁺, SEV⁻ and SEV® (when ``restricted`` is given) of one query row of ``dataset``."""
-    layout = GroupLayout.of(dataset)
+    layout = dataset.layout
     row = one_row(query).reset_index(drop=True)
     scorer = VertexScorer(model, layout, row, reference)  # the row is encoded and scored once for all three
 

@@ -7,6 +7,7 @@ Not a page (the leading underscore). Session keys: ``setup`` (:class:`~explain_c
 """
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -14,15 +15,32 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explain_core.analysis import (DEFAULT_DEMO, Parameters, Setup, dataset_sev, demo_setup, lens_report,
+from explain_core.analysis import (DEFAULT_DEMO, BaselineParameters, LensParameters, LinearParameters, Parameters,
+                                   SEVParameters, Setup, dataset_sev, demo_setup, flip_numbers, lens_report,
                                    row_baselines, row_lens_contexts, row_linear, row_sev, score_of)
-from explain_core.data import format_value
 from explain_core.export import to_csv, to_json
+from explain_core.loading import trusted_mode
+from explain_core.sev import hypercube
+from explain_core.vocabulary import plain
 
-UNCHANGED = "—"
-DEMO_LABELS = {"compas": "COMPAS recidivism", "adult": "Adult income", "german_credit": "German credit",
-               "california_housing": "California housing", "student_performance_math": "Student performance (maths)",
-               "credit_approval": "Credit approval"}
+SECRETS_TRUSTED = "trusted_models"
+
+
+# --- the operator's settings -----------------------------------------------------------------------------------
+
+def operator_trusted() -> bool:
+    """Trusted mode (pickle uploads load) as the server's operator set it: ``EXPLAIN_TRUSTED_MODELS=1`` or
+    ``trusted_models = true`` in ``.streamlit/secrets.toml``. Nothing a visitor does can change it."""
+    try:
+        secret = bool(st.secrets.get(SECRETS_TRUSTED, False))
+    except Exception:  # noqa: BLE001 — no secrets file: the environment decides
+        secret = False
+    return secret or trusted_mode()
+
+
+def upload_limit_mb() -> float:
+    """The app's upload limit (Streamlit's ``server.maxUploadSize``, in MB), passed to the library's readers."""
+    return float(st.get_option("server.maxUploadSize"))
 
 
 # --- session --------------------------------------------------------------------------------------------------
@@ -54,7 +72,7 @@ def ensure_session() -> None:
     if "setup" not in st.session_state:
         use_setup(demo(*DEFAULT_DEMO))
         linked = str(st.query_params.get("row", ""))
-        if linked.isdigit() and int(linked) < len(st.session_state["setup"].dataset.features):
+        if re.fullmatch(r"[0-9]{1,12}", linked) and int(linked) < len(st.session_state["setup"].dataset.features):
             st.session_state["row"] = int(linked)
     st.session_state.setdefault("params", Parameters())
     if st.query_params.get("row") != str(st.session_state["row"]):
@@ -135,64 +153,62 @@ def row_scores(_setup: Setup, key: str) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def sev(_setup: Setup, key: str, query: pd.DataFrame, max_depth: int, restricted: tuple[str, ...]):
+def sev(_setup: Setup, key: str, query: pd.DataFrame, p: SEVParameters, restricted: tuple[str, ...]):
     """SEV⁻, SEV⁺ and SEV® (``restricted`` = the setup's, part of the cache key)."""
-    return row_sev(_setup, query, Parameters(max_depth=max_depth))
+    return row_sev(_setup, query, p)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def baselines(_setup: Setup, key: str, query: pd.DataFrame, lime_samples: int, shap_background: int, seed: int):
-    return row_baselines(_setup, query, Parameters(lime_samples=lime_samples, shap_background=shap_background, seed=seed))
+def baselines(_setup: Setup, key: str, query: pd.DataFrame, p: BaselineParameters):
+    return row_baselines(_setup, query, p)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def lens(_setup: Setup, key: str, query: pd.DataFrame, references: int, max_size: int | None, seed: int):
+def lens(_setup: Setup, key: str, query: pd.DataFrame, p: LensParameters):
+    """Both LENS contexts (only the references, the largest factor and the seed matter: τ, α and the direction
+    are read off the contexts by :func:`lens_result`)."""
     with progress_bar("Scoring every reference × factor…") as progress:
-        return row_lens_contexts(_setup, query, Parameters(lens_references=references, lens_max_size=max_size,
-                                                           seed=seed), progress=progress)
+        return row_lens_contexts(_setup, query, p, progress=progress)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def lens_result(_setup: Setup, key: str, query: pd.DataFrame, references: int, max_size: int | None, seed: int,
-                direction: str, tau: float, alpha: float | None):
+def lens_result(_setup: Setup, key: str, query: pd.DataFrame, p: LensParameters):
     """τ-minimal factors (subset and cost order) and the PN curve of the chosen context."""
-    contexts = lens(_setup, key, query, references, max_size, seed)
-    return lens_report(contexts[direction], Parameters(tau=tau, alpha=alpha))
+    contexts = lens(_setup, key, query, LensParameters(lens_references=p.lens_references,
+                                                       lens_max_size=p.lens_max_size, seed=p.seed))
+    return lens_report(contexts[p.lens_direction], p)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def linear(_setup: Setup, key: str, query: pd.DataFrame, sigma: float, k: int, m: int, method: str,
-           time_limit: float, seed: int):
-    return row_linear(_setup, query, Parameters(sigma=sigma, k=k, m=m, linear_method=method, time_limit=time_limit,
-                                                seed=seed))
+def linear(_setup: Setup, key: str, query: pd.DataFrame, p: LinearParameters):
+    return row_linear(_setup, query, p)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def dataset_wide_sev(_setup: Setup, key: str, rows: tuple[int, ...], max_depth: int, kind: str,
+def dataset_wide_sev(_setup: Setup, key: str, rows: tuple[int, ...], p: SEVParameters, kind: str,
                      restricted: tuple[str, ...]):
     with progress_bar(f"SEV of {len(rows)} rows…") as progress:
-        return dataset_sev(_setup, list(rows), Parameters(max_depth=max_depth), kind=kind, progress=progress)
+        return dataset_sev(_setup, list(rows), p, kind=kind, progress=progress)
 
 
 def sev_now(s: Setup | None = None):
     s = s or setup()
-    return sev(s, s.key, query(), params().max_depth, s.restricted)
+    return sev(s, s.key, query(), params().sev, s.restricted)
 
 
 def baselines_now(s: Setup | None = None):
-    s, p = s or setup(), params()
-    return baselines(s, s.key, query(), p.lime_samples, p.shap_background, p.seed)
+    s = s or setup()
+    return baselines(s, s.key, query(), params().baselines)
 
 
 def linear_now(s: Setup | None = None):
-    s, p = s or setup(), params()
-    return linear(s, s.key, query(), p.sigma, p.k, p.m, p.linear_method, p.time_limit, p.seed)
+    s = s or setup()
+    return linear(s, s.key, query(), params().linear)
 
 
 def lens_now(s: Setup | None = None):
-    s, p = s or setup(), params()
-    return lens_result(s, s.key, query(), p.lens_references, p.lens_max_size, p.seed, p.lens_direction, p.tau,
-                       p.alpha)
+    s = s or setup()
+    return lens_result(s, s.key, query(), params().lens)
 
 
 @contextmanager
@@ -212,11 +228,6 @@ def progress_bar(text: str):
 
 # --- small views ----------------------------------------------------------------------------------------------
 
-def text_table(table: pd.DataFrame) -> pd.DataFrame:
-    """A table with every cell as text, so mixed columns render cleanly."""
-    return table.map(format_value).astype(str)
-
-
 def current_score() -> float:
     """The model's score of the chosen row (from :func:`row_scores`; scored afresh when edited)."""
     s = setup()
@@ -231,10 +242,10 @@ def row_banner() -> None:
     """The chosen row, its prediction and the setup, at the top of every explanation page."""
     s = setup()
     edited = " (edited in the what-if editor)" if st.session_state.get("whatif") else ""
-    parts = [f"**Row {row()}**{edited}", s.score_text(current_score())]
+    parts = [f"**Row {row()}**{edited}", plain(s.score_text(current_score()))]
     if s.dataset.task == "classification":
-        parts.append(f"predicted **{s.dataset.class_name(current_label())}**")
-    st.info(" · ".join(parts + [s.dataset.name, s.model.name]), icon=":material/table_rows:")
+        parts.append(f"predicted **{plain(s.dataset.class_name(current_label()))}**")
+    st.info(" · ".join(parts + [plain(s.dataset.name), plain(s.model.name)]), icon=":material/table_rows:")
 
 
 def download_buttons(name: str, table: pd.DataFrame | None = None, result=None, key: str | None = None) -> None:
@@ -253,15 +264,12 @@ def download_buttons(name: str, table: pd.DataFrame | None = None, result=None, 
 @st.cache_data(show_spinner=False, max_entries=64)
 def cube(_setup: Setup, key: str, query: pd.DataFrame):
     """Every vertex of the row's SEV hypercube (p ≤ 12 groups), scored in one call."""
-    from explain_core.sev import GroupLayout, hypercube
-    return hypercube(_setup.model, GroupLayout.of(_setup.dataset), query, _setup.reference_for(query))
+    return hypercube(_setup.model, _setup.dataset.layout, query, _setup.reference_for(query))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def flips(_setup: Setup, key: str, rows: tuple[int, ...], max_depth: int, lime_samples: int, shap_background: int,
-          seed: int) -> pd.DataFrame:
-    from explain_core.analysis import flip_numbers
+def flips(_setup: Setup, key: str, rows: tuple[int, ...], sev_params: SEVParameters,
+          baseline_params: BaselineParameters) -> pd.DataFrame:
     with progress_bar("LIME and SHAP on each row…") as progress:
-        return flip_numbers(_setup, list(rows), Parameters(max_depth=max_depth, lime_samples=lime_samples,
-                                                           shap_background=shap_background, seed=seed),
+        return flip_numbers(_setup, list(rows), Parameters(**vars(sev_params), **vars(baseline_params)),
                             progress=progress)

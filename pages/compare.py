@@ -4,6 +4,7 @@ import streamlit as st
 
 from explain_core.analysis import agreement
 from explain_core.plots import agreement_figure, attribution_figure
+from explain_core.vocabulary import plain
 from pages import _shared as shared
 
 st.title("Compare every method on this row")
@@ -27,7 +28,7 @@ agree = agreement(s.dataset.group_names, sev=ex, lens=lens.factors, linear=lin, 
 
 
 def listing(groups) -> str:
-    return ", ".join(groups) if groups else "—"
+    return plain(", ".join(groups)) if groups else "—"
 
 
 c1, c2, c3 = st.columns(3)
@@ -37,14 +38,14 @@ with c1.container(border=True, key="cmp_sev"):
         result = getattr(ex, which)
         if result is not None:
             st.markdown(f"{result.label} = {result.value if result.explainable else '—'}: "
-                        + ("; ".join("{" + ", ".join(e) + "}" for e in result.explanations) or result.message))
+                        + plain("; ".join("{" + ", ".join(e) + "}" for e in result.explanations) or result.message))
 with c2.container(border=True, key="cmp_lens"):
     st.markdown(f"**LENS** ({lens.direction.upper()}, τ = {p.tau:g}) — τ-minimal factors")
     factors = lens.factors.factors
     if factors:
         smallest = min(len(f.groups) for f in factors)
         for f in [f for f in factors if len(f.groups) == smallest][:8]:
-            st.markdown(f"{{{', '.join(f.groups)}}} · PS = {f.ps:.2f}")
+            st.markdown(f"{plain('{' + ', '.join(f.groups) + '}')} · PS = {f.ps:.2f}")
         st.caption(f"{len(factors)} τ-minimal factors in all; cumulative PN {lens.factors.cumulative_pn:.2f}.")
     else:
         st.markdown(f"No factor reaches PS ≥ {p.tau:g}.")
@@ -59,11 +60,11 @@ with c3.container(border=True, key="cmp_linear"):
 left, right = st.columns([3, 2])
 with left, st.container(key="cmp_agreement"):
     st.plotly_chart(agreement_figure(agree.matrix()), width="stretch", key="cmp_agreement_chart")
-    st.caption(" · ".join(f"**{m}**: {rule}" for m, rule in agree.rules.items()))
+    st.caption(" · ".join(f"**{plain(m)}**: {plain(rule)}" for m, rule in agree.rules.items()))
 with right:
     st.plotly_chart(attribution_figure(s.dataset.group_names, {"LIME": base.lime.values, "SHAP": base.shap.values}),
                     width="stretch", key="cmp_attribution_chart")
-    st.caption(f"LIME explains the {base.lime.output}; SHAP the {base.shap.output} ({base.shap.explainer}).")
+    st.caption(plain(f"LIME explains the {base.lime.output}; SHAP the {base.shap.output} ({base.shap.explainer})."))
 
 table = pd.concat([agree.matrix(), agree.counts()], axis=1)
 table.index.name = "feature"

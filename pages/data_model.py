@@ -8,7 +8,6 @@ its message and leaves the current setup, row and parameters as they were. All c
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
 import numpy as np
@@ -16,16 +15,17 @@ import pandas as pd
 import streamlit as st
 
 from explain_core import IntakeError, UntrustedModelError
-from explain_core.analysis import Setup
-from explain_core.data import (KINDS, TASKS, Dataset, demo_names, format_value, infer_kind, infer_task, make_dataset,
-                               max_upload_mb, read_table)
-from explain_core.models import (DEMO_KINDS, TRUSTED_ENV, data_hash, evaluate, load_model_bytes, train_model, trusted_mode,
-                                 wrap_model)
+from explain_core.analysis import Setup, make_setup, model_from_upload
+from explain_core.data import KINDS, TASKS, Dataset, demo_names, infer_kind, infer_task, make_dataset
+from explain_core.loading import MODEL_SUFFIXES, TRUSTED_ENV
 from explain_core.reference import POPULATIONS, STATISTICS, Reference, make_reference
+from explain_core.tables import read_table, safe_name
+from explain_core.training import DEMO_KINDS, TrainedModel, train_model
+from explain_core.vocabulary import DEMO_LABELS, format_value, plain
 from pages import _shared as shared
 
 DATA_TYPES = ["csv", "parquet", "pq"]
-MODEL_TYPES = ["skops", "onnx", "joblib", "pkl", "pickle"]
+MODEL_TYPES = [suffix.lstrip(".") for suffix in MODEL_SUFFIXES]
 MAX_CLASS_OPTIONS = 200
 POPULATION_LABELS = {"opposite": "training rows of the opposite class", "all": "all training rows"}
 # Widget state that belongs to one dataset: dropped whenever the dataset being configured changes.
@@ -46,43 +46,39 @@ def digest_of(file) -> str:
     return known[file.file_id]
 
 
-def dataset_key(dataset: Dataset) -> str:
-    """The dataset's content and configuration (task, positive class, groups and kinds): models depend on all."""
-    text = json.dumps([data_hash(dataset), dataset.name, dataset.task, str(dataset.positive_class),
-                       [(g.name, list(map(str, g.columns)), g.kind) for g in dataset.groups]])
-    return hashlib.sha1(text.encode()).hexdigest()[:12]
-
-
 @st.cache_resource(show_spinner="Reading the file…", max_entries=4)
 def read_upload(_data: bytes, digest: str, filename: str) -> pd.DataFrame:
-    """The uploaded table (by content hash, shared read-only); an unreadable file raises IntakeError (not cached)."""
-    return read_table(_data, filename=filename)
+    """The uploaded table (by content hash, shared read-only); an unreadable file raises IntakeError (not cached).
+    The size limit is the app's own upload limit (Streamlit's server.maxUploadSize)."""
+    return read_table(_data, filename=filename, max_mb=shared.upload_limit_mb())
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def train_cached(_dataset: Dataset, key: str, kind: str, seed: int):
+def train_cached(_dataset: Dataset, key: str, kind: str, seed: int) -> TrainedModel:
     """A model trained here, shared by sessions with the same data, configuration, kind and seed."""
     return train_model(_dataset, kind, seed=seed)
 
 
 @st.cache_resource(show_spinner="Loading the model file…", max_entries=16)
-def load_cached(_data: bytes, digest: str, filename: str, trusted: bool, trusted_types: tuple[str, ...]):
-    """An uploaded model file (by content hash) loaded with explain_core's safe loader."""
-    return load_model_bytes(_data, filename, trusted=trusted, trusted_types=list(trusted_types))
+def load_cached(_dataset: Dataset, _data: bytes, dataset_key: str, digest: str, filename: str, seed: int,
+                threshold: float | None, positive: str, trusted_types: tuple[str, ...]) -> TrainedModel:
+    """An uploaded model file (by content hash) loaded with explain_core's safe loader, wrapped and evaluated.
+    Trusted mode is the operator's (:func:`pages._shared.operator_trusted`), never a visitor's choice."""
+    return model_from_upload(_dataset, _data, filename, seed=seed, threshold=threshold, positive_class=positive or None,
+                             trusted=shared.operator_trusted(), trusted_types=trusted_types)
 
 
 # --- the page's working state -----------------------------------------------------------------------------------
 
-def model_of(setup: Setup) -> dict:
-    return {"model": setup.model, "train": np.asarray(setup.train_rows), "test": np.asarray(setup.test_rows),
-            "metrics": dict(setup.metrics), "key": setup.model_key, "source": setup.source,
-            "data": dataset_key(setup.dataset)}
+def model_of(setup: Setup) -> TrainedModel:
+    return TrainedModel(setup.model, np.asarray(setup.train_rows), np.asarray(setup.test_rows), dict(setup.metrics),
+                        key=setup.model_key, source=setup.source, dataset_key=setup.dataset.key)
 
 
-def set_working(dataset: Dataset, model: dict | None) -> None:
+def set_working(dataset: Dataset, model: TrainedModel | None) -> None:
     """Make ``dataset`` (and ``model``, trained/loaded for it, or None) the one being configured."""
     st.session_state["dm_dataset"] = dataset
-    st.session_state["dm_dataset_key"] = dataset_key(dataset)
+    st.session_state["dm_dataset_key"] = dataset.key
     st.session_state["dm_model"] = model
     for key in PER_DATASET_KEYS:
         st.session_state.pop(key, None)
@@ -104,13 +100,15 @@ def reset_when_changed(marker: str, value, keys) -> None:
             st.session_state.pop(key, None)
 
 
-def plain(value):
+def python_value(value):
+    """A numpy scalar as the Python value (for widget options)."""
     return value.item() if isinstance(value, np.generic) else value
 
 
 def model_words(name: str, source: str) -> str:
     """``**name** (source)``, without repeating the name when the source starts with it (demo models)."""
-    return f"**{name}** ({source})" if not source.startswith(name) else f"**{name}**{source[len(name):]}"
+    rest = source[len(name):] if source.startswith(name) else f" ({source})"
+    return f"**{plain(name)}**{plain(rest)}"
 
 
 def show_metrics(metrics: dict, task: str) -> None:
@@ -138,7 +136,7 @@ def demo_picker() -> None:
     names = demo_names()
     current = st.session_state["dm_dataset"].name
     c1, c2, c3 = st.columns([3, 3, 2], vertical_alignment="bottom")
-    name = c1.selectbox("Demo dataset", names, key="dm_demo", format_func=lambda n: shared.DEMO_LABELS.get(n, n),
+    name = c1.selectbox("Demo dataset", names, key="dm_demo", format_func=lambda n: DEMO_LABELS.get(n, n),
                         index=names.index(current) if current in names else 0,
                         help="Bundled public datasets with a card (source, licence, suggested restricted features).")
     kind = c2.selectbox("Its demo model", list(DEMO_KINDS), key="dm_demo_kind", format_func=DEMO_KINDS.get,
@@ -151,22 +149,23 @@ def demo_picker() -> None:
 
 
 def upload_form() -> None:
-    limit = max_upload_mb()
+    limit = shared.upload_limit_mb()
     file = st.file_uploader("CSV or Parquet file", type=DATA_TYPES, key="dm_upload",
                             help=f"One row per case, one column per feature plus the target; a header row. "
-                                 f"Up to {limit:g} MB (server.maxUploadSize in .streamlit/config.toml).")
+                                 f"Up to {limit:g} MB (the server's upload limit).")
     if file is None:
         st.caption("Upload a table to configure it; until then the dataset below stays in use.")
         return
     digest = digest_of(file)
+    name = safe_name(file.name)
     try:
-        frame = read_upload(file.getvalue(), digest, file.name)
+        frame = read_upload(file.getvalue(), digest, name)
     except IntakeError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(plain(exc), icon=":material/error:")
         return
-    reset_when_changed("dm_file_for", (digest, file.name), PER_FILE_KEYS + PER_TARGET_KEYS)
+    reset_when_changed("dm_file_for", (digest, name), PER_FILE_KEYS + PER_TARGET_KEYS)
     columns = list(frame.columns)
-    st.caption(f"**{file.name}**: {len(frame):,} rows × {len(columns)} columns. First rows:")
+    st.caption(f"**{plain(name)}**: {len(frame):,} rows × {len(columns)} columns. First rows:")
     st.dataframe(frame.head(5), hide_index=True)
 
     c1, c2, c3 = st.columns(3)
@@ -178,7 +177,7 @@ def upload_form() -> None:
                         help=f"Inferred from the target: **{inferred}** (two values or text → classification).")
     positive = None
     if task == "classification":
-        classes = [plain(v) for v in sorted(pd.unique(frame[target].dropna()), key=str)]
+        classes = [python_value(v) for v in sorted(pd.unique(frame[target].dropna()), key=str)]
         shown = classes[:MAX_CLASS_OPTIONS]
         positive = c3.selectbox(
             "Positive class", shown, index=len(shown) - 1 if len(shown) == 2 else None, format_func=str,
@@ -217,9 +216,9 @@ def upload_form() -> None:
                  help="Build the dataset from these choices; a model is then trained or uploaded for it."):
         try:
             dataset = make_dataset(frame, target, task=task, positive_class=positive, kinds=kinds,
-                                   onehot_groups=onehot_groups(groups), drop=drop, name=Path(file.name).stem)
+                                   onehot_groups=onehot_groups(groups), drop=drop, name=Path(name).stem)
         except IntakeError as exc:
-            st.error(str(exc), icon=":material/error:")
+            st.error(plain(exc), icon=":material/error:")
         else:
             set_working(dataset, None)
 
@@ -244,9 +243,10 @@ def onehot_groups(table: pd.DataFrame) -> dict[str, list[str]]:
 
 
 def dataset_summary(dataset: Dataset) -> None:
-    task = dataset.task if dataset.task == "regression" else f"classification, positive class **{dataset.positive_class}**"
-    st.success(f"Dataset **{dataset.name}**: {len(dataset.features):,} rows, {len(dataset.groups)} features, {task}.",
-               icon=":material/dataset:")
+    task = (dataset.task if dataset.task == "regression"
+            else f"classification, positive class **{plain(dataset.positive_class)}**")
+    st.success(f"Dataset **{plain(dataset.name)}**: {len(dataset.features):,} rows, {len(dataset.groups)} features, "
+               f"{task}.", icon=":material/dataset:")
     with st.expander("Features and their kinds"):
         st.dataframe(pd.DataFrame({"feature": dataset.group_names, "kind": [g.kind for g in dataset.groups],
                                    "columns": [", ".join(map(str, g.columns)) for g in dataset.groups]}),
@@ -255,10 +255,10 @@ def dataset_summary(dataset: Dataset) -> None:
 
 # --- 2 · Model --------------------------------------------------------------------------------------------------
 
-def model_section(dataset: Dataset, dkey: str) -> dict | None:
+def model_section(dataset: Dataset, dkey: str) -> TrainedModel | None:
     st.subheader("2 · Model")
     pending = st.session_state.get("dm_model")
-    if pending is not None and pending["data"] != dkey:
+    if pending is not None and pending.dataset_key != dkey:
         pending = None
     mode = st.radio("Model source", ["train", "upload"], horizontal=True, key="dm_model_source",
                     format_func={"train": "Train one here", "upload": "Upload a model file"}.get)
@@ -274,12 +274,12 @@ def model_section(dataset: Dataset, dkey: str) -> dict | None:
     if pending is None:
         st.info("No model for this dataset yet: train one or upload one.", icon=":material/model_training:")
         return None
-    st.success(f"Model: {model_words(pending['model'].name, pending['source'])}", icon=":material/model_training:")
-    show_metrics(pending["metrics"], dataset.task)
+    st.success(f"Model: {model_words(pending.model.name, pending.source)}", icon=":material/model_training:")
+    show_metrics(pending.metrics, dataset.task)
     return pending
 
 
-def train_form(dataset: Dataset, dkey: str, seed: int) -> dict | None:
+def train_form(dataset: Dataset, dkey: str, seed: int) -> TrainedModel | None:
     kinds = list(DEMO_KINDS)
     c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
     kind = c1.selectbox("Model to train", kinds, index=kinds.index("gbdt"), key="dm_train_kind",
@@ -295,22 +295,23 @@ def train_form(dataset: Dataset, dkey: str, seed: int) -> dict | None:
             trained = train_cached(dataset, dkey, kind, seed)
             status.update(label=f"Trained {label} on {dataset.name}", state="complete", expanded=False)
     except IntakeError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(plain(exc), icon=":material/error:")
         return None
-    return {"model": trained.model, "train": np.asarray(trained.train_rows), "test": np.asarray(trained.test_rows),
-            "metrics": dict(trained.metrics), "key": f"trained:{kind}:{seed}:{dkey}",
-            "source": f"trained here: {label} (seed {seed})", "data": dkey}
+    return trained
 
 
-def upload_model_form(dataset: Dataset, dkey: str, seed: int) -> dict | None:
-    trusted = st.toggle("Trusted mode: allow pickle files (.joblib, .pkl, .pickle)", value=trusted_mode(),
-                        key="dm_trusted",
-                        help="Loading a pickle runs any code it contains. Turn this on only for a file you made "
-                             f"yourself (the server default comes from {TRUSTED_ENV}=1).")
-    if not trusted:
-        st.caption(":material/shield: `.skops` and `.onnx` files load safely. Pickle files (`.joblib`, `.pkl`, "
-                   "`.pickle`) are refused: loading one runs any code it contains. Save the model with skops or "
-                   "export it to ONNX, or turn on trusted mode for a file you made yourself.")
+def upload_model_form(dataset: Dataset, dkey: str, seed: int) -> TrainedModel | None:
+    trusted = shared.operator_trusted()
+    if trusted:
+        st.warning(f"Trusted mode is on for this server ({TRUSTED_ENV}=1 or `trusted_models` in its secrets): pickle "
+                   "files (`.joblib`, `.pkl`, `.pickle`) load, and loading one runs any code it contains.",
+                   icon=":material/warning:")
+    else:
+        st.caption(":material/shield: `.skops` files load when every type in them is a vetted scikit-learn, numpy, "
+                   "scipy, XGBoost or LightGBM part; other types are shown with what they really are and need your "
+                   "confirmation, and types that could run code or touch files are refused. `.onnx` files load after "
+                   "a trial run with time and memory limits. Pickle files are refused: only the server's operator "
+                   f"can allow them (trusted mode, {TRUSTED_ENV}=1 when starting the server).")
     file = st.file_uploader("Model file", type=MODEL_TYPES, key="dm_model_file",
                             help="A fitted scikit-learn Pipeline (or estimator) trained on this dataset's columns, "
                                  "saved with skops.io.dump, or an ONNX export.")
@@ -320,57 +321,51 @@ def upload_model_form(dataset: Dataset, dkey: str, seed: int) -> dict | None:
         help="Score above which the model says 'positive'. Empty: 0.5 for probabilities, 0 for decision values, "
              "the training median for regression.")
     label = c2.text_input(
-        "The model's label for the positive class (optional)", key="dm_model_positive",
+        "The model's label for the positive class (optional)", key="dm_model_positive", max_chars=200,
         help="Only when the model was trained on a recoded target, e.g. 1 for a 0/1 target whose 1 means the "
              "dataset's positive class. Empty: the dataset's positive class itself.").strip()
     if file is None:
         return None
-    data = file.getvalue()
-    digest = digest_of(file)
-    pending_types = st.session_state.get("dm_untrusted")
+    data, digest, name = file.getvalue(), digest_of(file), safe_name(file.name, "model")
+    pending = st.session_state.get("dm_untrusted")
     confirmed: tuple[str, ...] = st.session_state.setdefault("dm_confirmed_types", {}).get(digest, ())
-    if pending_types and pending_types[0] == digest and st.session_state.get("dm_trust_types"):
-        confirmed = pending_types[1]
+    if pending and pending[0] == digest and st.session_state.get("dm_trust_types"):
+        confirmed = pending[1]
     result = None
     if st.button("Load model", key="dm_load_model", type="primary", icon=":material/upload_file:"):
         try:
-            estimator = load_cached(data, digest, file.name, trusted, confirmed)
-            model = wrap_model(estimator, dataset, threshold=threshold, positive_class=label or None, name=file.name)
-            train, test = dataset.split(seed)
-            metrics = scored(model, dataset, train, test, file.name)
+            result = load_cached(dataset, data, dkey, digest, name, seed, threshold, label, confirmed)
         except UntrustedModelError as exc:
-            st.session_state["dm_untrusted"] = (digest, exc.types) if exc.types else None
-            st.error(str(exc), icon=":material/gpp_bad:")
+            st.session_state["dm_untrusted"] = (digest, exc.types, exc.checks) if exc.types else None
+            st.error(plain(exc), icon=":material/gpp_bad:")
+            show_type_checks(exc.checks)
         except IntakeError as exc:
-            st.error(str(exc), icon=":material/error:")
+            st.error(plain(exc), icon=":material/error:")
         else:
             if confirmed:  # trusted once for this file's content: not asked again in this session
                 st.session_state["dm_confirmed_types"][digest] = confirmed
                 st.session_state.pop("dm_untrusted", None)
-            key = f"upload:{digest[:16]}:threshold={threshold}:positive={label}:seed={seed}"
-            result = {"model": model, "train": train, "test": test, "metrics": metrics, "key": key,
-                      "source": f"uploaded {file.name}", "data": dkey}
-    pending_types = st.session_state.get("dm_untrusted")
-    if result is None and pending_types and pending_types[0] == digest:
-        st.checkbox(f"I trust the author of {file.name}: load it with exactly these types allowed: "
-                    + ", ".join(f"`{t}`" for t in pending_types[1]), key="dm_trust_types",
-                    help="skops refuses types it does not know to be safe. Tick this, then press Load model again.")
+    pending = st.session_state.get("dm_untrusted")
+    if result is None and pending and pending[0] == digest:
+        st.checkbox(f"I trust the author of {plain(name)}: load it with these {len(pending[1])} unvetted types "
+                    "allowed (each runs its own code whenever the model is used)", key="dm_trust_types",
+                    help="Only types that cannot run code or touch files by themselves can be confirmed; the others "
+                         "are refused in every case. Tick this, then press Load model again.")
     return result
 
 
-def scored(model, dataset: Dataset, train, test, name: str) -> dict:
-    """Train/test metrics of an uploaded model; a model that cannot score these rows is a bad input."""
-    try:
-        return evaluate(model, dataset, train, test)
-    except Exception as exc:  # the file's own code failed on this data (wrong dtypes, unseen categories, …)
-        raise IntakeError(f"{name} loaded, but scoring this dataset's rows failed ({type(exc).__name__}: {exc}); "
-                          "upload a model trained on these columns, as a Pipeline that includes its "
-                          "preprocessing.") from exc
+def show_type_checks(checks) -> None:
+    """The verdict on each type of a refused skops file: its name, what it really is, and why."""
+    if checks:
+        st.dataframe(pd.DataFrame({"type in the file": [c.name for c in checks],
+                                   "what it really is": [c.resolved for c in checks],
+                                   "verdict": [c.verdict for c in checks], "why": [c.reason for c in checks]}),
+                     hide_index=True, width="stretch", key="dm_type_checks")
 
 
 # --- 3 · Reference and restricted features ------------------------------------------------------------------------
 
-def reference_section(dataset: Dataset, dkey: str, model: dict, current: Setup, current_key: str):
+def reference_section(dataset: Dataset, dkey: str, model: TrainedModel, current: Setup, current_key: str):
     st.subheader("3 · Reference and restricted features")
     same_data = dkey == current_key
     c1, c2 = st.columns(2)
@@ -384,9 +379,9 @@ def reference_section(dataset: Dataset, dkey: str, model: dict, current: Setup, 
             help="Opposite class: the typical case the model does *not* flag, so explanations say what moves "
                  "a flagged row there (SEV's default).")
     try:
-        base = make_reference(dataset, model["train"], statistic=statistic, population=population)
+        base = make_reference(dataset, model.train_rows, statistic=statistic, population=population)
     except IntakeError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(plain(exc), icon=":material/error:")
         reference = None
     else:
         reference = reference_editor(dataset, model, base, statistic, population, current, same_data)
@@ -396,11 +391,11 @@ def reference_section(dataset: Dataset, dkey: str, model: dict, current: Setup, 
     restricted = st.multiselect(
         "Restricted features", dataset.group_names, default=default, key="dm_restricted",
         help="Features an explanation may not change (SEV®), e.g. protected attributes. "
-             + (f"The dataset card suggests: {', '.join(suggestion)}." if suggestion else "No suggestion on file."))
+             + (f"The dataset card suggests: {plain(', '.join(suggestion))}." if suggestion else "No suggestion on file."))
     return reference, tuple(restricted)
 
 
-def reference_editor(dataset: Dataset, model: dict, base: Reference, statistic: str, population: str,
+def reference_editor(dataset: Dataset, model: TrainedModel, base: Reference, statistic: str, population: str,
                      current: Setup, same_data: bool) -> Reference | None:
     """The computed reference with an editable column of custom values; None (and the message) when one is refused."""
     custom = ({str(k): format_value(v) for k, v in current.reference.overrides.items()} if same_data else {})
@@ -420,46 +415,46 @@ def reference_editor(dataset: Dataset, model: dict, base: Reference, statistic: 
         reference = base
     else:
         try:
-            reference = make_reference(dataset, model["train"], statistic=statistic, population=population,
+            reference = make_reference(dataset, model.train_rows, statistic=statistic, population=population,
                                        overrides=overrides)
         except IntakeError as exc:
-            st.error(str(exc), icon=":material/error:")
+            st.error(plain(exc), icon=":material/error:")
             return None
-    st.caption(f"Reference: {reference.description}.")
+    st.caption(f"Reference: {plain(reference.description)}.")
     return reference
 
 
 def reference_text(dataset: Dataset, group, reference: Reference) -> str:
-    return format_value(dataset.group_value(group.name, reference.values))
+    return format_value(group.value_of(reference.values))
 
 
 # --- 4 · Use ------------------------------------------------------------------------------------------------------
 
-def use_section(dataset: Dataset, dkey: str, model: dict, reference: Reference, restricted: tuple[str, ...],
+def use_section(dataset: Dataset, dkey: str, model: TrainedModel, reference: Reference, restricted: tuple[str, ...],
                 current: Setup, current_key: str) -> None:
     st.subheader("4 · Use")
-    same = dkey == current_key and model["key"] == current.model_key
+    same = dkey == current_key and model.key == current.model_key
     what = ("the session's dataset and model with this reference and these restricted features" if same else
-            f"**{dataset.name}** with {model_words(model['model'].name, model['source'])}")
+            f"**{plain(dataset.name)}** with {model_words(model.model.name, model.source)}")
     st.markdown(f"This replaces the session's setup with {what}. "
-                f"Restricted: {', '.join(restricted) or 'none'}.")
+                f"Restricted: {plain(', '.join(restricted)) or 'none'}.")
     if not st.button("Use this setup", key="dm_use", type="primary", icon=":material/done_all:"):
         return
     try:
         if same:
             new = current.with_reference(reference).with_restricted(restricted)
         else:
-            new = Setup(dataset, model["model"], reference, model["train"], model["test"], model["metrics"],
-                        model["key"], model["source"]).with_restricted(restricted)
+            new = make_setup(dataset, model, reference=reference, restricted=restricted)
     except IntakeError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(plain(exc), icon=":material/error:")
         return
     shared.use_setup(new)
     if dkey != current_key:
         st.session_state["row"] = shared.default_row(new)
     st.session_state["dm_base"] = (dkey, new.model_key)
-    st.session_state["dm_flash"] = (f"Now using **{new.dataset.name}** · {new.model.name} · reference: "
-                                    f"{new.reference.description} · restricted: {', '.join(new.restricted) or 'none'}.")
+    st.session_state["dm_flash"] = (f"Now using **{plain(new.dataset.name)}** · {plain(new.model.name)} · reference: "
+                                    f"{plain(new.reference.description)} · restricted: "
+                                    f"{plain(', '.join(new.restricted)) or 'none'}.")
     st.rerun()
 
 
@@ -467,9 +462,9 @@ def use_section(dataset: Dataset, dkey: str, model: dict, reference: Reference, 
 
 st.title("Data & model")
 current = shared.setup()
-current_key = dataset_key(current.dataset)
+current_key = current.dataset.key
 sync_with_session(current, current_key)
-st.caption(f"In use now: **{current.dataset.name}** · {model_words(current.model.name, current.source)}. "
+st.caption(f"In use now: **{plain(current.dataset.name)}** · {model_words(current.model.name, current.source)}. "
            "Nothing here changes it until you press **Use this setup** at the bottom.")
 flash = st.session_state.pop("dm_flash", None)
 if flash:

@@ -2,7 +2,8 @@
 import streamlit as st
 
 from explain_core.data import demo_names
-from explain_core.models import DEMO_KINDS
+from explain_core.training import DEMO_KINDS
+from explain_core.vocabulary import DEMO_LABELS, plain
 from pages import _shared as shared
 
 st.title("Explanation explorer")
@@ -18,8 +19,8 @@ s = shared.setup()
 st.subheader("Current session")
 metrics = s.metrics
 c = st.columns(5)
-c[0].metric("Dataset", s.dataset.name, help=f"{len(s.dataset.features):,} rows, {len(s.dataset.groups)} features")
-c[1].metric("Model", s.model.name.split(" on ")[0], help=s.source)
+c[0].metric("Dataset", plain(s.dataset.name), help=f"{len(s.dataset.features):,} rows, {len(s.dataset.groups)} features")
+c[1].metric("Model", plain(s.model.name.split(" on ")[0]), help=plain(s.source))
 if s.dataset.task == "classification":
     c[2].metric("Test accuracy", f"{metrics.get('test_accuracy', float('nan')):.3f}")
     c[3].metric("Test AUC", f"{metrics.get('test_auc', float('nan')):.3f}")
@@ -29,14 +30,15 @@ else:
 c[4].metric("Row", shared.row())
 mirror = (" Rows predicted in the reference's own class are explained against the same statistic over the other "
           "class." if s.reference.population == "opposite" else "")
-st.caption(f"Reference: {s.reference.description}.{mirror} Restricted features: {', '.join(s.restricted) or 'none'}.")
+st.caption(f"Reference: {plain(s.reference.description)}.{mirror} Restricted features: "
+           f"{plain(', '.join(s.restricted)) or 'none'}.")
 
 st.subheader("Start")
 left, right = st.columns(2)
 with left, st.container(border=True):
     st.markdown("**From a demo**: a bundled dataset with a model trained here.")
     name = st.selectbox("Demo dataset", demo_names(), key="home_demo",
-                        format_func=lambda n: shared.DEMO_LABELS.get(n, n),
+                        format_func=lambda n: DEMO_LABELS.get(n, n),
                         index=demo_names().index(s.dataset.name) if s.dataset.name in demo_names() else 0)
     kind = st.selectbox("Model", list(DEMO_KINDS), key="home_kind", format_func=DEMO_KINDS.get,
                         index=list(DEMO_KINDS).index("gbdt"))

@@ -9,12 +9,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explain_core.lens import LensResult, default_max_size, shap_curve
+from explain_core.analysis import LensParameters
+from explain_core.lens import DIRECTIONS, LensResult, default_max_size, largest_factor_size, shap_curve
 from explain_core.plots import pn_curve_figure, ps_by_size_figure
-from explain_core.data import format_value
+from explain_core.vocabulary import DIRECTION_LABELS, format_value, plain
 from pages import _shared as shared
 
-DIRECTION_LABELS = {"r2i": "R2I — reference to input", "i2r": "I2R — input to reference"}
 DIRECTION_HELP = (
     "**R2I** (reference → input): each reference row (a training row the model predicts opposite to this one) "
     "gets the factor's features set to *this row's* values. A factor is sufficient when that alone makes the model "
@@ -58,8 +58,8 @@ def recourse_view(s, query: pd.DataFrame, result: LensResult) -> pd.DataFrame:
         changes = []
         there_values = data.features.loc[f.reference].to_dict()
         for name in f.groups:
-            here = format_value(data.group_value(name, here_values))
-            there = format_value(data.group_value(name, there_values))
+            here = format_value(data.group(name).value_of(here_values))
+            there = format_value(data.group(name).value_of(there_values))
             changes.append(f"{name}: {here} → {there}" if here != there else f"{name}: {here} (same)")
         rows.append({"factor": ", ".join(f.groups), "size": len(f.groups), "cost": f.cost, "PS": f.ps,
                      "reference": int(f.reference), "this row → reference": "; ".join(changes)})
@@ -82,6 +82,7 @@ s = shared.setup()
 p = shared.params()
 n_groups = len(s.dataset.groups)
 default_size = default_max_size(n_groups)
+fits = max(1, largest_factor_size(n_groups, p.lens_references * len(DIRECTIONS)))  # within the lens_samples limit
 
 with st.form("lens_form"):
     c1, c2, c3 = st.columns(3)
@@ -99,10 +100,11 @@ with st.form("lens_form"):
                          "binomial test rejects H0: PS < τ at level α (accounts for the number of references).")
     alpha = c2.number_input("α (test mode only)", min_value=0.001, max_value=0.5, step=0.01, format="%.3f",
                             value=float(p.alpha if p.alpha is not None else 0.05), key="lens_alpha")
-    max_size = c3.number_input("Max cardinality of factors", min_value=1, max_value=n_groups, step=1,
-                               value=int(min(n_groups, p.lens_max_size or default_size)), key="lens_max_size",
+    max_size = c3.number_input("Max cardinality of factors", min_value=1, max_value=fits, step=1,
+                               value=int(min(fits, p.lens_max_size or default_size)), key="lens_max_size",
                                help=f"Largest factor searched. Default: all subsets when there are at most 12 "
-                                    f"features, else 3 (here {default_size} of {n_groups}).")
+                                    f"features, else 3 (here {default_size} of {n_groups}). With "
+                                    f"{p.lens_references} references this server allows up to {fits}.")
     seed = c3.number_input("Seed", min_value=0, step=1, value=int(p.seed), key="lens_seed",
                            help="Draws the references (shared by every method's randomness).")
     if st.form_submit_button("Apply", key="lens_submit", type="primary", icon=":material/play_arrow:"):
@@ -113,7 +115,8 @@ with st.form("lens_form"):
 
 exact = p.alpha is None
 query = shared.query()
-contexts = shared.lens(s, s.key, query, p.lens_references, p.lens_max_size, p.seed)
+contexts = shared.lens(s, s.key, query, LensParameters(lens_references=p.lens_references,
+                                                       lens_max_size=p.lens_max_size, seed=p.seed))
 context = contexts[p.lens_direction]
 report = shared.lens_now()
 factors = report.factors
@@ -130,7 +133,7 @@ with st.container(key="lens_summary"):
     c[2].metric("References (samples per factor)", context.samples)
     c[3].metric("Factors searched", len(context.masks), help=f"All sets of at most {report.max_size} features")
     which = "this row’s prediction" if report.direction == "r2i" else "the opposite of this row’s prediction"
-    st.caption(f"{report.direction.upper()}: sufficiency for the outcome **{outcome}** ({which})."
+    st.caption(f"{report.direction.upper()}: sufficiency for the outcome **{plain(outcome)}** ({which})."
                f" Rule: {'PS ≥ τ' if exact else f'binomial test of PS > τ at α = {p.alpha:g}'}, τ = {p.tau:g}.")
 
 st.subheader("τ-minimal sufficient factors")

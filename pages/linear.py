@@ -11,26 +11,23 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explain_core.analysis import LINEAR_METHODS, Parameters, linear_sweep
-from explain_core.linear_compare import SWEEP_GRIDS, Sweep
+from explain_core.analysis import LINEAR_METHODS, LinearParameters, linear_sweep
+from explain_core.errors import IntakeError
+from explain_core.limits import limits
+from explain_core.linear.compare import SWEEP_GRIDS, Sweep
 from explain_core.plots import sweep_figure, weights_figure
+from explain_core.vocabulary import LINEAR_CHOICE_LABELS, METHOD_LABELS, METRIC_COLUMNS, SWEEP_LABELS, plain
 from pages import _shared as shared
 
-METHOD_LABELS = {"iht": "IHT", "exact": "exact (MIP)", "lime": "LIME (k−1 + intercept)", "shap": "SHAP (dense)",
-                 "shap_k": "SHAP (top k−1 + bias)", "l1_relax": "ℓ1 relaxation"}
-CHOICE_LABELS = {"iht": "IHT (fast, no certificate)", "exact": "Exact (certified optimum)", "both": "Both"}
-SWEEP_LABELS = {"k": "k (sparsity)", "sigma": "σ (locality)", "m": "m (sample size)"}
-METRIC_COLUMNS = {"empirical_fidelity": "F̂ (fit sample)", "fidelity": "fidelity F (fresh sample)",
-                  "relevance": "relevance R", "relevance_method": "R computed by", "anchoring_gap": "|w·x − f(x)|",
-                  "support_size": "‖w‖₀", "max_abs_weight": "max |w_j|", "bound": "(1+e^−σ)^k · F",
-                  "status": "exact fit status", "gap": "optimality gap", "seconds": "seconds", "detail": "detail"}
+MAX_SWEEP_VALUES = 12
+MAX_TIME_LIMIT = 120.0
 
 
 def f_description(s, query: pd.DataFrame) -> str:
     """What f is in this literal space (classification: ±1 agreement with the row's label)."""
     if s.dataset.task == "classification":
         name = s.dataset.class_name(int(s.model.label(query)[0]))
-        return (f"**f(z) = +1 when the model predicts this row's class (*{name}*) at z, −1 otherwise**, "
+        return (f"**f(z) = +1 when the model predicts this row's class (*{plain(name)}*) at z, −1 otherwise**, "
                 "so f(x) = +1. "
                 "Fidelity and relevance are then error rates: (f − w·z)²/4 is 1 for a wrong sign of ±2 and "
                 "relevance R is the probability that f(z) ≠ f(x) among z that w cannot tell from x.")
@@ -47,23 +44,23 @@ def parse_values(text: str, parameter: str, d: int) -> tuple:
         values = [float(v) for v in re.split(r"[,\s;]+", text.strip()) if v]
     except ValueError:
         example = ", ".join(map(str, SWEEP_GRIDS[parameter][:4]))
-        raise ValueError(f"Write the values as numbers separated by commas, e.g. {example}.")
+        raise IntakeError(f"Write the values as numbers separated by commas, e.g. {example}.") from None
+    if len(values) > MAX_SWEEP_VALUES:
+        raise IntakeError(f"A sweep takes at most {MAX_SWEEP_VALUES} values (each is a fresh fit); not {len(values)}.")
     if parameter in ("k", "m"):
         if any(v != int(v) for v in values):
-            raise ValueError(f"{parameter} takes whole numbers.")
+            raise IntakeError(f"{parameter} takes whole numbers.")
         values = [int(v) for v in values]
-    low, high = {"k": (1, d), "m": (10, 1_000_000), "sigma": (0.0, 50.0)}[parameter]
+    low, high = {"k": (1, d), "m": (10, limits().linear_samples), "sigma": (0.0, 50.0)}[parameter]
     bad = [v for v in values if not low <= v <= high]
     if bad:
-        raise ValueError(f"{parameter} must lie in [{low:g}, {high:g}] here; not {', '.join(map(str, bad))}.")
+        raise IntakeError(f"{parameter} must lie in [{low:g}, {high:g}] here; not {', '.join(map(str, bad))}.")
     return tuple(dict.fromkeys(values))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def sweep(_setup, key: str, query: pd.DataFrame, parameter: str, values: tuple, sigma: float, k: int, m: int,
-          method: str, time_limit: float, seed: int) -> Sweep:
+def sweep(_setup, key: str, query: pd.DataFrame, parameter: str, values: tuple, params: LinearParameters) -> Sweep:
     """``analysis.linear_sweep`` one value at a time (same rows as one call), with a progress bar."""
-    params = Parameters(sigma=sigma, k=k, m=m, linear_method=method, time_limit=time_limit, seed=seed)
     tables = []
     with shared.progress_bar(f"Sweeping {parameter} over {len(values)} values…") as progress:
         for i, value in enumerate(values):
@@ -72,9 +69,9 @@ def sweep(_setup, key: str, query: pd.DataFrame, parameter: str, values: tuple, 
     return Sweep(parameter, tuple(values), pd.concat(tables, ignore_index=True))
 
 
-def basis(s, query: pd.DataFrame, p: Parameters) -> tuple:
+def basis(s, query: pd.DataFrame, p: LinearParameters) -> tuple:
     """What a sweep depends on besides its own parameter: setup, row values and the linear parameters."""
-    return (s.key, query.to_json(), p.sigma, p.k, p.m, p.linear_method, p.time_limit, p.seed)
+    return (s.key, query.to_json(), p)
 
 
 st.title("Anchored k-sparse linear explanations")
@@ -93,14 +90,15 @@ with st.form("lin_form"):
     k = c1.number_input("k (sparsity, bias included)", min_value=1, max_value=d, step=1, value=int(min(p.k, d)),
                         key="lin_k", help="At most k non-zero weights, the bias counting as one (LIME gets k − 1 "
                         "features plus its intercept).")
-    m = c2.number_input("m (samples)", min_value=10, max_value=1_000_000, step=1000, value=int(p.m), key="lin_m",
+    m = c2.number_input("m (samples)", min_value=10, max_value=limits().linear_samples, step=1000,
+                        value=int(min(p.m, limits().linear_samples)), key="lin_m",
                         help="Size of the shared sample every explainer is fitted on (a fresh one of the same size "
                              "scores them).")
-    method = c2.radio("Method", list(CHOICE_LABELS), format_func=CHOICE_LABELS.get, key="lin_method",
-                      index=list(CHOICE_LABELS).index(p.linear_method), horizontal=True,
+    method = c2.radio("Method", list(LINEAR_CHOICE_LABELS), format_func=LINEAR_CHOICE_LABELS.get, key="lin_method",
+                      index=list(LINEAR_CHOICE_LABELS).index(p.linear_method), horizontal=True,
                       help="IHT: iterative hard thresholding, polynomial time. Exact: the empirical problem (P4) "
                            "solved to certified optimality (or the best found within the time limit, with its gap).")
-    time_limit = c3.number_input("Time limit of the exact fit (s)", min_value=0.1, max_value=600.0, step=1.0,
+    time_limit = c3.number_input("Time limit of the exact fit (s)", min_value=0.1, max_value=MAX_TIME_LIMIT, step=1.0,
                                  value=float(p.time_limit), key="lin_time_limit")
     seed = c3.number_input("Seed", min_value=0, step=1, value=int(p.seed), key="lin_seed",
                            help="Seeds the samples (shared by every method's randomness).")
@@ -117,10 +115,11 @@ fitted = LINEAR_METHODS[p.linear_method]
 with st.container(key="lin_space"):
     example = next((n for n in report.names[1:]), "keeps <feature> = <value>")
     st.markdown(
-        f"Each feature becomes a **literal** “keeps ⟨feature⟩ = ⟨this row's value⟩”, e.g. *{example}*. "
+        f"Each feature becomes a **literal** “keeps ⟨feature⟩ = ⟨this row's value⟩”, e.g. *{plain(example)}*. "
         "At this row "
         "every literal is true (x_j = +1); **z_j = −1 moves that feature to the reference value** "
-        f"({s.reference_of_label(shared.current_label()).description}), so the corners of {{−1, +1}}^{d} are the SEV hypercube plus a bias literal "
+        f"({plain(s.reference_of_label(shared.current_label()).description)}), so the corners of {{−1, +1}}^{d} "
+        "are the SEV hypercube plus a bias literal "
         "that is always +1. An explanation is a weight vector w with at most k non-zero weights, "
         "**anchored**: w·x = f(x).")
     st.markdown(f_description(s, query))
@@ -193,18 +192,17 @@ with st.form("lin_sweep_form"):
         try:
             st.session_state["lin_sweep_request"] = {"parameter": parameter,
                                                      "values": parse_values(text, parameter, d),
-                                                     "basis": basis(s, query, p)}
-        except ValueError as exc:
-            st.error(str(exc), icon=":material/error:")
+                                                     "basis": basis(s, query, p.linear)}
+        except IntakeError as exc:
+            st.error(plain(exc), icon=":material/error:")
 
 request = st.session_state.get("lin_sweep_request")
 if request is not None:
     with st.container(key="lin_sweep"):
-        if request["basis"] != basis(s, query, p):
+        if request["basis"] != basis(s, query, p.linear):
             st.info("The row or the parameters changed since this sweep: run it again.", icon=":material/info:")
         else:
-            result = sweep(s, s.key, query, request["parameter"], request["values"], p.sigma, p.k, p.m,
-                           p.linear_method, p.time_limit, p.seed)
+            result = sweep(s, s.key, query, request["parameter"], request["values"], p.linear)
             summary = result.summary("relevance")
             shown = summary.assign(method=summary["method"].map(lambda v: METHOD_LABELS.get(v, v)))
             st.plotly_chart(sweep_figure(shown, result.parameter), key="lin_sweep_chart")

@@ -3,6 +3,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from explain_core.vocabulary import plain
 from pages import _shared as shared
 
 MAX_SHOWN = 2000
@@ -16,7 +17,8 @@ classification = data.task == "classification"
 with st.container(border=True):
     f1, f2, f3 = st.columns(3)
     split = f1.segmented_control("Rows", ["test", "train", "all"], default="test", key="pick_split")
-    labels = {"all": "any prediction", 1: f"predicted {data.class_value(1)}", 0: f"predicted {data.class_value(0)}"}
+    labels = {"all": "any prediction", 1: f"predicted {plain(data.class_value(1))}",
+              0: f"predicted {plain(data.class_value(0))}"}
     predicted = f2.segmented_control("Prediction", ["all", 1, 0], default=1 if classification else "all",
                                      key="pick_predicted", format_func=labels.get, disabled=not classification)
     low, high = float(scores["score"].min()), float(scores["score"].max())
@@ -59,7 +61,7 @@ st.number_input("Row number", 0, len(data.features) - 1, step=1, key="pick_numbe
 
 row = shared.row()
 score = float(scores["score"].iloc[row])
-st.success(f"**Row {row}** is chosen ({scores['split'].iloc[row]} row, {s.score_text(score)}); "
+st.success(f"**Row {row}** is chosen ({scores['split'].iloc[row]} row, {plain(s.score_text(score))}); "
            "it follows you to every page.", icon=":material/check_circle:")
 
 st.subheader("What if?")
@@ -73,7 +75,7 @@ changes = {c: edited[c].iloc[0] for c in data.columns
            if not (pd.isna(edited[c].iloc[0]) and pd.isna(original[c].iloc[0]))
            and edited[c].iloc[0] != original[c].iloc[0]}
 c1, c2, c3 = st.columns([2, 1, 1])
-c1.metric("Prediction of the edited values", s.score_text(new_score),
+c1.metric("Prediction of the edited values", plain(s.score_text(new_score)),
           delta=f"{new_score - score:+.3f}" if changes else None)
 if c2.button("Explain the edited row", key="pick_whatif_apply", disabled=not changes, type="primary"):
     st.session_state["whatif"] = changes
@@ -83,4 +85,5 @@ if c3.button("Back to the original row", key="pick_whatif_reset", disabled=not s
     st.session_state.pop(f"pick_whatif_{row}", None)
     st.rerun()
 if st.session_state.get("whatif"):
-    st.info("Explaining the edited row: " + ", ".join(f"{k} = {v}" for k, v in st.session_state["whatif"].items()))
+    st.info("Explaining the edited row: " + plain(", ".join(f"{k} = {v}" for k, v in
+                                                            st.session_state["whatif"].items())))

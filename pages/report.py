@@ -5,13 +5,12 @@ pages show; :mod:`explain_core.report` assembles and writes it (no Streamlit the
 """
 from __future__ import annotations
 
-import re
-
 import streamlit as st
 
 from explain_core.plots import HYPERCUBE_FIGURE_MAX_GROUPS
 from explain_core.report import (SECTION_TITLES, SECTIONS, build_row_report, needed_results, plotly_export_available,
                                  write_pdf)
+from explain_core.vocabulary import plain
 from pages import _shared as shared
 
 SECTION_HELP = {
@@ -26,11 +25,6 @@ SECTION_HELP = {
 FIGURE_TABS = {"sev": "SEV", "lens": "LENS", "linear": "Linear", "agreement": "Agreement"}
 RENDERER_LABELS = {"auto": "Automatic", "plotly": "Plotly static export (Chromium)",
                    "matplotlib": "Matplotlib (no browser needed)"}
-
-
-def plain(text: str) -> str:
-    """Text shown through st.markdown literally (feature names may hold _, *, $ …)."""
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!|$<>~])", r"\\\1", str(text))
 
 
 st.title("Report")
@@ -71,15 +65,14 @@ left.download_button(
 
 st.subheader("Preview")
 h = report.headline
-values = [("SEV⁻", h["sev_minus"]), ("SEV⁺", h["sev_plus"])] if report.sev is not None else []
+values = [("SEV⁻", h.sev_minus), ("SEV⁺", h.sev_plus)] if report.sev is not None else []
 if report.sev is not None and report.sev.restricted is not None:
-    values.append(("SEV®", h["sev_restricted"]))
-facts = [("Prediction", f"{h['prediction']} ({s.score_text(report.score, digits=3)})")]
+    values.append(("SEV®", h.sev_restricted))
+facts = [("Prediction", f"{h.prediction} ({s.score_text(report.score, digits=3)})")]
 if report.lens is not None:
-    facts.append(("Smallest LENS factor",
-                  h["lens_smallest_factor"] + (f" (PS = {h['lens_ps']})" if h["lens_ps"] else "")))
+    facts.append(("Smallest LENS factor", h.lens_smallest_factor + (f" (PS = {h.lens_ps})" if h.lens_ps else "")))
 if report.linear is not None:
-    facts.append((f"Linear support ({h['linear_method']})", ", ".join(h["linear_support"]) or "bias only"))
+    facts.append((f"Linear support ({h.linear_method})", ", ".join(h.linear_support) or "bias only"))
 with st.container(key="report_headline"):
     if values:
         for column, (label, value) in zip(st.columns(max(4, len(values))), values):

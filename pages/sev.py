@@ -4,23 +4,17 @@ import streamlit as st
 from explain_core.plots import (HYPERCUBE_FIGURE_MAX_GROUPS, feature_prevalence, flip_figure, hypercube_figure,
                                 lattice_figure, prevalence_table, sev_counts, sev_histogram)
 from explain_core.sev import HYPERCUBE_MAX_GROUPS
+from explain_core.vocabulary import SEV_HELP, UNCHANGED, plain, text_table
 from pages import _shared as shared
-
-HELP = {
-    "minus": "SEV⁻: the fewest features of the row that, set to the reference's values, flip the prediction.",
-    "plus": "SEV⁺: the fewest features that, moved from the reference to the row's values, already give the "
-            "row's prediction.",
-    "restricted": "SEV®: SEV⁻ with the restricted features held at the row's values.",
-}
 
 
 def show_result(ex, which: str) -> None:
     result = getattr(ex, which)
     with st.container(key=f"sev_{which}", border=True):
-        st.metric(result.label, result.shown, help=HELP[which])
-        st.caption(result.message)
-        table = ex.table(which, unchanged=shared.UNCHANGED)
-        st.dataframe(shared.text_table(table), width="stretch")
+        st.metric(result.label, result.shown, help=SEV_HELP[which])
+        st.caption(plain(result.message))
+        table = ex.table(which, unchanged=UNCHANGED)
+        st.dataframe(text_table(table), width="stretch")
         shared.download_buttons(f"sev_{which}_row{shared.row()}", table, result, key=f"sev_{which}")
 
 
@@ -34,7 +28,8 @@ depth = c1.slider("Maximum depth", 1, len(names), min(p.max_depth, len(names)), 
                   help="The search stops after this many features changed at once.")
 restricted = c2.multiselect(
     "Restricted features (held fixed: SEV®)", names, default=list(s.restricted), key="sev_held",
-    help=f"Features an explanation may not change, e.g. {', '.join(s.dataset.restricted_suggestion) or 'protected attributes'}.")
+    help=f"Features an explanation may not change, e.g. "
+         f"{plain(', '.join(s.dataset.restricted_suggestion)) or 'protected attributes'}.")
 if depth != p.max_depth:
     p = shared.set_params(max_depth=int(depth))
 if tuple(restricted) != s.restricted:
@@ -45,9 +40,9 @@ ex = shared.sev_now(s)
 ref_score = float(s.model.score(ex.reference.as_frame(s.dataset.columns))[0])
 st.caption(
     f"Each table starts from the **query** (the row) or the **reference** and lists one minimal explanation per row, "
-    f"showing only the features it changes; **{shared.UNCHANGED}** means the feature keeps its value from the "
-    f"table's first row. The reference is the {ex.reference.description}; the model gives it "
-    f"{s.score_text(ref_score)}.")
+    f"showing only the features it changes; **{UNCHANGED}** means the feature keeps its value from the "
+    f"table's first row. The reference is the {plain(ex.reference.description)}; the model gives it "
+    f"{plain(s.score_text(ref_score))}.")
 kinds = ["minus", "plus"] + (["restricted"] if ex.restricted is not None else [])
 for column, which in zip(st.columns(len(kinds)), kinds):
     with column:
@@ -77,7 +72,7 @@ st.subheader("Dataset-wide")
 flagged = tuple(int(r) for r in shared.flagged_rows(s))
 kind = st.radio("Value", ["minus", "plus"], horizontal=True, key="sev_wide_kind",
                 format_func=lambda k: {"minus": "SEV⁻ (SEV® with restricted features)", "plus": "SEV⁺"}[k])
-wide = shared.dataset_wide_sev(s, s.key, flagged, p.max_depth, kind, s.restricted if kind == "minus" else ())
+wide = shared.dataset_wide_sev(s, s.key, flagged, p.sev, kind, s.restricted if kind == "minus" else ())
 label = wide.results[0].label if wide.results else "SEV"
 with st.container(key="sev_wide"):
     left, right = st.columns(2)
@@ -85,7 +80,7 @@ with st.container(key="sev_wide"):
     right.plotly_chart(feature_prevalence(wide.results, names), width="stretch", key="sev_prev")
     counts = sev_counts(wide.values)
     explained = [v for v in wide.values if v is not None]
-    st.caption(f"{len(wide.values)} test rows predicted {s.dataset.class_name(1)}; mean {label} "
+    st.caption(f"{len(wide.values)} test rows predicted {plain(s.dataset.class_name(1))}; mean {label} "
                f"{sum(explained) / max(1, len(explained)):.2f} over the {len(explained)} explained.")
     shared.download_buttons(f"sev_{kind}_distribution", counts, key="sev_wide_counts")
     shared.download_buttons(f"sev_{kind}_prevalence", prevalence_table(wide.results, names), key="sev_wide_prev")
@@ -99,7 +94,7 @@ with st.form("sev_flip_form"):
     run = st.form_submit_button("Compute flip numbers", icon=":material/play_arrow:")
 if run or st.session_state.get("sev_flip_done") == (s.key, n):
     st.session_state["sev_flip_done"] = (s.key, n)
-    table = shared.flips(s, s.key, flagged[:n], p.max_depth, p.lime_samples, p.shap_background, p.seed)
+    table = shared.flips(s, s.key, flagged[:n], p.sev, p.baselines)
     with st.container(key="sev_flips"):
         st.plotly_chart(flip_figure(table), width="stretch", key="sev_flip_chart")
         means = table.mean()

@@ -1,12 +1,15 @@
-"""Shared fixtures for the app tests: an isolated model cache, a live Streamlit server, a Chromium page.
+"""Shared fixtures: one model cache for the whole session, a live Streamlit server, a Chromium page, and the
+rule for missing tools.
 
-Browser tests need Debian's Chromium at /usr/bin/chromium (env ``CHROMIUM_PATH`` overrides; never
-``playwright install``). Without it they are skipped locally but *fail* when env ``CI`` is set, so a
-green CI run means they ran.
+Every test trains or loads the demo models in one session-wide temporary cache (``EXPLAIN_CACHE_DIR``), so
+each is trained once per run and the user's own cache is never touched. Browser tests need Debian's Chromium
+at /usr/bin/chromium (env ``CHROMIUM_PATH`` overrides; never ``playwright install``). A missing tool skips
+its tests locally but *fails* them when env ``CI`` is set (:func:`missing`), so a green CI run means they ran.
 """
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -25,8 +28,21 @@ SERVER_START_TIMEOUT = 60
 RERUN_TIMEOUT_MS = 60_000
 
 
-def _in_ci() -> bool:
+def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def visible(markdown: str) -> str:
+    """What a reader sees of markdown source that escapes punctuation (``explain_core.vocabulary.plain``):
+    the text without its backslash escapes."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
+
+
+def missing(message: str):
+    """A tool a test needs is not installed: fail in CI (a green run means everything ran), skip elsewhere."""
+    if in_ci():
+        pytest.fail(message)
+    pytest.skip(message)
 
 
 @pytest.fixture(autouse=True)
@@ -49,9 +65,9 @@ def _navigation_mode(monkeypatch):
     monkeypatch.setattr(pages_manager.PagesManager, "__init__", init)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="session", autouse=True)
 def explain_cache_dir(tmp_path_factory):
-    """A fresh EXPLAIN_CACHE_DIR for the session (set in os.environ, restored afterwards)."""
+    """One fresh EXPLAIN_CACHE_DIR for the whole session (set in os.environ, restored afterwards)."""
     path = tmp_path_factory.mktemp("explain-cache")
     old = os.environ.get("EXPLAIN_CACHE_DIR")
     os.environ["EXPLAIN_CACHE_DIR"] = str(path)
@@ -108,16 +124,11 @@ def streamlit_server(explain_cache_dir, tmp_path_factory):
 def browser():
     """Headless Debian Chromium through Playwright (fails in CI when missing, skips elsewhere)."""
     if not CHROMIUM.exists():
-        message = f"{CHROMIUM} not found; install Debian's chromium (apt-get install chromium)"
-        if _in_ci():
-            pytest.fail(message)
-        pytest.skip(message)
+        missing(f"{CHROMIUM} not found; install Debian's chromium (apt-get install chromium)")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError as exc:
-        if _in_ci():
-            pytest.fail(f"playwright is not installed: {exc}")
-        pytest.skip(f"playwright is not installed: {exc}")
+        missing(f"playwright is not installed: {exc}")
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield chromium

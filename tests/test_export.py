@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from explain_core.analysis import Parameters, agreement, demo_setup, predicted_rows, row_sev
-from explain_core.export import setup_summary, to_csv, to_json, to_jsonable
+from explain_core.export import to_csv, to_json, to_jsonable
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def test_tables_keep_row_names_in_json_and_csv(demo):
 def test_agreement_and_setup_summary(demo):
     a = agreement(["f1", "f2", "f3"], top=2)
     assert a.matrix().shape == (3, 0)
-    summary = setup_summary(demo)
+    summary = demo.summary()
     assert summary["rows"] == len(demo.dataset.features) and summary["features"] == len(demo.dataset.groups)
     assert summary["metrics"]["test_auc"] == pytest.approx(demo.metrics["test_auc"])
     json.dumps(summary, allow_nan=False)

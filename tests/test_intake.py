@@ -5,8 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from explain_core.data import (DEMO_DROPS, IntakeError, demo_cards, demo_names, find_value, load_demo,
-                               make_dataset, read_table)
+from explain_core.data import DEMO_DROPS, demo_cards, demo_names, find_value, load_demo, make_dataset
+from explain_core.errors import IntakeError
+from explain_core.tables import read_table
 
 
 def raises(fn, *words):
@@ -205,7 +206,7 @@ def test_duplicate_column_names(table):
 def test_file_over_the_size_limit(table, tmp_path, monkeypatch):
     path = tmp_path / "big.csv"
     pd.concat([table] * 5000).to_csv(path, index=False)
-    raises(lambda: read_table(path, max_mb=0.1), "big.csv", "over the 0.1 MB limit", "maxUploadSize")
+    raises(lambda: read_table(path, max_mb=0.1), "big.csv", "over the 0.1 MB limit", "EXPLAIN_MAX_UPLOAD_MB")
     monkeypatch.setenv("EXPLAIN_MAX_UPLOAD_MB", "0.1")
     raises(lambda: read_table(path.read_bytes()), "over the 0.1 MB limit")
     monkeypatch.setenv("EXPLAIN_MAX_UPLOAD_MB", "10")

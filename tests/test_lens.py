@@ -14,7 +14,8 @@ from explain_core.data import make_dataset
 from explain_core.lens import factor_masks, lens_contexts, opposite_references, shap_curve
 from explain_core.models import ModelAdapter
 from explain_core.reference import Reference
-from explain_core.sev import GroupLayout, sev
+from explain_core.data import GroupLayout
+from explain_core.sev import sev
 
 
 class ScoreModel:

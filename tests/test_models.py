@@ -16,10 +16,15 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 from sklearn.svm import LinearSVC
 
-from explain_core import models
-from explain_core.data import IntakeError, load_demo, make_dataset
-from explain_core.models import (CACHE_ENV, TRUSTED_ENV, OnnxModel, UntrustedModelError, demo_model, load_model_file,
-                                 make_encoder, model_from_file, wrap_model)
+from explain_core import training
+from explain_core.cache import CACHE_ENV
+from explain_core.data import load_demo, make_dataset
+from explain_core.encoding import make_encoder
+from explain_core.errors import IntakeError
+from explain_core.loading import TRUSTED_ENV, UntrustedModelError, load_model_file, model_from_file
+from explain_core.models import wrap_model
+from explain_core.onnx_model import OnnxModel
+from explain_core.training import demo_model
 
 
 @pytest.fixture(scope="module")
@@ -252,7 +257,7 @@ def test_demo_model_is_cached_on_disk(cache, monkeypatch):
     def no_training(*args, **kwargs):
         raise AssertionError("the cached model should have been loaded")
 
-    monkeypatch.setattr(models, "train_model", no_training)
+    monkeypatch.setattr(training, "train_model", no_training)
     second = demo_model("compas", "l2_lr")
     features = load_demo("compas").features
     assert np.array_equal(second.model.score(features), first.model.score(features))
@@ -269,7 +274,7 @@ def test_tampered_cache_file_is_refused(cache, german, encoded):
 
 
 @pytest.mark.parametrize("name, kind", [("compas", "l1_lr"), ("compas", "gbdt"), ("german_credit", "mlp")])
-def test_demo_classifier_labels_agree_with_predict(cache, name, kind):
+def test_demo_classifier_labels_agree_with_predict(name, kind):
     trained = demo_model(name, kind)
     data = load_demo(name)
     pipe, model = trained.model.estimator, trained.model
@@ -279,7 +284,7 @@ def test_demo_classifier_labels_agree_with_predict(cache, name, kind):
 
 
 @pytest.mark.parametrize("kind", ["l2_lr", "mlp"])
-def test_demo_regressor(cache, kind):
+def test_demo_regressor(kind):
     trained = demo_model("student_performance_math", kind)
     data = load_demo("student_performance_math")
     assert set(trained.metrics) == {"train_r2", "train_rmse", "test_r2", "test_rmse"}
@@ -287,6 +292,6 @@ def test_demo_regressor(cache, kind):
     assert trained.model.threshold == np.median(data.y[trained.train_rows])
 
 
-def test_unknown_demo_kind(cache):
+def test_unknown_demo_kind():
     with pytest.raises(IntakeError, match="Unknown model kind 'svm'.*l1_lr, l2_lr, gbdt, mlp"):
         demo_model("compas", "svm")

@@ -23,11 +23,14 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 from streamlit.testing.v1 import AppTest
 
+from conftest import visible
 from explain_core import IntakeError, UntrustedModelError, load_demo, make_dataset, make_reference, read_table
 from explain_core.analysis import predicted_rows
 from explain_core.data import infer_task
-from explain_core.models import (TRUSTED_ENV, demo_model, evaluate, load_model_bytes, load_model_file, make_encoder,
-                                 train_model, wrap_model)
+from explain_core.encoding import make_encoder
+from explain_core.loading import TRUSTED_ENV, load_model_bytes, load_model_file
+from explain_core.models import wrap_model
+from explain_core.training import demo_model, evaluate, train_model
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "pages/data_model.py"
@@ -35,8 +38,8 @@ TIMEOUT = 60
 
 
 @pytest.fixture(autouse=True)
-def _isolated_cache(explain_cache_dir, monkeypatch):
-    """Demo models live in the session's temporary cache; trusted mode is off unless a test turns it on."""
+def _no_trusted_mode(monkeypatch):
+    """Trusted mode is off unless a test turns it on."""
     monkeypatch.delenv(TRUSTED_ENV, raising=False)
 
 
@@ -73,7 +76,7 @@ def assert_unchanged(at, before) -> None:
 
 
 def errors(at) -> list[str]:
-    return [e.value for e in at.error]
+    return [visible(e.value) for e in at.error]
 
 
 def metric_values(at) -> dict[str, str]:
@@ -123,7 +126,7 @@ def test_page_renders_the_current_demo_setup(compas):
     assert table.at["age", "computed"] == cell(reference.values["age"])
     assert table.at["sex", "computed"] == str(reference.values["sex"])
     assert table["custom"].isna().all()
-    assert f"Reference: {reference.description}." in at.caption.values
+    assert f"Reference: {reference.description}." in [visible(c) for c in at.caption.values]
     assert at.multiselect(key="dm_restricted").value == []
     assert "sex, age" in at.multiselect(key="dm_restricted").help  # the card's suggestion, as a hint only
 
@@ -240,8 +243,8 @@ def test_train_on_german_credit_then_use_this_setup():
     np.testing.assert_allclose(s.model.score(german.features), expected.model.score(german.features))
     assert at.session_state["row"] == int(predicted_rows(s)[0])
     assert metric_values(at) == expected_metrics(expected.metrics)
-    assert any("Now using **german_credit**" in m.value for m in at.success)
-    assert any("**german_credit** · L2 logistic regression on german_credit" in c for c in at.caption.values)
+    assert any("Now using **german_credit**" in visible(m.value) for m in at.success)
+    assert any("**german_credit** · L2 logistic regression on german_credit" in visible(c) for c in at.caption.values)
 
 
 def test_reference_statistic_custom_values_and_restricted_features(compas):
@@ -252,7 +255,7 @@ def test_reference_statistic_custom_values_and_restricted_features(compas):
     median = make_reference(data, trained.train_rows, statistic="median").values
     computed = at.data_editor(key="dm_reference").value["computed"]
     assert computed["age"] == cell(median["age"]) and computed["sex"] == str(median["sex"])
-    assert f"Reference: {make_reference(data, trained.train_rows, statistic='median').description}." in at.caption.values
+    assert f"Reference: {make_reference(data, trained.train_rows, statistic='median').description}." in [visible(c) for c in at.caption.values]
     at.multiselect(key="dm_restricted").set_value(["age", "sex"]).run()
     age = data.group_names.index("age")
     edit(at, "dm_reference", edited_rows={age: {"custom": "abc"}})  # a bad custom value: refused, nothing changes
@@ -289,7 +292,7 @@ class WritesSentinel:
         return os.system, (f"touch {shlex.quote(self.path)}",)
 
 
-def test_pickle_is_refused_with_the_reason_unless_trusted_mode(tmp_path, compas, compas_lr):
+def test_pickle_is_refused_and_trusted_mode_is_the_operators(tmp_path, compas, compas_lr, monkeypatch):
     data, _ = compas
     sentinel = tmp_path / "pwned"
     payload = pickle.dumps(WritesSentinel(sentinel))
@@ -297,22 +300,24 @@ def test_pickle_is_refused_with_the_reason_unless_trusted_mode(tmp_path, compas,
     at = open_page()
     before = session(at)
     at.radio(key="dm_model_source").set_value("upload").run()
-    assert at.toggle(key="dm_trusted").value is False
-    assert any("runs any code it contains" in c for c in at.caption.values)
+    assert not at.toggle and not [c for c in at.checkbox if "trust" in c.label.lower()]  # nothing a visitor can flip
+    assert any("only the server's operator" in visible(c).lower() for c in at.caption.values)
     upload(at, "dm_model_file", "model.pkl", payload)
     at.button(key="dm_load_model").click().run()
-    assert errors(at) == [expected] and "pickle file" in expected and "any code" in expected
+    assert errors(at) == [expected] and "pickle file" in expected and "operator" in expected
     assert not sentinel.exists()
     assert_unchanged(at, before)
 
-    # a model trained on other columns, in trusted mode: the adapter's message
+    # the operator turns trusted mode on (environment of the server process): the page says so, pickles load
+    monkeypatch.setenv(TRUSTED_ENV, "1")
+    at.run()
+    assert any("Trusted mode is on" in visible(w.value) for w in at.warning)
     fewer = replace(data, features=data.features.drop(columns=["age"]),
                     groups=tuple(g for g in data.groups if g.name != "age"))
     other = Pipeline([("encode", make_encoder(fewer)), ("lr", LogisticRegression(max_iter=200))])
     other.fit(fewer.features, fewer.y)
     buffer = io.BytesIO()
     joblib.dump(other, buffer)
-    at.toggle(key="dm_trusted").set_value(True).run()
     upload(at, "dm_model_file", "other.joblib", buffer.getvalue())
     at.button(key="dm_load_model").click().run()
     assert errors(at) == [message_of(lambda: wrap_model(other, data))]
@@ -326,8 +331,7 @@ def test_pickle_is_refused_with_the_reason_unless_trusted_mode(tmp_path, compas,
     upload(at, "dm_model_file", "numbers.joblib", buffer.getvalue())
     at.button(key="dm_load_model").click().run()
     assert not at.exception
-    assert len(at.error) == 1 and at.error[0].value.startswith("numbers.joblib loaded, but scoring this dataset's "
-                                                                "rows failed (ValueError:")
+    assert len(at.error) == 1 and visible(at.error[0].value).startswith("The model raised ValueError while scoring")
     assert_unchanged(at, before)
 
     # a benign pickle in trusted mode loads, with its metrics on the split of the chosen seed
@@ -342,7 +346,7 @@ def test_pickle_is_refused_with_the_reason_unless_trusted_mode(tmp_path, compas,
     assert at.session_state["setup"].source == "uploaded model.joblib"
 
 
-def test_skops_types_are_listed_and_loaded_once_confirmed(compas):
+def test_skops_types_are_listed_with_what_they_are_and_loaded_once_confirmed(compas):
     data, _ = compas
     pipe = Pipeline([("encode", make_encoder(data)), ("neg", FunctionTransformer(operator.neg)),
                      ("lr", LogisticRegression(max_iter=1000))]).fit(data.features, data.y)
@@ -358,23 +362,19 @@ def test_skops_types_are_listed_and_loaded_once_confirmed(compas):
     at.number_input(key="dm_threshold").set_value(0.3).run()
     at.button(key="dm_load_model").click().run()
     assert errors(at) == [str(info.value)]
+    checks = next(d.value for d in at.dataframe if "type in the file" in d.value.columns)
+    verdicts = dict(zip(checks["type in the file"], zip(checks["what it really is"], checks["verdict"])))
+    assert verdicts == {"_operator.neg": ("_operator.neg (built-in function)", "unknown"),
+                        "numpy.dtype": ("numpy.dtype (class)", "allowed")}
+    assert list(info.value.types) == ["_operator.neg"]
     confirm = at.checkbox(key="dm_trust_types")
-    assert all(f"`{t}`" in confirm.label for t in types)
+    assert "1 unvetted types" in confirm.label
     assert_unchanged(at, before)
     confirm.check().run()
     at.button(key="dm_load_model").click().run()
     assert not at.error and not at.exception
     model = wrap_model(pipe, data, threshold=0.3)
     assert metric_values(at) == expected_metrics(evaluate(model, data, *data.split(0)))
-
-    at.button(key="dm_use").click().run()
-    s = at.session_state["setup"]
-    digest = hashlib.sha1(blob).hexdigest()
-    assert s.source == "uploaded model.skops" and s.model_key.startswith(f"upload:{digest[:16]}:")
-    assert s.model.threshold == 0.3 and s.model.name == "model.skops"
-    np.testing.assert_allclose(s.model.score(data.features), model.score(data.features))
-    assert s.dataset is before[0].dataset and s.reference.values == before[0].reference.values
-    assert at.session_state["row"] == before[2]  # same data: the chosen row stays
 
 
 # --- the explain_core helpers the page relies on ------------------------------------------------------------------

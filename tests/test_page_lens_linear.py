@@ -11,6 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Block
 
+from conftest import visible
 from explain_core import analysis
 from explain_core.analysis import Parameters
 from explain_core.lens import shap_curve
@@ -19,11 +20,6 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 90
 LABELS = {"iht": "IHT", "exact": "exact (MIP)", "lime": "LIME (k−1 + intercept)", "shap": "SHAP (dense)",
           "shap_k": "SHAP (top k−1 + bias)"}
-
-
-@pytest.fixture(autouse=True)
-def _isolated_cache(explain_cache_dir):
-    """Every app run here trains/loads the demo model in the session's temporary cache."""
 
 
 @pytest.fixture(scope="module")
@@ -217,7 +213,7 @@ def test_linear_page_default_matches_explain_core(setup):
     assert metrics["exact (MIP): relevance R"] == f"{exact.scores.relevance.value:.4f}"
     assert metrics["exact (MIP): certificate"] == ("optimal" if "optimal" in exact.detail else metrics[
         "exact (MIP): certificate"])
-    text = " ".join(m.value for m in block(at, "lin_space").markdown)
+    text = " ".join(visible(m.value) for m in block(at, "lin_space").markdown)
     assert "z_j = −1 moves that feature to the reference" in text
     assert "f(z) = +1 when the model predicts this row's class" in text
 
@@ -258,5 +254,5 @@ def test_sweep_values_are_checked():
     at.text_input(key="lin_sweep_values").input("1, two")
     at.button(key="lin_sweep_run").click().run()
     assert not at.exception
-    assert any("numbers separated by commas" in e.value for e in at.error)
+    assert any("numbers separated by commas" in visible(e.value) for e in at.error)
     assert "lin_sweep_request" not in at.session_state

@@ -13,7 +13,8 @@ from explain_core.data import make_dataset
 from explain_core.plots import (LABEL_COLOURS, NOT_EXPLAINED, TEMPLATE, feature_prevalence, hypercube_figure, lattice_counts,
                                 lattice_figure, prevalence_table, sev_counts, sev_histogram)
 from explain_core.reference import Reference
-from explain_core.sev import GroupLayout, Hypercube, SEVResult, hypercube, sev
+from explain_core.data import GroupLayout
+from explain_core.sev import Hypercube, SEVResult, hypercube, sev
 from tests.test_sev import FIG1_COLUMNS, FIG1_QUERY, FIG1_REFERENCE, adapter, figure1_explanation, figure1_model
 
 

@@ -162,7 +162,7 @@ def test_sweep_of_single_instances_has_no_error_bars_and_m_is_logarithmic():
 
 
 def test_sweep_figure_of_a_real_sweep_summary():
-    from explain_core.linear_compare import Sweep
+    from explain_core.linear.compare import Sweep
     table = pd.DataFrame({"sigma": [0.0, 0.0, 1.0, 1.0, 0.0, 1.0], "instance": [0, 0, 0, 0, 1, 1],
                           "method": ["iht", "lime", "iht", "lime", "iht", "iht"],
                           "relevance": [0.2, 0.4, 0.1, 0.3, 0.4, 0.3]})

@@ -21,32 +21,21 @@ import pytest
 from pypdf import PdfReader
 
 import explain_core.report as rep
+from explain_core.report import figures
+from conftest import missing, visible
 from explain_core import demo_model, explain_sev, load_demo, make_reference
 from explain_core.__main__ import main as cli_main
 from explain_core.analysis import Parameters, dataset_sev, demo_setup
 from explain_core.lens import lens_contexts, opposite_references
-from explain_core.linear_compare import compare
-from explain_core.linear_space import group_space
+from explain_core.linear.compare import compare
+from explain_core.linear.space import group_space
+from explain_core.report.replot import _colour
+from explain_core.vocabulary import METHOD_LABELS, sev_reading
 
 ROOT = Path(__file__).resolve().parent.parent
 # small m / few LENS references / few LIME samples: the same code paths, a fraction of the time
 PARAMS = Parameters(m=2000, lens_references=40, lime_samples=1000, shap_background=40)
 LINEAR_METHODS = ("iht", "exact", "lime", "shap", "shap_k")
-
-
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-def _missing(message: str):
-    if _in_ci():
-        pytest.fail(message)
-    pytest.skip(message)
-
-
-@pytest.fixture(autouse=True)
-def _isolated_cache(explain_cache_dir):
-    """Every demo model here is trained/loaded in the session's temporary cache."""
 
 
 # --- independent computations ----------------------------------------------------------------------------------
@@ -175,7 +164,7 @@ def test_unicode_renders_with_an_embedded_dejavu_font(pdfs):
 def test_sev_numbers_and_tables_equal_explain_sev(pdfs, report, demo, row):
     data, trained, reference = demo
     ex = explain_sev(trained.model, data, data.features.iloc[[row]], reference, max_depth=PARAMS.max_depth)
-    assert (report.headline["sev_minus"], report.headline["sev_plus"]) == (shown(ex.minus), shown(ex.plus))
+    assert (report.headline.sev_minus, report.headline.sev_plus) == (shown(ex.minus), shown(ex.plus))
     for renderer in ("auto", "matplotlib"):
         all_lines = lines(pdfs[renderer][0])
         assert f"SEV⁻ {shown(ex.minus)} fewest features that, set to the reference, flip the prediction" in all_lines
@@ -211,7 +200,7 @@ def test_lens_factors_equal_an_independent_lens_run(pdfs, report, demo, row):
         start = f"{', '.join(f.groups)} {len(f.groups)} {f.ps:.3f} {f.hits}/{f.samples} —"
         assert any(line.startswith(start) for line in all_lines), start
     smallest = min(result.factors, key=lambda f: (len(f.groups), -f.ps))
-    assert report.headline["lens_smallest_factor"] == ", ".join(smallest.groups)
+    assert report.headline.lens_smallest_factor == ", ".join(smallest.groups)
     text = flat(pdf_text(pdfs["auto"][0]))
     assert f"Smallest LENS factor {', '.join(smallest.groups)} (PS = {smallest.ps:.3f})" in text
     assert f"cumulative PN of their upward closure = {result.cumulative_pn:.3f}" in text
@@ -232,11 +221,11 @@ def test_linear_weights_equal_an_independent_comparison(pdfs, report, demo, row)
             assert numbers == [weight_text(r.w[j]) for r in comp.results], (literal, numbers)
     exact = next(r for r in comp.results if r.method == "exact")
     support = tuple(data.groups[j - 1].name for j in np.flatnonzero(np.abs(exact.w) > 1e-12) if j > 0)
-    assert report.headline["linear_support"] == support
+    assert report.headline.linear_support == support
     text = flat(pdf_text(pdfs["auto"][0]))
     assert f"Linear support (exact) {', '.join(support)}" in text
     for r in comp.results:  # fidelity and anchoring gap per method
-        assert f"{rep.METHOD_LABELS[r.method]} {r.scores.fidelity:.4f}" in text
+        assert f"{METHOD_LABELS[r.method]} {r.scores.fidelity:.4f}" in text
 
 
 def test_agreement_matrix_is_written_per_feature(pdfs, report):
@@ -260,14 +249,14 @@ def test_both_renderers_write_the_same_text(pdfs, report):
 
 def test_plotly_static_export_is_used_when_a_browser_exists(pdfs):
     if not rep.plotly_export_available():
-        _missing("plotly static export unavailable (kaleido or Chromium missing)")
+        missing("plotly static export unavailable (kaleido or Chromium missing)")
     assert pdfs["auto"][2] == ["plotly"] * 4
 
 
 @pytest.mark.parametrize("renderer", ["auto", "matplotlib"])
 def test_page_one_renders_and_is_not_blank(pdfs, renderer, tmp_path):
     if shutil.which("pdftoppm") is None:
-        _missing("pdftoppm not found; install Debian's poppler-utils")
+        missing("pdftoppm not found; install Debian's poppler-utils")
     from PIL import Image
 
     subprocess.run(["pdftoppm", "-r", "50", "-f", "1", "-l", "1", "-png", str(pdfs[renderer][0]),
@@ -316,12 +305,12 @@ def test_matplotlib_replot_draws_the_plotly_trace_data(report):
     points = sum(len(c.get_offsets()) for c in mfig.axes[0].collections)
     assert points == 2 ** len(report.setup.dataset.groups)
     paths = next(t for t in cube.data if t.meta and t.meta.get("role") == "paths")
-    line = next(l for l in mfig.axes[0].lines if np.allclose(l.get_color()[:3], rep._colour(paths.line.color)[:3]))
+    line = next(l for l in mfig.axes[0].lines if np.allclose(l.get_color()[:3], _colour(paths.line.color)[:3]))
     assert np.array_equal(np.isnan(line.get_xdata()), np.array([v is None for v in paths.x]))
 
 
 def test_auto_falls_back_to_matplotlib_without_a_browser(report, monkeypatch):
-    monkeypatch.setattr(rep, "find_chromium", lambda: None)
+    monkeypatch.setattr(figures, "find_chromium", lambda: None)
     assert rep.resolve_renderer("auto") == "matplotlib"
     png, used = rep.figure_png(report.figures["lens"], "auto")
     assert used == "matplotlib" and png.startswith(b"\x89PNG")
@@ -331,8 +320,8 @@ def test_a_failing_export_falls_back_under_auto_and_raises_when_forced(report, m
     def broken(*args, **kwargs):
         raise rep.RenderError("no browser today")
 
-    monkeypatch.setattr(rep, "kaleido_png", broken)
-    monkeypatch.setattr(rep, "plotly_export_available", lambda: True)
+    monkeypatch.setattr(figures, "kaleido_png", broken)
+    monkeypatch.setattr(figures, "plotly_export_available", lambda: True)
     png, used = rep.figure_png(report.figures["agreement"], "auto")
     assert used == "matplotlib" and png.startswith(b"\x89PNG")
     with pytest.raises(rep.RenderError, match="no browser today"):
@@ -352,25 +341,25 @@ def test_sev_reading_sentences(setup, positive_rows, demo):
 
     ex = explain_sev(setup.model, setup.dataset, setup.query(one), reference)
     group = ex.minus.explanations[0][0]
-    sentence = rep.sev_reading(setup, ex)
+    sentence = sev_reading(setup, ex)
     assert sentence.startswith(f"Changing {group} to the reference value ({value_text(reference.values[group])}) "
                                f"alone flips the prediction to {other}")
     assert sentence.endswith(".") and sentence.count(". ") == 0  # one sentence
 
     ex = explain_sev(setup.model, setup.dataset, setup.query(two), reference)
     a, b = ex.minus.explanations[0]
-    sentence = rep.sev_reading(setup, ex)
+    sentence = sev_reading(setup, ex)
     assert sentence.startswith(f"Changing {a} and {b} together to their reference values "
                                f"({value_text(reference.values[a])}, {value_text(reference.values[b])}) flips the "
                                f"prediction to {other}; no single feature does")
 
     ex = explain_sev(setup.model, setup.dataset, setup.query(two), reference, max_depth=1)
-    assert rep.sev_reading(setup, ex) == ("No set of up to 1 feature moved to the reference values flips the "
+    assert sev_reading(setup, ex) == ("No set of up to 1 feature moved to the reference values flips the "
                                           "prediction (larger sets were not searched).")
 
     held = setup.with_restricted([group])
     ex = explain_sev(held.model, held.dataset, held.query(one), reference, restricted=(group,))
-    assert f"(with {group} held at this row's values)" in rep.sev_reading(held, ex)
+    assert f"(with {group} held at this row's values)" in sev_reading(held, ex)
 
 
 def test_sections_can_be_left_out(setup, row):
@@ -400,8 +389,8 @@ def test_report_page_previews_the_headline_numbers(demo, row):
     ex = explain_sev(trained.model, data, data.features.iloc[[at_row]], reference)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics == {"SEV⁻": shown(ex.minus), "SEV⁺": shown(ex.plus)}
-    markdown = "\n".join(m.value for m in at.markdown)
-    assert "**Smallest LENS factor**" in markdown and "**Linear support \\(exact\\)**" in markdown
+    markdown = "\n".join(visible(m.value) for m in at.markdown)
+    assert "**Smallest LENS factor**" in markdown and "**Linear support (exact)**" in markdown
     assert [b.key for b in at.get("download_button")] == ["report_download"]
     assert len(at.get("plotly_chart")) == 4
     at.checkbox(key="report_section_lens").uncheck()

@@ -10,7 +10,8 @@ import pytest
 from explain_core.data import make_dataset
 from explain_core.models import ModelAdapter
 from explain_core.reference import Reference
-from explain_core.sev import GroupLayout, explain_sev, hypercube, sev, sev_batch
+from explain_core.data import GroupLayout
+from explain_core.sev import explain_sev, hypercube, sev, sev_batch
 
 
 class FunctionModel:
@@ -303,7 +304,8 @@ def _adult_lr_with_missing_values():
     from sklearn.pipeline import Pipeline
 
     from explain_core.data import load_demo
-    from explain_core.models import make_encoder, wrap_model
+    from explain_core.encoding import make_encoder
+    from explain_core.models import wrap_model
 
     data = load_demo("adult")
     rows = np.random.default_rng(0).choice(len(data.features), 3000, replace=False)
@@ -315,7 +317,7 @@ def _adult_lr_with_missing_values():
 
 def _gbdt_demo(name):
     from explain_core.data import load_demo
-    from explain_core.models import demo_model
+    from explain_core.training import demo_model
 
     data = load_demo(name)
     trained = demo_model(data, "gbdt")
@@ -323,11 +325,10 @@ def _gbdt_demo(name):
 
 
 @pytest.mark.parametrize("case", ["compas", "german_credit", "adult_missing"])
-def test_encoded_fast_path_equals_raw_mixing(case, monkeypatch, tmp_path):
-    import explain_core.sev as sev_module
+def test_encoded_fast_path_equals_raw_mixing(case, monkeypatch):
+    import explain_core.cube as sev_module
     from explain_core.reference import make_reference
 
-    monkeypatch.setenv("EXPLAIN_CACHE_DIR", str(tmp_path))
     data, model, rows = _adult_lr_with_missing_values() if case == "adult_missing" else _gbdt_demo(case)
     layout, queries = GroupLayout.of(data), data.features.iloc[rows]
     reference = make_reference(data)
@@ -352,7 +353,8 @@ def test_preprocessing_that_mixes_columns_is_not_split():
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import Pipeline
 
-    from explain_core.models import encoded_model, wrap_model
+    from explain_core.encoding import encoded_model
+    from explain_core.models import wrap_model
 
     rng = np.random.default_rng(0)
     frame = pd.DataFrame(rng.normal(size=(200, 4)), columns=list("abcd"))

@@ -17,9 +17,13 @@ import pandas as pd
 import shap
 from lime.lime_base import LimeBase
 
-from .linear import RELEVANCE_SAMPLES, Sample, Scores, draw_sample, iht, score
-from .linear_exact import exact_fit, l1_relaxation
-from .linear_space import LiteralSpace, sample_neighbourhood
+from ..errors import check_choice, names_method
+from ..results import Explanation
+from . import check_samples
+from .exact import exact_fit, l1_relaxation
+from .iht import iht
+from .metrics import RELEVANCE_SAMPLES, Scores, score
+from .space import LiteralSpace, Sample, draw_sample, sample_neighbourhood
 
 METHODS = ("iht", "exact", "lime", "shap", "shap_k", "l1_relax")
 SWEEP_GRIDS = {"k": tuple(range(1, 9)), "sigma": tuple(np.round(np.arange(0, 2.0, 0.25), 2)),
@@ -128,7 +132,7 @@ class MethodResult:
 
 
 @dataclass(frozen=True, eq=False)
-class Comparison:
+class Comparison(Explanation):
     """All methods of one explanation task (f, x, k, m, σ), fitted on one shared sample."""
 
     k: int
@@ -137,6 +141,9 @@ class Comparison:
     seed: int
     fx: float
     results: tuple[MethodResult, ...]
+
+    method = "linear explanations compared"
+    meta_parameters = ("k", "sigma", "m", "seed")
 
     def table(self) -> pd.DataFrame:
         """One row per method: F̂, F, R (with its method), |w·x − f(x)|, ‖w‖₀, Lemma 4 bound, seconds."""
@@ -154,14 +161,15 @@ def _row(r: MethodResult) -> dict:
             "detail": r.detail}
 
 
+@names_method("the linear explanations")
 def compare(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int = 5000, *, seed: int = 0,
             methods: Sequence[str] = ("iht", "exact", "lime"), time_limit: float = 10.0,
             relevance_samples: int = RELEVANCE_SAMPLES, shap_background: int = SHAP_BACKGROUND) -> Comparison:
     """Fit every method in ``methods`` (see ``METHODS``) on one sample of D_{x,σ} and score them on a
     fresh one (§6.1: all explainers receive the same sample)."""
-    unknown = set(methods) - set(METHODS)
-    if unknown:
-        raise ValueError(f"unknown methods {sorted(unknown)}; choose from {METHODS}")
+    for method in methods:
+        check_choice(method, METHODS, "linear explainer")
+    check_samples(m)
     train = draw_sample(space, sigma, m, seed)
     holdout = draw_sample(space, sigma, m, seed + 1)
     fits: dict[str, tuple[np.ndarray, float, str]] = {}
@@ -192,6 +200,34 @@ def compare(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int = 5000, 
     return Comparison(k, sigma, m, seed, train.fx, results)
 
 
+@dataclass(frozen=True)
+class LinearReport(Explanation):
+    """Every linear explainer fitted on one shared sample of D_{x,σ} in the group-literal space.
+
+    ``names`` are the literals (0 = bias, j = "keeps <group j> = <value>"); ``comparison`` holds each
+    method's w and scores (fidelity, relevance, anchoring gap, Lemma 4 bound, exact-fit status).
+    """
+
+    names: tuple[str, ...]
+    groups: tuple[str, ...]
+    fx: float
+    comparison: Comparison
+
+    method = "linear explanations of one row"
+
+    def parameters(self) -> dict:
+        return self.comparison.parameters()
+
+    def weights(self) -> pd.DataFrame:
+        """One row per literal, one column per method: the fitted weights side by side."""
+        return pd.DataFrame({r.method: r.w for r in self.comparison.results}, index=list(self.names))
+
+    def support_groups(self, method: str) -> tuple[str, ...]:
+        """The feature groups whose literal has a non-zero weight in ``method``'s w (bias excluded)."""
+        w = next(r.w for r in self.comparison.results if r.method == method)
+        return tuple(self.groups[j - 1] for j in np.flatnonzero(np.abs(w) > 1e-12) if j > 0)
+
+
 # ---------------------------------------------------------------------------------------------------
 # Sweeps (Figs. 4-6)
 
@@ -215,8 +251,7 @@ def sweep(spaces: Sequence[LiteralSpace], parameter: str, values: Sequence | Non
           time_limit: float = 10.0, relevance_samples: int = RELEVANCE_SAMPLES) -> Sweep:
     """Vary ``parameter`` (``k``, ``sigma`` or ``m``; grid ``SWEEP_GRIDS`` by default) over every query
     in ``spaces``, the other two held at ``k``, ``sigma``, ``m`` (§6.3: k = 5, σ = 1, m = 5000)."""
-    if parameter not in SWEEP_GRIDS:
-        raise ValueError(f"parameter must be one of {tuple(SWEEP_GRIDS)}, not {parameter!r}")
+    check_choice(parameter, SWEEP_GRIDS, "sweep parameter")
     values = tuple(SWEEP_GRIDS[parameter] if values is None else values)
     rows = []
     for value in values:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -28,10 +29,14 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.preprocessing import KBinsDiscretizer
 
-from .data import Dataset, FeatureGroup, IntakeError
-from .models import ModelAdapter, data_hash, load_own_skops, write_atomic, cache_dir
-from .reference import Reference
-from .sev import DEFAULT_CHUNK_ROWS, GroupLayout, mix
+from ..cache import cache_dir, write_atomic
+from ..data import Dataset, FeatureGroup
+from ..errors import check_choice
+from ..cube import DEFAULT_CHUNK_ROWS, mix
+from ..models import ModelAdapter
+from ..reference import Reference
+from ..training import load_own_skops
+from .exact import GramProblem
 
 K_BINS = 4  # §6.1: K = 4 quantile bins / at most K one-hot values / K−1 most frequent categories + "other"
 BIAS = "bias (always true)"
@@ -120,6 +125,40 @@ def sample_neighbourhood(x: np.ndarray, sigma: float, m: int, seed: int) -> np.n
 
 
 # ---------------------------------------------------------------------------------------------------
+# Samples of the neighbourhood
+
+@dataclass(frozen=True, eq=False)
+class Sample:
+    """m labelled samples {(z_i, f(z_i))} of D_{x,σ} (one batched, chunked evaluation of f)."""
+
+    Z: np.ndarray
+    y: np.ndarray
+    x: np.ndarray
+    fx: float
+    sigma: float
+    seed: int
+
+    @property
+    def m(self) -> int:
+        return len(self.y)
+
+    @cached_property
+    def gram(self) -> GramProblem:
+        return GramProblem.from_sample(self.Z, self.y, self.x, self.fx)
+
+    def fidelity(self, w: np.ndarray) -> float:
+        """Fidelity error (1/4m)‖Zw − y‖² on this sample (eq. 8; out-of-sample F on a fresh one)."""
+        r = self.Z @ np.asarray(w, dtype=float) - self.y
+        return float(r @ r) / (4 * self.m)
+
+
+def draw_sample(space: LiteralSpace, sigma: float, m: int, seed: int) -> Sample:
+    """m samples of D_{x,σ} labelled by f (seeded)."""
+    Z = sample_neighbourhood(space.x, sigma, m, seed)
+    return Sample(Z, space.evaluate(Z, seed), space.x.astype(float), space.fx, sigma, seed)
+
+
+# ---------------------------------------------------------------------------------------------------
 # Boolean-model mode (§6.1)
 
 @dataclass(frozen=True)
@@ -164,10 +203,8 @@ class BooleanEncoder:
 def _attribute_values(frame: pd.DataFrame, group: FeatureGroup, medians: dict) -> pd.Series:
     """One value per row: the number (NaN → training median), the category ("missing" for NaN), or
     the active column of a one-hot block ("none" if no column is 1)."""
-    if len(group.columns) > 1:
-        block = frame[list(group.columns)].to_numpy(dtype=float)
-        names = np.array(list(group.columns) + ["none"], dtype=object)
-        return pd.Series(names[np.where(block.max(axis=1) > 0, block.argmax(axis=1), len(group.columns))])
+    if group.is_block:
+        return pd.Series(group.values_in(frame))
     column = frame[group.columns[0]].reset_index(drop=True)
     if group.name in medians:
         return column.astype(float).fillna(medians[group.name])
@@ -301,7 +338,7 @@ def boolean_model(dataset: Dataset, *, seed: int = 0, K: int = K_BINS, cache: bo
 
 
 def _fit_cached(dataset: Dataset, X: np.ndarray, y: np.ndarray, seed: int, K: int, cache: bool):
-    key = f"{dataset.name}-boolean-mlp-{seed}-K{K}-sk{sklearn.__version__}-{data_hash(dataset)}"
+    key = f"{dataset.name}-boolean-mlp-{seed}-K{K}-sk{sklearn.__version__}-{dataset.content_hash}"
     path = cache_dir() / f"{key}.skops"
     if cache and path.exists():
         return load_own_skops(path)
@@ -329,12 +366,12 @@ def group_space(model: ModelAdapter, dataset: Dataset, row: pd.DataFrame, refere
     where no such row exists keeps the reference value). ``rows`` are the training rows (for draws
     and the regression range); default all rows.
     """
-    if replace not in REPLACE_MODES:
-        raise IntakeError(f"replace must be one of {REPLACE_MODES}, not {replace!r}.")
-    layout = GroupLayout.of(dataset)
+    check_choice(replace, REPLACE_MODES, "replacement mode")
+    layout = dataset.layout
     query = row.iloc[:1].reset_index(drop=True)
     rows = np.arange(len(dataset.features)) if rows is None else np.asarray(rows)
-    names = (BIAS,) + tuple(f"keeps {g.name} = {_group_value(query, g)}" for g in dataset.groups)
+    values = layout.values(query.iloc[0].to_dict())
+    names = (BIAS,) + tuple(f"keeps {g.name} = {_fmt(values[g.name])}" for g in dataset.groups)
     x = np.ones(len(names), dtype=np.int8)
     donors = _donors(dataset, query, rows, K) if replace == "draw" else None
     train = dataset.features.iloc[rows].reset_index(drop=True)
@@ -353,13 +390,6 @@ def group_space(model: ModelAdapter, dataset: Dataset, row: pd.DataFrame, refere
         target = TargetScale("regression", float(y.min()), float(y.max()))
         f = lambda Z, seed: target.to_f(model.score(inputs(Z, seed)))  # noqa: E731
     return LiteralSpace(names, x, f, target, replace, deterministic=replace == "reference")
-
-
-def _group_value(query: pd.DataFrame, group: FeatureGroup) -> str:
-    if len(group.columns) == 1:
-        return _fmt(query[group.columns[0]].iloc[0])
-    active = [c for c in group.columns if query[c].iloc[0] == 1]
-    return active[0] if active else "none"
 
 
 def _class_pair(dataset: Dataset, own_label: int) -> tuple:

@@ -1,0 +1,62 @@
+"""The package's errors: one base class, input errors under it, and one helper for checking a choice.
+
+``ExplainError`` is the base of every error this package raises on purpose. ``IntakeError`` (also a
+``ValueError``) is a dataset, model, file or setting that cannot be used: its message says what is wrong
+and how to fix it, and the app shows it as it is. ``ComputationError`` is a run that cannot give an
+honest result (a model score that is NaN, a budget that ran out before anything was found).
+"""
+from __future__ import annotations
+
+import functools
+from typing import Iterable
+
+
+class ExplainError(Exception):
+    """Base class of the errors explain_core raises on purpose."""
+
+
+class IntakeError(ExplainError, ValueError):
+    """A dataset, model or setting that cannot be used; the message says what is wrong and how to fix it."""
+
+
+class ComputationError(ExplainError, RuntimeError):
+    """A method that cannot give an honest result on these inputs; the message names the method and why."""
+
+
+def check_choice(value, options: Iterable, what: str):
+    """``value`` when it is one of ``options``, else an :class:`IntakeError` naming the options.
+
+    ``what`` is a lower-case noun phrase (``"model kind"``)."""
+    options = tuple(options)
+    if value not in options:
+        raise IntakeError(f"Unknown {what} {value!r}; the {what} must be one of: {', '.join(map(str, options))}.")
+    return value
+
+
+class NonFiniteScores(ComputationError):
+    """The model scored some evaluated rows as NaN or ±inf: the method stops instead of counting them as a class.
+
+    ``count`` of ``total`` rows in one model call; ``method`` names the method that was running (set by
+    :func:`names_method`)."""
+
+    def __init__(self, count: int, total: int, method: str = ""):
+        self.count, self.total, self.method = int(count), int(total), method
+        during = f" while computing {method}" if method else ""
+        super().__init__(f"The model returned NaN or infinite scores for {count:,} of {total:,} rows{during}; "
+                         "those rows cannot be given a class, so the result is not shown. Check the model's handling "
+                         "of missing or unusual values (rows mixing this row and the reference, or the references).")
+
+
+def names_method(method: str):
+    """Decorator: a :class:`NonFiniteScores` raised inside names ``method`` (the innermost named method wins)."""
+    def decorate(function):
+        @functools.wraps(function)
+        def run(*args, **kwargs):
+            try:
+                return function(*args, **kwargs)
+            except NonFiniteScores as exc:
+                if exc.method:
+                    raise
+                raise NonFiniteScores(exc.count, exc.total, method) from None
+        return run
+    return decorate

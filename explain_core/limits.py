@@ -1,0 +1,71 @@
+"""Resource limits: how much one upload or one run may cost, set by the server's operator.
+
+Every limit has a default sized for a 2-core, few-GB server and an environment variable that the operator
+sets before starting the app or the command line (``EXPLAIN_MAX_ROWS=5000000 streamlit run app.py``):
+``EXPLAIN_MAX_`` + the field name in capitals. The app passes its own upload limit (Streamlit's
+``server.maxUploadSize``) to the readers; the library never reads the app's configuration.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields, replace
+from functools import lru_cache
+from typing import Mapping
+
+from .errors import IntakeError
+
+ENV_PREFIX = "EXPLAIN_MAX_"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps on uploads (after decompression), model files and runs; each breach is an IntakeError that says
+    which limit and how to stay within it."""
+
+    upload_mb: float = 200.0           # bytes of one uploaded file, as sent
+    rows: int = 2_000_000              # rows of a table, after decompression
+    columns: int = 2_000               # columns of a table
+    cells: int = 50_000_000            # rows × columns of a table
+    model_array_mb: float = 1_024.0    # one array stored in a .skops file, decoded
+    model_seconds: float = 60.0        # loading an ONNX model and its first prediction
+    model_memory_mb: float = 4_096.0   # address space of the worker that tries an ONNX model
+    train_rows: int = 500_000          # rows a model may be trained on here
+    lens_samples: int = 5_000_000      # LENS: references × factors of one context
+    linear_samples: int = 200_000      # linear explanations: m (one sample, and one hold-out sample)
+    sev_rows: int = 100_000            # rows of one dataset-wide SEV run in the app
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "Limits":
+        """The defaults, with each ``EXPLAIN_MAX_<FIELD>`` set in ``environ`` (default ``os.environ``)."""
+        environ = os.environ if environ is None else environ
+        changes = {}
+        for f in fields(cls):
+            text = environ.get(ENV_PREFIX + f.name.upper())
+            if text is None or not text.strip():
+                continue
+            kind = float if isinstance(f.default, float) else int
+            try:
+                value = kind(float(text)) if kind is int else float(text)
+            except ValueError:
+                raise IntakeError(f"{ENV_PREFIX + f.name.upper()}={text!r} is not a number; set it to a "
+                                  f"positive number (default {f.default}).") from None
+            if not value > 0:
+                raise IntakeError(f"{ENV_PREFIX + f.name.upper()} must be positive, not {text!r}.")
+            changes[f.name] = value
+        return replace(cls(), **changes)
+
+
+@lru_cache(maxsize=8)
+def _cached(items: tuple) -> Limits:
+    return Limits.from_env(dict(items))
+
+
+def limits() -> Limits:
+    """The limits in force now (the environment is read on every call; parsing is cached)."""
+    return _cached(tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(ENV_PREFIX))))
+
+
+def over(what: str, value: float, limit: float, fix: str, unit: str = "") -> IntakeError:
+    """The error for a breached limit: what, how much, the limit, the fix and the operator's setting."""
+    return IntakeError(f"{what} is {value:,.0f}{unit}, over this server's limit of {limit:,.0f}{unit}; {fix} "
+                       "(The server's operator sets the limits: EXPLAIN_MAX_* environment variables.)")

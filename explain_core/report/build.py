@@ -1,0 +1,235 @@
+"""The report's content: :class:`RowReport` gathers one row's results (the same :mod:`explain_core.analysis` calls
+as the app's pages, or the app's own cached results passed in), their figures, the :class:`Headline` numbers and
+the plain-language SEV reading.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Iterable
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from ..analysis import (Agreement, Baselines, LensReport, Parameters, Setup, agreement, lens_report, row_baselines,
+                        row_lens_contexts, row_linear, row_sev, score_of)
+from ..errors import IntakeError
+from ..plots import (HYPERCUBE_FIGURE_MAX_GROUPS, agreement_figure, hypercube_figure, lattice_figure, pn_curve_figure,
+                     weights_figure)
+from ..sev import Hypercube, SEVExplanation, hypercube
+from ..vocabulary import METHOD_LABELS, factor_text, fmt_ps, sev_reading
+
+if TYPE_CHECKING:
+    from ..linear.compare import LinearReport
+
+SECTIONS = ("sev", "lens", "linear", "agreement", "appendix")
+SECTION_TITLES = {"sev": "SEV", "lens": "LENS", "linear": "Linear", "agreement": "Agreement", "appendix": "Appendix"}
+INDEX_COLUMNS = ("row", "prediction", "score", "sev_minus", "sev_plus", "sev_restricted", "lens_smallest_factor",
+                 "lens_ps", "linear_support", "pdf")
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The numbers a reader sees first (and the batch index lists): the prediction, SEV⁻/SEV⁺/SEV® as shown,
+    the smallest LENS factor with its PS, the linear support and which features most methods name."""
+
+    row: int | None
+    prediction: str
+    score: float
+    sev_minus: str = ""
+    sev_plus: str = ""
+    sev_restricted: str = ""
+    lens_smallest_factor: str = ""
+    lens_ps: str = ""
+    linear_method: str = ""
+    linear_support: tuple[str, ...] = ()
+    most_named: tuple[tuple[str, ...], int, int] | None = None  # (features, methods naming them, methods)
+
+
+@dataclass
+class RowReport:
+    """Everything one row's report shows: the results, the figures (plotly, one data object per chart), the
+    headline numbers and the plain-language SEV reading. ``row`` is the dataset position (None for a row
+    that is not in the data); ``edited`` marks a row changed in the app's what-if editor."""
+
+    setup: Setup
+    query: pd.DataFrame
+    row: int | None
+    params: Parameters
+    sections: tuple[str, ...]
+    created: datetime
+    score: float
+    label: int
+    edited: bool = False
+    sev: SEVExplanation | None = None
+    baselines: Baselines | None = None
+    lens: LensReport | None = None
+    linear: LinearReport | None = None
+    agreement: Agreement | None = None
+    figures: dict[str, go.Figure] = field(default_factory=dict)
+    headline: Headline | None = None
+    reading: str = ""
+
+    @property
+    def title(self) -> str:
+        where = f"row {self.row}" if self.row is not None else "a custom row"
+        return f"Why did the model predict {self.setup.class_names[self.label]} for {where}?"
+
+    @property
+    def file_name(self) -> str:
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(self.setup.dataset.name))
+        return f"{name}_row{self.row if self.row is not None else 'custom'}{'_edited' if self.edited else ''}.pdf"
+
+    @property
+    def sev_shown(self) -> str:
+        """Which SEV result the reading and the figure use: SEV® when features are restricted, else SEV⁻."""
+        return "restricted" if self.sev is not None and self.sev.restricted is not None else "minus"
+
+    def contents(self) -> list[tuple[str, list[str]]]:
+        """The report's parts in order, each with what it holds (for a preview), numbered as in the PDF."""
+        kinds = "SEV⁻ / SEV⁺" + (" / SEV®" if self.sev is not None and self.sev.restricted is not None else "")
+        described = {
+            "sev": ("SEV", [f"{kinds} with their minimal explanations (the paper's tables)", "the plain-language reading",
+                            "the hypercube" if self._cube_drawn else "the search by depth (lattice view)"]),
+            "lens": ("LENS", ["τ-minimal factors with PS and p-values", "the cheapest (cost-order) factors",
+                              "cumulative PN against τ"]),
+            "linear": ("Linear", ["weights of IHT / exact / LIME / SHAP side by side",
+                                  "fidelity, relevance, anchoring gap, optimality status", "weights chart"]),
+            "agreement": ("Agreement", ["feature × method matrix", "how each method's set was read"]),
+        }
+        parts = [("Summary", ["title, date, dataset, model and its test metrics",
+                              "the row's values and prediction, the reference, restricted features",
+                              "headline numbers", "every parameter and seed"])]
+        numbered = [described[s] for s in SECTIONS if s in described and s in self.sections]
+        parts += [(f"{i}. {title}", items) for i, (title, items) in enumerate(numbered, 1)]
+        if "appendix" in self.sections:
+            parts.append(("Appendix", ["definitions", "papers cited"]))
+        return parts
+
+    @property
+    def _cube_drawn(self) -> bool:
+        return len(self.setup.dataset.groups) <= HYPERCUBE_FIGURE_MAX_GROUPS
+
+    def index_row(self, pdf: str = "") -> dict:
+        """The headline numbers as one row of the batch index (see :data:`INDEX_COLUMNS`)."""
+        h = self.headline
+        return {"row": self.row, "prediction": h.prediction, "score": round(self.score, 6),
+                "sev_minus": h.sev_minus, "sev_plus": h.sev_plus, "sev_restricted": h.sev_restricted,
+                "lens_smallest_factor": h.lens_smallest_factor, "lens_ps": h.lens_ps,
+                "linear_support": "; ".join(h.linear_support), "pdf": pdf}
+
+
+def needed_results(sections: Iterable[str]) -> set[str]:
+    """Which results a set of sections needs (``sev``, ``lens``, ``linear``, ``baselines``)."""
+    sections = set(check_sections(sections))
+    need = {s for s in ("sev", "lens", "linear") if s in sections}
+    if "agreement" in sections:
+        need |= {"sev", "lens", "linear", "baselines"}
+    return need
+
+
+def check_sections(sections: Iterable[str]) -> tuple[str, ...]:
+    sections = tuple(sections)
+    unknown = [s for s in sections if s not in SECTIONS]
+    if unknown:
+        raise IntakeError(f"Unknown report sections {', '.join(map(str, unknown))}; choose from {', '.join(SECTIONS)}.")
+    return tuple(s for s in SECTIONS if s in sections)
+
+
+def build_row_report(setup: Setup, row: int | pd.DataFrame, params: Parameters | None = None,
+                     sections: Iterable[str] = SECTIONS, *, row_position: int | None = None, edited: bool = False,
+                     sev: SEVExplanation | None = None, baselines: Baselines | None = None,
+                     lens: LensReport | None = None, linear: LinearReport | None = None,
+                     cube: Hypercube | None = None) -> RowReport:
+    """Gather one row's results for a report.
+
+    ``row`` is a dataset position or a one-row frame of feature values (then ``row_position`` names its
+    position, if any). Results already computed (the app's cached ones) are passed in and used as they are;
+    the others are computed here with the same :mod:`explain_core.analysis` calls the app makes.
+    """
+    params = params or Parameters()
+    sections = check_sections(sections)
+    if isinstance(row, pd.DataFrame):
+        query, position = row.iloc[:1], row_position
+    else:
+        query, position = setup.query(int(row)), int(row)
+    need = needed_results(sections)
+    score = score_of(setup, query)
+    label = int(setup.model.labels_of(np.array([score]))[0])
+    sev = sev if sev is not None or "sev" not in need else row_sev(setup, query, params)
+    if "lens" in need and lens is None:
+        contexts = row_lens_contexts(setup, query, params)
+        lens = lens_report(contexts[params.lens_direction], params)
+    linear = linear if linear is not None or "linear" not in need else row_linear(setup, query, params)
+    baselines = baselines if baselines is not None or "baselines" not in need else row_baselines(setup, query, params)
+    report = RowReport(setup, query, position, params, sections, datetime.now().astimezone(), score, label, edited,
+                       sev if "sev" in need else None, baselines, lens if "lens" in need else None,
+                       linear if "linear" in need else None)
+    if "agreement" in sections:
+        report.agreement = agreement(setup.dataset.group_names, sev=report.sev, lens=lens.factors, linear=linear,
+                                     baselines=baselines)
+    report.figures = _figures(report, cube)
+    report.headline = _headline(report)
+    report.reading = sev_reading(setup, report.sev) if report.sev is not None else ""
+    return report
+
+
+def _figures(report: RowReport, cube: Hypercube | None) -> dict[str, go.Figure]:
+    s, figs = report.setup, {}
+    if report.sev is not None and "sev" in report.sections:
+        which = report.sev_shown
+        if report._cube_drawn:
+            cube = cube or hypercube(s.model, s.dataset.layout, report.query, s.reference_of_label(report.label))
+            figs["sev"] = hypercube_figure(cube, report.sev, which=which, class_names=s.class_names)
+        else:
+            figs["sev"] = lattice_figure(getattr(report.sev, which), threshold=s.model.threshold)
+    if report.lens is not None and "lens" in report.sections:
+        figs["lens"] = pn_curve_figure(report.lens.pn_curve, direction=report.lens.direction)
+    if report.linear is not None and "linear" in report.sections:
+        figs["linear"] = weights_figure(_weights(report.linear))
+    if report.agreement is not None:
+        figs["agreement"] = agreement_figure(report.agreement.matrix())
+    return figs
+
+
+def _weights(linear: LinearReport) -> pd.DataFrame:
+    """The weights table with the methods' display names as columns."""
+    w = linear.weights()
+    return w.rename(columns=lambda m: METHOD_LABELS.get(m, m))
+
+
+def linear_support_method(linear: LinearReport) -> str:
+    methods = [r.method for r in linear.comparison.results]
+    return "exact" if "exact" in methods else "iht"
+
+
+def smallest_factor(lens: LensReport):
+    """The smallest τ-minimal factor (highest PS among equally small ones), or None."""
+    factors = list(lens.factors.factors)
+    if not factors:
+        return None
+    return min(factors, key=lambda f: (len(f.groups), -f.ps))
+
+
+def _headline(report: RowReport) -> Headline:
+    s, p = report.setup, report.params
+    sev, lens, linear = report.sev, report.lens, report.linear
+    h = {}
+    if sev is not None:
+        h.update(sev_minus=sev.minus.shown, sev_plus=sev.plus.shown,
+                 sev_restricted=sev.restricted.shown if sev.restricted is not None else "")
+    if lens is not None:
+        best = smallest_factor(lens)
+        h.update(lens_smallest_factor=factor_text(best.groups) if best else f"none at τ = {p.tau:g}",
+                 lens_ps=fmt_ps(best.ps) if best else "")
+    if linear is not None:
+        method = linear_support_method(linear)
+        h.update(linear_method=method, linear_support=linear.support_groups(method))
+    if report.agreement is not None:
+        counts = report.agreement.counts()
+        if len(counts) and counts.max() > 0:
+            top = counts[counts == counts.max()]
+            h["most_named"] = (tuple(top.index), int(counts.max()), len(report.agreement.named))
+    return Headline(report.row, s.class_names[report.label], report.score, **h)

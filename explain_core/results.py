@@ -1,0 +1,146 @@
+"""Results as JSON: :func:`to_jsonable` for any result, and the :class:`Explanation` mixin that gives each method's
+result ``meta`` (method, parameters, package version) and a JSON round trip (``to_json`` / ``from_json``), as
+alibi's explanations do. Models are never serialised: a result holds numbers, names and row values only.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import types
+import typing
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from ._version import __version__
+
+NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def to_jsonable(obj: Any, *, exact: bool = False) -> Any:
+    """Plain JSON types for ``obj``: dataclasses by field, arrays as lists, frames as lists of records.
+
+    NaN and ±inf become ``null`` (strict JSON for any reader), or with ``exact`` the strings ``"NaN"``,
+    ``"Infinity"``, ``"-Infinity"`` (strict JSON that :meth:`Explanation.from_json` reads back exactly).
+    An object with a ``__json__()`` method is written as what that returns.
+    """
+    if isinstance(obj, (str, bool)) or obj is None:
+        return obj
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        if math.isfinite(obj):
+            return float(obj)
+        return ("NaN" if math.isnan(obj) else "Infinity" if obj > 0 else "-Infinity") if exact else None
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if hasattr(obj, "__json__"):
+        return to_jsonable(obj.__json__(), exact=exact)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_jsonable(getattr(obj, f.name), exact=exact) for f in dataclasses.fields(obj) if f.repr}
+    if isinstance(obj, pd.DataFrame):
+        frame = obj.reset_index() if named_index(obj) else obj
+        return [{str(k): to_jsonable(v, exact=exact) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+    if isinstance(obj, pd.Series):
+        return {str(k): to_jsonable(v, exact=exact) for k, v in obj.items()}
+    if isinstance(obj, np.ndarray):
+        return [to_jsonable(v, exact=exact) for v in obj.tolist()]
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v, exact=exact) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return [to_jsonable(v, exact=exact) for v in obj]
+    if obj is pd.NA or obj is pd.NaT:
+        return None
+    return str(obj)
+
+
+def named_index(frame: pd.DataFrame) -> bool:
+    """Keep an index that carries information (names such as "Query"/"Explanation 1" or a named index)."""
+    return frame.index.name is not None or not isinstance(frame.index, pd.RangeIndex)
+
+
+class Explanation:
+    """Mixin for a method's result dataclass: ``meta`` and a lossless JSON round trip.
+
+    A subclass names its method (a class attribute, property or field ``method``) and the attributes that are
+    its parameters (``meta_parameters``, or an overridden :meth:`parameters`); ``to_json`` writes
+    ``{"meta": …, "data": …}`` and ``from_json`` rebuilds the object from its fields' type annotations.
+    """
+
+    meta_parameters: ClassVar[tuple[str, ...]] = ()
+
+    def parameters(self) -> dict:
+        """The parameters the result was computed with (``meta_parameters`` by default)."""
+        return {name: getattr(self, name) for name in self.meta_parameters}
+
+    @property
+    def meta(self) -> dict:
+        return {"type": type(self).__name__, "method": getattr(self, "method", "") or type(self).__name__,
+                "parameters": to_jsonable(self.parameters()), "explain_core": __version__}
+
+    def to_json(self, indent: int | None = 2) -> str:
+        payload = {"meta": self.meta, "data": to_jsonable(self, exact=True)}
+        return json.dumps(payload, indent=indent, ensure_ascii=False, allow_nan=False)
+
+    @classmethod
+    def from_json(cls, text: str):
+        payload = json.loads(text)
+        kind = payload.get("meta", {}).get("type")
+        if kind != cls.__name__:
+            from .errors import IntakeError
+            raise IntakeError(f"This JSON holds a {kind or 'result of unknown type'}, not a {cls.__name__}.")
+        return decode(cls, payload["data"])
+
+
+def decode(kind, value):
+    """Rebuild a value of annotated type ``kind`` from :func:`to_jsonable` output (``exact`` mode)."""
+    if isinstance(value, str) and value in NON_FINITE and kind in (float, typing.Any, object):
+        return NON_FINITE[value]
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin in (typing.Union, types.UnionType):
+        if value is None:
+            return None
+        options = [a for a in args if a is not type(None)]
+        return decode(options[0], value) if len(options) == 1 else value
+    if value is None:
+        return math.nan if kind is float else None
+    if dataclasses.is_dataclass(kind):
+        hints = typing.get_type_hints(kind)
+        return kind(**{f.name: decode(hints[f.name], value[f.name]) for f in dataclasses.fields(kind)
+                       if f.init and f.name in value})
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(decode(args[0], v) for v in value)
+        return tuple(decode(a, v) for a, v in zip(args, value)) if args else tuple(value)
+    if origin in (list, dict):
+        if origin is list:
+            return [decode(args[0] if args else Any, v) for v in value]
+        return {k: decode(args[1] if args else Any, v) for k, v in value.items()}
+    if kind is np.ndarray:
+        return _array(value)
+    if kind is pd.DataFrame:
+        return pd.DataFrame.from_records(value)
+    if kind is pd.Series:
+        values = {k: NON_FINITE.get(v, v) if isinstance(v, str) else v for k, v in value.items()}
+        return pd.Series(values, dtype=object).infer_objects()
+    if kind is float:
+        return NON_FINITE[value] if isinstance(value, str) else float(value)
+    if kind in (int, str, bool):
+        return kind(value)
+    return value
+
+
+def _array(value) -> np.ndarray:
+    """A list (of lists) back to an array; "NaN"/"Infinity" strings and nulls become floats."""
+    def number(v):
+        if isinstance(v, list):
+            return [number(x) for x in v]
+        return NON_FINITE.get(v, v) if isinstance(v, str) else (math.nan if v is None else v)
+    flat = np.asarray(number(value))
+    return flat.astype(float) if flat.dtype == object and _all_numbers(flat) else flat
+
+
+def _all_numbers(array: np.ndarray) -> bool:
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in array.ravel())

@@ -1,0 +1,267 @@
+"""What the analyst chose once (:class:`Setup`: data, model, reference, restricted groups) and every knob of every
+method (:class:`Parameters`, with the seeds), and the builders of setups: a bundled demo, a model trained here,
+or a model file — each with the one model-key scheme of :func:`~explain_core.training.model_key`.
+
+``Parameters`` splits into one small hashable object per method (``params.sev``, ``params.lens``,
+``params.linear``, ``params.baselines``): what each method reads, and the cache key of its results.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, fields, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .data import Dataset, load_demo
+from .errors import IntakeError, check_choice
+from .cube import one_row
+from .lens import DIRECTIONS, default_max_size
+from .loading import load_model_bytes
+from .models import ModelAdapter, wrap_model
+from .reference import Reference, check_restricted, make_reference
+from .results import to_jsonable
+from .sev import DEFAULT_MAX_DEPTH
+from .tables import safe_name
+from .training import TrainedModel, demo_model, evaluate, model_key, train_model
+
+LINEAR_METHODS = {"iht": ("iht",), "exact": ("exact",), "both": ("iht", "exact")}
+DEFAULT_DEMO = ("compas", "gbdt")
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What the analyst chose once: data, model (with its split and metrics), reference, restricted groups.
+
+    ``model_key`` identifies the model's content (:func:`~explain_core.training.model_key`); ``source``
+    says in words where the model came from.
+    """
+
+    dataset: Dataset
+    model: ModelAdapter
+    reference: Reference
+    train_rows: np.ndarray
+    test_rows: np.ndarray
+    metrics: dict
+    model_key: str
+    source: str
+    restricted: tuple[str, ...] = ()
+    _mirrors: dict = field(default_factory=dict, compare=False, repr=False)  # reference_for's memo
+
+    @cached_property
+    def key(self) -> str:
+        """Content hash of the data, model, split and reference (not ``restricted``, which only SEV® reads:
+        pass it beside this key where it matters), the cache key of every result."""
+        ref = self.reference
+        text = json.dumps([self.dataset.content_hash, self.dataset.positive_class, self.model_key,
+                           sorted((k, str(v)) for k, v in ref.values.items()), ref.statistic, ref.population,
+                           hashlib.sha1(np.asarray(self.train_rows).tobytes()).hexdigest()], default=str)
+        return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+    def with_reference(self, reference: Reference) -> "Setup":
+        return replace(self, reference=reference, _mirrors={})
+
+    def reference_for(self, query: pd.DataFrame) -> Reference:
+        """The reference a row is explained against (SEV §3: a typical member of the other class).
+
+        ``reference`` for a row predicted in the class it was built to explain; for a row predicted in the
+        other class, the same statistic over the training rows of *that row's* opposite class (SEV is
+        symmetric). Custom values apply to ``reference`` only; a reference over all rows serves every row.
+        """
+        return self.reference_of_label(int(self.model.label(one_row(query))[0]))
+
+    def reference_of_label(self, label: int) -> Reference:
+        """:meth:`reference_for` a row the model predicts ``label`` (0/1)."""
+        ref = self.reference
+        if self.dataset.task != "classification" or ref.population != "opposite" or label == ref.explain_class:
+            return ref
+        if label not in self._mirrors:
+            self._mirrors[label] = make_reference(self.dataset, self.train_rows, statistic=ref.statistic,
+                                                  population="opposite", explain_class=label)
+        return self._mirrors[label]
+
+    def with_restricted(self, names: Sequence[str]) -> "Setup":
+        return replace(self, restricted=check_restricted(self.dataset, names))
+
+    @property
+    def class_names(self) -> tuple[str, str]:
+        """Labels 0 and 1 in words (``<target> = <value>``; below/above the threshold for regression)."""
+        if self.dataset.task == "classification":
+            return self.dataset.class_name(0), self.dataset.class_name(1)
+        return "below threshold", "above threshold"
+
+    def score_text(self, score: float, digits: int = 2) -> str:
+        """The model's score in words: ``P(<target> = <positive>) = 0.73``, or the decision value / prediction."""
+        if self.model.score_kind == "proba":
+            return f"P({self.dataset.class_name(1)}) = {score:.{digits}f}"
+        kind = "decision value" if self.model.score_kind == "decision" else "prediction"
+        return f"{kind} = {score:.{digits + 2}g}"
+
+    def query(self, row: int) -> pd.DataFrame:
+        """Row ``row`` (position in the dataset) as a one-row frame of feature values."""
+        if not 0 <= int(row) < len(self.dataset.features):
+            raise IntakeError(f"Row {row} is not in the data; choose a row between 0 and {len(self.dataset.features) - 1}.")
+        return self.dataset.features.iloc[[int(row)]]
+
+    def summary(self) -> dict:
+        """What a reader needs to know about the setup: data, model, metrics, reference, restricted groups."""
+        data = self.dataset
+        return {"dataset": data.name, "rows": len(data.features), "features": len(data.groups),
+                "target": str(data.target.name), "task": data.task, "positive_class": to_jsonable(data.positive_class),
+                "model": self.model.name, "model_source": self.source, "model_key": self.model_key,
+                "metrics": to_jsonable(self.metrics), "reference": self.reference.description,
+                "reference_values": to_jsonable(self.reference.values), "restricted": list(self.restricted),
+                "train_rows": len(self.train_rows), "test_rows": len(self.test_rows)}
+
+    __json__ = summary  # a setup in a JSON export is its summary (never the model)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Building setups (one model-key scheme: training.model_key)
+
+def make_setup(dataset: Dataset, trained: TrainedModel, *, reference: Reference | None = None,
+               statistic: str = "mean", population: str = "opposite", restricted: Sequence[str] = ()) -> Setup:
+    """A setup from a fitted model; the reference by default: the training rows of the opposite class,
+    mean/mode (SEV §4)."""
+    reference = reference or make_reference(dataset, trained.train_rows, statistic=statistic, population=population)
+    return Setup(dataset, trained.model, reference, np.asarray(trained.train_rows), np.asarray(trained.test_rows),
+                 dict(trained.metrics), trained.key, trained.source, check_restricted(dataset, restricted))
+
+
+def demo_setup(name: str = DEFAULT_DEMO[0], kind: str = DEFAULT_DEMO[1], *, seed: int = 0) -> Setup:
+    """A bundled dataset with its demo model (trained once, cached on disk) and the default reference."""
+    dataset = load_demo(name)
+    return make_setup(dataset, demo_model(dataset, kind, seed=seed))
+
+
+def trained_setup(dataset: Dataset, kind: str, *, seed: int = 0, restricted: Sequence[str] = ()) -> Setup:
+    """A model of ``kind`` trained here on ``dataset`` (seeded split), with the default reference."""
+    return make_setup(dataset, train_model(dataset, kind, seed=seed), restricted=restricted)
+
+
+def model_from_upload(dataset: Dataset, data: bytes, filename: str, *, seed: int = 0, threshold: float | None = None,
+                      positive_class=None, trusted: bool | None = None,
+                      trusted_types: Sequence[str] = ()) -> TrainedModel:
+    """A model file's bytes loaded safely (:func:`~explain_core.loading.load_model_bytes`), wrapped for
+    ``dataset`` and evaluated on its seeded split; keyed by the file's content and the wrapping choices."""
+    name = safe_name(filename, "model")
+    estimator = load_model_bytes(data, name, trusted=trusted, trusted_types=trusted_types)
+    model = wrap_model(estimator, dataset, threshold=threshold, positive_class=positive_class, name=name)
+    train, test = dataset.split(seed)
+    digest = hashlib.sha1(bytes(data)).hexdigest()[:16]
+    key = model_key("file", digest, f"threshold={threshold}", f"positive={positive_class}", seed)
+    return TrainedModel(model, train, test, evaluate(model, dataset, train, test), seed, key,
+                        f"uploaded {name}", dataset.key)
+
+
+def file_setup(dataset: Dataset, path, *, seed: int = 0, trusted: bool | None = None,
+               restricted: Sequence[str] = ()) -> Setup:
+    """A setup from a model file on disk (``.skops``, ``.onnx``; pickles only in trusted mode)."""
+    path = Path(path)
+    trained = model_from_upload(dataset, path.read_bytes(), path.name, seed=seed, trusted=trusted)
+    return make_setup(dataset, replace(trained, source=f"{trained.model.name} (model file)"), restricted=restricted)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Parameters: every knob, and one hashable object per method
+
+@dataclass(frozen=True)
+class SEVParameters:
+    """What SEV reads: the breadth-first search depth."""
+
+    max_depth: int = DEFAULT_MAX_DEPTH
+
+
+@dataclass(frozen=True)
+class LensParameters:
+    """What LENS reads: context, references (seeded), τ, α (None = exact mode) and the largest factor."""
+
+    lens_direction: str = "r2i"
+    lens_references: int = 100
+    tau: float = 0.9
+    alpha: float | None = None
+    lens_max_size: int | None = None
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class LinearParameters:
+    """What the linear explanations read: σ, k, m, the method(s), the exact fit's time limit, the seed."""
+
+    sigma: float = 1.0
+    k: int = 5
+    m: int = 5000
+    linear_method: str = "both"
+    time_limit: float = 10.0
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class BaselineParameters:
+    """What LIME and SHAP read: LIME's samples, SHAP's background rows, the seed."""
+
+    lime_samples: int = 5000
+    shap_background: int = 100
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Parameters:
+    """Every knob of every method, with the seeds: the report prints these to make each number reproducible.
+
+    ``alpha`` None = LENS exact mode (PS ≥ τ), else the binomial test at level α; ``lens_max_size`` None
+    = all subsets up to 12 groups, else ≤ 3 (LENS); ``linear_method`` is ``iht``, ``exact`` or ``both``.
+    ``sev``, ``lens``, ``linear`` and ``baselines`` are the parts each method reads (hashable cache keys).
+    """
+
+    max_depth: int = DEFAULT_MAX_DEPTH
+    lens_direction: str = "r2i"
+    lens_references: int = 100
+    tau: float = 0.9
+    alpha: float | None = None
+    lens_max_size: int | None = None
+    sigma: float = 1.0
+    k: int = 5
+    m: int = 5000
+    linear_method: str = "both"
+    time_limit: float = 10.0
+    lime_samples: int = 5000
+    shap_background: int = 100
+    seed: int = 0
+
+    def __post_init__(self):
+        check_choice(self.lens_direction, DIRECTIONS, "LENS context")
+        check_choice(self.linear_method, LINEAR_METHODS, "linear method")
+        if self.k < 1 or self.m < 10 or self.sigma < 0 or self.max_depth < 1 or self.lens_references < 1:
+            raise IntakeError("k, max depth and the number of references must be at least 1, m at least 10 and σ ≥ 0.")
+
+    def _part(self, kind):
+        return kind(**{f.name: getattr(self, f.name) for f in fields(kind)})
+
+    @property
+    def sev(self) -> SEVParameters:
+        return self._part(SEVParameters)
+
+    @property
+    def lens(self) -> LensParameters:
+        return self._part(LensParameters)
+
+    @property
+    def linear(self) -> LinearParameters:
+        return self._part(LinearParameters)
+
+    @property
+    def baselines(self) -> BaselineParameters:
+        return self._part(BaselineParameters)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def lens_max_size(setup: Setup, params: LensParameters | Parameters) -> int:
+    """The largest factor LENS searches: the parameter, or all subsets up to 12 groups and 3 beyond."""
+    return default_max_size(len(setup.dataset.groups)) if params.lens_max_size is None else params.lens_max_size

@@ -1,0 +1,175 @@
+"""Reading an uploaded table (CSV or Parquet) safely: clear messages for unusable files, and limits enforced
+where the bytes are decoded — Parquet's row-group metadata is read before any data, a CSV is parsed in chunks
+and stopped at the row limit — so a small file that expands to a huge table is refused cheaply.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .data import check_unique
+from .errors import IntakeError
+from .limits import Limits, limits, over
+
+CSV_CHUNK_ROWS = 100_000
+SEPARATORS = ",;\t|"
+DECIMAL_COMMA = re.compile(r"^\s*[+-]?\d+,\d+\s*$")
+MAX_NAME = 80  # characters of a file name kept for messages and dataset names
+
+
+def safe_name(filename, default: str = "upload") -> str:
+    """An upload's name for messages, dataset names and file names: no folders, printable, at most 80 characters."""
+    name = Path(str(filename or "")).name.strip()
+    name = "".join(ch for ch in name if ch.isprintable()) or default
+    if len(name) <= MAX_NAME:
+        return name
+    suffix = Path(name).suffix[:10]
+    return name[:MAX_NAME - len(suffix) - 1] + "…" + suffix
+
+
+def read_table(source, *, filename: str | None = None, max_mb: float | None = None,
+               caps: Limits | None = None) -> pd.DataFrame:
+    """Read a CSV or Parquet file (path, bytes or file-like) with clear errors for unusable files.
+
+    ``max_mb`` is the file size limit (the app passes its own upload limit; default :func:`limits`'s
+    ``upload_mb``); ``caps`` the row, column and cell limits (default :func:`limits`).
+    """
+    caps = caps or limits()
+    is_path = isinstance(source, (str, Path))
+    name = safe_name(filename or (Path(source).name if is_path else getattr(source, "name", "upload")))
+    limit = caps.upload_mb if max_mb is None else max_mb
+    raw = None if is_path else _read_bytes(source)
+    size = Path(source).stat().st_size if is_path else len(raw)
+    if size > limit * 2**20:  # checked before a file on disk is read
+        raise IntakeError(f"{name} is {size / 2**20:.1f} MB, over the {limit:g} MB limit; upload a smaller "
+                          "sample of rows. (The server's operator sets the limit: the app's upload limit, or "
+                          "EXPLAIN_MAX_UPLOAD_MB for the library and the command line.)")
+    raw = Path(source).read_bytes() if raw is None else raw
+    if not raw.strip():
+        raise IntakeError(f"{name} is empty; upload a CSV with a header row and at least one data row.")
+    if str(name).lower().endswith((".parquet", ".pq")) or raw[:4] == b"PAR1":
+        frame = _read_parquet(raw, name, caps)
+    else:
+        frame = _read_csv(raw, name, caps)
+    if frame.empty or frame.shape[1] == 0:
+        raise IntakeError(f"{name} has no data rows; upload a file with a header row and at least one data row.")
+    return frame
+
+
+def _read_bytes(source) -> bytes:
+    if isinstance(source, (bytes, bytearray)):
+        return bytes(source)
+    data = source.read()
+    return data.encode() if isinstance(data, str) else data
+
+
+def _check_shape(name: str, rows: int, columns: int, caps: Limits, so_far: bool = False) -> None:
+    more = " (at least, counted so far)" if so_far else ""
+    if columns > caps.columns:
+        raise over(f"{name}'s number of columns", columns, caps.columns, "keep only the columns the model uses.")
+    if rows > caps.rows:
+        raise over(f"{name}'s number of rows{more}", rows, caps.rows, "upload a sample of the rows.")
+    if rows * columns > caps.cells:
+        raise over(f"{name}'s number of cells (rows × columns){more}", rows * columns, caps.cells,
+                   "upload a sample of the rows or fewer columns.")
+
+
+def _read_parquet(raw: bytes, name: str, caps: Limits) -> pd.DataFrame:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.ParquetFile(io.BytesIO(raw))
+        schema = meta.schema_arrow
+    except Exception as exc:
+        raise IntakeError(f"{name} is not a readable Parquet file ({_short(exc)}); re-export it, or upload a CSV.") from exc
+    _check_shape(name, meta.metadata.num_rows, len(schema.names), caps)  # from the footer: no data read yet
+    check_unique(schema.names, name)
+    nested = [f.name for f in schema if pa.types.is_nested(f.type)]
+    if nested:
+        raise IntakeError(f"{name} has nested columns (lists, structs or maps): {', '.join(map(str, nested[:10]))}; "
+                          "flatten them into one value per cell, or drop them, and upload again.")
+    try:
+        return meta.read().to_pandas()
+    except Exception as exc:
+        raise IntakeError(f"{name} is not a readable Parquet file ({_short(exc)}); re-export it, or upload a CSV.") from exc
+
+
+def _read_csv(raw: bytes, name: str, caps: Limits) -> pd.DataFrame:
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise IntakeError(f"{name} is not UTF-8 text (byte {exc.start} cannot be decoded); "
+                          "save it as 'CSV UTF-8' or upload Parquet.") from exc
+    if "\x00" in text:
+        raise IntakeError(f"{name} looks like a binary file, not a CSV; upload a CSV or Parquet file.")
+    head = text.lstrip("\r\n")[:65_536]
+    first_line = head.split("\n", 1)[0]
+    sep = max(SEPARATORS, key=first_line.count)  # Excel in some locales writes ';' (and decimal commas)
+    # pandas renames duplicate headers (a, a.1), so they are caught from the header line itself.
+    header = next((row for row in csv.reader(io.StringIO(head), delimiter=sep, skipinitialspace=True) if row), [])
+    _check_shape(name, 0, len(header), caps)
+    check_unique(header, name)
+    decimal = "," if sep != "," and _writes_decimal_commas(head, sep) else "."
+    frame = _parse_chunks(text, name, sep, decimal, len(header), caps)
+    if not isinstance(frame.index, pd.RangeIndex):  # pandas makes extra leading fields the index
+        raise IntakeError(f"{name} has rows with more fields than the header; check that every row has "
+                          "as many fields as the header.")
+    _check_decimal_commas(frame, name)
+    return frame
+
+
+def _parse_chunks(text: str, name: str, sep: str, decimal: str, width: int, caps: Limits) -> pd.DataFrame:
+    """The CSV in chunks of rows, stopped as soon as the row or cell limit is passed."""
+    parts, rows = [], 0
+    try:
+        reader = pd.read_csv(io.StringIO(text), sep=sep, decimal=decimal, skipinitialspace=True,
+                             chunksize=CSV_CHUNK_ROWS)
+        for chunk in reader:
+            rows += len(chunk)
+            _check_shape(name, rows, width, caps, so_far=True)
+            parts.append(chunk)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise IntakeError(f"{name} could not be parsed as CSV ({_short(exc)}); check that every row has "
+                          "as many fields as the header.") from exc
+    if not parts:
+        return pd.DataFrame()
+    frame = pd.concat(parts) if len(parts) > 1 else parts[0]
+    return frame if isinstance(frame.index, pd.RangeIndex) and frame.index.start == 0 else _reindexed(frame)
+
+
+def _reindexed(frame: pd.DataFrame) -> pd.DataFrame:
+    """Chunks keep a running RangeIndex; concatenated they are renumbered (an index of leading fields is kept
+    as it is, so the caller can report it)."""
+    if pd.api.types.is_integer_dtype(frame.index) and (np.diff(frame.index.to_numpy()) == 1).all():
+        return frame.reset_index(drop=True)
+    return frame
+
+
+def _writes_decimal_commas(head: str, sep: str) -> bool:
+    """Does a ``;``/tab/``|``-separated file write numbers as ``5,5``?"""
+    cells = [c for line in head.splitlines()[1:50] for c in line.split(sep)]
+    return any(DECIMAL_COMMA.match(c.strip('"')) for c in cells)
+
+
+def _check_decimal_commas(frame: pd.DataFrame, name: str) -> None:
+    """Text columns that are really numbers written with decimal commas would be read as categories: refused."""
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype != object:
+            continue
+        sample = values.dropna().astype(str).head(200)
+        if len(sample) and sample.map(lambda v: bool(DECIMAL_COMMA.match(v))).all():
+            raise IntakeError(f"Column {column!r} of {name} holds numbers written with decimal commas "
+                              f"({sample.iloc[0]!r}); save the file with '.' as the decimal mark, or as a "
+                              "';'-separated CSV, and upload again.")
+
+
+def _short(exc: BaseException, limit: int = 200) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[:limit] + "…"

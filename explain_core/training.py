@@ -1,0 +1,157 @@
+"""Models trained here: the demo estimators (SEV paper App. B settings), training on a seeded split with its
+metrics, and the demo models cached on disk (skops, loaded back with exactly the types they were written with).
+
+Every fitted model is a :class:`TrainedModel`: the adapter, its split, its metrics, and where it came from —
+``key`` (one scheme for every origin, :func:`model_key`: what the results' caches are keyed by) and
+``source`` (the same in words).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import sklearn
+from sklearn.compose import TransformedTargetRegressor
+from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
+from sklearn.linear_model import Lasso, LogisticRegression, Ridge
+from sklearn.metrics import accuracy_score, mean_squared_error, r2_score, roc_auc_score
+from sklearn.neural_network import MLPClassifier, MLPRegressor
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+
+from .cache import cache_dir, write_atomic
+from .data import Dataset, load_demo
+from .encoding import make_encoder
+from .errors import check_choice
+from .limits import limits, over
+from .loading import UntrustedModelError
+from .models import ModelAdapter, wrap_model
+
+DEMO_KINDS = {"l1_lr": "L1 logistic regression", "l2_lr": "L2 logistic regression",
+              "gbdt": "Gradient boosting", "mlp": "MLP (128-128)"}
+# scikit-learn 1.8 deprecated LogisticRegression(penalty=...) in favour of l1_ratio
+_L1 = {"l1_ratio": 1.0} if tuple(int(v) for v in sklearn.__version__.split(".")[:2]) >= (1, 8) else {"penalty": "l1"}
+
+
+def model_key(origin: str, *parts) -> str:
+    """The one model-key scheme: ``demo:<data>:<kind>:<seed>``, ``trained:<dataset key>:<kind>:<seed>``,
+    ``file:<content digest>:<wrapping choices>:<seed>``."""
+    return ":".join([origin, *(str(p) for p in parts)])
+
+
+@dataclass
+class TrainedModel:
+    """A fitted model with the split it was trained (or is evaluated) on, its train/test metrics and its origin.
+
+    ``key`` identifies the model's content (:func:`model_key`); ``source`` says in words where it came from;
+    ``dataset_key`` is the :attr:`~explain_core.data.Dataset.key` of the data it was fitted or checked on.
+    """
+
+    model: ModelAdapter
+    train_rows: np.ndarray
+    test_rows: np.ndarray
+    metrics: dict = field(default_factory=dict)
+    seed: int = 0
+    key: str = ""
+    source: str = ""
+    dataset_key: str = ""
+
+
+def make_estimator(kind: str, task: str, seed: int = 0):
+    """The SEV paper's App. B settings: LR with C=0.01, GBDT 200 trees depth 3, MLP 128-128 ReLU early stopping."""
+    check_choice(kind, DEMO_KINDS, "model kind")
+    mlp = dict(hidden_layer_sizes=(128, 128), activation="relu", early_stopping=True, max_iter=500, random_state=seed)
+    classifiers = {
+        "l1_lr": lambda: LogisticRegression(C=0.01, solver="liblinear", random_state=seed, **_L1),
+        "l2_lr": lambda: LogisticRegression(C=0.01, max_iter=1000, random_state=seed),
+        "gbdt": lambda: GradientBoostingClassifier(n_estimators=200, max_depth=3, random_state=seed),
+        "mlp": lambda: MLPClassifier(**mlp),
+    }
+    regressors = {
+        "l1_lr": lambda: Lasso(alpha=0.01, random_state=seed),
+        "l2_lr": lambda: Ridge(alpha=1.0),
+        "gbdt": lambda: GradientBoostingRegressor(n_estimators=200, max_depth=3, random_state=seed),
+        "mlp": lambda: MLPRegressor(**mlp),
+    }
+    model = (classifiers if task == "classification" else regressors)[kind]()
+    return model if task == "classification" else TransformedTargetRegressor(regressor=model, transformer=StandardScaler())
+
+
+def train_model(dataset: Dataset, kind: str, *, seed: int = 0) -> TrainedModel:
+    """Fit encoder + estimator on a stratified 80/20 split (seeded) and report train/test metrics.
+
+    Classifiers are trained on the 0/1 target (1 = the positive class). The training rows are capped by
+    :attr:`~explain_core.limits.Limits.train_rows`.
+    """
+    estimator = make_estimator(kind, dataset.task, seed)
+    train, test = dataset.split(seed)
+    cap = limits().train_rows
+    if len(train) > cap:
+        raise over("The number of training rows", len(train), cap, "upload a sample of the rows to train on here, "
+                   "or train the model elsewhere and upload it.")
+    pipe = Pipeline([("encode", make_encoder(dataset)), ("model", estimator)])
+    pipe.fit(dataset.features.iloc[train], dataset.y[train])
+    label = DEMO_KINDS[kind]
+    adapter = _wrap_demo(pipe, dataset, f"{label} on {dataset.name}",
+                         float(np.median(dataset.y[train])) if dataset.task == "regression" else None)
+    return TrainedModel(adapter, train, test, evaluate(adapter, dataset, train, test), seed,
+                        model_key("trained", dataset.key, kind, seed), f"trained here: {label} (seed {seed})",
+                        dataset.key)
+
+
+def _wrap_demo(pipe, dataset: Dataset, name: str, threshold: float | None) -> ModelAdapter:
+    return wrap_model(pipe, dataset, threshold=threshold, positive_class=1, name=name)
+
+
+def evaluate(model: ModelAdapter, dataset: Dataset, train_rows, test_rows) -> dict:
+    """Accuracy and AUC (classification) or R² and RMSE (regression) on train and test rows."""
+    out = {}
+    for part, rows in (("train", train_rows), ("test", test_rows)):
+        scores = model.score(dataset.features.iloc[rows])
+        y = dataset.y[rows]
+        if dataset.task == "classification":
+            out[f"{part}_accuracy"] = float(accuracy_score(y, model.labels_of(scores)))
+            out[f"{part}_auc"] = float(roc_auc_score(y, scores)) if len(set(y)) == 2 else float("nan")
+        else:
+            out[f"{part}_r2"] = float(r2_score(y, scores))
+            out[f"{part}_rmse"] = float(np.sqrt(mean_squared_error(y, scores)))
+    return out
+
+
+def demo_model(dataset: Dataset | str, kind: str = "gbdt", *, seed: int = 0) -> TrainedModel:
+    """A demo model for a bundled dataset: trained on first use (seeded), then loaded from the disk cache."""
+    dataset = load_demo(dataset) if isinstance(dataset, str) else dataset
+    check_choice(kind, DEMO_KINDS, "model kind")
+    origin = dict(key=model_key("demo", dataset.name, kind, seed), dataset_key=dataset.key)
+    name = f"{dataset.name}-{kind}-{seed}-sk{sklearn.__version__}-{dataset.content_hash}"
+    path, meta = cache_dir() / f"{name}.skops", cache_dir() / f"{name}.json"
+    if path.exists() and meta.exists():
+        info = json.loads(meta.read_text())
+        adapter = _wrap_demo(load_own_skops(path), dataset, info["name"], info["threshold"])
+        return TrainedModel(adapter, *dataset.split(seed), info["metrics"], seed,
+                            source=f"{adapter.name} (demo, seed {seed})", **origin)
+    trained = train_model(dataset, kind, seed=seed)
+    import skops.io as sio
+
+    write_atomic(path, lambda tmp: sio.dump(trained.model.estimator, tmp))
+    write_atomic(meta, lambda tmp: tmp.write_text(json.dumps(
+        {"name": trained.model.name, "threshold": trained.model.threshold, "metrics": trained.metrics})))
+    return replace(trained, source=f"{trained.model.name} (demo, seed {seed})", **origin)
+
+
+# The non-default types skops reports for this module's own demo pipelines (all plain sklearn/numpy state).
+CACHE_TYPES = {"numpy.dtype", "sklearn.tree._tree.Tree", "sklearn.neural_network._stochastic_optimizers.AdamOptimizer"}
+
+
+def load_own_skops(path: Path):
+    """Load a cache file this module wrote, accepting only the types its demo pipelines contain."""
+    import skops.io as sio
+
+    types = sio.get_untrusted_types(file=path)
+    foreign = sorted(set(types) - CACHE_TYPES)
+    if foreign:
+        raise UntrustedModelError(f"Cached model {path.name} holds unexpected types {foreign}; "
+                                  f"delete the cache folder {path.parent} to retrain.")
+    return sio.load(path, trusted=types)

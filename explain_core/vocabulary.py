@@ -1,0 +1,204 @@
+"""One presentation vocabulary for the app's pages and the PDF report: method labels, definitions, number and
+value formatting, the "unchanged" mark, sentences that read a result in plain words, and the one escape that
+makes user-supplied names (columns, categories, file names) show literally in markdown.
+
+No Streamlit here; pages and :mod:`explain_core.report` both import it, so a label or a number reads the same
+on screen and on paper.
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+import pandas as pd
+
+if TYPE_CHECKING:
+    from .setup import Setup
+    from .sev import SEVExplanation
+
+UNCHANGED = "—"
+MISSING = "missing"
+
+DEMO_LABELS = {"compas": "COMPAS recidivism", "adult": "Adult income", "german_credit": "German credit",
+               "california_housing": "California housing", "student_performance_math": "Student performance (maths)",
+               "credit_approval": "Credit approval"}
+METHOD_LABELS = {"iht": "IHT", "exact": "exact (MIP)", "lime": "LIME (k−1 + intercept)", "shap": "SHAP (dense)",
+                 "shap_k": "SHAP (top k−1 + bias)", "l1_relax": "ℓ1 relaxation"}
+LINEAR_CHOICE_LABELS = {"iht": "IHT (fast, no certificate)", "exact": "Exact (certified optimum)", "both": "Both"}
+SWEEP_LABELS = {"k": "k (sparsity)", "sigma": "σ (locality)", "m": "m (sample size)"}
+METRIC_COLUMNS = {"empirical_fidelity": "F̂ (fit sample)", "fidelity": "fidelity F (fresh sample)",
+                  "relevance": "relevance R", "relevance_method": "R computed by", "anchoring_gap": "|w·x − f(x)|",
+                  "support_size": "‖w‖₀", "max_abs_weight": "max |w_j|", "bound": "(1+e^−σ)^k · F",
+                  "status": "exact fit status", "gap": "optimality gap", "seconds": "seconds", "detail": "detail"}
+DIRECTION_LABELS = {"r2i": "R2I — reference to input", "i2r": "I2R — input to reference"}
+SEV_HELP = {
+    "minus": "SEV⁻: the fewest features of the row that, set to the reference's values, flip the prediction.",
+    "plus": "SEV⁺: the fewest features that, moved from the reference to the row's values, already give the "
+            "row's prediction.",
+    "restricted": "SEV®: SEV⁻ with the restricted features held at the row's values.",
+}
+
+PAPERS = {
+    "sev": "Sun, Y., Chen, Z., Orlandi, V., Wang, T. and Rudin, C. (2024). Sparse and Faithful Explanations "
+           "Without Sparse Models. Proceedings of AISTATS 2024 (“Sparse Explanation Value”, SEV).",
+    "lens": "Watson, D. S., Gultchin, L., Taly, A. and Floridi, L. (2021). Local Explanations via Necessity and "
+            "Sufficiency: Unifying Theory and Practice. Conference on Uncertainty in Artificial Intelligence "
+            "(UAI 2021); arXiv:2103.14651.",
+    "ple": "Koriche, F., Lagniez, J.-M. and Tran, C. (2026). Probabilistic Linear Explanations. arXiv:2609.19077 "
+           "(extended version of the UAI 2025 paper).",
+    "lime": "Ribeiro, M. T., Singh, S. and Guestrin, C. (2016). “Why Should I Trust You?”: Explaining the "
+            "Predictions of Any Classifier. KDD 2016.",
+    "shap": "Lundberg, S. M. and Lee, S.-I. (2017). A Unified Approach to Interpreting Model Predictions. "
+            "NeurIPS 2017.",
+}
+
+DEFINITIONS = (
+    ("SEV hypercube (SEV Def. 1)", "Vertices are the 2^p mixes of this row and the reference, one feature at a "
+     "time; edges join mixes that differ in one feature. Each vertex is scored by the model."),
+    ("SEV⁻ (SEV Def. 3)", "The fewest features that, moved from the row to the reference, flip the prediction "
+     "(shortest path from the row to a vertex of the other class); each such set is a minimal explanation."),
+    ("SEV⁺ (SEV Def. 2)", "The fewest features that, moved from the reference to the row's values, give the "
+     "row's prediction (shortest path from the reference to a vertex of the row's class)."),
+    ("SEV® (SEV Def. 4)", "SEV⁻ with the restricted features held at the row's values; “none” when no "
+     "movable set flips the prediction."),
+    ("Reference", "Mean of numeric / mode of categorical features over the training rows of the opposite "
+     "class (SEV §4), unless set otherwise in the setup above."),
+    ("Probability of sufficiency PS (LENS Def. 2)", "PS(c, y) = P(f(z) = y | c(z) = 1): among samples of the "
+     "context where factor c is applied, the share predicted y."),
+    ("Probability of necessity PN (LENS Def. 3)", "PN(C, y) = P(c(z) = 1 for some c ∈ C | f(z) = y): the share "
+     "of samples reaching y that are interventions on a factor of C."),
+    ("τ-minimal factor (LENS Def. 4)", "A factor with PS ≥ τ (or, in sample mode, whose binomial test rejects "
+     "PS < τ at level α) none of whose sub-factors qualify; Alg. 1 finds them all."),
+    ("Contexts R2I / I2R (LENS §5)", "R2I sets a factor's features of each reference to the row's values "
+     "(sufficiency for the row's class); I2R sets the row's features to each reference's values."),
+    ("Anchored k-sparse linear explanation (PLE §3)", "A weight vector w over the literals with w·x = f(x) "
+     "(anchoring) and ‖w‖₀ ≤ k; z ∈ {−1, +1}^d, literal 0 is the bias."),
+    ("Neighbourhood D_{x,σ} (PLE §1, §4)", "P(z) ∝ exp(−σ/2·‖z − x‖₁): σ = 0 is uniform on the cube, larger σ "
+     "keeps samples closer to the row."),
+    ("Fidelity error F (PLE Def. 6)", "F(w) = E_{z∼D}[¼(w·z − f(z))²]; F̂ is its average over the m fitting "
+     "samples, minimised by IHT (approximately) and the exact MIP fit (with a certificate)."),
+    ("Relevance error R (PLE §1)", "R(w) = E[¼(f(z) − f(x))² | w·z = w·x]: how often samples that the "
+     "explanation cannot tell from the row get another output; bounded by (1 + e^{−σ})^k·F (Lemma 4)."),
+    ("LIME and SHAP", "LIME fits a weighted sparse linear surrogate on perturbations; KernelSHAP estimates "
+     "Shapley values. Both are shown for comparison; neither is anchored or sparse by construction."),
+    ("Agreement", "For each method, the features it names for this row (rules in section “Agreement”); the "
+     "matrix shows where the methods concur."),
+)
+
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|$<>~:&=\"'])")
+
+
+def plain(text) -> str:
+    """``text`` escaped so that markdown (and the HTML inside it) shows it literally: user-supplied names such as
+    ``**bold**`` or ``![x](http://…)`` are never rendered or fetched. Every page passes user strings through it."""
+    return _MARKDOWN.sub(r"\\\1", str(text)).replace("\n", " ")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Numbers and values
+
+def format_value(value) -> str:
+    """A feature value for a table or sentence: numbers to 2 decimals (whole numbers without), text as is,
+    missing as "missing"."""
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return str(int(value)) if float(value).is_integer() else f"{float(value):.2f}"
+    return str(value)
+
+
+def fmt_weight(w: float) -> str:
+    """A linear weight: 4 decimals, never "-0.0000"."""
+    text = f"{float(w):.4f}"
+    return "0.0000" if text == "-0.0000" else text
+
+
+def fmt_ps(ps: float) -> str:
+    return f"{float(ps):.3f}"
+
+
+def fmt_metric(v) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "n/a"
+    return f"{float(v):.4f}"
+
+
+def fmt_p(p) -> str:
+    return UNCHANGED if p is None else f"{float(p):.3g}"
+
+
+def fmt_cost(cost: float) -> str:
+    return "∞" if not math.isfinite(cost) else f"{cost:.2f}"
+
+
+def factor_text(groups: Sequence[str]) -> str:
+    return ", ".join(groups) or "∅ (no feature)"
+
+
+def join_words(words: Sequence[str]) -> str:
+    """a / a and b / a, b and c."""
+    words = list(words)
+    if not words:
+        return ""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def text_table(table: pd.DataFrame) -> pd.DataFrame:
+    """A table with every cell as text (:func:`format_value`), so mixed columns render cleanly."""
+    return table.map(format_value).astype(str)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Readings: a result in one plain sentence
+
+def outcome_text(setup: "Setup", label: int) -> str:
+    """A class in words, with the dataset card's description where there is one."""
+    name = setup.class_names[int(label)]
+    card = setup.dataset.card or {}
+    note = card.get("positive_class_label" if label == 1 else "negative_class_label")
+    if setup.dataset.task != "classification":
+        return f"{setup.dataset.target.name} {name} ({setup.model.threshold:.4g})"
+    return f"{name} ({note})" if note else name
+
+
+def sev_reading(setup: "Setup", ex: "SEVExplanation") -> str:
+    """One plain-language sentence for the row's SEV⁻ (SEV® when features are restricted)."""
+    result = ex.restricted if ex.restricted is not None else ex.minus
+    ref = setup.dataset.layout.values(ex.reference.values)
+    other = outcome_text(setup, 1 - result.explained_class)
+    held = (f" (with {join_words(result.restricted)} held at this row's values)" if result.restricted else "")
+    if result.status == "explained":
+        firsts = [e for e in result.explanations if e]
+        if result.value == 1:
+            names = [e[0] for e in firsts]
+            text = (f"Changing {names[0]} to the reference value ({format_value(ref[names[0]])}) alone flips the "
+                    f"prediction to {other}{held}")
+            extra = [f"{n} alone (to {format_value(ref[n])})" for n in names[1:3]]
+            if extra:
+                text += "; so does changing " + " or ".join(extra)
+            if len(names) > 3:
+                text += f", and {len(names) - 3} other single feature{'s' if len(names) > 4 else ''}"
+            return text + "."
+        first = firsts[0]
+        text = (f"Changing {join_words(first)} together to their reference values "
+                f"({', '.join(format_value(ref[g]) for g in first)}) flips the prediction to {other}{held}; "
+                "no single feature does")
+        if len(firsts) > 1:
+            n = len(firsts) - 1
+            text += (f", and {n} other set of {result.value} features also does" if n == 1 else
+                     f", and {n} other sets of {result.value} features also do")
+        return text + "."
+    if result.reference_class == result.explained_class:
+        same = outcome_text(setup, result.explained_class)
+        return (f"The reference itself is predicted {same}, so moving features to it cannot flip the prediction; "
+                "use a reference built from the other class.")
+    if result.status == "beyond_depth":
+        return (f"No set of up to {result.max_depth} feature{'s' if result.max_depth > 1 else ''} moved to the "
+                f"reference values flips the prediction{held} (larger sets were not searched).")
+    return f"Even moving every feature{held} to the reference values does not flip the prediction."

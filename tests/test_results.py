@@ -1,0 +1,119 @@
+"""Every method's result carries ``meta`` and round-trips through JSON (to_json → from_json → the same object,
+arrays, NaN and ±inf included); the model is never serialised. Also the parameter parts and the error hierarchy."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import explain_core
+from explain_core.analysis import (BaselineParameters, LensParameters, LinearParameters, Parameters, SEVParameters,
+                                   agreement, dataset_sev, demo_setup, lens_report, predicted_rows, row_baselines,
+                                   row_lens_contexts, row_linear, row_sev)
+from explain_core.errors import ComputationError, ExplainError, IntakeError, check_choice
+from explain_core.results import Explanation
+
+PARAMS = Parameters(m=500, lens_references=30, lime_samples=300, shap_background=20, k=3)
+
+
+@pytest.fixture(scope="module")
+def results():
+    setup = demo_setup()
+    row = int(predicted_rows(setup)[0])
+    query = setup.query(row)
+    sev = row_sev(setup, query, PARAMS.sev)
+    base = row_baselines(setup, query, PARAMS.baselines)
+    lens = lens_report(row_lens_contexts(setup, query, PARAMS.lens)["r2i"], PARAMS.lens)
+    linear = row_linear(setup, query, PARAMS.linear)
+    wide = dataset_sev(setup, predicted_rows(setup)[:5], PARAMS.sev)
+    return {"sev": sev, "sev_result": sev.minus, "baselines": base, "lime": base.lime, "flip": base.shap_flip,
+            "lens": lens, "factors": lens.factors, "linear": linear, "comparison": linear.comparison, "wide": wide,
+            "agreement": agreement(setup.dataset.group_names, sev=sev, lens=lens.factors, linear=linear,
+                                   baselines=base)}
+
+
+def same(a, b, path="") -> None:
+    """Deep equality of two results: dataclass fields, arrays (NaN equal NaN), frames, floats (inf/NaN)."""
+    if dataclasses.is_dataclass(a):
+        assert type(a) is type(b), path
+        for f in dataclasses.fields(a):
+            if f.repr:
+                same(getattr(a, f.name), getattr(b, f.name), f"{path}.{f.name}")
+    elif isinstance(a, np.ndarray):
+        np.testing.assert_array_equal(a, np.asarray(b), err_msg=path)
+    elif isinstance(a, pd.DataFrame):
+        pd.testing.assert_frame_equal(a.reset_index(drop=True), b, check_dtype=False, obj=path)
+    elif isinstance(a, pd.Series):
+        assert a.to_dict() == pytest.approx(b.to_dict()) if a.dtype.kind in "if" else list(map(str, a)) == \
+            list(map(str, b)), path
+    elif isinstance(a, float):
+        assert (math.isnan(a) and math.isnan(b)) or a == b, (path, a, b)
+    elif isinstance(a, (tuple, list)):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            same(x, y, f"{path}[{i}]")
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys(), path
+        for k in a:
+            same(a[k], b[k], f"{path}[{k}]")
+    else:
+        assert a == b, (path, a, b)
+
+
+@pytest.mark.parametrize("name", ["sev", "sev_result", "baselines", "lime", "flip", "lens", "factors", "linear",
+                                  "comparison", "wide", "agreement"])
+def test_results_round_trip_through_json(results, name):
+    result = results[name]
+    assert isinstance(result, Explanation)
+    text = result.to_json()
+    payload = json.loads(text)  # strict JSON
+    assert payload["meta"]["type"] == type(result).__name__
+    assert payload["meta"]["explain_core"] == explain_core.__version__
+    assert payload["meta"]["method"] and isinstance(payload["meta"]["parameters"], dict)
+    back = type(result).from_json(text)
+    same(result, back)
+    assert back.to_json() == text
+    assert "estimator" not in text and "ModelAdapter" not in text  # the model is never serialised
+
+
+def test_meta_names_the_parameters(results):
+    assert results["sev_result"].meta["parameters"] == {"kind": "minus", "max_depth": 6, "restricted": []}
+    assert results["factors"].meta["parameters"] == {"direction": "r2i", "tau": 0.9, "alpha": None, "order": "subset"}
+    assert results["linear"].meta["parameters"] == {"k": 3, "sigma": 1.0, "m": 500, "seed": 0}
+
+
+def test_infinite_costs_survive_the_round_trip(results):
+    factors = results["lens"].recourse
+    fake = dataclasses.replace(factors, factors=tuple(dataclasses.replace(f, cost=math.inf, reference=None)
+                                                      for f in factors.factors[:2]))
+    back = type(fake).from_json(fake.to_json())
+    assert [f.cost for f in back.factors] == [math.inf] * len(back.factors)
+
+
+def test_from_json_refuses_another_type(results):
+    with pytest.raises(IntakeError, match="holds a SEVResult, not a LensResult"):
+        type(results["factors"]).from_json(results["sev_result"].to_json())
+
+
+def test_parameters_split_into_hashable_parts():
+    p = Parameters(max_depth=4, tau=0.8, k=2, seed=7, lime_samples=100)
+    assert p.sev == SEVParameters(max_depth=4)
+    assert p.lens == LensParameters(tau=0.8, seed=7)
+    assert p.linear == LinearParameters(k=2, seed=7)
+    assert p.baselines == BaselineParameters(lime_samples=100, seed=7)
+    assert len({p.sev, p.lens, p.linear, p.baselines, Parameters().lens}) == 5  # hashable, distinct
+    assert p.lens == dataclasses.replace(p, k=3).lens  # changing k leaves LENS's cache key unchanged
+
+
+def test_one_error_hierarchy():
+    assert issubclass(IntakeError, ExplainError) and issubclass(IntakeError, ValueError)
+    assert issubclass(ComputationError, ExplainError) and issubclass(explain_core.UntrustedModelError, IntakeError)
+    assert check_choice("b", ("a", "b"), "letter") == "b"
+    with pytest.raises(IntakeError, match="Unknown letter 'c'; the letter must be one of: a, b"):
+        check_choice("c", ("a", "b"), "letter")
+    with pytest.raises(IntakeError, match="SEV kind"):
+        explain_core.sev_batch(None, None, pd.DataFrame({"a": [1]}), None, kind="sideways")

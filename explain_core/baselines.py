@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .data import Dataset
+from .data import NO_COLUMN, Dataset
 from .encoding import encoded_model
 from .errors import IntakeError, names_method
 from .cube import mix
@@ -93,8 +93,7 @@ class GroupCodec:
             if (codes < 0).any():
                 raise ValueError(f"{group.name}: a value outside the categories the codec was built from")
             return codes
-        block = frame[list(group.columns)].to_numpy(dtype=float)
-        return np.where(block.sum(axis=1) > 0, block.argmax(axis=1), len(group.columns))
+        return pd.Index([*group.columns, NO_COLUMN]).get_indexer(group.values_in(frame))
 
     def decode(self, X: np.ndarray) -> pd.DataFrame:
         """The raw feature table for coded rows ``X`` (one column per group)."""

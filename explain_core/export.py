@@ -48,5 +48,6 @@ def safe_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def to_csv(table: pd.DataFrame) -> bytes:
-    """A table as UTF-8 CSV bytes (index kept when it carries row names), safe to open in a spreadsheet."""
-    return safe_table(table).to_csv(index=named_index(table)).encode("utf-8")
+    """A table as UTF-8 CSV bytes (index kept when it carries row names), safe to open in a spreadsheet; CRLF
+    line ends (RFC 4180), so a cell holding a line break is quoted."""
+    return safe_table(table).to_csv(index=named_index(table), lineterminator="\r\n").encode("utf-8")

@@ -121,13 +121,14 @@ def check_skops_archive(path: Path, name: str, caps: Limits) -> None:
             for info in members:
                 size = max(info.file_size, _npy_bytes(archive, info) if info.filename.endswith(".npy") else 0)
                 if size > limit:
-                    raise over(f"{name}: the stored array {info.filename!r} decodes to", size / 2**20,
+                    raise over(f"The decoded size of the stored array {info.filename!r} in {name}", size / 2**20,
                                caps.model_array_mb, "save a smaller model.", " MB")
             total = sum(i.file_size for i in members)
     except zipfile.BadZipFile as exc:
         raise IntakeError(f"{name} is not a readable skops file ({exc}); save it with skops.io.dump.") from exc
     if total > 4 * limit:
-        raise over(f"{name} decodes to", total / 2**20, 4 * caps.model_array_mb, "save a smaller model.", " MB")
+        raise over(f"The decoded size of {name}", total / 2**20, 4 * caps.model_array_mb, "save a smaller model.",
+                   " MB")
 
 
 def _npy_bytes(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:

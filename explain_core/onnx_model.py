@@ -42,8 +42,10 @@ try:
         session.run(None, feed)
     except MemoryError:
         raise
-    except Exception:
-        pass  # a synthetic row may be invalid input; only time and memory are checked here
+    except Exception as exc:
+        if "allocate" in str(exc).lower() or "bad_alloc" in str(exc):
+            sys.exit(3)
+        # otherwise a synthetic row may be invalid input: only time and memory are checked here
 except MemoryError:
     sys.exit(3)
 except Exception as exc:

@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 
 from .errors import IntakeError, check_choice
 from .sev import Hypercube, SEVExplanation, SEVResult
+from .vocabulary import html_text
 
 GRID = "#EBF0F8"
 # Our own small template (plotly_white's look): explicit, so figures do not depend on the global default or on
@@ -155,7 +156,7 @@ def hypercube_figure(cube: Hypercube, explanation: SEVExplanation | None = None,
             x=x[rows], y=y[rows], mode="markers+text", text=text, textposition="top center",
             marker=dict(color=LABEL_COLOURS[label], size=size, line=dict(color="white", width=1)),
             hovertext=[hover[r] for r in rows], hoverinfo="text", customdata=codes[rows],
-            name=f"predicted {class_names[label]}", meta={"role": "vertices", "label": label}))
+            name=f"predicted {html_text(class_names[label])}", meta={"role": "vertices", "label": label}))
 
     title = "SEV hypercube" if result is None else f"SEV hypercube — {result.message}"
     fig.update_layout(template=TEMPLATE, title=title, height=height or min(1000, max(360, 60 * int(np.abs(y).max() + 2))),
@@ -166,13 +167,14 @@ def hypercube_figure(cube: Hypercube, explanation: SEVExplanation | None = None,
 
 
 def _vertex_hover(mask, names, score, label_name, values, role) -> str:
-    moved = [n for n, keep in zip(names, mask) if not keep]
+    """A vertex's hover text (user names and values escaped: plotly reads HTML tags in it)."""
+    moved = [html_text(n) for n, keep in zip(names, mask) if not keep]
     head = {"query": "<b>Query</b><br>", "reference": "<b>Reference</b><br>"}.get(role, "")
     lines = [head + "At the reference: " + (", ".join(moved) if moved else "none")]
     if values is not None:
         query, reference = values
-        lines += [f"{n} = {query[n] if keep else reference[n]}" for n, keep in zip(names, mask)]
-    lines.append(f"score = {score:.4g} (predicted {label_name})")
+        lines += [html_text(f"{n} = {query[n] if keep else reference[n]}") for n, keep in zip(names, mask)]
+    lines.append(f"score = {score:.4g} (predicted {html_text(label_name)})")
     return "<br>".join(lines)
 
 
@@ -285,7 +287,7 @@ def feature_prevalence(results: Sequence[SEVResult], group_names: Sequence[str])
     shown = table.sort_values("share", ascending=True, kind="stable")
     labels = sorted({r.label for r in results})
     label = labels[0] if len(labels) == 1 else "SEV"
-    fig = go.Figure(go.Bar(x=shown["share"], y=shown["group"], orientation="h", customdata=shown["count"],
+    fig = go.Figure(go.Bar(x=shown["share"], y=shown["group"].map(html_text), orientation="h", customdata=shown["count"],
                            marker_color=BAR_COLOURS["prevalence"], name=label,
                            hovertemplate="%{y}: %{x:.1%} (%{customdata} queries)<extra></extra>",
                            meta={"role": "prevalence"}))
@@ -317,7 +319,7 @@ def ps_by_size_figure(curve: pd.DataFrame, *, attribution: str = "SHAP") -> go.F
     for column, name, colour in (("lens_ps", "LENS (best factor of k groups)", LABEL_COLOURS[1]),
                                  ("attribution_ps", f"top-k {attribution}", LABEL_COLOURS[0])):
         factor = column.replace("_ps", "_factor")
-        groups = ([g if isinstance(g, str) else ", ".join(map(str, g)) for g in curve[factor]]
+        groups = ([html_text(g if isinstance(g, str) else ", ".join(map(str, g))) for g in curve[factor]]
                   if factor in curve else None)
         fig.add_trace(go.Scatter(x=curve["size"], y=curve[column], mode="lines+markers", name=name,
                                  line=dict(color=colour), meta={"role": "curve", "column": column},
@@ -341,7 +343,7 @@ def weights_figure(weights: pd.DataFrame, *, title: str = "Weights of each expla
     shown = weights.loc[(weights.abs() > 1e-12).any(axis=1)]
     fig = go.Figure()
     for method in shown.columns:
-        fig.add_trace(go.Bar(x=shown[method], y=[str(name) for name in shown.index], orientation="h",
+        fig.add_trace(go.Bar(x=shown[method], y=[html_text(name) for name in shown.index], orientation="h",
                              name=str(method), meta={"role": "weights"},
                              hovertemplate="%{y}<br>w = %{x:.4f}<extra>" + str(method) + "</extra>"))
     bars = len(shown) * max(1, len(shown.columns))
@@ -382,7 +384,8 @@ def attribution_figure(groups: Sequence[str], values: dict[str, Sequence[float]]
     """Grouped horizontal bars of per-group attributions, one trace per method (``values``: method → values)."""
     fig = go.Figure()
     for method, vals in values.items():
-        fig.add_trace(go.Bar(x=list(vals), y=list(groups), orientation="h", name=method, meta={"role": "attribution"},
+        fig.add_trace(go.Bar(x=list(vals), y=[html_text(g) for g in groups], orientation="h", name=method,
+                             meta={"role": "attribution"},
                              hovertemplate="%{y}: %{x:.4f}<extra>" + method + "</extra>"))
     fig.update_layout(template=TEMPLATE, title=title, barmode="group",
                       yaxis=dict(title=None, type="category", autorange="reversed", automargin=True),
@@ -408,7 +411,8 @@ def flip_figure(table: pd.DataFrame) -> go.Figure:
 def agreement_figure(matrix: pd.DataFrame) -> go.Figure:
     """Feature × method heatmap: 1 where the method names the feature (from ``Agreement.matrix()``)."""
     z = matrix.astype(int).to_numpy()
-    fig = go.Figure(go.Heatmap(z=z, x=list(matrix.columns), y=list(matrix.index), zmin=0, zmax=1, showscale=False,
+    fig = go.Figure(go.Heatmap(z=z, x=list(matrix.columns), y=[html_text(g) for g in matrix.index], zmin=0, zmax=1,
+                               showscale=False,
                                colorscale=[[0, "#F2F2F2"], [1, PATH_COLOUR]], xgap=2, ygap=2,
                                text=np.where(z == 1, "named", ""), texttemplate="%{text}",
                                hovertemplate="%{y} · %{x}: %{text}<extra></extra>", meta={"role": "agreement"}))

@@ -108,11 +108,13 @@ def _read_csv(raw: bytes, name: str, caps: Limits) -> pd.DataFrame:
                           "save it as 'CSV UTF-8' or upload Parquet.") from exc
     if "\x00" in text:
         raise IntakeError(f"{name} looks like a binary file, not a CSV; upload a CSV or Parquet file.")
-    head = text.lstrip("\r\n")[:65_536]
-    first_line = head.split("\n", 1)[0]
+    body = text.lstrip("\r\n")
+    first_line = body.split("\n", 1)[0]
     sep = max(SEPARATORS, key=first_line.count)  # Excel in some locales writes ';' (and decimal commas)
     # pandas renames duplicate headers (a, a.1), so they are caught from the header line itself.
-    header = next((row for row in csv.reader(io.StringIO(head), delimiter=sep, skipinitialspace=True) if row), [])
+    header = next((row for row in csv.reader(io.StringIO(first_line), delimiter=sep, skipinitialspace=True)
+                   if row), [])
+    head = body[:65_536]
     _check_shape(name, 0, len(header), caps)
     check_unique(header, name)
     decimal = "," if sep != "," and _writes_decimal_commas(head, sep) else "."
@@ -161,7 +163,7 @@ def _check_decimal_commas(frame: pd.DataFrame, name: str) -> None:
     """Text columns that are really numbers written with decimal commas would be read as categories: refused."""
     for column in frame.columns:
         values = frame[column]
-        if values.dtype != object:
+        if not (pd.api.types.is_string_dtype(values) or values.dtype == object):
             continue
         sample = values.dropna().astype(str).head(200)
         if len(sample) and sample.map(lambda v: bool(DECIMAL_COMMA.match(v))).all():

@@ -7,6 +7,7 @@ on screen and on paper.
 """
 from __future__ import annotations
 
+import html
 import math
 import re
 from typing import TYPE_CHECKING, Sequence
@@ -88,6 +89,12 @@ DEFINITIONS = (
 )
 
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|$<>~:&=\"'])")
+
+
+def html_text(text) -> str:
+    """``text`` with ``<``, ``>`` and ``&`` as entities, for plotly labels and hover texts (plotly reads a subset of
+    HTML there); plotly shows the characters themselves."""
+    return html.escape(str(text), quote=False)
 
 
 def plain(text) -> str:

@@ -215,3 +215,60 @@ def test_report_download_is_a_valid_pdf(browser, streamlit_server, demo, page, w
     assert f"SEV⁻ = {minus} (" in text and f"SEV⁺ = {plus} (" in text
     shot(full_page_screenshot, page, "report")
 
+
+
+@pytest.fixture
+def listener():
+    """A local HTTP server that records every request it gets (an attacker's image URL points here)."""
+    import http.server
+    import threading
+
+    hits: list[str] = []
+
+    class Record(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 — http.server's hook
+            hits.append(self.path)
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Record)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1], hits
+    server.shutdown()
+
+
+def test_markdown_and_html_in_uploaded_names_are_shown_literally(browser, streamlit_server, page, wait_for_app,
+                                                                 listener, full_page_screenshot):
+    """A dataset whose column names and values are markdown images, bold text and HTML: uploaded, trained on and
+    explained on every page, the viewer's browser never requests the attacker's URL and shows the names as text."""
+    from hostile import markdown_table
+
+    port, hits = listener
+    table = markdown_table(port)
+    image_name = table.columns[0]
+    page.goto(streamlit_server)
+    wait_for_app(page)
+    open_page(page, wait_for_app, "Data & model")
+    page.locator(f'.st-key-dm_data_source{LIVE}').get_by_text("Upload a CSV or Parquet file").click()
+    wait_for_app(page)
+    page.locator('.st-key-dm_upload input[type="file"]').set_input_files(
+        files=[{"name": "names.csv", "mimeType": "text/csv", "buffer": table.to_csv(index=False).encode()}])
+    wait_for_app(page)
+    for key in ("dm_build", "dm_train", "dm_use"):  # use this data, train the default model, use this setup
+        page.locator(f'.st-key-{key}{LIVE} button').first.click()
+        wait_for_app(page)
+    no_error(page)
+    for title in ("SEV", "LENS", "Linear", "Compare", "Pick a row", "Report"):
+        open_page(page, wait_for_app, title)
+        no_error(page)
+        page.wait_for_timeout(300)  # let images (if any were rendered) start loading
+    open_page(page, wait_for_app, "Compare")
+    charts_drawn(page, "cmp_agreement")
+    shown = page.locator('[data-testid="stMain"]').inner_text()
+    assert "**bold**" in shown and image_name in shown  # the names themselves, not their rendering
+    assert page.locator('[data-testid="stMain"] img').count() == 0
+    shot(full_page_screenshot, page, "markdown-names")
+    assert hits == [], f"the browser requested {hits}"

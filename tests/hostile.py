@@ -1,0 +1,137 @@
+"""Hostile inputs, built on the fly (no attack file is committed): model files whose loading or use would run
+code or touch files, bombs that expand when decoded, and strings that a renderer or a spreadsheet would run."""
+from __future__ import annotations
+
+import builtins
+import functools
+import io
+import json
+import os
+import shutil
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+MARKDOWN_NAMES = ("![x](http://127.0.0.1:{port}/p.png)", "**bold**")
+FORMULAS = ("=HYPERLINK(\"http://evil/\",\"x\")", "+cmd|' /C calc'!A0", "@SUM(1+1)", "-2+3", "=1+2")
+
+
+def eval_payload_skops(sentinel: Path) -> bytes:
+    """A Pipeline whose FunctionTransformer calls builtins.eval (through functools.partial) on every scoring call:
+    the evaluated code creates ``sentinel``."""
+    import skops.io as sio
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    code = f"open({str(sentinel)!r}, 'w').close() or 0"
+    X = pd.DataFrame({"a": [0.0, 1.0, 2.0, 3.0], "b": [1.0, 0.0, 1.0, 0.0]})
+    pipe = Pipeline([("payload", FunctionTransformer(functools.partial(builtins.eval, code, {}))),
+                     ("lr", LogisticRegression())])
+    pipe.steps[1][1].fit(X.to_numpy(), [0, 1, 0, 1])  # fitted without running the payload
+    return sio.dumps(pipe)
+
+
+def disguised_skops(alias_module: str, real) -> bytes:
+    """A FunctionTransformer whose function is written under another module's name (``alias_module``) that
+    re-exports the dangerous ``real`` function, e.g. ``scipy._lib._tmpdirs.rmtree`` for ``shutil.rmtree``."""
+    import skops.io as sio
+    from sklearn.preprocessing import FunctionTransformer
+
+    blob = sio.dumps(FunctionTransformer(func=real))
+    source = zipfile.ZipFile(io.BytesIO(blob))
+    schema = json.loads(source.read("schema.json"))
+    schema["content"]["content"]["func"]["__module__"] = alias_module
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as target:
+        for name in source.namelist():
+            target.writestr(name, json.dumps(schema) if name == "schema.json" else source.read(name))
+    return out.getvalue()
+
+
+DISGUISED = (("scipy._lib._tmpdirs", shutil.rmtree, "shutil.rmtree"),
+             ("sklearn.datasets._california_housing", os.remove, "posix.remove"),
+             ("posix", os.system, "posix.system"))
+
+
+def skops_array_bomb(n_values: int) -> bytes:
+    """A skops file holding a float64 array of ``n_values`` zeros, its members deflated (~1000:1)."""
+    import skops.io as sio
+
+    source = zipfile.ZipFile(io.BytesIO(sio.dumps({"weights": np.zeros(n_values)})))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as target:
+        for name in source.namelist():
+            target.writestr(name, source.read(name))
+    return out.getvalue()
+
+
+def parquet_bomb(rows: int, path: Path, chunk: int = 10_000_000) -> Path:
+    """A Parquet file of ``rows`` rows of one constant column (a few KB per 10M rows), written in chunks."""
+    part = pa.table({"x": pa.array(np.zeros(min(rows, chunk), dtype=np.int8))})
+    with pq.ParquetWriter(path, part.schema, compression="zstd") as writer:
+        for start in range(0, rows, chunk):
+            writer.write_table(part.slice(0, min(chunk, rows - start)))
+    return path
+
+
+def nested_parquet() -> bytes:
+    buffer = io.BytesIO()
+    pq.write_table(pa.table({"x": [[1, 2], [3]], "y": [0, 1]}), buffer)
+    return buffer.getvalue()
+
+
+def onnx_loop(steps: int = 10**10) -> bytes:
+    """An ONNX graph that loops ``steps`` times on every input (one float tensor of width 3)."""
+    from onnx import TensorProto, helper
+
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]), helper.make_node("Add", ["x_in", "one"], ["x_out"])],
+        "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                 helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+                 helper.make_tensor_value_info("x_in", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x_out", TensorProto.FLOAT, None)],
+        [helper.make_tensor("one", TensorProto.FLOAT, [], [1.0])])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["M", "cond", "X"], ["Y"], body=body)], "loop",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, 3])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [None, 3])],
+        [helper.make_tensor("M", TensorProto.INT64, [], [steps]), helper.make_tensor("cond", TensorProto.BOOL, [], [True])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+def onnx_memory_hog(values: int = 10**10) -> bytes:
+    """An ONNX graph that allocates a float tensor of ``values`` entries (40 GB by default) on every call."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("ConstantOfShape", ["shape"], ["big"]), helper.make_node("ReduceSum", ["big"], ["s"]),
+         helper.make_node("Add", ["X", "s"], ["Y"])], "hog",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, 3])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [None, 3])],
+        [helper.make_tensor("shape", TensorProto.INT64, [1], [values])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+def wide_header(columns: int = 20_000) -> bytes:
+    header = ",".join(f"c{i}" for i in range(columns))
+    return (header + "\n" + ",".join("1" for _ in range(columns)) + "\n").encode()
+
+
+def markdown_table(port: int = 8599, rows: int = 200, seed: int = 0) -> pd.DataFrame:
+    """A small classification table whose feature names and category values are markdown / HTML."""
+    rng = np.random.default_rng(seed)
+    image, bold = (n.format(port=port) for n in MARKDOWN_NAMES)
+    x = rng.normal(size=rows)
+    return pd.DataFrame({image: x, bold: rng.normal(size=rows),
+                         "colour": rng.choice(["<b>red</b>", "[blue](http://127.0.0.1:%d/c)" % port], size=rows),
+                         "label": np.where(x + rng.normal(scale=0.5, size=rows) > 0, "yes", "no")})

@@ -334,7 +334,7 @@ def lens_contexts(model: ModelAdapter, dataset: Dataset, query, references: pd.D
         raise IntakeError("No references given; a context needs at least one reference row.")
     layout = dataset.layout
     size = default_max_size(layout.size) if max_size is None else max_size
-    check_budget(layout.size, size, len(references) * len(directions))
+    check_budget(layout.size, size, len(references), len(directions))
     query = one_row(query)[list(layout.columns)]
     references = references[list(layout.columns)]
     masks = factor_masks(layout.size, size)
@@ -351,20 +351,21 @@ def lens_contexts(model: ModelAdapter, dataset: Dataset, query, references: pd.D
                            costs, references.index.to_numpy()) for i, d in enumerate(directions)}
 
 
-def largest_factor_size(p: int, references: int) -> int:
-    """The largest factor size whose samples (``references`` × factors) fit the ``lens_samples`` limit."""
+def largest_factor_size(p: int, references: int, contexts: int = len(DIRECTIONS)) -> int:
+    """The largest factor size whose samples (references × factors × contexts) fit the ``lens_samples`` limit."""
     cap = limits().lens_samples
-    return max((s for s in range(p + 1) if references * factor_count(p, s) <= cap), default=0)
+    return max((s for s in range(p + 1) if references * contexts * factor_count(p, s) <= cap), default=0)
 
 
-def check_budget(p: int, max_size: int, references: int) -> None:
-    """Refuse a context whose samples (references × factors) pass the ``lens_samples`` limit, before any is built."""
-    samples = references * factor_count(p, max_size)
+def check_budget(p: int, max_size: int, references: int, contexts: int) -> None:
+    """Refuse contexts whose samples (references × factors × contexts) pass the ``lens_samples`` limit, before
+    any factor is built."""
+    samples = references * contexts * factor_count(p, max_size)
     cap = limits().lens_samples
     if samples > cap:
-        raise over(f"LENS with factors of up to {max_size} of {p} features and {references} reference rows (both "
-                   "contexts): the number of samples", samples, cap, "lower the largest factor size (here at most "
-                   f"{largest_factor_size(p, references)} fits) or the number of references.")
+        raise over(f"LENS with factors of up to {max_size} of {p} features, {references} reference rows and "
+                   f"{contexts} context(s): the number of samples", samples, cap, "lower the largest factor size "
+                   f"(here at most {largest_factor_size(p, references, contexts)} fits) or the number of references.")
 
 
 def _differs(dataset: Dataset, query: pd.DataFrame, references: pd.DataFrame) -> np.ndarray:

@@ -27,9 +27,9 @@ class Limits:
     columns: int = 2_000               # columns of a table
     cells: int = 50_000_000            # rows × columns of a table
     model_array_mb: float = 1_024.0    # one array stored in a .skops file, decoded
-    model_seconds: float = 60.0        # loading an ONNX model and its first prediction
+    model_seconds: float = 20.0        # loading an ONNX model and its first prediction; each later call
     model_memory_mb: float = 4_096.0   # address space of the worker that tries an ONNX model
-    train_rows: int = 500_000          # rows a model may be trained on here
+    train_rows: int = 100_000          # rows a model may be trained on here
     lens_samples: int = 5_000_000      # LENS: references × factors of one context
     linear_samples: int = 200_000      # linear explanations: m (one sample, and one hold-out sample)
     sev_rows: int = 100_000            # rows of one dataset-wide SEV run in the app

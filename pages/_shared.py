@@ -142,7 +142,7 @@ def flagged_rows(s: Setup) -> np.ndarray:
     return s.test_rows[row_scores(s, s.key)["predicted"].to_numpy()[s.test_rows] == 1]
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@st.cache_data(show_spinner=False, max_entries=4)
 def row_scores(_setup: Setup, key: str) -> pd.DataFrame:
     """Every row's score, predicted label and split (train/test)."""
     s = _setup
@@ -163,7 +163,7 @@ def baselines(_setup: Setup, key: str, query: pd.DataFrame, p: BaselineParameter
     return row_baselines(_setup, query, p)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_data(show_spinner=False, max_entries=16)
 def lens(_setup: Setup, key: str, query: pd.DataFrame, p: LensParameters):
     """Both LENS contexts (only the references, the largest factor and the seed matter: τ, α and the direction
     are read off the contexts by :func:`lens_result`)."""

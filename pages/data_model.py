@@ -46,20 +46,24 @@ def digest_of(file) -> str:
     return known[file.file_id]
 
 
-@st.cache_resource(show_spinner="Reading the file…", max_entries=4)
-def read_upload(_data: bytes, digest: str, filename: str) -> pd.DataFrame:
-    """The uploaded table (by content hash, shared read-only); an unreadable file raises IntakeError (not cached).
-    The size limit is the app's own upload limit (Streamlit's server.maxUploadSize)."""
-    return read_table(_data, filename=filename, max_mb=shared.upload_limit_mb())
+def read_upload(data: bytes, digest: str, filename: str) -> pd.DataFrame:
+    """The uploaded table, read once per file in this session (kept in the session, so it is freed when the visitor
+    leaves); an unreadable file raises IntakeError. The size limit is the app's own (server.maxUploadSize)."""
+    kept = st.session_state.get("dm_table")
+    if kept is None or kept[0] != digest:
+        with st.spinner("Reading the file…"):
+            frame = read_table(data, filename=filename, max_mb=shared.upload_limit_mb())
+        st.session_state["dm_table"] = kept = (digest, frame)
+    return kept[1]
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
+@st.cache_resource(show_spinner=False, max_entries=8, ttl="1h")
 def train_cached(_dataset: Dataset, key: str, kind: str, seed: int) -> TrainedModel:
     """A model trained here, shared by sessions with the same data, configuration, kind and seed."""
     return train_model(_dataset, kind, seed=seed)
 
 
-@st.cache_resource(show_spinner="Loading the model file…", max_entries=16)
+@st.cache_resource(show_spinner="Loading the model file…", max_entries=4, ttl="1h")
 def load_cached(_dataset: Dataset, _data: bytes, dataset_key: str, digest: str, filename: str, seed: int,
                 threshold: float | None, positive: str, trusted_types: tuple[str, ...]) -> TrainedModel:
     """An uploaded model file (by content hash) loaded with explain_core's safe loader, wrapped and evaluated.

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from explain_core.analysis import LensParameters
-from explain_core.lens import DIRECTIONS, LensResult, default_max_size, largest_factor_size, shap_curve
+from explain_core.lens import LensResult, default_max_size, largest_factor_size, shap_curve
 from explain_core.plots import pn_curve_figure, ps_by_size_figure
 from explain_core.vocabulary import DIRECTION_LABELS, format_value, plain
 from pages import _shared as shared
@@ -82,7 +82,7 @@ s = shared.setup()
 p = shared.params()
 n_groups = len(s.dataset.groups)
 default_size = default_max_size(n_groups)
-fits = max(1, largest_factor_size(n_groups, p.lens_references * len(DIRECTIONS)))  # within the lens_samples limit
+fits = max(1, largest_factor_size(n_groups, p.lens_references))  # within the server's lens_samples limit
 
 with st.form("lens_form"):
     c1, c2, c3 = st.columns(3)

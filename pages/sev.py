@@ -1,6 +1,7 @@
 """SEV: SEV⁻, SEV⁺ and SEV® of the row with every minimal explanation, the hypercube, and dataset-wide views."""
 import streamlit as st
 
+from explain_core.limits import limits
 from explain_core.plots import (HYPERCUBE_FIGURE_MAX_GROUPS, feature_prevalence, flip_figure, hypercube_figure,
                                 lattice_figure, prevalence_table, sev_counts, sev_histogram)
 from explain_core.sev import HYPERCUBE_MAX_GROUPS
@@ -69,7 +70,8 @@ with st.container(key="sev_cube"):
             shared.download_buttons(f"hypercube_row{shared.row()}", table, key="sev_cube")
 
 st.subheader("Dataset-wide")
-flagged = tuple(int(r) for r in shared.flagged_rows(s))
+flagged_all = shared.flagged_rows(s)
+flagged = tuple(int(r) for r in flagged_all[:limits().sev_rows])  # the server's bound on one dataset-wide run
 kind = st.radio("Value", ["minus", "plus"], horizontal=True, key="sev_wide_kind",
                 format_func=lambda k: {"minus": "SEV⁻ (SEV® with restricted features)", "plus": "SEV⁺"}[k])
 wide = shared.dataset_wide_sev(s, s.key, flagged, p.sev, kind, s.restricted if kind == "minus" else ())
@@ -80,7 +82,9 @@ with st.container(key="sev_wide"):
     right.plotly_chart(feature_prevalence(wide.results, names), width="stretch", key="sev_prev")
     counts = sev_counts(wide.values)
     explained = [v for v in wide.values if v is not None]
-    st.caption(f"{len(wide.values)} test rows predicted {plain(s.dataset.class_name(1))}; mean {label} "
+    more = (f" (the first {len(flagged):,} of {len(flagged_all):,}: this server's limit)"
+            if len(flagged) < len(flagged_all) else "")
+    st.caption(f"{len(wide.values)} test rows predicted {plain(s.dataset.class_name(1))}{more}; mean {label} "
                f"{sum(explained) / max(1, len(explained)):.2f} over the {len(explained)} explained.")
     shared.download_buttons(f"sev_{kind}_distribution", counts, key="sev_wide_counts")
     shared.download_buttons(f"sev_{kind}_prevalence", prevalence_table(wide.results, names), key="sev_wide_prev")

@@ -4,7 +4,6 @@ Widget keys are the page's (all prefixed ``dm_``); uploads go through AppTest's 
 """
 from __future__ import annotations
 
-import hashlib
 import io
 import operator
 import os

@@ -232,7 +232,8 @@ def test_row5_lens_factor_size_is_bounded_before_any_factor_is_built():
     data = make_dataset(pd.DataFrame({**{c: [0.0, 1.0] for c in columns}, "y": [0, 1]}), "y")
     model = ModelAdapter(_Sum(columns), columns, "classification", score_kind="decision", threshold=0.0)
     refs = data.features.iloc[[0]]
-    with pytest.raises(IntakeError, match=r"factors of up to 30 of 30 features .* \(here at most \d+ fits\)"):
+    with pytest.raises(IntakeError, match=r"factors of up to 30 of 30 features, 1 reference rows and 2 context\(s\): "
+                                          r".* \(here at most \d+ fits\)"):
         lens_contexts(model, data, data.features.iloc[[1]], refs, max_size=30)
 
 

@@ -1,0 +1,174 @@
+"""How fast, and at what memory cost, each resource limit refuses an oversized input (issue 17).
+
+Each case runs in a fresh process: the process imports explain_core and builds the hostile input (a Parquet file
+of 100M rows in 1.7 MB, a 2 GiB array in a 2 MB .skops file, a 20,000-column CSV header, an ONNX graph that
+loops 10¹⁰ times or allocates 40 GB, LENS over all subsets of 30 features, m = 10⁶, training on 2M rows), then
+times the call that must refuse it. Printed per case: the message's start, seconds to refuse, and the peak
+resident memory above the process's idle level (before the call) — targets ≤ 2 s and ≤ 300 MB. The ONNX
+time-limit case refuses at the limit by design (EXPLAIN_MAX_MODEL_SECONDS; run here with its default).
+
+    python bench/limits.py              # every case (about a minute, most of it the ONNX time limit)
+    python bench/limits.py --case parquet_rows
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))  # the hostile inputs are built by the tests' helpers
+
+
+def rss_mb(field: str = "VmRSS") -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def reset_peak() -> None:
+    """Reset VmHWM to the current RSS (Linux ≥ 4.0), so the peak measured is the call's own."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+
+
+def prepare(case: str, folder: Path):
+    """The refusing call of ``case`` (its input built beforehand, outside the measurement)."""
+    import numpy as np
+    import pandas as pd
+
+    import hostile
+    from explain_core import lens_contexts
+    from explain_core.data import load_demo, make_dataset
+    from explain_core.loading import load_model_bytes, load_model_file
+    from explain_core.models import ModelAdapter
+    from explain_core.tables import read_table
+
+    if case == "parquet_rows":
+        path = hostile.parquet_bomb(100_000_000, folder / "bomb.parquet")
+        return lambda: read_table(path), f"{path.stat().st_size / 2**20:.2f} MB Parquet, 100M rows"
+    if case == "csv_columns":
+        data = hostile.wide_header(20_000)
+        return lambda: read_table(data, filename="wide.csv"), f"{len(data) / 2**20:.2f} MB CSV, 20,000 columns"
+    if case == "csv_rows":
+        data = b"a,b\n" + b"1,2\n" * 3_000_000
+        return lambda: read_table(data, filename="long.csv"), f"{len(data) / 2**20:.1f} MB CSV, 3M rows"
+    if case == "skops_array":
+        blob = _skops_bomb(2**28)
+        return lambda: load_model_bytes(blob, "bomb.skops"), f"{len(blob) / 2**20:.2f} MB .skops, a 2 GiB array"
+    if case in ("onnx_loop", "onnx_memory"):
+        path = folder / "model.onnx"
+        path.write_bytes(hostile.onnx_loop() if case == "onnx_loop" else hostile.onnx_memory_hog())
+        what = "ONNX looping 10^10 times" if case == "onnx_loop" else "ONNX allocating 40 GB"
+        return lambda: load_model_file(path), what
+    if case == "lens_subsets":
+        columns = [f"x{j}" for j in range(30)]
+        data = make_dataset(pd.DataFrame({**{c: [0.0, 1.0] for c in columns}, "y": [0, 1]}), "y")
+
+        class Sum:
+            classes_ = np.array([0, 1])
+
+            def decision_function(self, X):
+                return X[columns].to_numpy(float).sum(axis=1) - 14.5
+
+        model = ModelAdapter(Sum(), columns, "classification", score_kind="decision", threshold=0.0)
+        refs = pd.concat([data.features] * 50, ignore_index=True)
+        return (lambda: lens_contexts(model, data, data.features.iloc[[1]], refs, max_size=30),
+                "LENS, factors of up to 30 of 30 features, 100 references")
+    if case == "linear_m":
+        from explain_core.linear import explain_linear, group_space
+        from explain_core.reference import make_reference
+        from explain_core.training import demo_model
+
+        compas = load_demo("compas")
+        trained = demo_model(compas, "l2_lr")
+        space = group_space(trained.model, compas, compas.features.iloc[[0]], make_reference(compas))
+        return lambda: explain_linear(space, m=1_000_000), "linear explanation with m = 10^6"
+    if case == "train_rows":
+        from explain_core.training import train_model
+
+        rng = np.random.default_rng(0)
+        big = make_dataset(pd.DataFrame({"a": rng.normal(size=2_000_000), "y": rng.integers(0, 2, 2_000_000)}), "y")
+        return lambda: train_model(big, "gbdt"), "GBDT training on 2M rows"
+    raise SystemExit(f"unknown case {case!r}")
+
+
+def _skops_bomb(n_values: int) -> bytes:
+    """A skops file with a float64 array of ``n_values`` zeros, deflated, written without holding the array."""
+    import io
+    import zipfile
+
+    import numpy as np
+    import skops.io as sio
+
+    small = zipfile.ZipFile(io.BytesIO(sio.dumps({"weights": np.zeros(1)})))
+    member = next(n for n in small.namelist() if n.endswith(".npy"))
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False, "shape": (n_values,)})
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as target:
+        target.writestr("schema.json", small.read("schema.json"))
+        with target.open(member, "w", force_zip64=True) as stream:
+            stream.write(header.getvalue())
+            zeros = bytes(2**24)
+            for _ in range(n_values * 8 // len(zeros)):
+                stream.write(zeros)
+    return out.getvalue()
+
+
+def run_case(case: str) -> dict:
+    """In this process: build the input, then time the refusal and its memory above idle."""
+    from explain_core.errors import ExplainError
+
+    with tempfile.TemporaryDirectory() as folder:
+        call, what = prepare(case, Path(folder))
+        idle = rss_mb()
+        reset_peak()
+        start = time.perf_counter()
+        try:
+            call()
+            message = "NOT REFUSED"
+        except ExplainError as exc:
+            message = str(exc)
+        seconds = time.perf_counter() - start
+        return {"case": case, "input": what, "seconds": seconds, "peak_above_idle_mb": rss_mb("VmHWM") - idle,
+                "message": message}
+
+
+CASES = ("parquet_rows", "csv_rows", "csv_columns", "skops_array", "onnx_loop", "onnx_memory", "lens_subsets",
+         "linear_m", "train_rows")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--case", choices=CASES, help="one case (default: all, each in a fresh process)")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # the child's output
+    args = parser.parse_args()
+    if args.json:
+        print(json.dumps(run_case(args.case)))
+        return
+    print(f"{'limit':<14} {'input':<52} {'refused in':>10} {'peak above idle':>16}  verdict / message")
+    for case in [args.case] if args.case else CASES:
+        done = subprocess.run([sys.executable, __file__, "--case", case, "--json"], capture_output=True, text=True,
+                              cwd=ROOT)
+        if done.returncode != 0:
+            print(f"{case:<14} FAILED: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
+            continue
+        r = json.loads(done.stdout.strip().splitlines()[-1])
+        timed = case == "onnx_loop"
+        ok = r["message"] != "NOT REFUSED" and (timed or r["seconds"] <= 2) and r["peak_above_idle_mb"] <= 300
+        verdict = "PASS" if ok else "MISS"
+        note = " (at the time limit, by design)" if timed else ""
+        print(f"{case:<14} {r['input']:<52} {r['seconds']:>8.2f} s {r['peak_above_idle_mb']:>13.0f} MB  "
+              f"{verdict}{note}: {r['message'][:90]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -112,8 +112,8 @@ def hypercube_figure(cube: Hypercube, explanation: SEVExplanation | None = None,
     masks = np.asarray(cube.masks, dtype=bool)
     p = len(names)
     if p > HYPERCUBE_FIGURE_MAX_GROUPS:
-        raise ValueError(f"the hypercube is drawn for at most {HYPERCUBE_FIGURE_MAX_GROUPS} groups, not {p}; "
-                         "use lattice_figure")
+        raise IntakeError(f"The hypercube is drawn for at most {HYPERCUBE_FIGURE_MAX_GROUPS} groups, not {p}; "
+                          "use lattice_figure.")
     if masks.shape != (2 ** p, p):
         raise ValueError(f"expected {2 ** p} vertex masks over {p} groups, got shape {masks.shape}")
     codes = _codes(masks)

@@ -429,3 +429,64 @@ def test_row9_a_non_number_row_link_falls_back_to_the_default_row():
     at.run()
     assert not at.exception and not at.error
     assert at.session_state["row"] != 2
+
+
+def test_row7_every_csv_download_of_the_pages_is_neutralised(monkeypatch, tmp_path):
+    """The Pick a row page's CSV of a table whose cells and headers are formulas: built through the one writer."""
+    from streamlit.delta_generator import DeltaGenerator
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"=1+2": rng.normal(size=60), "note": rng.choice(list(FORMULAS), size=60),
+                          "y": rng.integers(0, 2, size=60)})
+    data = make_dataset(frame, "y")
+    setup = make_setup(data, train_model(data, "l2_lr"))
+    downloads: dict[str, bytes] = {}
+    original = DeltaGenerator.download_button
+
+    def capture(self, label, data, *args, **kwargs):
+        downloads[kwargs.get("file_name", label)] = data() if callable(data) else data
+        return original(self, label, data, *args, **kwargs)
+
+    monkeypatch.setattr(DeltaGenerator, "download_button", capture)
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.session_state["setup"] = setup
+    at.session_state["row"] = int(setup.test_rows[0])
+    at.run()
+    at.switch_page("pages/pick_row.py").run()
+    assert not at.exception and not at.error
+    header, *rows = list(csv.reader(io.StringIO(downloads["rows.csv"].decode(), newline="")))
+    assert "'=1+2" in header and "=1+2" not in header
+    cells = [c for r in rows for c in r]
+    assert not [c for c in cells if c.startswith(("=", "+", "@")) or (c.startswith("-") and not _number(c))]
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def test_row5_page_controls_are_bounded_by_the_limits(monkeypatch):
+    from explain_core.lens import largest_factor_size
+    from explain_core.limits import limits
+
+    at = AppTest.from_file(APP, default_timeout=90).run()
+    at.switch_page("pages/linear.py").run()
+    assert at.number_input(key="lin_m").max == limits().linear_samples
+    german = make_setup(load_demo("german_credit"), demo_model("german_credit", "gbdt"))
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.session_state["setup"] = german
+    at.session_state["row"] = int(german.test_rows[0])
+    at.session_state["params"] = Parameters(lens_references=2000)
+    at.run()
+    at.switch_page("pages/lens.py").run()
+    assert not at.exception
+    assert at.number_input(key="lens_max_size").max == largest_factor_size(20, 2000) < 20
+    monkeypatch.setenv("EXPLAIN_MAX_TRAIN_ROWS", "500")
+    at = open_data_model()
+    at.radio(key="dm_model_source").set_value("train").run()
+    at.button(key="dm_train").click().run()
+    assert any("number of training rows is 4,937, over this server's limit of 500" in visible(e.value)
+               for e in at.error)

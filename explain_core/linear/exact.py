@@ -26,6 +26,8 @@ from math import comb
 
 import numpy as np
 
+from ..errors import check_choice
+
 BOX_TOL = 1e-9
 DEGENERATE = 1e-10  # a column whose residual variance η is below this (relative) adds nothing to its support
 ENUMERATION_LIMIT = 100_000  # exhaustive enumeration up to this many supports (branch-and-bound beyond)
@@ -404,6 +406,7 @@ def solve_miqp(problem: GramProblem, k: int, incumbent: np.ndarray, *, time_limi
     Σu_i² with linear rows u = Lᵀw. ``dense``: the plain big-M model with wᵀGw as one quadratic
     objective (the baseline that does not converge on realistic sizes).
     """
+    check_choice(formulation, ("perspective", "dense"), "MIQP formulation")
     from ortools.math_opt.python import mathopt
 
     t0 = time.monotonic()
@@ -436,8 +439,6 @@ def solve_miqp(problem: GramProblem, k: int, incumbent: np.ndarray, *, time_limi
         uval = L.T @ incumbent
         hint.update({u[i]: float(uval[i]) for i in range(len(u))})
         hint.update({th: float(incumbent[j] ** 2) for j, th in theta.items()})
-    else:
-        raise ValueError(f"formulation must be 'perspective' or 'dense', not {formulation!r}")
     params = mathopt.SolveParameters(time_limit=timedelta(seconds=max(time_limit, 0.01)), threads=threads,
                                      relative_gap_tolerance=1e-9, absolute_gap_tolerance=1e-12)
     hints = mathopt.ModelSolveParameters(solution_hints=[mathopt.SolutionHint(variable_values=hint)])
@@ -471,8 +472,7 @@ def exact_fit(problem: GramProblem, k: int, incumbent: np.ndarray | None = None,
     half the time limit, then SCIP's MIQP for the rest (warm-started from the best support found).
     ``incumbent`` defaults to w₀ = f(x)e₁; it must be anchored, k-sparse and in the box.
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, not {method!r}")
+    check_choice(method, METHODS, "exact-fit method")
     t0 = time.monotonic()
     start = problem.start() if incumbent is None else np.asarray(incumbent, dtype=float)
     if (np.abs(start) > 1 + BOX_TOL).any() or abs(start @ problem.x - problem.fx) > 1e-9 or len(support_of(start)) > k:

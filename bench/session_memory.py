@@ -2,16 +2,18 @@
 
 Starts ``streamlit run app.py`` (with ``server.disconnectedSessionTTL`` = 5 s), opens one session in Chromium
 on the default demo (the server's idle level after start-up and one visit), then a visitor uploads a large CSV
-(1M rows × 8 columns, 70 MB) on Data & model, builds the dataset and leaves. Prints the server's resident memory
-(RSS) at each step and after the visitor's session has expired; the target is back within 100 MB of idle.
+(1M rows × 8 columns, 51 MB) on Data & model, builds the dataset and leaves. Prints the server's resident memory
+(RSS) at each step: after the visitor's session has expired, and once the next visitor has connected (Streamlit
+removes an expired session on the next write to its session store, and the app hands freed heap memory back to
+the system every 30 s); the target is back within 100 MB of idle.
 
     python bench/session_memory.py [--rows 1000000]
 """
 from __future__ import annotations
 
 import argparse
-import io
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -52,9 +54,10 @@ def main() -> None:
     rng = np.random.default_rng(0)
     table = pd.DataFrame(rng.normal(size=(args.rows, 7)).round(4), columns=[f"x{i}" for i in range(7)])
     table["y"] = (table["x0"] > 0).astype(int)
-    buffer = io.StringIO()
-    table.to_csv(buffer, index=False)
-    upload = buffer.getvalue().encode()
+    folder = Path(tempfile.mkdtemp(prefix="explain-bench-"))
+    upload = folder / "big.csv"
+    table.to_csv(upload, index=False)
+    size_mb = upload.stat().st_size / 2**20
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -90,28 +93,36 @@ def main() -> None:
                 wait_idle(page)
                 page.locator(".st-key-dm_data_source").get_by_text("Upload a CSV or Parquet file").click()
                 wait_idle(page)
-                page.locator('.st-key-dm_upload input[type="file"]').set_input_files(
-                    files=[{"name": "big.csv", "mimeType": "text/csv", "buffer": upload}])
+                page.locator('.st-key-dm_upload input[type="file"]').set_input_files(files=[str(upload)])
                 wait_idle(page)
                 page.locator(".st-key-dm_build button").first.click()
                 wait_idle(page)
                 busy = rss_mb(server.pid)
+                page.close(run_before_unload=True)  # the visitor closes the tab (the page's unload handlers run)
                 visitor.close()
+                time.sleep(TTL_S + 5)
+                left = rss_mb(server.pid)
+                # Streamlit drops an expired session lazily, on the next write to its session store: a later
+                # visitor's connection is that write
+                later = browser.new_context()
+                page = later.new_page()
+                page.goto(url)
+                wait_idle(page)
+                later.close()
                 browser.close()
-            marks = []
-            for wait in (TTL_S + 5, TTL_S + 20):
-                time.sleep(wait - (marks[-1][0] if marks else 0))
-                marks.append((wait, rss_mb(server.pid)))
+            time.sleep(32)  # one period of the app's memory housekeeping (pages/_shared.memory_housekeeping)
+            after = rss_mb(server.pid)
         finally:
             server.terminate()
             server.wait(timeout=20)
-    print(f"upload: {len(upload) / 2**20:.0f} MB CSV, {args.rows:,} rows × 8 columns; session TTL {TTL_S} s")
+            shutil.rmtree(folder, ignore_errors=True)
+    print(f"upload: {size_mb:.0f} MB CSV, {args.rows:,} rows × 8 columns; session TTL {TTL_S} s")
     print(f"server RSS idle (after start-up and one visit): {idle:.0f} MB")
     print(f"server RSS with the visitor's dataset built:     {busy:.0f} MB (+{busy - idle:.0f} MB)")
-    for wait, value in marks:
-        print(f"server RSS {wait:>3} s after the visitor left:      {value:.0f} MB (+{value - idle:.0f} MB above idle)")
-    final = marks[-1][1] - idle
-    print(f"verdict: {'PASS' if final <= 100 else 'MISS'} (target: back within 100 MB of idle)")
+    print(f"server RSS {TTL_S + 5} s after the visitor left:       {left:.0f} MB (+{left - idle:.0f} MB; the expired "
+          "session is still stored)")
+    print(f"server RSS once the next visitor has connected:   {after:.0f} MB (+{after - idle:.0f} MB above idle)")
+    print(f"verdict: {'PASS' if after - idle <= 100 else 'MISS'} (target: back within 100 MB of idle)")
 
 
 if __name__ == "__main__":

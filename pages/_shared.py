@@ -7,7 +7,11 @@ Not a page (the leading underscore). Session keys: ``setup`` (:class:`~explain_c
 """
 from __future__ import annotations
 
+import ctypes
+import gc
 import re
+import threading
+import time
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -65,10 +69,36 @@ def leave_pages_v1() -> None:
         st.rerun()
 
 
+TRIM_EVERY_S = 30
+
+
+@st.cache_resource(show_spinner=False)
+def memory_housekeeping() -> threading.Thread:
+    """Once per server process: every ``TRIM_EVERY_S`` seconds, collect garbage and hand freed heap memory back to
+    the operating system (glibc's ``malloc_trim``), so the memory of a visitor who left (their uploads, datasets
+    and results) does not stay with the server. Elsewhere (no glibc) only the garbage collection runs."""
+    try:
+        trim = ctypes.CDLL("libc.so.6").malloc_trim
+    except OSError:
+        trim = None
+
+    def loop() -> None:
+        while True:
+            time.sleep(TRIM_EVERY_S)
+            gc.collect()
+            if trim is not None:
+                trim(0)
+
+    thread = threading.Thread(target=loop, name="memory-housekeeping", daemon=True)
+    thread.start()
+    return thread
+
+
 def ensure_session() -> None:
     """Start a new session on the default demo (COMPAS, gradient boosting) at the row named in the URL
     (``?row=N``) or its first flagged test row; keep the URL's ``row`` on the chosen row, so it can be shared."""
     leave_pages_v1()
+    memory_housekeeping()
     if "setup" not in st.session_state:
         use_setup(demo(*DEFAULT_DEMO))
         linked = str(st.query_params.get("row", ""))

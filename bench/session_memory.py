@@ -45,6 +45,31 @@ def wait_idle(page) -> None:
                            '[data-test-script-state="notRunning"]', timeout=300_000)
 
 
+def visit(browser, url: str, act=None):
+    """One visitor: open the app, do ``act(page)`` (its result is returned), close the tab and leave."""
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(url)
+    wait_idle(page)
+    result = act(page) if act is not None else None
+    page.close(run_before_unload=True)  # the visitor closes the tab (the page's unload handlers run)
+    context.close()
+    return result
+
+
+def build_upload(page, upload: Path, pid: int) -> float:
+    """Upload ``upload`` on Data & model and build its dataset; the server's RSS then."""
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Data & model").click()
+    wait_idle(page)
+    page.locator(".st-key-dm_data_source").get_by_text("Upload a CSV or Parquet file").click()
+    wait_idle(page)
+    page.locator('.st-key-dm_upload input[type="file"]').set_input_files(files=[str(upload)])
+    wait_idle(page)
+    page.locator(".st-key-dm_build button").first.click()
+    wait_idle(page)
+    return rss_mb(pid)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -78,37 +103,15 @@ def main() -> None:
                     time.sleep(0.25)
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-                first = browser.new_context()
-                page = first.new_page()
-                page.goto(url)
-                wait_idle(page)
-                first.close()
+                visit(browser, url)  # a first visit: the server's imports and demo model are loaded
                 time.sleep(TTL_S + 5)
                 idle = rss_mb(server.pid)
-                visitor = browser.new_context()
-                page = visitor.new_page()
-                page.goto(url)
-                wait_idle(page)
-                page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Data & model").click()
-                wait_idle(page)
-                page.locator(".st-key-dm_data_source").get_by_text("Upload a CSV or Parquet file").click()
-                wait_idle(page)
-                page.locator('.st-key-dm_upload input[type="file"]').set_input_files(files=[str(upload)])
-                wait_idle(page)
-                page.locator(".st-key-dm_build button").first.click()
-                wait_idle(page)
-                busy = rss_mb(server.pid)
-                page.close(run_before_unload=True)  # the visitor closes the tab (the page's unload handlers run)
-                visitor.close()
+                busy = visit(browser, url, lambda page: build_upload(page, upload, server.pid))
                 time.sleep(TTL_S + 5)
                 left = rss_mb(server.pid)
                 # Streamlit drops an expired session lazily, on the next write to its session store: a later
                 # visitor's connection is that write
-                later = browser.new_context()
-                page = later.new_page()
-                page.goto(url)
-                wait_idle(page)
-                later.close()
+                visit(browser, url)
                 browser.close()
             time.sleep(32)  # one period of the app's memory housekeeping (pages/_shared.memory_housekeeping)
             after = rss_mb(server.pid)

@@ -210,28 +210,14 @@ class BaselineParameters:
 
 
 @dataclass(frozen=True)
-class Parameters:
+class Parameters(BaselineParameters, LinearParameters, LensParameters, SEVParameters):
     """Every knob of every method, with the seeds: the report prints these to make each number reproducible.
 
-    ``alpha`` None = LENS exact mode (PS ≥ τ), else the binomial test at level α; ``lens_max_size`` None
-    = all subsets up to 12 groups, else ≤ 3 (LENS); ``linear_method`` is ``iht``, ``exact`` or ``both``.
-    ``sev``, ``lens``, ``linear`` and ``baselines`` are the parts each method reads (hashable cache keys).
+    The fields are those of the per-method parts (one ``seed`` shared by all): ``alpha`` None = LENS exact mode
+    (PS ≥ τ), else the binomial test at level α; ``lens_max_size`` None = all subsets up to 12 groups, else ≤ 3
+    (LENS); ``linear_method`` is ``iht``, ``exact`` or ``both``. ``sev``, ``lens``, ``linear`` and ``baselines``
+    are the parts each method reads (hashable cache keys).
     """
-
-    max_depth: int = DEFAULT_MAX_DEPTH
-    lens_direction: str = "r2i"
-    lens_references: int = 100
-    tau: float = 0.9
-    alpha: float | None = None
-    lens_max_size: int | None = None
-    sigma: float = 1.0
-    k: int = 5
-    m: int = 5000
-    linear_method: str = "both"
-    time_limit: float = 10.0
-    lime_samples: int = 5000
-    shap_background: int = 100
-    seed: int = 0
 
     def __post_init__(self):
         check_choice(self.lens_direction, DIRECTIONS, "LENS context")

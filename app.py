@@ -42,6 +42,12 @@ def sidebar_summary() -> None:
     with st.sidebar:
         st.caption(f"**{plain(s.dataset.name)}** · {plain(s.model.name)}  \nrestricted: "
                    f"{plain(', '.join(s.restricted)) or 'none'}")
+        classes = s.explainable_classes()
+        if classes:  # a multiclass model: one class against the rest, chosen here on every page
+            st.session_state["sidebar_class"] = s.dataset.positive_class
+            st.selectbox("Explain class", classes, key="sidebar_class", format_func=str,
+                         on_change=lambda: shared.use_setup(s.with_positive_class(st.session_state["sidebar_class"])),
+                         help="The model predicts several classes; explanations are for this one against the rest.")
         st.session_state["sidebar_row"] = shared.row()
         st.selectbox("Row", rows, key="sidebar_row", format_func=lambda r: f"row {r} · {s.score_text(scores[r])}",
                      on_change=lambda: shared.choose_row(st.session_state["sidebar_row"]),

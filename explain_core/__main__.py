@@ -57,8 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--data", required=True,
                       help="a bundled dataset (name or its file under data/) or a CSV/Parquet file")
     what.add_argument("--model", required=True,
-                      help=f"a demo model kind ({', '.join(DEMO_KINDS)}) or a model file (.skops, .onnx; "
-                           ".joblib/.pkl with --trusted)")
+                      help=f"a demo model kind ({', '.join(DEMO_KINDS)}) or a model file (.skops, .onnx, XGBoost "
+                           ".json/.ubj, LightGBM .txt, CatBoost .cbm; .joblib/.pkl with --trusted)")
     what.add_argument("--rows", required=True,
                       help="row positions in the data, e.g. 3,17,42 or 10-20, or predicted-positive / "
                            "predicted-negative (test rows the model predicts that class)")
@@ -67,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--target", help="target column of a data file that is not bundled")
     what.add_argument("--positive-class", help="the positive class of that target (as written in the file)")
     what.add_argument("--task", choices=("classification", "regression"), help="task of that target")
+    what.add_argument("--by-order", action="store_true",
+                      help="the model file records no column names: its inputs are the data's feature columns in order")
     what.add_argument("--trusted", action="store_true",
                       help="allow pickle model files and unvetted skops types (only for files you trust)")
     what.add_argument("--model-seed", type=int, default=0, help="seed of a demo model and its train/test split")
@@ -175,7 +177,8 @@ def load_setup(args):
                          "file (.skops, .onnx; .joblib/.pkl with --trusted).")
     if not path.is_file():
         raise UsageError(f"Model file {args.model!r} not found.")
-    return file_setup(dataset, path, seed=args.model_seed, trusted=args.trusted or None, restricted=restricted)
+    return file_setup(dataset, path, seed=args.model_seed, trusted=args.trusted or None, restricted=restricted,
+                      by_order=args.by_order)
 
 
 def _typed(value: str, column):
@@ -295,7 +298,8 @@ def app_file() -> Path:
     ``pip install`` put it (``<prefix>/share/explain-explorer``)."""
     import sysconfig
 
-    for folder in (Path(__file__).resolve().parent.parent, Path(sysconfig.get_path("data")) / "share" / "explain-explorer"):
+    installed = Path(sysconfig.get_path("data")) / "share" / "explain-explorer"
+    for folder in (Path(__file__).resolve().parent.parent, installed):
         if (folder / "app.py").is_file() and (folder / "pages").is_dir():
             return folder / "app.py"
     raise UsageError("The dashboard's app.py was not found; reinstall with `pip install explain-explorer[app]`, or "

@@ -147,25 +147,44 @@ def explain_shap(model: ModelAdapter, dataset: Dataset, query_frame: pd.DataFram
                  seed: int = 0, background: int = 100) -> Attribution:
     """SHAP of the first row of ``query_frame`` against a seeded background sample of ``train_rows``.
 
-    Linear and tree estimators behind a mappable ColumnTransformer get LinearExplainer / TreeExplainer
-    (interventional) on the encoded matrix; any other model a PermutationExplainer of ``model.score``.
+    Linear and tree estimators get LinearExplainer / TreeExplainer (interventional) on the matrix they take —
+    the encoded matrix behind a mappable ColumnTransformer, or the raw numeric columns of a model fed them directly
+    (XGBoost, LightGBM, CatBoost, native boosters); any other model a PermutationExplainer of ``model.score``.
     """
     rng = np.random.default_rng(seed)
     rows = rng.choice(np.asarray(train_rows), size=min(background, len(train_rows)), replace=False)
     bg, query = dataset.features.iloc[rows], query_frame.iloc[:1][dataset.columns]
-    split = encoded_model(model, dataset.groups)
-    if split is not None:
-        found = _encoded_shap(model, split.estimator, split.encode(bg), split.encode(query))
+    inputs = _model_matrix(model, dataset)
+    if inputs is not None:
+        estimator, classes, encode, column_group = inputs
+        found = _encoded_shap(model, estimator, classes, encode(bg), encode(query))
         if found is not None:
             values, base, output, name = found
-            grouped = np.bincount(split.column_group, weights=values, minlength=len(dataset.groups))
+            grouped = np.bincount(column_group, weights=values, minlength=len(dataset.groups))
             return Attribution("SHAP", tuple(dataset.group_names), grouped, base, output,
                                f"{name} (interventional, {len(rows)} background rows, seed {seed})")
     return _permutation_shap(model, dataset, query, bg, seed)
 
 
-def _encoded_shap(model: ModelAdapter, estimator, bg: np.ndarray, query: np.ndarray):
-    """(values per encoded column, base value, output, explainer name) of a linear or tree estimator, else None."""
+def _model_matrix(model: ModelAdapter, dataset: Dataset):
+    """(estimator, its classes, raw frame → its input matrix, group of each input column) for a model whose own
+    estimator sees one column per input (encoded by a mappable encoder, or raw numeric columns), else None."""
+    split = encoded_model(model, dataset.groups)
+    if split is not None:
+        return split.estimator, getattr(split.estimator, "classes_", None), split.encode, split.column_group
+    numeric = all(pd.api.types.is_numeric_dtype(dataset.features[c]) for c in model.columns)
+    if model.takes != "raw" or not numeric:
+        return None
+    wrapper = model.estimator
+    inner = getattr(wrapper, "inner", wrapper)  # renamed / ordered inputs (explain_core.inputs)
+    prepare = getattr(wrapper, "prepare", lambda frame: frame)
+    group_of = {c: i for i, g in enumerate(dataset.groups) for c in g.columns}
+    return (getattr(inner, "booster", inner), getattr(inner, "classes_", None),
+            lambda frame: prepare(frame[model.columns]), np.array([group_of[c] for c in model.columns]))
+
+
+def _encoded_shap(model: ModelAdapter, estimator, classes, bg, query):
+    """(values per input column, base value, output, explainer name) of a linear or tree estimator, else None."""
     import shap
     from shap.utils._exceptions import InvalidModelError
 
@@ -183,7 +202,7 @@ def _encoded_shap(model: ModelAdapter, estimator, bg: np.ndarray, query: np.ndar
     base = np.ravel(explainer.expected_value)
     if model.task != "classification":
         return values, float(base[0]), output, name
-    pos = list(estimator.classes_).index(model.positive_class)
+    pos = list(classes).index(model.positive_class)
     if values.ndim == 2:  # one column per class
         return values[:, pos], float(base[pos]), output, name
     sign = 1.0 if pos == 1 else -1.0  # a binary margin is for classes_[1]

@@ -1,5 +1,6 @@
-"""Loading model files safely: ``.skops`` by a vetted type policy, ``.onnx`` after a bounded trial run, and
-pickles (``.joblib``/``.pkl``) only in the operator's trusted mode.
+"""Loading model files safely: ``.skops`` by a vetted type policy, ``.onnx`` after a bounded trial run, the
+boosters' own formats (XGBoost ``.json``/``.ubj``, LightGBM ``.txt``, CatBoost ``.cbm``), and pickles
+(``.joblib``/``.pkl``) only in the operator's trusted mode.
 
 Trusted mode belongs to whoever runs the server: the ``EXPLAIN_TRUSTED_MODELS=1`` environment variable, the
 command line's ``--trusted``, or the app's ``st.secrets`` (read by the app and passed here). Nothing a browser
@@ -16,6 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .boosters import NATIVE_SUFFIXES, load_native, require
 from .data import Dataset
 from .errors import IntakeError
 from .limits import Limits, limits, over
@@ -26,7 +28,7 @@ from .tables import safe_name
 
 TRUSTED_ENV = "EXPLAIN_TRUSTED_MODELS"
 PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle")
-MODEL_SUFFIXES = (".skops", ".onnx") + PICKLE_SUFFIXES
+MODEL_SUFFIXES = (".skops", ".onnx", *NATIVE_SUFFIXES) + PICKLE_SUFFIXES
 
 
 class UntrustedModelError(IntakeError):
@@ -66,10 +68,13 @@ def load_model_file(path, *, trusted: bool | None = None, trusted_types: Sequenc
         return _load_skops(path, name, trusted_mode(trusted), set(trusted_types or ()), caps)
     if suffix == ".onnx":
         return OnnxModel(path, name=name)
+    if suffix in NATIVE_SUFFIXES:
+        return load_native(path, name)
     if suffix in PICKLE_SUFFIXES:
         return _load_pickle(path, name, trusted_mode(trusted))
-    raise IntakeError(f"{name}: unsupported model format {suffix!r}; upload .skops or .onnx "
-                      "(.joblib/.pkl only when the server runs in trusted mode).")
+    raise IntakeError(f"{name}: unsupported model format {suffix!r}; upload .skops, .onnx, or a booster's own file "
+                      "(XGBoost .json/.ubj, LightGBM .txt, CatBoost .cbm); .joblib/.pkl only when the server runs "
+                      "in trusted mode.")
 
 
 def _load_pickle(path: Path, name: str, trusted: bool):
@@ -96,19 +101,27 @@ def _load_skops(path: Path, name: str, trusted: bool, confirmed: set[str], caps:
     except Exception as exc:
         raise IntakeError(f"{name} is not a readable skops file ({exc}); save it with skops.io.dump.") from exc
     checks = check_types(untrusted, trusted=trusted)
-    refused = [c for c in checks if c.verdict in ("dangerous", "unresolved")]
+    refused = [c for c in checks if c.verdict == "dangerous"]
     if refused:
         raise UntrustedModelError(
             f"{name} is refused: it names types that could run code or touch files on this server — "
             + "; ".join(f"{c.name} (really {c.resolved}: {c.reason})" for c in refused)
             + ". Save a model built from scikit-learn, XGBoost or LightGBM parts only.", (), checks)
+    unresolved = [c for c in checks if c.verdict == "unresolved"]
+    if unresolved:
+        raise UntrustedModelError(f"{name} cannot be loaded: " + "; ".join(c.reason for c in unresolved) + ".",
+                                  (), checks)
     unknown = [c.name for c in checks if c.verdict == "unknown" and c.name not in confirmed]
     if unknown and not trusted:
         raise UntrustedModelError(
             f"{name} contains types that are not known to be safe: "
             + "; ".join(f"{c.name} (really {c.resolved})" for c in checks if c.name in unknown)
             + ". Load it only if you trust its author, by confirming these types.", unknown, checks)
-    return sio.load(path, trusted=untrusted)
+    try:
+        return sio.load(path, trusted=untrusted)
+    except ModuleNotFoundError as exc:
+        require(exc.name.split(".")[0], name)  # names the package and its install command
+        raise
 
 
 def check_skops_archive(path: Path, name: str, caps: Limits) -> None:

@@ -17,6 +17,7 @@ from sklearn.exceptions import NotFittedError
 
 from .data import Dataset, find_value, show
 from .errors import ExplainError, IntakeError, NonFiniteScores
+from .inputs import RenamedInputs, by_position, closest, input_names, sanitised_mapping
 
 SCORE_KINDS = ("proba", "decision", "predict")
 
@@ -75,11 +76,17 @@ class ModelAdapter:
 
     def _raw_scores(self, estimator, X) -> np.ndarray:
         if self.score_kind == "proba":
-            return np.asarray(estimator.predict_proba(X))[:, self._positive_index()].astype(float)
+            proba = np.asarray(estimator.predict_proba(X))
+            _check_shape(proba, (len(X), len(self.estimator.classes_)), "probabilities")
+            return proba[:, self._positive_index()].astype(float)
         if self.score_kind == "decision":  # sklearn: a decision value > 0 means classes_[1]
-            decision = np.asarray(estimator.decision_function(X), dtype=float).ravel()
+            decision = np.asarray(estimator.decision_function(X), dtype=float)
+            _check_shape(decision.reshape(len(decision), -1), (len(X), 1), "decision values")
+            decision = decision.ravel()
             return decision if self._positive_index() == 1 else -decision
-        pred = np.asarray(estimator.predict(X)).ravel()
+        pred = np.asarray(estimator.predict(X))
+        _check_shape(pred.reshape(len(pred), -1), (len(X), 1), "predictions")
+        pred = pred.ravel()
         if self.task == "classification":
             return (pred == self.positive_class).astype(float)
         return pred.astype(float)
@@ -95,20 +102,30 @@ class ModelAdapter:
         return list(self.estimator.classes_).index(self.positive_class)
 
 
+def _check_shape(values: np.ndarray, wanted: tuple[int, int], what: str) -> None:
+    if values.shape != wanted:
+        raise ModelCallError(f"The model returned {what} of shape {values.shape} for {wanted[0]:,} row(s), where "
+                             f"{wanted} was expected (one row per input row, one column per class); check that it "
+                             "is a fitted classifier or regressor for this target.")
+
+
 def _short(exc: BaseException, limit: int = 300) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) <= limit else text[:limit] + "…"
 
 
 def wrap_model(estimator, dataset: Dataset, *, encoder=None, threshold: float | None = None,
-               score_kind: str | None = None, positive_class=None, name: str = "model") -> ModelAdapter:
+               score_kind: str | None = None, positive_class=None, name: str = "model",
+               by_order: bool = False) -> ModelAdapter:
     """Wrap an estimator or Pipeline for ``dataset``, checking its inputs and classes.
 
-    A model that records the dataset's column names (``feature_names_in_``) takes raw columns; a
-    bare estimator takes the encoded matrix of the fitted ``encoder`` it was trained on.
-    ``positive_class`` is the model's label for the dataset's positive class when the model was
-    trained on a recoded target (e.g. ``1`` for a 0/1 target); by default the same label.
+    A model that records the dataset's column names (``feature_names_in_``; names that differ only by an
+    exporter's sanitisation match too) takes raw columns; a bare estimator takes the encoded matrix of the
+    fitted ``encoder`` it was trained on; a model that records no names takes the dataset's columns in their
+    order when ``by_order`` confirms it. ``positive_class`` is the model's label for the dataset's positive
+    class when the model was trained on a recoded target (e.g. ``1`` for a 0/1 target); by default the same.
     """
+    estimator = match_inputs(estimator, dataset, encoder, by_order)
     takes, columns = _input_columns(estimator, dataset, encoder)
     kind = score_kind or _default_score_kind(estimator, dataset.task)
     positive = None
@@ -148,6 +165,20 @@ def _model_class(estimator, positive, kind: str):
     return match
 
 
+def match_inputs(estimator, dataset: Dataset, encoder=None, by_order: bool = False):
+    """``estimator``, or it wrapped so the dataset's columns reach it: renamed (sanitised names) or in order."""
+    if encoder is not None:
+        return estimator
+    names = input_names(estimator)
+    if names is None:
+        return by_position(estimator, dataset.features) if by_order else estimator
+    named = getattr(estimator, "feature_names_in_", None) is not None
+    if named and set(names) <= set(map(str, dataset.columns)):
+        return estimator
+    mapping = sanitised_mapping(names, [str(c) for c in dataset.columns])
+    return estimator if mapping is None else RenamedInputs(estimator, mapping)
+
+
 def _input_columns(estimator, dataset: Dataset, encoder) -> tuple[str, list[str]]:
     """``("encoded", raw columns)`` or ``("raw", the model's columns in its order)``, or an IntakeError."""
     names = getattr(estimator, "feature_names_in_", None)
@@ -166,12 +197,17 @@ def _input_columns(estimator, dataset: Dataset, encoder) -> tuple[str, list[str]
             return "encoded", dataset.columns
     if names is None:
         n = getattr(estimator, "n_features_in_", None)
-        raise IntakeError(f"The model does not record its input column names (it expects {n} unnamed columns); "
-                          "upload a Pipeline fitted on a DataFrame with the dataset's columns, or give the encoder it was trained on.")
+        raise IntakeError(f"The model does not record its input column names (it expects {n} unnamed inputs); "
+                          f"confirm that its inputs are the dataset's {len(dataset.columns)} feature columns in "
+                          "their order (by_order=True; on the Data & model page, the box under the model file), "
+                          "upload a Pipeline fitted on a DataFrame with the dataset's columns, or give the encoder "
+                          "it was trained on.")
     missing = [str(c) for c in names if c not in dataset.columns]
     if missing:
-        raise IntakeError(f"The model needs columns the dataset lacks: {', '.join(missing)}; "
-                          "upload the dataset the model was trained on, or a model trained on these columns.")
+        hints = [f"{c} → {' or '.join(near)}" for c in missing[:10] if (near := closest(c, dataset.columns))]
+        hint = f" (closest in the dataset: {'; '.join(hints)})" if hints else ""
+        raise IntakeError(f"The model needs columns the dataset lacks: {', '.join(missing)}{hint}; upload the dataset "
+                          "the model was trained on, or rename those columns to the model's names.")
     extra = [str(c) for c in dataset.columns if c not in names]
     if extra:
         raise IntakeError(f"The dataset has feature columns the model does not use: {', '.join(extra)}; "

@@ -79,10 +79,12 @@ def probe(path: Path, name: str, caps: Limits | None = None) -> None:
 class OnnxModel:
     """An ONNX classifier/regressor (onnxruntime) with sklearn's predict/predict_proba interface.
 
-    A graph with one input per raw column takes the raw table; a graph with one 2-D input takes
-    the dataset's encoded matrix (wrap it with the encoder). Outputs follow skl2onnx: the label
-    first, then the probabilities (a tensor, or a ZipMap list of {class: probability}). Each call is
-    cancelled after ``seconds`` (default: the ``model_seconds`` limit).
+    A graph with one input per raw column takes the raw table; a graph with one 2-D input takes a matrix (the
+    dataset's columns in order, or its encoded matrix with the encoder). Outputs follow skl2onnx and onnxmltools
+    (the label first, then the probabilities: a tensor, or a ZipMap list of {class: probability}); a graph with
+    one float output (torch, TensorFlow exporters) gives the positive class's probability (one column) or both
+    classes' (two columns) for classes 0 and 1, or a regression's prediction. Each call is cancelled after
+    ``seconds`` (default: the ``model_seconds`` limit).
     """
 
     def __init__(self, path, *, name: str | None = None, seconds: float | None = None, checked: bool = False):
@@ -106,6 +108,8 @@ class OnnxModel:
             self.n_features_in_ = inputs[0].shape[-1]
         self.outputs = [o.name for o in self.session.get_outputs()]
         classes = onnx_classes(graph)
+        if classes is None and len(self.outputs) == 1:
+            classes = np.array([0, 1])  # one score output: P(class 1), or a regression's prediction
         if classes is not None:
             self.classes_ = classes
 
@@ -139,15 +143,25 @@ class OnnxModel:
 
     @property
     def predict_proba(self):
-        if len(self.outputs) < 2 or not hasattr(self, "classes_"):
+        if not hasattr(self, "classes_"):
             raise AttributeError("this ONNX model has no probability output with known classes")
         return self._predict_proba
 
     def _predict_proba(self, X):
-        proba = self._run(self.outputs[1:2], X)[0]
+        proba = self._run(self.outputs[-1:] if len(self.outputs) == 1 else self.outputs[1:2], X)[0]
         if isinstance(proba, list):  # ZipMap: one {class: probability} per row
             return np.array([[row[c] for c in self.classes_] for row in proba], dtype=float)
-        return np.asarray(proba, dtype=float)
+        proba = np.asarray(proba, dtype=float)
+        if len(self.outputs) == 1:
+            proba = proba.reshape(len(proba), -1)
+            if proba.shape[1] == 1:
+                proba = np.column_stack([1 - proba[:, 0], proba[:, 0]])
+            low, high = np.nanmin(proba), np.nanmax(proba)
+            if low < -1e-6 or high > 1 + 1e-6:
+                raise IntakeError(f"{self.name}'s output is not a probability (values from {low:.3g} to {high:.3g}); "
+                                  "export the model with its sigmoid or softmax at the end, or upload it for a "
+                                  "regression target.")
+        return proba
 
 
 def onnx_classes(graph) -> np.ndarray | None:

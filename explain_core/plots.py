@@ -287,7 +287,8 @@ def feature_prevalence(results: Sequence[SEVResult], group_names: Sequence[str])
     shown = table.sort_values("share", ascending=True, kind="stable")
     labels = sorted({r.label for r in results})
     label = labels[0] if len(labels) == 1 else "SEV"
-    fig = go.Figure(go.Bar(x=shown["share"], y=shown["group"].map(html_text), orientation="h", customdata=shown["count"],
+    fig = go.Figure(go.Bar(x=shown["share"], y=shown["group"].map(html_text), orientation="h",
+                           customdata=shown["count"],
                            marker_color=BAR_COLOURS["prevalence"], name=label,
                            hovertemplate="%{y}: %{x:.1%} (%{customdata} queries)<extra></extra>",
                            meta={"role": "prevalence"}))

@@ -28,29 +28,33 @@ class Reference:
     statistic: str = "mean"
     population: str = "all"
     explain_class: int = 1
+    threshold: float | None = None  # regression: the model's threshold the opposite side is taken from
 
     def as_frame(self, columns: Sequence[str]) -> pd.DataFrame:
         return pd.DataFrame({c: [self.values[c]] for c in columns})
 
 
 def make_reference(dataset: Dataset, rows: Sequence[int] | None = None, *, statistic: str = "mean",
-                   population: str = "opposite", explain_class: int = 1,
+                   population: str = "opposite", explain_class: int = 1, threshold: float | None = None,
                    overrides: Mapping[str, object] | None = None) -> Reference:
     """Reference over ``rows`` (default: all rows; pass the training rows).
 
     ``population="opposite"`` uses only rows whose true class differs from ``explain_class`` (the
-    negatives when explaining positives); ``"all"`` uses every row. Numeric groups take the mean or
-    median, binary/categorical groups their mode, a declared one-hot block its most common row
-    pattern. ``overrides`` sets custom values per column, or per one-hot group by naming the
-    column that is 1.
+    negatives when explaining positives) — for a regression, whose target lies on the other side of the
+    model's ``threshold`` (at most it when explaining rows above it; without a threshold every row);
+    ``"all"`` uses every row. Numeric groups take the mean or median, binary/categorical groups their mode,
+    a declared one-hot block its most common row pattern. ``overrides`` sets custom values per column, or per
+    one-hot group by naming the column that is 1.
     """
     check_choice(statistic, STATISTICS, "reference statistic")
     check_choice(population, POPULATIONS, "reference population")
     if explain_class not in (0, 1):
         raise IntakeError(f"explain_class must be 1 (the positive class) or 0, not {explain_class!r}.")
     rows = np.arange(len(dataset.features)) if rows is None else np.asarray(rows)
-    if population == "opposite":
-        rows = _opposite_rows(dataset, rows, explain_class)
+    regression = dataset.task == "regression"
+    opposite = population == "opposite" and (not regression or threshold is not None)
+    if opposite:
+        rows = _opposite_rows(dataset, rows, explain_class, threshold)
     frame = dataset.features.iloc[rows]
     values = {}
     for group in dataset.groups:
@@ -58,19 +62,24 @@ def make_reference(dataset: Dataset, rows: Sequence[int] | None = None, *, stati
     overrides = dict(overrides or {})
     for key, value in overrides.items():
         values.update(_custom_value(dataset, key, value))
-    opposite = population == "opposite" and dataset.task == "classification"
-    who = f"rows of class {dataset.class_value(1 - explain_class)}" if opposite else "rows"
+    if not opposite:
+        who = "rows"
+    elif regression:
+        who = f"rows with {dataset.target.name} {'≤' if explain_class == 1 else '>'} {threshold:.4g}"
+    else:
+        who = f"rows of class {dataset.class_value(1 - explain_class)}"
     text = f"{statistic} of numeric / mode of categorical features over {len(rows)} {who}"
     return Reference(values, text + (f"; custom: {', '.join(map(str, overrides))}" if overrides else ""), overrides,
-                     statistic, population if opposite else "all", explain_class)
+                     statistic, population if opposite else "all", explain_class,
+                     threshold if opposite and regression else None)
 
 
-def _opposite_rows(dataset: Dataset, rows: np.ndarray, explain_class: int) -> np.ndarray:
-    if dataset.task == "regression":
-        return rows
-    opposite = rows[dataset.y[rows] != explain_class]
+def _opposite_rows(dataset: Dataset, rows: np.ndarray, explain_class: int, threshold: float | None) -> np.ndarray:
+    labels = (dataset.y[rows] > threshold).astype(int) if dataset.task == "regression" else dataset.y[rows]
+    opposite = rows[labels != explain_class]
     if len(opposite) == 0:
-        raise IntakeError("No rows of the opposite class to build a reference from; use population='all'.")
+        side = "class" if dataset.task == "classification" else "side of the threshold"
+        raise IntakeError(f"No rows of the opposite {side} to build a reference from; use population='all'.")
     return opposite
 
 

@@ -42,7 +42,8 @@ def to_jsonable(obj: Any, *, exact: bool = False) -> Any:
         return {f.name: to_jsonable(getattr(obj, f.name), exact=exact) for f in dataclasses.fields(obj) if f.repr}
     if isinstance(obj, pd.DataFrame):
         frame = obj.reset_index() if named_index(obj) else obj
-        return [{str(k): to_jsonable(v, exact=exact) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+        records = frame.to_dict(orient="records")
+        return [{str(k): to_jsonable(v, exact=exact) for k, v in row.items()} for row in records]
     if isinstance(obj, pd.Series):
         return {str(k): to_jsonable(v, exact=exact) for k, v in obj.items()}
     if isinstance(obj, np.ndarray):

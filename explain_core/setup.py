@@ -17,8 +17,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .data import Dataset, load_demo
-from .errors import IntakeError, check_choice
+from .data import Dataset, find_value, load_demo
+from .errors import IntakeError, NonFiniteScores, check_choice
 from .cube import one_row
 from .lens import DIRECTIONS, default_max_size
 from .loading import load_model_bytes
@@ -75,17 +75,44 @@ class Setup:
         return self.reference_of_label(int(self.model.label(one_row(query))[0]))
 
     def reference_of_label(self, label: int) -> Reference:
-        """:meth:`reference_for` a row the model predicts ``label`` (0/1)."""
+        """:meth:`reference_for` a row the model predicts ``label`` (0/1; for a regression, above the threshold)."""
         ref = self.reference
-        if self.dataset.task != "classification" or ref.population != "opposite" or label == ref.explain_class:
+        if ref.population != "opposite" or label == ref.explain_class:
             return ref
         if label not in self._mirrors:
             self._mirrors[label] = make_reference(self.dataset, self.train_rows, statistic=ref.statistic,
-                                                  population="opposite", explain_class=label)
+                                                  population="opposite", explain_class=label, threshold=ref.threshold)
         return self._mirrors[label]
 
     def with_restricted(self, names: Sequence[str]) -> "Setup":
         return replace(self, restricted=check_restricted(self.dataset, names))
+
+    def explainable_classes(self) -> list:
+        """The target's classes a multiclass model can be explained for (one against the rest); empty for a
+        binary or regression model (including one trained here on positive-vs-rest)."""
+        classes = getattr(self.model.estimator, "classes_", None)
+        if self.dataset.task != "classification" or classes is None or len(classes) < 3:
+            return []
+        return [c for c in sorted(pd.unique(self.dataset.target), key=str) if find_value(c, list(classes)) is not None]
+
+    def with_positive_class(self, value) -> "Setup":
+        """The same data and multiclass model explained for class ``value`` against the rest: the model's score is
+        that class's probability, and the metrics, the reference (same statistic and population, no custom
+        values) and the restricted features follow."""
+        options = self.explainable_classes()
+        match = find_value(value, options)
+        if match is None:
+            raise IntakeError(f"This model cannot be explained for class {value!r}; choose one of: "
+                              f"{', '.join(map(str, options)) or 'none (it is not a multiclass model)'}.")
+        dataset = replace(self.dataset, positive_class=match)
+        m = self.model
+        model = wrap_model(m.estimator, dataset, encoder=m.encoder, threshold=m.threshold, score_kind=m.score_kind,
+                           positive_class=find_value(match, list(m.estimator.classes_)), name=m.name)
+        reference = make_reference(dataset, self.train_rows, statistic=self.reference.statistic,
+                                   population=self.reference.population)
+        return Setup(dataset, model, reference, self.train_rows, self.test_rows,
+                     evaluate(model, dataset, self.train_rows, self.test_rows), self.model_key, self.source,
+                     self.restricted)
 
     @property
     def class_names(self) -> tuple[str, str]:
@@ -125,9 +152,10 @@ class Setup:
 
 def make_setup(dataset: Dataset, trained: TrainedModel, *, reference: Reference | None = None,
                statistic: str = "mean", population: str = "opposite", restricted: Sequence[str] = ()) -> Setup:
-    """A setup from a fitted model; the reference by default: the training rows of the opposite class,
-    mean/mode (SEV §4)."""
-    reference = reference or make_reference(dataset, trained.train_rows, statistic=statistic, population=population)
+    """A setup from a fitted model; the reference by default: the training rows of the opposite class (for a
+    regression, the other side of the model's threshold), mean/mode (SEV §4)."""
+    reference = reference or make_reference(dataset, trained.train_rows, statistic=statistic, population=population,
+                                            threshold=trained.model.threshold)
     return Setup(dataset, trained.model, reference, np.asarray(trained.train_rows), np.asarray(trained.test_rows),
                  dict(trained.metrics), trained.key, trained.source, check_restricted(dataset, restricted))
 
@@ -144,25 +172,39 @@ def trained_setup(dataset: Dataset, kind: str, *, seed: int = 0, restricted: Seq
 
 
 def model_from_upload(dataset: Dataset, data: bytes, filename: str, *, seed: int = 0, threshold: float | None = None,
-                      positive_class=None, trusted: bool | None = None,
-                      trusted_types: Sequence[str] = ()) -> TrainedModel:
+                      positive_class=None, trusted: bool | None = None, trusted_types: Sequence[str] = (),
+                      by_order: bool = False) -> TrainedModel:
     """A model file's bytes loaded safely (:func:`~explain_core.loading.load_model_bytes`), wrapped for
-    ``dataset`` and evaluated on its seeded split; keyed by the file's content and the wrapping choices."""
+    ``dataset`` (``by_order``: unnamed inputs are the dataset's columns in order), checked on a few rows, and
+    evaluated on its seeded split; keyed by the file's content and the wrapping choices."""
     name = safe_name(filename, "model")
     estimator = load_model_bytes(data, name, trusted=trusted, trusted_types=trusted_types)
-    model = wrap_model(estimator, dataset, threshold=threshold, positive_class=positive_class, name=name)
+    model = wrap_model(estimator, dataset, threshold=threshold, positive_class=positive_class, name=name,
+                       by_order=by_order)
+    check_model(model, dataset, name)
     train, test = dataset.split(seed)
     digest = hashlib.sha1(bytes(data)).hexdigest()[:16]
-    key = model_key("file", digest, f"threshold={threshold}", f"positive={positive_class}", seed)
+    key = model_key("file", digest, f"threshold={threshold}", f"positive={positive_class}", f"order={by_order}", seed)
     return TrainedModel(model, train, test, evaluate(model, dataset, train, test), seed, key,
                         f"uploaded {name}", dataset.key)
 
 
+def check_model(model: ModelAdapter, dataset: Dataset, name: str, rows: int = 20) -> None:
+    """Score the first rows at upload time: a model that raises, returns the wrong shape or NaN/inf is refused
+    now, with a message naming the problem, not on the first explanation."""
+    try:
+        model.score(dataset.features.iloc[:rows])
+    except NonFiniteScores as exc:
+        raise IntakeError(f"{name} returned NaN or infinite scores for {exc.count} of the dataset's first {exc.total} "
+                          "rows, so its decisions cannot be explained; check how it handles these values.") from None
+
+
 def file_setup(dataset: Dataset, path, *, seed: int = 0, trusted: bool | None = None,
-               restricted: Sequence[str] = ()) -> Setup:
-    """A setup from a model file on disk (``.skops``, ``.onnx``; pickles only in trusted mode)."""
+               restricted: Sequence[str] = (), by_order: bool = False) -> Setup:
+    """A setup from a model file on disk (``.skops``, ``.onnx``, a booster's own file; pickles only in trusted
+    mode)."""
     path = Path(path)
-    trained = model_from_upload(dataset, path.read_bytes(), path.name, seed=seed, trusted=trusted)
+    trained = model_from_upload(dataset, path.read_bytes(), path.name, seed=seed, trusted=trusted, by_order=by_order)
     return make_setup(dataset, replace(trained, source=f"{trained.model.name} (model file)"), restricted=restricted)
 
 

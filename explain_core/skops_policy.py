@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
 import operator
 import re
 import sys
@@ -21,10 +22,12 @@ from typing import Iterable
 
 import numpy as np
 
-VETTED_PACKAGES = ("sklearn", "numpy", "scipy", "xgboost", "lightgbm")
+VETTED_PACKAGES = ("sklearn", "numpy", "scipy", "xgboost", "lightgbm", "catboost")
+PIP_NAMES = {"sklearn": "scikit-learn"}
 
-# The non-default types that scikit-learn, numpy, scipy, XGBoost and LightGBM models are built from (found by
-# saving every common estimator with skops; each resolves to a plain class or a pure function, checked by the tests).
+# The non-default types that scikit-learn, numpy, scipy, XGBoost, LightGBM and CatBoost models are built from (found
+# by saving every common estimator with skops; each resolves to a plain class or a pure function, checked by the
+# tests; the boosters' state is their own model format, read without running code).
 ALLOWED_TYPES = frozenset({
     "numpy.dtype",
     "collections.OrderedDict",
@@ -48,6 +51,8 @@ ALLOWED_TYPES = frozenset({
     "lightgbm.basic.Booster",
     "lightgbm.sklearn.LGBMClassifier",
     "lightgbm.sklearn.LGBMRegressor",
+    "catboost.core.CatBoostClassifier",
+    "catboost.core.CatBoostRegressor",
 })
 
 # Modules whose functions and classes run code, touch files, processes, the network or the interpreter.
@@ -100,8 +105,7 @@ def check_types(names: Iterable[str], *, trusted: bool = False) -> list[TypeChec
 def _check(name: str, trusted: bool) -> TypeCheck:
     found, obj = _resolve(name, trusted)
     if not found:
-        return TypeCheck(name, "not checked", "unresolved",
-                         f"{obj}; this server does not import unvetted packages to check what a name points to")
+        return TypeCheck(name, "not checked", "unresolved", obj)
     resolved = describe(obj)
     reason = danger(obj)
     if reason:
@@ -137,7 +141,11 @@ def _resolve(name: str, trusted: bool) -> tuple[bool, object]:
             continue
         return True, obj
     if not importable:
-        return False, f"{name} comes from the package {top!r}, which is not vetted here"
+        return False, (f"{name} comes from the package {top!r}, which is not vetted here; this server does not "
+                       "import unvetted packages to check what a name points to")
+    if importlib.util.find_spec(top) is None:
+        return False, (f"{name} needs the package {top}, which is not installed on this server (the operator can "
+                       f"add it: pip install {PIP_NAMES.get(top, top)})")
     return False, f"{name} does not exist in this installation"
 
 

@@ -87,7 +87,7 @@ def _read_parquet(raw: bytes, name: str, caps: Limits) -> pd.DataFrame:
         meta = pq.ParquetFile(io.BytesIO(raw))
         schema = meta.schema_arrow
     except Exception as exc:
-        raise IntakeError(f"{name} is not a readable Parquet file ({_short(exc)}); re-export it, or upload a CSV.") from exc
+        raise _unreadable_parquet(name, exc) from exc
     _check_shape(name, meta.metadata.num_rows, len(schema.names), caps)  # from the footer: no data read yet
     check_unique(schema.names, name)
     nested = [f.name for f in schema if pa.types.is_nested(f.type)]
@@ -97,7 +97,11 @@ def _read_parquet(raw: bytes, name: str, caps: Limits) -> pd.DataFrame:
     try:
         return meta.read().to_pandas()
     except Exception as exc:
-        raise IntakeError(f"{name} is not a readable Parquet file ({_short(exc)}); re-export it, or upload a CSV.") from exc
+        raise _unreadable_parquet(name, exc) from exc
+
+
+def _unreadable_parquet(name: str, exc: BaseException) -> IntakeError:
+    return IntakeError(f"{name} is not a readable Parquet file ({_short(exc)}); re-export it, or upload a CSV.")
 
 
 def _read_csv(raw: bytes, name: str, caps: Limits) -> pd.DataFrame:

@@ -26,11 +26,13 @@ from .data import Dataset, load_demo
 from .encoding import make_encoder
 from .errors import check_choice
 from .limits import limits, over
+from .boosters import require
 from .loading import UntrustedModelError
 from .models import ModelAdapter, wrap_model
+from .skops_policy import ALLOWED_TYPES
 
 DEMO_KINDS = {"l1_lr": "L1 logistic regression", "l2_lr": "L2 logistic regression",
-              "gbdt": "Gradient boosting", "mlp": "MLP (128-128)"}
+              "gbdt": "Gradient boosting", "mlp": "MLP (128-128)", "xgb": "XGBoost", "lgbm": "LightGBM"}
 # scikit-learn 1.8 deprecated LogisticRegression(penalty=...) in favour of l1_ratio
 _L1 = {"l1_ratio": 1.0} if tuple(int(v) for v in sklearn.__version__.split(".")[:2]) >= (1, 8) else {"penalty": "l1"}
 
@@ -60,23 +62,38 @@ class TrainedModel:
 
 
 def make_estimator(kind: str, task: str, seed: int = 0):
-    """The SEV paper's App. B settings: LR with C=0.01, GBDT 200 trees depth 3, MLP 128-128 ReLU early stopping."""
+    """The SEV paper's App. B settings: LR with C=0.01, GBDT 200 trees depth 3, MLP 128-128 ReLU early stopping;
+    XGBoost and LightGBM with the GBDT's budget (200 trees of depth 3, learning rate 0.1), one thread (seeded and
+    repeatable)."""
     check_choice(kind, DEMO_KINDS, "model kind")
     mlp = dict(hidden_layer_sizes=(128, 128), activation="relu", early_stopping=True, max_iter=500, random_state=seed)
+    boost = dict(n_estimators=200, max_depth=3, learning_rate=0.1, random_state=seed, n_jobs=1)
     classifiers = {
         "l1_lr": lambda: LogisticRegression(C=0.01, solver="liblinear", random_state=seed, **_L1),
         "l2_lr": lambda: LogisticRegression(C=0.01, max_iter=1000, random_state=seed),
         "gbdt": lambda: GradientBoostingClassifier(n_estimators=200, max_depth=3, random_state=seed),
         "mlp": lambda: MLPClassifier(**mlp),
+        "xgb": lambda: _xgboost().XGBClassifier(**boost),
+        "lgbm": lambda: _lightgbm().LGBMClassifier(**boost, num_leaves=8, verbose=-1),
     }
     regressors = {
         "l1_lr": lambda: Lasso(alpha=0.01, random_state=seed),
         "l2_lr": lambda: Ridge(alpha=1.0),
         "gbdt": lambda: GradientBoostingRegressor(n_estimators=200, max_depth=3, random_state=seed),
         "mlp": lambda: MLPRegressor(**mlp),
+        "xgb": lambda: _xgboost().XGBRegressor(**boost),
+        "lgbm": lambda: _lightgbm().LGBMRegressor(**boost, num_leaves=8, verbose=-1),
     }
     model = (classifiers if task == "classification" else regressors)[kind]()
     return model if task == "classification" else TransformedTargetRegressor(regressor=model, transformer=StandardScaler())
+
+
+def _xgboost():
+    return require("xgboost", "The XGBoost demo model")
+
+
+def _lightgbm():
+    return require("lightgbm", "The LightGBM demo model")
 
 
 def train_model(dataset: Dataset, kind: str, *, seed: int = 0) -> TrainedModel:
@@ -141,16 +158,12 @@ def demo_model(dataset: Dataset | str, kind: str = "gbdt", *, seed: int = 0) -> 
     return replace(trained, source=f"{trained.model.name} (demo, seed {seed})", **origin)
 
 
-# The non-default types skops reports for this module's own demo pipelines (all plain sklearn/numpy state).
-CACHE_TYPES = {"numpy.dtype", "sklearn.tree._tree.Tree", "sklearn.neural_network._stochastic_optimizers.AdamOptimizer"}
-
-
 def load_own_skops(path: Path):
-    """Load a cache file this module wrote, accepting only the types its demo pipelines contain."""
+    """Load a cache file this module wrote, accepting only the vetted types (:data:`ALLOWED_TYPES`)."""
     import skops.io as sio
 
     types = sio.get_untrusted_types(file=path)
-    foreign = sorted(set(types) - CACHE_TYPES)
+    foreign = sorted(set(types) - ALLOWED_TYPES)
     if foreign:
         raise UntrustedModelError(f"Cached model {path.name} holds unexpected types {foreign}; "
                                   f"delete the cache folder {path.parent} to retrain.")

@@ -65,11 +65,11 @@ def train_cached(_dataset: Dataset, key: str, kind: str, seed: int) -> TrainedMo
 
 @st.cache_resource(show_spinner="Loading the model file…", max_entries=4, ttl="1h")
 def load_cached(_dataset: Dataset, _data: bytes, dataset_key: str, digest: str, filename: str, seed: int,
-                threshold: float | None, positive: str, trusted_types: tuple[str, ...]) -> TrainedModel:
+                threshold: float | None, positive: str, trusted_types: tuple[str, ...], by_order: bool) -> TrainedModel:
     """An uploaded model file (by content hash) loaded with explain_core's safe loader, wrapped and evaluated.
     Trusted mode is the operator's (:func:`pages._shared.operator_trusted`), never a visitor's choice."""
     return model_from_upload(_dataset, _data, filename, seed=seed, threshold=threshold, positive_class=positive or None,
-                             trusted=shared.operator_trusted(), trusted_types=trusted_types)
+                             trusted=shared.operator_trusted(), trusted_types=trusted_types, by_order=by_order)
 
 
 # --- the page's working state -----------------------------------------------------------------------------------
@@ -280,6 +280,14 @@ def model_section(dataset: Dataset, dkey: str) -> TrainedModel | None:
         return None
     st.success(f"Model: {model_words(pending.model.name, pending.source)}", icon=":material/model_training:")
     show_metrics(pending.metrics, dataset.task)
+    mapping = getattr(pending.model.estimator, "mapping", None)
+    if mapping and any(str(c) != str(m) for c, m in mapping.items()):
+        with st.expander("How the dataset's columns reach the model's inputs", expanded=True):
+            st.caption("The model names (or numbers) its inputs differently from the dataset; they were matched "
+                       "as below. Check the pairs before using the model.")
+            st.dataframe(pd.DataFrame({"dataset column": list(map(str, mapping)),
+                                       "model input": list(map(str, mapping.values()))}),
+                         hide_index=True, width="stretch")
     return pending
 
 
@@ -312,13 +320,20 @@ def upload_model_form(dataset: Dataset, dkey: str, seed: int) -> TrainedModel | 
                    icon=":material/warning:")
     else:
         st.caption(":material/shield: `.skops` files load when every type in them is a vetted scikit-learn, numpy, "
-                   "scipy, XGBoost or LightGBM part; other types are shown with what they really are and need your "
-                   "confirmation, and types that could run code or touch files are refused. `.onnx` files load after "
-                   "a trial run with time and memory limits. Pickle files are refused: only the server's operator "
-                   f"can allow them (trusted mode, {TRUSTED_ENV}=1 when starting the server).")
+                   "scipy, XGBoost, LightGBM or CatBoost part; other types are shown with what they really are and "
+                   "need your confirmation, and types that could run code or touch files are refused. `.onnx` files "
+                   "load after a trial run with time and memory limits; the boosters' own files (XGBoost `.json` / "
+                   "`.ubj`, LightGBM `.txt`, CatBoost `.cbm`) hold no code. Pickle files are refused: only the "
+                   f"server's operator can allow them (trusted mode, {TRUSTED_ENV}=1 when starting the server).")
     file = st.file_uploader("Model file", type=MODEL_TYPES, key="dm_model_file",
-                            help="A fitted scikit-learn Pipeline (or estimator) trained on this dataset's columns, "
-                                 "saved with skops.io.dump, or an ONNX export.")
+                            help="A fitted model trained on this dataset's columns: a scikit-learn Pipeline or "
+                                 "estimator, XGBoost, LightGBM or CatBoost (skops.io.dump, or the booster's "
+                                 "save_model), or an ONNX export from any framework.")
+    by_order = st.checkbox(
+        f"Its inputs are this dataset's {len(dataset.columns)} feature columns, in this order (only for a model "
+        "that records no column names, e.g. fitted on a numpy array or a single-tensor ONNX)", key="dm_by_order",
+        help="In order: " + plain(", ".join(map(str, dataset.columns[:40])))
+             + (" …" if len(dataset.columns) > 40 else ""))
     c1, c2 = st.columns(2)
     threshold = c1.number_input(
         "Decision threshold (optional)", value=None, key="dm_threshold", format="%.3f", placeholder="default",
@@ -338,7 +353,7 @@ def upload_model_form(dataset: Dataset, dkey: str, seed: int) -> TrainedModel | 
     result = None
     if st.button("Load model", key="dm_load_model", type="primary", icon=":material/upload_file:"):
         try:
-            result = load_cached(dataset, data, dkey, digest, name, seed, threshold, label, confirmed)
+            result = load_cached(dataset, data, dkey, digest, name, seed, threshold, label, confirmed, by_order)
         except UntrustedModelError as exc:
             st.session_state["dm_untrusted"] = (digest, exc.types, exc.checks) if exc.types else None
             st.error(plain(exc), icon=":material/gpp_bad:")
@@ -376,14 +391,17 @@ def reference_section(dataset: Dataset, dkey: str, model: TrainedModel, current:
     statistic = c1.selectbox("Statistic for numeric features", STATISTICS, key="dm_statistic",
                              help="The reference takes the mean or median of each numeric feature and the most "
                                   "common value of each binary/categorical one (SEV §3).")
-    population = "all"
-    if dataset.task == "classification":
-        population = c2.selectbox(
-            "Computed over", POPULATIONS, key="dm_population", format_func=POPULATION_LABELS.get,
-            help="Opposite class: the typical case the model does *not* flag, so explanations say what moves "
-                 "a flagged row there (SEV's default).")
+    threshold = model.model.threshold
+    labels = POPULATION_LABELS if dataset.task == "classification" else {
+        "opposite": f"training rows on the other side of the threshold ({threshold:.4g})", "all": "all training rows"}
+    population = c2.selectbox(
+        "Computed over", POPULATIONS, key="dm_population", format_func=labels.get,
+        help="The other side: the typical case the model does *not* flag, so explanations say what moves a "
+             "flagged row there (SEV's default; for a regression, the training rows whose target is on the other "
+             "side of the model's threshold).")
     try:
-        base = make_reference(dataset, model.train_rows, statistic=statistic, population=population)
+        base = make_reference(dataset, model.train_rows, statistic=statistic, population=population,
+                              threshold=threshold)
     except IntakeError as exc:
         st.error(plain(exc), icon=":material/error:")
         reference = None
@@ -420,7 +438,7 @@ def reference_editor(dataset: Dataset, model: TrainedModel, base: Reference, sta
     else:
         try:
             reference = make_reference(dataset, model.train_rows, statistic=statistic, population=population,
-                                       overrides=overrides)
+                                       threshold=model.model.threshold, overrides=overrides)
         except IntakeError as exc:
             st.error(plain(exc), icon=":material/error:")
             return None

@@ -272,3 +272,52 @@ def test_markdown_and_html_in_uploaded_names_are_shown_literally(browser, stream
     assert page.locator('[data-testid="stMain"] img').count() == 0
     shot(full_page_screenshot, page, "markdown-names")
     assert hits == [], f"the browser requested {hits}"
+
+
+def test_upload_an_xgboost_and_an_onnx_model_and_compare(browser, streamlit_server, page, wait_for_app, tmp_path,
+                                                        full_page_screenshot):
+    """California housing (a bundled demo): an XGBoost booster's own .json file, then a single-tensor ONNX
+    regressor whose inputs are confirmed to be the dataset's columns in order; each explained on Compare."""
+    import xgboost
+    from skl2onnx import convert_sklearn
+    from skl2onnx.common.data_types import FloatTensorType
+    from sklearn.linear_model import Ridge
+
+    from explain_core import load_demo
+
+    data = load_demo("california_housing")
+    X, y = data.features, data.y
+    booster = xgboost.XGBRegressor(n_estimators=20, max_depth=3).fit(X, y).get_booster()
+    booster.save_model(str(tmp_path / "xgb.json"))
+    ridge = Ridge().fit(X.to_numpy(), y)
+    onnx = convert_sklearn(ridge, initial_types=[("input", FloatTensorType([None, X.shape[1]]))]).SerializeToString()
+    (tmp_path / "ridge.onnx").write_bytes(onnx)
+
+    page.goto(streamlit_server)
+    wait_for_app(page)
+    open_page(page, wait_for_app, "Data & model")
+    page.locator(f'.st-key-dm_demo{LIVE} [data-testid="stSelectbox"]').click()
+    page.get_by_role("option", name="California housing", exact=True).click()
+    wait_for_app(page)
+    page.locator(f'.st-key-dm_demo_load{LIVE} button').first.click()
+    wait_for_app(page)
+    for name, confirm in (("xgb.json", False), ("ridge.onnx", True)):
+        page.locator(f'.st-key-dm_model_source{LIVE}').get_by_text("Upload a model file").click()
+        wait_for_app(page)
+        page.locator('.st-key-dm_model_file input[type="file"]').set_input_files(files=[str(tmp_path / name)])
+        wait_for_app(page)
+        if confirm:
+            page.locator(f'.st-key-dm_by_order{LIVE} label').click()
+            wait_for_app(page)
+        page.locator(f'.st-key-dm_load_model{LIVE} button').first.click()
+        wait_for_app(page)
+        no_error(page)
+        page.locator(f'.st-key-dm_use{LIVE} button').first.click()
+        wait_for_app(page)
+        no_error(page)
+        open_page(page, wait_for_app, "Compare")
+        charts_drawn(page, "cmp_agreement")
+        no_error(page)
+        assert name in page.locator('[data-testid="stAlert"]').first.inner_text()  # the banner names the model
+        shot(full_page_screenshot, page, f"compare-{name.replace('.', '-')}")
+        open_page(page, wait_for_app, "Data & model")

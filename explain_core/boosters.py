@@ -1,0 +1,98 @@
+"""Gradient-boosted models in their own file formats: XGBoost (``.json``/``.ubj``), LightGBM (``.txt``) and CatBoost
+(``.cbm``). These formats hold trees and numbers only — loading one runs no code — and each library reads its own.
+
+A native booster (no scikit-learn wrapper) becomes a :class:`NativeBooster`: scikit-learn's ``predict`` /
+``predict_proba`` with ``classes_`` (0/1 for a binary objective) and ``feature_names_in_`` from the file, so
+:func:`~explain_core.models.wrap_model` treats it as any other model. A library that is not installed is named
+with the command that installs it.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .errors import IntakeError
+
+NATIVE_SUFFIXES = {".json": "xgboost", ".ubj": "xgboost", ".txt": "lightgbm", ".cbm": "catboost"}
+INSTALL = {"xgboost": "pip install xgboost", "lightgbm": "pip install lightgbm", "catboost": "pip install catboost",
+           "sklearn": "pip install scikit-learn", "onnxruntime": "pip install onnxruntime",
+           "skops": "pip install skops"}
+BINARY = {"xgboost": ("binary:logistic", "binary:logitraw", "binary:hinge"),
+          "lightgbm": ("binary", "cross_entropy", "xentropy"), "catboost": ("Logloss", "CrossEntropy")}
+
+
+def require(package: str, name: str):
+    """Import ``package`` for the model file ``name``, or an IntakeError naming the command that installs it."""
+    try:
+        return importlib.import_module(package)
+    except ImportError:
+        raise IntakeError(f"{name} needs the package {package}, which is not installed on this server; the server's "
+                          f"operator can add it with `{INSTALL.get(package, 'pip install ' + package)}`.") from None
+
+
+class NativeBooster:
+    """A native XGBoost / LightGBM / CatBoost model behind scikit-learn's interface.
+
+    Binary objectives give ``predict_proba`` (classes 0 and 1) and ``predict`` (0/1); other objectives are
+    regressions (``predict`` only). ``feature_names_in_`` are the names stored in the file.
+    """
+
+    def __init__(self, booster, library: str, objective: str, feature_names):
+        self.booster, self.library, self.objective = booster, library, objective
+        self.feature_names_in_ = np.array(list(feature_names), dtype=object)
+        if objective in BINARY[library]:
+            self.classes_ = np.array([0, 1])
+
+    def _positive(self, X) -> np.ndarray:
+        frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X), columns=self.feature_names_in_)
+        if self.library == "xgboost":
+            xgb = importlib.import_module("xgboost")
+            return np.asarray(self.booster.predict(xgb.DMatrix(frame)), dtype=float)
+        if self.library == "lightgbm":
+            return np.asarray(self.booster.predict(frame.to_numpy(dtype=float)), dtype=float)
+        kind = "Probability" if hasattr(self, "classes_") else "RawFormulaVal"
+        out = np.asarray(self.booster.predict(frame, prediction_type=kind), dtype=float)
+        return out[:, 1] if out.ndim == 2 else out
+
+    @property
+    def predict_proba(self):
+        if not hasattr(self, "classes_"):
+            raise AttributeError(f"a {self.library} model with objective {self.objective} has no probabilities")
+        return self._predict_proba
+
+    def _predict_proba(self, X) -> np.ndarray:
+        p = self._positive(X)
+        return np.column_stack([1 - p, p])
+
+    def predict(self, X) -> np.ndarray:
+        out = self._positive(X)
+        return (out > 0.5).astype(int) if hasattr(self, "classes_") else out
+
+
+def load_native(path: Path, name: str) -> NativeBooster:
+    """A native booster file (by its suffix; a ``.json`` is XGBoost's JSON model format)."""
+    library = NATIVE_SUFFIXES[path.suffix.lower()]
+    module = require(library, name)
+    try:
+        if library == "xgboost":
+            booster = module.Booster()
+            booster.load_model(str(path))
+            objective = json.loads(booster.save_config())["learner"]["objective"]["name"]
+            return NativeBooster(booster, library, objective, booster.feature_names or [])
+        if library == "lightgbm":
+            booster = module.Booster(model_file=str(path))
+            objective = str(booster.params.get("objective") or booster.dump_model().get("objective", "")).split()[0]
+            return NativeBooster(booster, library, objective, booster.feature_name())
+        booster = module.CatBoost()
+        booster.load_model(str(path))
+        return NativeBooster(booster, library, str(booster.get_params().get("loss_function", "RMSE")),
+                             booster.feature_names_)
+    except IntakeError:
+        raise
+    except Exception as exc:
+        raise IntakeError(f"{name} is not a readable {library} model file ({' '.join(str(exc).split())[:200]}); "
+                          f"save it with the booster's save_model.") from exc

@@ -275,6 +275,9 @@ def row_banner() -> None:
     parts = [f"**Row {row()}**{edited}", plain(s.score_text(current_score()))]
     if s.dataset.task == "classification":
         parts.append(f"predicted **{plain(s.dataset.class_name(current_label()))}**")
+    else:  # a regression is explained above / below the model's threshold
+        side = "above" if current_label() == 1 else "at or below"
+        parts.append(f"**{side}** the threshold {s.model.threshold:.4g}")
     st.info(" · ".join(parts + [plain(s.dataset.name), plain(s.model.name)]), icon=":material/table_rows:")
 
 

@@ -50,31 +50,52 @@ def mix(layout: GroupLayout, queries: pd.DataFrame, reference: Reference, masks:
     return pd.DataFrame(data)
 
 
+def first_layer_masks(p: int) -> np.ndarray:
+    """The vertices one move from the query (SEV⁻'s first layer) and one move from the reference (SEV⁺'s)."""
+    eye = np.eye(p, dtype=bool)
+    return np.concatenate([~eye, eye])
+
+
 class VertexScorer:
     """Model scores of hypercube vertices of many queries against one reference.
 
     When the model's preprocessing works column by column (:func:`encoded_model`), the queries and the
-    reference are encoded once and vertices are mixed as numeric arrays for the final estimator — the
-    same scores as encoding each mixed raw row, without per-call preprocessing. Otherwise vertices are
-    mixed as raw rows (:func:`mix`) for the whole model.
+    reference are encoded once (a dataset's rows are encoded once per model) and vertices are mixed as numeric
+    arrays for the final estimator — the same scores as encoding each mixed raw row, without per-call
+    preprocessing. Otherwise vertices are mixed as raw rows (:func:`mix`) for the whole model. With
+    ``first_layers`` (one query), the first layer of both SEV⁻ and SEV⁺ is scored in the same model call as the
+    query and the reference.
     """
 
-    def __init__(self, model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference):
+    def __init__(self, model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference,
+                 chunk_rows: int = DEFAULT_CHUNK_ROWS, first_layers: bool = False):
         self.model, self.layout, self.queries, self.reference = model, layout, queries, reference
         self.encoded = encoded_model(model, layout.groups)
+        self.chunk_rows = max(1, chunk_rows)
+        self._known: dict[bytes, float] = {}  # one query's vertex scores computed ahead (first_layers)
         columns = list(layout.columns)
+        n = len(queries)
         if self.encoded is None:
-            self.query_scores = model.score(queries)
-            self.reference_score = float(model.score(reference.as_frame(columns))[0])
+            scores = self._chunked(model.score, pd.concat([queries[columns], reference.as_frame(columns)]))
             equal = np.column_stack([queries[c].to_numpy() == reference.values[c] for c in columns])
             column_group = np.array(layout.column_group)
         else:
-            encoded = self.encoded.encode(pd.concat([queries[model.columns], reference.as_frame(model.columns)]))
-            self._queries, self._reference = encoded[:-1], encoded[-1]
-            scores = model.scores_of(self.encoded.estimator, encoded)
-            self.query_scores, self.reference_score = scores[:-1], float(scores[-1])
+            source = layout.source.features if layout.source is not None else None
+            self._queries = self.encoded.encode_rows(queries, source, list(model.columns))
+            self._reference = self.encoded.encode_reference(reference.values, model.columns)
+            ahead = first_layer_masks(layout.size) if first_layers and n == 1 else np.zeros((0, layout.size), bool)
+            mixed = np.where(ahead[:, self.encoded.column_group], self._queries[0], self._reference)
+            scores = self._chunked(lambda X: model.scores_of(self.encoded.estimator, X),
+                                   np.vstack([self._queries, self._reference[None, :], mixed]))
+            self._known = dict(zip((m.tobytes() for m in ahead), scores[n + 1:].tolist()))
             equal, column_group = self._queries == self._reference, self.encoded.column_group
+        self.query_scores, self.reference_score = scores[:n], float(scores[n])
         self.same = np.column_stack([equal[:, column_group == g].all(axis=1) for g in range(layout.size)])
+
+    def _chunked(self, score, X) -> np.ndarray:
+        """``score`` over the rows of ``X`` in calls of at most ``chunk_rows`` rows."""
+        pick = (lambda a, b: X.iloc[a:b]) if isinstance(X, pd.DataFrame) else (lambda a, b: X[a:b])
+        return np.concatenate([score(pick(a, a + self.chunk_rows)) for a in range(0, len(X), self.chunk_rows)])
 
     def scores(self, rows: np.ndarray, masks: np.ndarray, fresh: np.ndarray | None = None) -> np.ndarray:
         """(len(rows), len(masks)) scores: query ``rows[i]`` with the groups where ``masks[j]`` is False moved.
@@ -90,6 +111,12 @@ class VertexScorer:
             frame = mix(self.layout, self.queries.iloc[rows], self.reference, masks).iloc[pick]
             out.flat[pick] = self.model.score(frame)
             return out
+        if self._known and len(rows) == 1:  # the one-row path: vertices scored ahead are read off
+            known = np.array([self._known.get(masks[j].tobytes(), np.nan) for j in pick])
+            out.flat[pick] = known
+            pick = pick[np.isnan(known)]
+            if len(pick) == 0:
+                return out
         i, j = np.divmod(pick, len(masks))
         keep = masks[j][:, self.encoded.column_group]
         X = np.where(keep, self._queries[rows[i]], self._reference)

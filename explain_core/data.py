@@ -56,9 +56,11 @@ class FeatureGroup:
 
 @dataclass(frozen=True)
 class GroupLayout:
-    """The dataset's feature groups: their names and, for each model input column, its group."""
+    """The dataset's feature groups: their names and, for each model input column, its group. ``source`` is the
+    dataset the layout belongs to (``dataset.layout``), so the engines can reuse work done once per dataset."""
 
     groups: tuple[FeatureGroup, ...]
+    source: "Dataset | None" = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(cls, dataset: "Dataset") -> "GroupLayout":
@@ -102,7 +104,7 @@ class Dataset:
 
     @cached_property
     def layout(self) -> GroupLayout:
-        return GroupLayout(tuple(self.groups))
+        return GroupLayout(tuple(self.groups), self)
 
     @property
     def group_names(self) -> list[str]:

@@ -3,7 +3,7 @@ column comes from, so hypercube vertices can be mixed as encoded arrays (see :cl
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -21,21 +21,70 @@ COLUMNWISE_STEPS = (StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler, Si
                     KBinsDiscretizer, OneHotEncoder)
 
 
+ROW_CACHE_CELLS = 20_000_000  # a dataset's encoded rows are kept (once per model) up to this many values
+ENCODE_CHUNK_ROWS = 32_768
+
+
 @dataclass(frozen=True)
 class EncodedModel:
     """A model split into a column-wise ``encoder`` and the ``estimator`` fed its output.
 
     ``column_group[j]`` is the feature group behind encoded column j. Because every step works column
-    by column, mixing encoded rows group by group equals encoding the mixed raw rows.
+    by column, mixing encoded rows group by group equals encoding the mixed raw rows. The encoding of a
+    dataset's rows and of a reference are computed once and kept (``memo``): explaining a row of the data
+    then calls no preprocessing at all.
     """
 
     encoder: Any
     estimator: Any
     column_group: np.ndarray
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     def encode(self, frame: pd.DataFrame) -> np.ndarray:
-        X = self.encoder.transform(frame)
-        return np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=float)
+        """``encoder.transform(frame)`` as a float array (in chunks of rows)."""
+        parts = []
+        for start in range(0, max(len(frame), 1), ENCODE_CHUNK_ROWS):
+            X = self.encoder.transform(frame.iloc[start:start + ENCODE_CHUNK_ROWS])
+            parts.append(np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=float))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def encode_rows(self, frame: pd.DataFrame, source: pd.DataFrame | None, columns: list[str]) -> np.ndarray:
+        """:meth:`encode` of ``frame[columns]``, read off the encoding of every row of ``source`` (computed once)
+        when the rows of ``frame`` are rows of ``source`` (same index and values); otherwise encoded afresh."""
+        if list(frame.columns) != columns:
+            frame = frame[columns]
+        plain_index = source is not None and source.index.equals(pd.RangeIndex(len(source)))
+        if not plain_index or source.size > ROW_CACHE_CELLS:
+            return self.encode(frame)
+        kept = self.memo.get("rows")
+        if kept is None or kept[0] is not source or kept[1] != columns:
+            kept = (source, columns, source[columns].to_numpy(dtype=object), self.encode(source[columns]))
+            self.memo["rows"] = kept
+        positions = rows_of(frame, kept[2])
+        return self.encode(frame) if positions is None else kept[3][positions]
+
+    def encode_reference(self, values: dict, columns) -> np.ndarray:
+        """The encoded reference point (kept by its values)."""
+        key = ("reference", tuple(columns), tuple((c, repr(values[c])) for c in columns))
+        if key not in self.memo:
+            self.memo[key] = self.encode(pd.DataFrame({c: [values[c]] for c in columns}))[0]
+        return self.memo[key]
+
+
+def rows_of(frame: pd.DataFrame, source: np.ndarray) -> np.ndarray | None:
+    """Positions in ``source`` (a dataset's rows as an object array, its index 0…n−1) of the rows of ``frame``
+    when each is the row its index names, value for value (missing equals missing); None otherwise (an edited or
+    foreign row)."""
+    index = frame.index
+    if not pd.api.types.is_integer_dtype(index) or len(index) == 0:
+        return None
+    positions = index.to_numpy()
+    if positions.min() < 0 or positions.max() >= len(source):
+        return None
+    mine = frame.iloc[0].to_numpy(dtype=object)[None, :] if len(frame) == 1 else frame.to_numpy(dtype=object)
+    theirs = source[positions]
+    same = (mine == theirs) | (pd.isna(mine) & pd.isna(theirs))
+    return positions if same.all() else None
 
 
 def encoded_model(model: ModelAdapter, groups: Sequence[FeatureGroup]) -> EncodedModel | None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import sklearn
 from sklearn.exceptions import NotFittedError
 
 from .data import Dataset, find_value, show
@@ -62,7 +63,8 @@ class ModelAdapter:
         """:meth:`score` of ``estimator`` (this model, or its final step on encoded rows ``X``); a model error
         becomes :class:`ModelCallError`, a NaN/inf score :class:`~explain_core.errors.NonFiniteScores`."""
         try:
-            scores = self._raw_scores(estimator, X)
+            with sklearn.config_context(assume_finite=True):  # scores are checked below; inputs may hold NaN
+                scores = self._raw_scores(estimator, X)
         except ExplainError:
             raise
         except Exception as exc:  # the model's own code failed on these rows

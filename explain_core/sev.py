@@ -107,11 +107,10 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
     check_choice(kind, KINDS, "SEV kind")
     if restricted and kind == "plus":
         raise IntakeError("Restricted features apply to SEV⁻ (SEV®), not to SEV⁺.")
-    queries = queries.reset_index(drop=True)
     n, p = len(queries), layout.size
     if n == 0:
         return []
-    scorer = scorer or VertexScorer(model, layout, queries, reference)
+    scorer = scorer or VertexScorer(model, layout, queries, reference, chunk_rows)
     classes = model.labels_of(scorer.query_scores)
     reference_class = int(model.labels_of([scorer.reference_score])[0])
     start = kind == "minus"  # minus starts at the query (all True), plus at the reference (all False)
@@ -258,8 +257,8 @@ def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Referen
                 restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH) -> SEVExplanation:
     """SEV⁺, SEV⁻ and SEV® (when ``restricted`` is given) of one query row of ``dataset``."""
     layout = dataset.layout
-    row = one_row(query).reset_index(drop=True)
-    scorer = VertexScorer(model, layout, row, reference)  # the row is encoded and scored once for all three
+    row = one_row(query)
+    scorer = VertexScorer(model, layout, row, reference, first_layers=True)  # one scoring for all three searches
 
     def search(kind: str, held: Sequence[str] = ()) -> SEVResult:
         return sev_batch(model, layout, row, reference, kind=kind, restricted=held, max_depth=max_depth,
@@ -267,6 +266,6 @@ def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Referen
 
     minus, plus = search("minus"), search("plus")
     held = search("minus", restricted) if restricted else None
-    return SEVExplanation(row.iloc[0], reference, layout, float(scorer.query_scores[0]), minus.explained_class,
+    return SEVExplanation(row.iloc[0].rename(0), reference, layout, float(scorer.query_scores[0]), minus.explained_class,
                           plus, minus, held)
 

@@ -296,8 +296,9 @@ def train_form(dataset: Dataset, dkey: str, seed: int) -> TrainedModel | None:
     c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
     kind = c1.selectbox("Model to train", kinds, index=kinds.index("gbdt"), key="dm_train_kind",
                         format_func=DEMO_KINDS.get,
-                        help="The SEV paper's settings: logistic regression C = 0.01 (ridge/lasso for regression), "
-                             "gradient boosting 200 trees of depth 3, MLP 128-128 with early stopping.")
+                        help="The SEV paper's settings: L2 logistic regression C = 0.01, L1 C = 1 (ridge/lasso for "
+                             "regression), gradient boosting 200 trees of depth 3, MLP 128-128 with early stopping; "
+                             "XGBoost and LightGBM with the same 200 trees of depth 3.")
     if not c2.button("Train", key="dm_train", icon=":material/model_training:"):
         return None
     label = DEMO_KINDS[kind]

@@ -370,3 +370,36 @@ def test_preprocessing_that_mixes_columns_is_not_split():
     layout, row, ref = GroupLayout.of(data), data.features.iloc[[0]], Reference(reference, "mean")
     assert (sev(model, layout, row, ref, max_depth=4).value, sev(model, layout, row, ref, kind="plus").value) == (
         m_val, p_val)
+
+
+# --- the one-row path: the dataset's rows encoded once, the first layers scored with the row ---------------
+
+def test_dataset_rows_are_encoded_once_and_edited_rows_afresh(monkeypatch):
+    from explain_core.encoding import EncodedModel
+    from explain_core.reference import make_reference
+    from explain_core.training import train_model
+
+    data = make_dataset(pd.DataFrame({"a": np.arange(40.0), "b": np.tile(["x", "y"], 20),
+                                      "y": np.tile([0, 1, 1, 0], 10)}), "y")
+    trained = train_model(data, "gbdt")
+    model, reference = trained.model, make_reference(data, trained.train_rows)
+    calls = []
+    encode = EncodedModel.encode
+    monkeypatch.setattr(EncodedModel, "encode", lambda self, frame: calls.append(len(frame)) or encode(self, frame))
+    first = explain_sev(model, data, data.features.iloc[[3]], reference)
+    again = [explain_sev(model, data, data.features.iloc[[r]], reference) for r in (5, 7, 11)]
+    assert calls[0] == len(data.features) and all(n == 1 for n in calls[1:])  # the rows once, the reference once
+    assert len(calls) == 2
+    edited = data.features.iloc[[5]].copy()
+    edited.loc[5, "a"] = 33.5  # same index, another value: not the dataset's row
+    mine = explain_sev(model, data, edited, reference)
+    assert calls[-1] == 1 and len(calls) == 3
+    monkeypatch.setattr("explain_core.cube.encoded_model", lambda *args: None)  # raw mixing, no cache at all
+    raw_edited = explain_sev(model, data, edited, reference)
+    assert (raw_edited.minus.value, raw_edited.minus.explanations) == (mine.minus.value, mine.minus.explanations)
+    np.testing.assert_allclose(raw_edited.minus.vertex_scores, mine.minus.vertex_scores)
+    for r, ex in zip((3, 5, 7, 11), [first, *again]):
+        raw = explain_sev(model, data, data.features.iloc[[r]], reference)
+        assert (raw.minus.value, raw.minus.explanations, raw.plus.value, raw.plus.explanations) == \
+            (ex.minus.value, ex.minus.explanations, ex.plus.value, ex.plus.explanations)
+        np.testing.assert_allclose(raw.minus.vertex_scores, ex.minus.vertex_scores)

@@ -21,7 +21,7 @@ COLUMNWISE_STEPS = (StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler, Si
                     KBinsDiscretizer, OneHotEncoder)
 
 
-ROW_CACHE_CELLS = 20_000_000  # a dataset's encoded rows are kept (once per model) up to this many values
+ROW_CACHE_CELLS = 20_000_000  # a dataset's encoded rows are kept (once per model) up to this many values (160 MB)
 ENCODE_CHUNK_ROWS = 32_768
 
 
@@ -54,7 +54,7 @@ class EncodedModel:
         if list(frame.columns) != columns:
             frame = frame[columns]
         plain_index = source is not None and source.index.equals(pd.RangeIndex(len(source)))
-        if not plain_index or source.size > ROW_CACHE_CELLS:
+        if not plain_index or len(source) * len(self.column_group) > ROW_CACHE_CELLS:
             return self.encode(frame)
         kept = self.memo.get("rows")
         if kept is None or kept[0] is not source or kept[1] != columns:

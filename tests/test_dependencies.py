@@ -100,3 +100,22 @@ def test_the_core_imports_neither_streamlit_nor_torch():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert done.stdout.split() == ["False", "False"]
     assert "streamlit" not in imported_modules(sorted((ROOT / "explain_core").rglob("*.py")))
+
+
+def test_a_linear_explanation_on_cpu_runs_without_torch():
+    """Where no GPU driver is present, IHT runs in numpy and torch is never imported (a second saved)."""
+    code = ("import sys, numpy as np; from explain_core.linear.iht import cuda_available; "
+            "from explain_core.linear import explain_linear, LiteralSpace, "
+            "TargetScale; x = np.array([1, 1, -1, 1, -1], dtype=np.int8); "
+            "space = LiteralSpace(tuple('abcde'), x, lambda Z, s: np.tanh(Z @ [0.1, 0.4, -0.3, 0.2, 0.1]), "
+            "TargetScale('regression'), 'function'); "
+            "gpu = cuda_available(); ex = explain_linear(space, 2, 1.0, 500, seed=0); "
+            "print(gpu, 'torch' in sys.modules, ex.iht.backend)")
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    gpu, imported, backend = done.stdout.split()
+    if gpu == "False":
+        assert imported == "False" and backend == "numpy"
+    else:  # pragma: no cover - a machine with a GPU driver
+        assert backend.startswith("torch")

@@ -1,11 +1,12 @@
 """Anchored k-sparse linear explanations (PLE paper): IHT with the exact GSHP projection, the
-certified exact fit, and the fidelity / relevance metrics. This subpackage imports torch; the rest of
-explain_core does not (the torch boundary is this package's boundary).
+certified exact fit, and the fidelity / relevance metrics. Torch is imported only when IHT runs on it
+(a CUDA device); the rest of explain_core never imports it.
 
 An explanation of f at x is w ∈ R^d (coordinate 0 = the bias literal) with w·x = f(x) (anchoring) and
 ‖w‖₀ ≤ k, fitted on m samples of the σ-neighbourhood D_{x,σ} to minimise the empirical fidelity
 error F̂(w) = (1/4m)‖Zw − y‖² (P4, eq. 8). Modules: :mod:`.space` (the Boolean hypercube, samples),
-:mod:`.iht`, :mod:`.exact` (certified optimum), :mod:`.metrics`, :mod:`.compare` (beside LIME and SHAP).
+:mod:`.iht`, :mod:`.exact` (certified optimum, over :mod:`.problem`, :mod:`.bounds`, :mod:`.search`,
+:mod:`.miqp`), :mod:`.metrics`, :mod:`.compare` (beside LIME and SHAP).
 Typical use::
 
     space = boolean_model(load_demo("adult")).space(row)      # or group_space(model, data, row, ref)
@@ -22,7 +23,8 @@ import pandas as pd
 from ..errors import check_choice, names_method
 from ..limits import limits, over
 from ..results import Explanation
-from .exact import ExactFit, GramProblem, exact_fit, support_of
+from .exact import ExactFit, exact_fit
+from .problem import GramProblem, support_of
 from .iht import PAPER_IHT, IHTResult, device, gshp, iht, project_anchored
 from .metrics import RELEVANCE_SAMPLES, Relevance, Scores, anchoring_gap, lemma4_bound, relevance, score
 from .space import (LiteralSpace, Sample, TargetScale, boolean_model, draw_sample, group_space,

@@ -20,7 +20,8 @@ from lime.lime_base import LimeBase
 from ..errors import check_choice, names_method
 from ..results import Explanation
 from . import check_samples
-from .exact import exact_fit, l1_relaxation
+from .exact import exact_fit
+from .miqp import l1_relaxation
 from .iht import iht
 from .metrics import RELEVANCE_SAMPLES, Scores, score
 from .space import LiteralSpace, Sample, draw_sample, sample_neighbourhood

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
-from .exact import support_of
+from .problem import support_of
 from .space import LiteralSpace, Sample, keep_probability, sample_neighbourhood
 
 EXACT_RELEVANCE_LIMIT = 18  # enumerate the literals outside the support when at most this many

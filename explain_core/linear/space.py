@@ -36,7 +36,7 @@ from ..cube import DEFAULT_CHUNK_ROWS, mix
 from ..models import ModelAdapter
 from ..reference import Reference
 from ..training import load_own_skops
-from .exact import GramProblem
+from .problem import GramProblem
 
 K_BINS = 4  # §6.1: K = 4 quantile bins / at most K one-hot values / K−1 most frequent categories + "other"
 BIAS = "bias (always true)"

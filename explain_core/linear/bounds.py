@@ -116,7 +116,10 @@ class NodeCurvature:
         self.screens = []
         for ell in range(s + 1):
             r = s - ell
-            eps = explained[:, min(ell, width)] / self.lam_min[ell] if self.lam_min[ell] > 0 else np.full(n, np.inf)
+            if self.lam_min[ell] <= 0:  # G̃_PP may be singular (tiny samples): no Schur bound
+                self.screens.append(self.uniform)
+                continue
+            eps = explained[:, min(ell, width)] / self.lam_min[ell]
             worst = float(np.sqrt(eps.max(initial=0.0)))
             screen = self.diag - eps - self.tops[:, max(r - 1, 0)] - max(r - 1, 0) * np.sqrt(eps) * worst
             ok = bool(np.isfinite(screen).all() and screen.sum() >= self.uniform.sum())

@@ -220,8 +220,9 @@ def family(args) -> None:
     rows = []
     print(f"\n# Instance family: d ∈ {args.family_ds}, k ∈ {args.ks}, m = 5000, σ = 1, {args.instances} rows each, "
           f"auto path with a {args.family_limit:g} s limit", flush=True)
+    models = {}
     for d in args.family_ds:
-        Z, mlp = family_model(d)
+        Z, mlp = models[d] = family_model(d)
         for i in range(args.instances):
             space = family_space(Z, mlp, 1000 + 97 * i)
             for k in args.ks:
@@ -242,7 +243,7 @@ def family(args) -> None:
                 print(f"  d={d} k={k} row={i}: {'certified' if auto.certified else f'gap {auto.gap:.2%}'} in "
                       f"{auto.seconds:.2f} s; IHT numpy {r['iht_numpy_ms']:.1f} ms, torch {r['iht_torch_ms']:.1f} ms, "
                       f"agree={r['backends_agree']}; IHT gap {r['iht_gap']:.2%}", flush=True)
-    hardest = family_space(*family_model(max(args.family_ds)), 1000)
+    hardest = family_space(*models[max(args.family_ds)], 1000)
     sample = draw_sample(hardest, 1.0, 5000, 0)
     short = [exact_fit(sample.gram, max(args.ks), iht(sample, max(args.ks)).w, time_limit=limit)
              for limit in (1.0, 3.0)]

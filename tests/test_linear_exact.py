@@ -12,7 +12,7 @@ from explain_core.linear import Sample, iht, sample_neighbourhood
 from explain_core.linear import exact as linear_exact
 from explain_core.linear.exact import OPTIMAL_GAP, exact_fit
 from explain_core.linear.problem import GramProblem, solve_support
-from explain_core.linear.bounds import covariance, curvature
+from explain_core.linear.bounds import curvature
 from explain_core.linear.search import search_supports
 from test_linear import brute_fit, random_problem
 
@@ -80,7 +80,7 @@ def test_sparse_curvature_is_valid_on_every_small_support():
     rng = np.random.default_rng(3)
     for trial in range(6):
         P = random_problem(rng, 11, 1.0, "classification", m=int(rng.choice([30, 200])))
-        cov = covariance(P)
+        cov = P.covariance
         for size in (2, 3, 4):
             D = curvature(P, size)
             for U in itertools.combinations(range(P.d), size):

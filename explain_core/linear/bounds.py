@@ -14,21 +14,6 @@ import numpy as np
 from .problem import GramProblem
 
 
-def covariance(problem: GramProblem) -> np.ndarray:
-    """G̃ = G − G₀G₀ᵀ/G₀₀ ⪰ 0 (the empirical covariance when column 0 is the bias): wᵀGw ≥ wᵀG̃w."""
-    G = problem.G
-    if G[0, 0] <= 0:
-        return G.copy()
-    return G - np.outer(G[:, 0], G[0, :]) / G[0, 0]
-
-
-def uniform_curvature(problem: GramProblem) -> float:
-    """δ just below λ_min of G̃ without the bias: G − diag(0, δ, …, δ) ⪰ 0."""
-    if problem.d == 1:
-        return 0.0
-    return max(0.0, float(np.linalg.eigvalsh(covariance(problem)[1:, 1:])[0]) * (1 - 1e-6))
-
-
 def curvature(problem: GramProblem, size: int) -> np.ndarray:
     """D = diag(D_j), D₀ = 0, with ΔᵀGΔ ≥ Σ D_j Δ_j² for every Δ with at most ``size`` non-bias entries.
 
@@ -39,13 +24,12 @@ def curvature(problem: GramProblem, size: int) -> np.ndarray:
     D = np.zeros(problem.d)
     if problem.d == 1:
         return D
-    cov = covariance(problem)[1:, 1:]
-    delta = uniform_curvature(problem)
+    cov = problem.covariance[1:, 1:]
+    delta = problem.min_curvature
     off = np.abs(cov)
     np.fill_diagonal(off, 0.0)
-    r = min(size - 1, problem.d - 2)
-    rows = -np.partition(-off, r - 1, axis=1)[:, :r].sum(axis=1) if r > 0 else np.zeros(problem.d - 1)
-    sparse = (np.diag(cov) - rows) * (1 - 1e-9)
+    r = max(0, min(size - 1, problem.d - 2))
+    sparse = (np.diag(cov) - _cumulative_largest(off, r)[:, r]) * (1 - 1e-9)
     D[1:] = sparse if sparse.min() >= 0 and sparse.sum() > delta * (problem.d - 1) else delta
     return D
 
@@ -62,7 +46,6 @@ class SeparableBound:
 
     K: float
     h: np.ndarray
-    D: np.ndarray
 
 
 def separable_bound(problem: GramProblem, p: np.ndarray, size: int) -> SeparableBound:
@@ -73,7 +56,7 @@ def separable_bound(problem: GramProblem, p: np.ndarray, size: int) -> Separable
     rho = -float(grad[free] @ x[free]) / max(int(free.sum()), 1)
     g = grad - D * p + rho * x
     K = float(problem.yy - p @ G @ p + p @ (D * p) - 2 * rho * problem.fx)
-    return SeparableBound(K, coordinate_minima(D, g), D)
+    return SeparableBound(K, coordinate_minima(D, g))
 
 
 def coordinate_minima(D: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -97,7 +80,7 @@ class NodeCurvature:
     """
 
     def __init__(self, problem: GramProblem, order: np.ndarray, s: int):
-        cov = covariance(problem)[np.ix_(order, order)]
+        cov = problem.covariance[np.ix_(order, order)]
         n = len(order)
         self.uniform = curvature(problem, s)[order]
         self.diag, self.squares = np.diag(cov).copy(), cov * cov
@@ -109,7 +92,7 @@ class NodeCurvature:
         np.fill_diagonal(squares_off, 0.0)
         explained = _cumulative_largest(squares_off, width)  # Σ of the ℓ largest G̃_lj² (column j = row j)
         rows = order != 0
-        delta = uniform_curvature(problem)
+        delta = problem.min_curvature
         self.lam_min = [max(delta, float((self.diag - self.tops[:, max(ell - 1, 0)])[rows].min(initial=np.inf)))
                         for ell in range(s + 1)]
         self.s = s

@@ -20,7 +20,6 @@ import numpy as np
 
 from ..errors import check_choice
 from .problem import GramProblem, Outcome, solve_support
-from .bounds import uniform_curvature
 
 FORMULATIONS = ("perspective", "dense")
 SCIP_TOLERANCES = {"numerics/feastol": 1e-9, "numerics/dualfeastol": 1e-7}  # SCIP's 1e-6 left gaps up to 4e-4
@@ -63,7 +62,7 @@ def solve_miqp(problem: GramProblem, k: int, incumbent: np.ndarray, *, deadline:
                                 if problem.G[i, j] != 0)
         model.minimize((quad + linear) / 4)
     else:
-        delta = uniform_curvature(problem)
+        delta = problem.min_curvature
         D = np.full(d, delta)
         D[0] = 0.0
         L = _factor(problem.G - np.diag(D))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -43,6 +44,20 @@ class GramProblem:
     def objective(self, w: np.ndarray) -> float:
         """F̂(w) (eq. 8)."""
         return float(w @ self.G @ w - 2 * self.c @ w + self.yy) / 4
+
+    @cached_property
+    def covariance(self) -> np.ndarray:
+        """G̃ = G − G₀G₀ᵀ/G₀₀ ⪰ 0 (the empirical covariance when column 0 is the bias): wᵀGw ≥ wᵀG̃w."""
+        if self.G[0, 0] <= 0:
+            return self.G.copy()
+        return self.G - np.outer(self.G[:, 0], self.G[0, :]) / self.G[0, 0]
+
+    @cached_property
+    def min_curvature(self) -> float:
+        """δ just below λ_min of G̃ without the bias: G − diag(0, δ, …, δ) ⪰ 0."""
+        if self.d == 1:
+            return 0.0
+        return max(0.0, float(np.linalg.eigvalsh(self.covariance[1:, 1:])[0]) * (1 - 1e-6))
 
     def start(self) -> np.ndarray:
         """w₀ = f(x)e₁: the trivial anchored explanation (Alg. 1), feasible for (MIP)."""

@@ -10,15 +10,17 @@ them without relying on their order.
 """
 from __future__ import annotations
 
+import textwrap
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from .errors import IntakeError, check_choice
 from .sev import Hypercube, SEVExplanation, SEVResult
-from .vocabulary import html_text
+from .vocabulary import METHOD_LABELS, format_number, html_text
 
 GRID = "#EBF0F8"
 # Our own small template (plotly_white's look): explicit, so figures do not depend on the global default or on
@@ -34,7 +36,37 @@ EDGE_COLOUR = "rgba(160, 160, 160, 0.35)"
 PATH_COLOUR = "#F58518"
 BAR_COLOURS = {"evaluated": "#BAB0AC", "flipped": "#E45756", "counts": "#4C78A8", "prevalence": "#54A24B"}
 NOT_EXPLAINED = "not explained"
+# One colour per method in every chart (weights, sweeps, attributions, flip numbers): looked up by the method's
+# key or its label (``METHOD_LABELS``), so "iht" and "IHT" draw alike; SEV's values share SEV's colour.
+METHOD_COLOURS = {"iht": "#4C78A8", "exact": "#F58518", "lime": "#54A24B", "shap": "#B279A2", "shap_k": "#FF9DA6",
+                  "l1_relax": "#9D755D", "sev": "#E45756", "lens": "#72B7B2"}
+_METHOD_ALIASES = {**{label: key for key, label in METHOD_LABELS.items()}, "LIME": "lime", "LIME-C": "lime",
+                   "SHAP": "shap", "SHAP-C": "shap", "SEV⁻": "sev", "SEV⁺": "sev", "SEV®": "sev", "SEV": "sev",
+                   "LENS": "lens"}
+METHOD_DASH = {"exact": "dash"}  # the exact fit often equals IHT: dashed, so the line below shows through
 _WHICH = ("minus", "plus", "restricted")
+
+
+def method_key(name) -> str:
+    """The method a trace name or column stands for (``"IHT"`` → ``"iht"``); the name itself when unknown."""
+    return _METHOD_ALIASES.get(str(name), str(name))
+
+
+def method_colour(name, fallback: int = 0) -> str:
+    """:data:`METHOD_COLOURS` of a method key or label; an unknown method takes the template's ``fallback``-th
+    colour."""
+    way = TEMPLATE.layout.colorway
+    return METHOD_COLOURS.get(method_key(name), way[fallback % len(way)])
+
+
+def titled(text: str, width: int = 56) -> dict:
+    """A chart title wrapped at word boundaries every ~``width`` characters (plotly never wraps, and a half-width
+    chart cuts a long title off), pushing the plot down rather than overlapping the legend or the plot."""
+    lines = textwrap.wrap(str(text), width, break_long_words=False) or [""]
+    return dict(text="<br>".join(lines), automargin=True, yref="container", x=0, xanchor="left")
+
+
+LEGEND_BELOW = dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left")
 
 
 # --- hypercube (p ≤ 8) ---------------------------------------------------------------------------------------
@@ -159,10 +191,10 @@ def hypercube_figure(cube: Hypercube, explanation: SEVExplanation | None = None,
             name=f"predicted {html_text(class_names[label])}", meta={"role": "vertices", "label": label}))
 
     title = "SEV hypercube" if result is None else f"SEV hypercube — {result.message}"
-    fig.update_layout(template=TEMPLATE, title=title, height=height or min(1000, max(360, 60 * int(np.abs(y).max() + 2))),
+    fig.update_layout(template=TEMPLATE, title=titled(title), height=height or min(1000, max(360, 60 * int(np.abs(y).max() + 2))),
                       xaxis=dict(title="groups moved to the reference", dtick=1, range=[-0.5, p + 0.5],
                                  zeroline=False),
-                      yaxis=dict(visible=False), legend=dict(orientation="h", y=-0.15), hovermode="closest")
+                      yaxis=dict(visible=False), legend=LEGEND_BELOW, margin=dict(b=90), hovermode="closest")
     return fig
 
 
@@ -229,8 +261,8 @@ def lattice_figure(source: Hypercube | SEVResult, *, threshold: float | None = N
                marker_color=BAR_COLOURS["flipped"], meta={"role": "flipped"}),
     ])
     title = "SEV search by depth" + (f" — {source.message}" if isinstance(source, SEVResult) else "")
-    fig.update_layout(template=TEMPLATE, title=title, barmode="group",
-                      xaxis=dict(title=f"groups moved from the {start}", dtick=1),
+    fig.update_layout(template=TEMPLATE, title=titled(title), barmode="group", legend=LEGEND_BELOW,
+                      margin=dict(b=90), xaxis=dict(title=f"groups moved from the {start}", dtick=1),
                       yaxis=dict(title="vertices", type="log" if log_y else "linear"))
     return fig
 
@@ -256,7 +288,7 @@ def sev_histogram(values: Sequence[int | None], *, label: str = "SEV⁻") -> go.
                            customdata=counts["share"], name=label, marker_color=BAR_COLOURS["counts"],
                            hovertemplate=f"{label} = %{{x}}<br>%{{y}} queries (%{{customdata:.1%}})<extra></extra>",
                            meta={"role": "counts"}))
-    fig.update_layout(template=TEMPLATE, title=f"{label} over {len(values)} queries",
+    fig.update_layout(template=TEMPLATE, title=titled(f"{label} over {len(values)} queries"),
                       xaxis=dict(title=label, type="category"), yaxis=dict(title="queries"))
     return fig
 
@@ -293,8 +325,8 @@ def feature_prevalence(results: Sequence[SEVResult], group_names: Sequence[str])
                            hovertemplate="%{y}: %{x:.1%} (%{customdata} queries)<extra></extra>",
                            meta={"role": "prevalence"}))
     fig.update_layout(template=TEMPLATE,
-                      title=f"Groups in minimal {label} explanations "
-                            f"({table.attrs['explained']} of {table.attrs['queries']} queries explained)",
+                      title=titled(f"Groups in minimal {label} explanations "
+                                   f"({table.attrs['explained']} of {table.attrs['queries']} queries explained)"),
                       xaxis=dict(title="share of explained queries", tickformat=".0%", range=[0, 1]),
                       yaxis=dict(title=None, type="category"), height=max(300, 40 + 28 * len(table)))
     return fig
@@ -308,7 +340,7 @@ def pn_curve_figure(curve: pd.DataFrame, *, direction: str = "r2i") -> go.Figure
                                customdata=curve["factors"], line=dict(color=BAR_COLOURS["counts"]),
                                hovertemplate="τ = %{x:.2f}<br>PN = %{y:.3f}<br>%{customdata} factors<extra></extra>",
                                meta={"role": "curve"}))
-    fig.update_layout(template=TEMPLATE, title=f"Cumulative PN of the τ-minimal factors ({direction.upper()})",
+    fig.update_layout(template=TEMPLATE, title=titled(f"Cumulative PN of the τ-minimal factors ({direction.upper()})"),
                       xaxis=dict(title="τ", range=[0, 1.02]), yaxis=dict(title="cumulative PN", range=[0, 1.02]))
     return fig
 
@@ -327,7 +359,7 @@ def ps_by_size_figure(curve: pd.DataFrame, *, attribution: str = "SHAP") -> go.F
                                  customdata=groups,
                                  hovertemplate="k = %{x}<br>PS = %{y:.3f}" + ("<br>%{customdata}" if groups else "")
                                  + "<extra>" + name + "</extra>"))
-    fig.update_layout(template=TEMPLATE, title="Probability of sufficiency by factor size",
+    fig.update_layout(template=TEMPLATE, title=titled("Probability of sufficiency by factor size"), legend=LEGEND_BELOW, margin=dict(b=90),
                       xaxis=dict(title="k (groups in the factor)", dtick=1), yaxis=dict(title="PS", range=[0, 1.02]))
     return fig
 
@@ -346,14 +378,14 @@ def weights_figure(weights: pd.DataFrame, *, title: str = "Weights of each expla
     for method in shown.columns:
         fig.add_trace(go.Bar(x=shown[method], y=[html_text(name) for name in shown.index], orientation="h",
                              name=str(method), meta={"role": "weights"},
+                             marker_color=method_colour(method, list(shown.columns).index(method)),
                              hovertemplate="%{y}<br>w = %{x:.4f}<extra>" + str(method) + "</extra>"))
     bars = len(shown) * max(1, len(shown.columns))
-    fig.update_layout(template=TEMPLATE, title=title, barmode="group", xaxis=dict(title="weight w_j"),
+    fig.update_layout(template=TEMPLATE, title=titled(title), barmode="group", xaxis=dict(title="weight w_j"),
                       yaxis=dict(title=None, type="category", autorange="reversed", automargin=True,
                                  tickfont=dict(size=13)),
                       height=max(320, 140 + 12 * bars + 16 * len(shown)),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
-                      margin=dict(t=110))
+                      legend=LEGEND_BELOW, margin=dict(b=100))
     return fig
 
 
@@ -364,15 +396,17 @@ def sweep_figure(summary: pd.DataFrame, parameter: str, *, metric: str = "releva
     a point averages several instances; ``m`` (sample sizes spanning decades) is drawn on a log axis.
     """
     fig = go.Figure()
-    for method, part in summary.groupby("method", sort=False):
+    for i, (method, part) in enumerate(summary.groupby("method", sort=False)):
         part = part.sort_values(parameter, kind="stable")
         spread = part["std"].fillna(0.0) if "std" in part else None
         several = spread is not None and "count" in part and bool((part["count"] > 1).any())
         fig.add_trace(go.Scatter(x=part[parameter], y=part["mean"], mode="lines+markers", name=str(method),
                                  meta={"role": "curve"},
+                                 line=dict(color=method_colour(method, i), dash=METHOD_DASH.get(method_key(method))),
                                  error_y=dict(type="data", array=spread, visible=True) if several else None,
                                  hovertemplate=f"{parameter} = %{{x}}<br>{metric} = %{{y:.4f}}<extra>{method}</extra>"))
-    fig.update_layout(template=TEMPLATE, title=f"{metric.replace('_', ' ')} against {parameter}",
+    fig.update_layout(template=TEMPLATE, title=titled(f"{metric.replace('_', ' ')} against {parameter}"), legend=LEGEND_BELOW,
+                      margin=dict(b=90),
                       xaxis=dict(title=parameter, type="log" if parameter == "m" else "linear"),
                       yaxis=dict(title=metric.replace("_", " "), rangemode="tozero"))
     return fig
@@ -381,16 +415,50 @@ def sweep_figure(summary: pd.DataFrame, parameter: str, *, metric: str = "releva
 # --- baselines and agreement ---------------------------------------------------------------------------------
 
 def attribution_figure(groups: Sequence[str], values: dict[str, Sequence[float]], *,
-                       title: str = "LIME and SHAP attributions") -> go.Figure:
-    """Grouped horizontal bars of per-group attributions, one trace per method (``values``: method → values)."""
-    fig = go.Figure()
-    for method, vals in values.items():
-        fig.add_trace(go.Bar(x=list(vals), y=[html_text(g) for g in groups], orientation="h", name=method,
-                             meta={"role": "attribution"},
-                             hovertemplate="%{y}: %{x:.4f}<extra>" + method + "</extra>"))
-    fig.update_layout(template=TEMPLATE, title=title, barmode="group",
-                      yaxis=dict(title=None, type="category", autorange="reversed", automargin=True),
-                      xaxis=dict(title="attribution"), height=max(300, 40 + 36 * len(groups)))
+                       units: dict[str, str] | None = None, title: str = "LIME and SHAP attributions") -> go.Figure:
+    """Per-group attributions, one facet per method (``values``: method → values; ``units``: method → what its
+    values measure, e.g. probability or log-odds): methods in different units never share an axis."""
+    units = units or {}
+    methods = list(values)
+    fig = make_subplots(rows=1, cols=max(1, len(methods)), shared_yaxes=True, horizontal_spacing=0.06,
+                        subplot_titles=[f"{m} ({units[m]})" if m in units else m for m in methods])
+    for i, method in enumerate(methods, 1):
+        fig.add_trace(go.Bar(x=list(values[method]), y=[html_text(g) for g in groups], orientation="h", name=method,
+                             meta={"role": "attribution", "units": units.get(method)}, showlegend=False,
+                             marker_color=method_colour(method, i - 1),
+                             hovertemplate="%{y}: %{x:.4f}<extra>" + method + "</extra>"), row=1, col=i)
+        fig.update_xaxes(title=f"attribution ({units[method]})" if method in units else "attribution",
+                         zeroline=True, zerolinecolor="#9aa5b8", row=1, col=i)
+    fig.update_yaxes(type="category", autorange="reversed", automargin=True)
+    fig.update_layout(template=TEMPLATE, title=titled(title), height=max(300, 90 + 30 * len(groups)))
+    return fig
+
+
+def waterfall_figure(groups: Sequence[str], values: Sequence[float], base_value: float, *, output: str = "",
+                     top: int = 10, title: str = "SHAP waterfall for this row") -> go.Figure:
+    """SHAP's waterfall: from the expected output ``base_value`` (E[f(X)]), each group's value added in order of
+    |value| (the ``top`` largest; the rest summed as one bar), ending at the row's output f(x) = base + Σ values."""
+    values = np.asarray(values, dtype=float)
+    order = np.argsort(-np.abs(values), kind="stable")
+    shown, rest = order[:top], order[top:]
+    labels = [html_text(groups[i]) for i in shown] + ([f"{len(rest)} other features"] if len(rest) else [])
+    steps = [float(values[i]) for i in shown] + ([float(values[rest].sum())] if len(rest) else [])
+    total = float(base_value + values.sum())
+    unit = f" ({output})" if output else ""
+    fig = go.Figure(go.Waterfall(
+        orientation="h", base=float(base_value), y=labels + ["f(x): this row"], x=steps + [0.0],
+        measure=["relative"] * len(steps) + ["total"], meta={"role": "waterfall", "base": float(base_value),
+                                                            "total": total},
+        text=[format_number(v) if abs(v) >= 5e-4 else f"{v:+.1e}" for v in steps] + [format_number(total)],
+        textposition="outside", cliponaxis=False, connector=dict(line=dict(color=EDGE_COLOUR)),
+        increasing=dict(marker_color=LABEL_COLOURS[1]), decreasing=dict(marker_color=LABEL_COLOURS[0]),
+        totals=dict(marker_color=method_colour("shap")),
+        hovertemplate="%{y}: %{x:+.4f}<extra></extra>"))
+    fig.update_layout(template=TEMPLATE, title=titled(f"{title}: from E[f(X)] = {format_number(base_value)} to "
+                                                      f"f(x) = {format_number(total)}{unit}"),
+                      yaxis=dict(type="category", autorange="reversed", automargin=True),
+                      xaxis=dict(title=f"model output{unit}"), height=max(300, 100 + 30 * len(labels)),
+                      showlegend=False)
     return fig
 
 
@@ -398,12 +466,13 @@ def flip_figure(table: pd.DataFrame) -> go.Figure:
     """Counts of LIME-C / SHAP-C flip numbers beside SEV⁻ per value (SEV §5), from a table with one column
     per method and one row per query (None / NaN = never flips)."""
     fig = go.Figure()
-    for method in table.columns:
+    for i, method in enumerate(table.columns):
         counts = sev_counts([None if pd.isna(v) else int(v) for v in table[method]])
         fig.add_trace(go.Bar(x=[str(v) for v in counts["sev"]], y=counts["count"], name=str(method),
-                             meta={"role": "flips"},
+                             meta={"role": "flips"}, marker_color=method_colour(method, i),
                              hovertemplate="%{x} features<br>%{y} queries<extra>" + str(method) + "</extra>"))
-    fig.update_layout(template=TEMPLATE, title=f"Features moved until the prediction flips ({len(table)} queries)",
+    fig.update_layout(template=TEMPLATE, title=titled(f"Features moved until the prediction flips ({len(table)} queries)"),
+                      legend=LEGEND_BELOW, margin=dict(b=90),
                       barmode="group", xaxis=dict(title="features moved to the reference", type="category"),
                       yaxis=dict(title="queries"))
     return fig
@@ -417,7 +486,7 @@ def agreement_figure(matrix: pd.DataFrame) -> go.Figure:
                                colorscale=[[0, "#F2F2F2"], [1, PATH_COLOUR]], xgap=2, ygap=2,
                                text=np.where(z == 1, "named", ""), texttemplate="%{text}",
                                hovertemplate="%{y} · %{x}: %{text}<extra></extra>", meta={"role": "agreement"}))
-    fig.update_layout(template=TEMPLATE, title="Which features each method names",
+    fig.update_layout(template=TEMPLATE, title=titled("Which features each method names"),
                       xaxis=dict(side="top", type="category"),
                       yaxis=dict(autorange="reversed", type="category", automargin=True),
                       height=max(300, 80 + 30 * len(matrix)))

@@ -241,14 +241,13 @@ class SEVExplanation(Explanation):
         query_row = self.layout.values(self.query.to_dict())
         ref_row = self.layout.values(self.reference.values)
         moved_to = ref_row if result.kind == "minus" else query_row
-        rows, index = [query_row], ["Query"]
+        start, end = (("Query", query_row), ("Reference", ref_row))[::1 if result.kind == "minus" else -1]
+        rows, index = [start[1]], [start[0]]  # from the search's start (SEV⁺: the reference), explanations 1, 2, …
         for i, groups in enumerate((e for e in result.explanations if e), 1):
             rows.append({g: (moved_to[g] if g in groups else unchanged) for g in self.layout.names})
             index.append(f"Explanation {i}")
-        rows.append(ref_row)
-        index.append("Reference")
-        if result.kind == "plus":
-            rows, index = rows[::-1], index[::-1]
+        rows.append(end[1])
+        index.append(end[0])
         return pd.DataFrame(rows, index=index, columns=list(self.layout.names))
 
 

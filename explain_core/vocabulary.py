@@ -106,8 +106,28 @@ def plain(text) -> str:
 # ---------------------------------------------------------------------------------------------------
 # Numbers and values
 
+def format_number(x: float) -> str:
+    """A number by its magnitude: whole numbers as such, 2 decimals from 1 up (36.65), 3 significant digits
+    below 1 (0.0123), none from 1000 up; never "-0" (a value that rounds to zero reads "0")."""
+    x = float(x)
+    if not math.isfinite(x):
+        return "n/a" if math.isnan(x) else ("∞" if x > 0 else "−∞")
+    size = abs(x)
+    if x.is_integer() and size < 1e15:
+        text = str(int(x))
+    elif size >= 999.995:
+        text = f"{x:.0f}"
+    elif size >= 1:
+        text = f"{x:.2f}"
+    elif size >= 1e-9:
+        text = f"{x:.{2 - math.floor(math.log10(size))}f}".rstrip("0").rstrip(".")
+    else:
+        text = "0"
+    return "0" if float(text) == 0 else text
+
+
 def format_value(value) -> str:
-    """A feature value for a table or sentence: numbers to 2 decimals (whole numbers without), text as is,
+    """A feature value for a table or sentence: numbers by magnitude (:func:`format_number`), text as is,
     missing as "missing"."""
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return MISSING
@@ -116,7 +136,7 @@ def format_value(value) -> str:
     if isinstance(value, (int, np.integer)):
         return str(int(value))
     if isinstance(value, (float, np.floating)):
-        return str(int(value)) if float(value).is_integer() else f"{float(value):.2f}"
+        return format_number(value)
     return str(value)
 
 

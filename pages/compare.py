@@ -3,9 +3,12 @@ import pandas as pd
 import streamlit as st
 
 from explain_core.analysis import agreement
-from explain_core.plots import agreement_figure, attribution_figure
+from explain_core.plots import agreement_figure, attribution_figure, waterfall_figure
+from explain_core.sev_readings import explanation_lines
 from explain_core.vocabulary import plain
 from pages import _shared as shared
+
+CARD_LINES = 3  # SEV explanations listed per value in the card
 
 st.title("Compare every method on this row")
 shared.row_banner()
@@ -32,13 +35,25 @@ def listing(groups) -> str:
 
 
 c1, c2, c3 = st.columns(3)
+
+
+def sev_card(which: str) -> None:
+    """One SEV value with its first explanations in words (moved features only), the rest counted."""
+    result = getattr(ex, which)
+    lines = explanation_lines(ex, which, s.model.threshold)
+    st.markdown(f"{result.label} = {result.shown}" + ("" if lines else f": {plain(result.message)}"))
+    if lines:
+        st.markdown("\n".join(f"- {plain(line.changes)}" for line in lines[:CARD_LINES]))
+    if len(lines) > CARD_LINES:
+        st.caption(f"… and {len(lines) - CARD_LINES} more minimal explanations (all on the SEV page).")
+
+
 with c1.container(border=True, key="cmp_sev"):
-    st.markdown("**SEV** — minimal explanations")
+    st.markdown("**SEV** — minimal explanations (features moved: row → reference for SEV⁻/SEV®, "
+                "reference → row for SEV⁺)")
     for which in ("minus", "plus", "restricted"):
-        result = getattr(ex, which)
-        if result is not None:
-            st.markdown(f"{result.label} = {result.value if result.explainable else '—'}: "
-                        + plain("; ".join("{" + ", ".join(e) + "}" for e in result.explanations) or result.message))
+        if getattr(ex, which) is not None:
+            sev_card(which)
 with c2.container(border=True, key="cmp_lens"):
     st.markdown(f"**LENS** ({lens.direction.upper()}, τ = {p.tau:g}) — τ-minimal factors")
     factors = lens.factors.factors
@@ -62,9 +77,17 @@ with left, st.container(key="cmp_agreement"):
     st.plotly_chart(agreement_figure(agree.matrix()), width="stretch", key="cmp_agreement_chart")
     st.caption(" · ".join(f"**{plain(m)}**: {plain(rule)}" for m, rule in agree.rules.items()))
 with right:
-    st.plotly_chart(attribution_figure(s.dataset.group_names, {"LIME": base.lime.values, "SHAP": base.shap.values}),
+    st.plotly_chart(attribution_figure(s.dataset.group_names, {"LIME": base.lime.values, "SHAP": base.shap.values},
+                                       units={"LIME": base.lime.output, "SHAP": base.shap.output}),
                     width="stretch", key="cmp_attribution_chart")
-    st.caption(plain(f"LIME explains the {base.lime.output}; SHAP the {base.shap.output} ({base.shap.explainer})."))
+    st.caption(plain(f"LIME explains the {base.lime.output}; SHAP the {base.shap.output} ({base.shap.explainer}): "
+                     "different units, so each has its own axis."))
+
+with st.container(key="cmp_waterfall"):
+    st.plotly_chart(waterfall_figure(s.dataset.group_names, base.shap.values, base.shap.base_value,
+                                     output=base.shap.output), width="stretch", key="cmp_waterfall_chart")
+    st.caption(plain(f"How SHAP's values add up: from the model's average output over SHAP's background data to "
+                     f"this row's output, the features with the largest |SHAP value| first ({base.shap.output})."))
 
 table = pd.concat([agree.matrix(), agree.counts()], axis=1)
 table.index.name = "feature"

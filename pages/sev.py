@@ -5,18 +5,30 @@ from explain_core.limits import limits
 from explain_core.plots import (HYPERCUBE_FIGURE_MAX_GROUPS, feature_prevalence, flip_figure, hypercube_figure,
                                 lattice_figure, prevalence_table, sev_counts, sev_histogram)
 from explain_core.sev import HYPERCUBE_MAX_GROUPS
+from explain_core.sev_readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
 from explain_core.vocabulary import SEV_HELP, UNCHANGED, plain, text_table
 from pages import _shared as shared
 
 
 def show_result(ex, which: str) -> None:
+    """One SEV value: the number, its explanations in words (moved features only, strongest first, capped with
+    "show all"), and the paper's full table in an expander."""
     result = getattr(ex, which)
     with st.container(key=f"sev_{which}", border=True):
         st.metric(result.label, result.shown, help=SEV_HELP[which])
-        st.caption(plain(result.message))
-        table = ex.table(which, unchanged=UNCHANGED)
-        st.dataframe(text_table(table), width="stretch")
-        shared.download_buttons(f"sev_{which}_row{shared.row()}", table, result, key=f"sev_{which}")
+        lines = explanation_lines(ex, which, s.model.threshold)
+        st.caption(plain(summary_sentence(result, lines)))
+        show_all = len(lines) > SHOWN_FIRST and st.toggle(f"Show all {len(lines)}", key=f"sev_all_{which}")
+        shown = lines if show_all else lines[:SHOWN_FIRST]
+        if shown:
+            st.markdown("\n".join(f"- {plain(line_sentence(line, result, s.class_names, s.score_text))}"
+                                   for line in shown))
+        if len(shown) < len(lines):
+            st.caption(f"… and {len(lines) - len(shown)} more.")
+        with st.expander("Full table (every feature)"):
+            table = ex.table(which, unchanged=UNCHANGED)
+            st.dataframe(text_table(table), width="stretch")
+            shared.download_buttons(f"sev_{which}_row{shared.row()}", table, result, key=f"sev_{which}")
 
 
 st.title("SEV — sparse explanation values")
@@ -40,10 +52,9 @@ if tuple(restricted) != s.restricted:
 ex = shared.sev_now(s)
 ref_score = float(s.model.score(ex.reference.as_frame(s.dataset.columns))[0])
 st.caption(
-    f"Each table starts from the **query** (the row) or the **reference** and lists one minimal explanation per row, "
-    f"showing only the features it changes; **{UNCHANGED}** means the feature keeps its value from the "
-    f"table's first row. The reference is the {plain(ex.reference.description)}; the model gives it "
-    f"{plain(s.score_text(ref_score))}.")
+    f"Each explanation lists only the features it moves, as *value in the row → value at the reference* (SEV⁻, "
+    f"SEV®) or *reference → row* (SEV⁺), strongest flip first with the score it reaches. The reference is the "
+    f"{plain(ex.reference.description)}; the model gives it {plain(s.score_text(ref_score))}.")
 kinds = ["minus", "plus"] + (["restricted"] if ex.restricted is not None else [])
 for column, which in zip(st.columns(len(kinds)), kinds):
     with column:

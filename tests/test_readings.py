@@ -1,0 +1,124 @@
+"""Explanations in words (explain_core.sev_readings), numbers by magnitude, one colour per method, LIME/SHAP
+facets and the SHAP waterfall — checked against brute force on the COMPAS demo and against shap itself."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from explain_core.analysis import Parameters, demo_setup, predicted_rows, row_baselines, row_sev
+from explain_core.cube import mix
+from explain_core.plots import (METHOD_COLOURS, attribution_figure, flip_figure, sweep_figure, waterfall_figure,
+                                weights_figure)
+from explain_core.sev_readings import explanation_lines, line_sentence, summary_sentence
+from explain_core.vocabulary import METHOD_LABELS, format_number, format_value
+
+
+@pytest.fixture(scope="module")
+def demo(explain_cache_dir):
+    return demo_setup()
+
+
+@pytest.fixture(scope="module")
+def explained(demo):
+    rows = [int(r) for r in predicted_rows(demo)[:12]]
+    return [(r, row_sev(demo, demo.query(r), Parameters())) for r in rows]
+
+
+@pytest.mark.parametrize("value, text", [(0.0, "0"), (-0.0, "0"), (-1e-12, "0"), (-0.001, "-0.001"),
+                                         (36.654, "36.65"), (1.98, "1.98"), (0.01234, "0.0123"), (5.0, "5"),
+                                         (12345.6, "12346"), (999.996, "1000"), (-0.004, "-0.004"), (0.5, "0.5")])
+def test_numbers_are_formatted_by_magnitude_never_minus_zero(value, text):
+    assert format_number(value) == text
+    assert format_value(np.float64(value)) == text
+
+
+def brute_force_minimal(demo, ex, kind):
+    """Every set of groups of minimal size whose move flips (SEV⁻) or reaches the row's class (SEV⁺), with the
+    score there: the whole hypercube scored by the model."""
+    layout, names = demo.dataset.layout, list(demo.dataset.layout.names)
+    masks = np.array(list(itertools.product([False, True], repeat=len(names))))
+    scores = demo.model.score(mix(layout, ex.query.to_frame().T[demo.dataset.columns], ex.reference, masks))
+    labels = demo.model.labels_of(scores)
+    moved = ~masks if kind == "minus" else masks
+    hit = labels != ex.explained_class if kind == "minus" else labels == ex.explained_class
+    size = moved.sum(axis=1)
+    best = size[hit].min()
+    return {tuple(n for n, m in zip(names, row) if m): s for row, s in zip(moved[hit & (size == best)],
+                                                                          scores[hit & (size == best)])}
+
+
+def test_lines_are_every_minimal_explanation_with_its_moves_and_score(demo, explained):
+    checked = 0
+    for _, ex in explained:
+        for kind in ("minus", "plus"):
+            result = getattr(ex, kind)
+            if not result.explainable or result.value == 0:
+                continue
+            lines = explanation_lines(ex, kind, demo.model.threshold)
+            truth = brute_force_minimal(demo, ex, kind)
+            assert {line.groups for line in lines} == set(truth)
+            row, ref = ex.layout.values(ex.query.to_dict()), ex.layout.values(ex.reference.values)
+            before, after = (row, ref) if kind == "minus" else (ref, row)
+            for line in lines:
+                assert np.isclose(line.score, truth[line.groups])
+                assert [(m.before, m.after) for m in line.moves] == [(format_value(before[g]), format_value(after[g]))
+                                                                     for g in line.groups]
+            # strongest flip first: furthest beyond the threshold on the side reached
+            side = -1 if kind == "minus" else 1
+            margins = [side * (line.score - demo.model.threshold) for line in lines]
+            assert margins == sorted(margins, reverse=True)
+            checked += 1
+    assert checked >= 10
+
+
+def test_sentence_names_only_the_moved_features(demo, explained):
+    _, ex = explained[0]
+    lines = explanation_lines(ex, "minus", demo.model.threshold)
+    sentence = line_sentence(lines[0], ex.minus, demo.class_names, demo.score_text)
+    assert sentence.startswith(lines[0].changes)  # only the moved groups, each once with its arrow
+    assert sentence.count("→") == len(lines[0].groups) < len(demo.dataset.group_names)
+    assert "flips the prediction to" in sentence
+    assert str(len(lines)) in summary_sentence(ex.minus, lines) or len(lines) == 1
+
+
+def test_plus_table_lists_explanations_in_order(demo, explained):
+    ex = next(ex for _, ex in explained if len(ex.plus.explanations) > 1)
+    index = list(ex.table("plus").index)
+    assert index[0] == "Reference" and index[-1] == "Query"
+    assert index[1:-1] == [f"Explanation {i}" for i in range(1, len(index) - 1)]
+
+
+def test_one_colour_per_method_in_every_chart():
+    weights = pd.DataFrame({"iht": [0.5, 0.2], "exact": [0.5, 0.1], "shap": [0.4, 0.0]}, index=["bias", "keeps a"])
+    by_weights = {t.name: t.marker.color for t in weights_figure(weights.rename(columns=METHOD_LABELS)).data}
+    summary = pd.DataFrame({"method": ["IHT", "exact (MIP)"], "k": [2, 2], "mean": [0.1, 0.1]})
+    by_sweep = {t.name: t.line.color for t in sweep_figure(summary, "k").data}
+    assert by_weights["IHT"] == by_sweep["IHT"] == METHOD_COLOURS["iht"]
+    assert by_weights["exact (MIP)"] == by_sweep["exact (MIP)"] == METHOD_COLOURS["exact"]
+    assert len(set(by_weights.values())) == 3
+    flips = flip_figure(pd.DataFrame({"SEV⁻": [1, 2], "LIME-C": [2, 3], "SHAP-C": [1, 4]}))
+    assert {t.name: t.marker.color for t in flips.data} == {"SEV⁻": METHOD_COLOURS["sev"], "LIME-C": METHOD_COLOURS[
+        "lime"], "SHAP-C": METHOD_COLOURS["shap"]}
+
+
+def test_lime_and_shap_facets_state_units_and_the_waterfall_adds_up_to_shap(demo, explained):
+    row, _ = explained[0]
+    base = row_baselines(demo, demo.query(row), Parameters())
+    fig = attribution_figure(demo.dataset.group_names, {"LIME": base.lime.values, "SHAP": base.shap.values},
+                             units={"LIME": base.lime.output, "SHAP": base.shap.output})
+    bars = [t for t in fig.data if t.meta["role"] == "attribution"]
+    assert [t.xaxis for t in bars] == ["x", "x2"]  # two facets, two axes
+    assert fig.layout.xaxis.title.text == f"attribution ({base.lime.output})"
+    assert fig.layout.xaxis2.title.text == f"attribution ({base.shap.output})"
+    water = waterfall_figure(demo.dataset.group_names, base.shap.values, base.shap.base_value,
+                             output=base.shap.output, top=4)
+    trace = water.data[0]
+    assert np.isclose(trace.meta["total"], base.shap.base_value + base.shap.values.sum())
+    assert np.isclose(sum(trace.x[:-1]), base.shap.values.sum())  # the "other features" bar sums the rest
+    assert trace.measure[-1] == "total" and len(trace.y) == 4 + 1 + 1
+    # TreeExplainer on log-odds: base + Σφ is the model's own log-odds of the row
+    score = float(demo.model.score(demo.query(row))[0])
+    assert np.isclose(trace.meta["total"], np.log(score / (1 - score)), atol=1e-6)

@@ -229,3 +229,22 @@ def sev_reading(setup: "Setup", ex: "SEVExplanation") -> str:
         return (f"No set of up to {result.max_depth} feature{'s' if result.max_depth > 1 else ''} moved to the "
                 f"reference values flips the prediction{held} (larger sets were not searched).")
     return f"Even moving every feature{held} to the reference values does not flip the prediction."
+
+
+def lemma4_sentence(coverage: dict[str, str], k: int, sigma: float) -> str:
+    """Which explainers the relevance bound R ≤ (1 + e^−σ)^k·F (PLE Lemma 4) covers on this row, read off each
+    w (``Comparison.bound_coverage``), so the caption never contradicts the table."""
+    def named(verdict: str) -> str:
+        return join_words([METHOD_LABELS.get(m, m) for m, v in coverage.items() if v == verdict])
+
+    factor = (1 + math.exp(-sigma)) ** k
+    parts = [f"Guarantee (PLE Lemma 4): for an anchored explanation with at most k = {k} weights, the relevance "
+             f"error is at most {factor:.3g} × the fidelity error (the bound column)"]
+    if named("covered"):
+        parts.append(f"it covers {named('covered')} here")
+    if named("not anchored"):
+        parts.append(f"not {named('not anchored')}, which miss the model's output at this row (gap above 0)")
+    if named("more than k weights"):
+        parts.append(f"nor {named('more than k weights')}, with more than {k} weights")
+    return "; ".join(parts) + "."
+

@@ -102,8 +102,12 @@ def ensure_session() -> None:
     if "setup" not in st.session_state:
         use_setup(demo(*DEFAULT_DEMO))
         linked = str(st.query_params.get("row", ""))
-        if re.fullmatch(r"[0-9]{1,12}", linked) and int(linked) < len(st.session_state["setup"].dataset.features):
+        rows = len(st.session_state["setup"].dataset.features)
+        if re.fullmatch(r"[0-9]{1,12}", linked) and int(linked) < rows:
             st.session_state["row"] = int(linked)
+        elif linked:  # a shared link to a row that is not there: say so, and say which row is shown instead
+            st.warning(f"The link asks for row {plain(linked[:20])}, which is not a row of this dataset (rows 0 to "
+                       f"{rows - 1}); showing row {st.session_state['row']} instead.", icon=":material/link_off:")
     st.session_state.setdefault("params", Parameters())
     if st.query_params.get("row") != str(st.session_state["row"]):
         st.query_params["row"] = str(st.session_state["row"])

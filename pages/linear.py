@@ -16,7 +16,8 @@ from explain_core.errors import IntakeError
 from explain_core.limits import limits
 from explain_core.linear.compare import SWEEP_GRIDS, Sweep
 from explain_core.plots import sweep_figure, weights_figure
-from explain_core.vocabulary import LINEAR_CHOICE_LABELS, METHOD_LABELS, METRIC_COLUMNS, SWEEP_LABELS, plain
+from explain_core.vocabulary import (LINEAR_CHOICE_LABELS, METHOD_LABELS, METRIC_COLUMNS, SWEEP_LABELS, join_words,
+                                     lemma4_sentence, plain)
 from pages import _shared as shared
 
 MAX_SWEEP_VALUES = 12
@@ -33,6 +34,29 @@ def f_description(s, query: pd.DataFrame) -> str:
                 "relevance R is the probability that f(z) ≠ f(x) among z that w cannot tell from x.")
     return ("**f(z) is the model's prediction at z rescaled to [−1, +1]** by the training target's range "
             "(clipped). Fidelity and relevance are mean (f − w·z)²/4 and (f(z) − f(x))²/4.")
+
+
+def plain_lead(s, comparison, fitted) -> str:
+    """The page's answer in words first: how well a k-weight rule reproduces the model near this row."""
+    best = min((r for r in comparison.results if r.method in fitted), key=lambda r: r.scores.fidelity)
+    rel = best.scores.relevance
+    unit = ("of nearby variations of this row" if s.dataset.task == "classification" else "on nearby variations")
+    text = (f"**How well does a rule that uses at most {comparison.k - 1} features (plus a baseline) reproduce the "
+            f"model near this row?** Nearby variations move some features to the reference value (σ = "
+            f"{comparison.sigma:g}: the larger, the closer to this row). The best rule here "
+            f"({METHOD_LABELS[best.method]}) uses {plain(join_words(support(best, s)) or 'no feature')}; its fidelity "
+            f"error is {best.scores.fidelity:.3f} (0 = it reproduces the model {unit}).")
+    if rel is not None and s.dataset.task == "classification":  # f = ±1: R is the chance of another answer
+        text += (f" Among variations it cannot tell from this row, the model gives another answer "
+                 f"{rel.value:.1%} of the time (relevance error).")
+    elif rel is not None:
+        text += f" Among variations it cannot tell from this row, the relevance error is {rel.value:.3f}."
+    return text
+
+
+def support(result, s) -> list[str]:
+    """The features with a non-zero weight in ``result``'s w (the bias left out)."""
+    return [s.dataset.group_names[j - 1] for j in np.flatnonzero(np.abs(result.w) > 1e-12) if j > 0]
 
 
 def parse_values(text: str, parameter: str, d: int) -> tuple:
@@ -113,16 +137,19 @@ comparison = report.comparison
 fitted = LINEAR_METHODS[p.linear_method]
 
 with st.container(key="lin_space"):
-    example = next((n for n in report.names[1:]), "keeps <feature> = <value>")
-    st.markdown(
-        f"Each feature becomes a **literal** “keeps ⟨feature⟩ = ⟨this row's value⟩”, e.g. *{plain(example)}*. "
-        "At this row "
-        "every literal is true (x_j = +1); **z_j = −1 moves that feature to the reference value** "
-        f"({plain(s.reference_of_label(shared.current_label()).description)}), so the corners of {{−1, +1}}^{d} "
-        "are the SEV hypercube plus a bias literal "
-        "that is always +1. An explanation is a weight vector w with at most k non-zero weights, "
-        "**anchored**: w·x = f(x).")
-    st.markdown(f_description(s, query))
+    st.markdown(plain_lead(s, comparison, fitted))
+    with st.expander("How it is computed (the paper's notation)"):
+        example = next((n for n in report.names[1:]), "keeps <feature> = <value>")
+        st.markdown(
+            f"Each feature becomes a **literal** “keeps ⟨feature⟩ = ⟨this row's value⟩”, e.g. *{plain(example)}*. "
+            "At this row every literal is true (x_j = +1); **z_j = −1 moves that feature to the reference value** "
+            f"({plain(s.reference_of_label(shared.current_label()).description)}), so the corners of "
+            f"{{−1, +1}}^{d} are the SEV hypercube plus a bias literal that is always +1. An explanation is a weight "
+            "vector w with at most k non-zero weights, **anchored**: w·x = f(x).")
+        st.markdown(f_description(s, query))
+        st.markdown("Fidelity error F(w) = E[¼(w·z − f(z))²] over D_{x,σ} (F̂: the same mean over the fitting "
+                    "sample); relevance error R(w) = E[¼(f(z) − f(x))² | w·z = w·x]; Lemma 4: R ≤ (1 + e^−σ)^k · F "
+                    "for every anchored k-sparse w.")
 
 st.subheader("Weights")
 with st.container(key="lin_weights"):
@@ -155,8 +182,8 @@ with st.container(key="lin_highlights"):
         elif "exact" in results:
             diff = r.scores.empirical_fidelity - results["exact"].scores.empirical_fidelity
             same = abs(diff) <= 1e-9
-            c[3].metric("IHT: certificate", "none", delta="F̂ equals the exact fit's" if same else
-                        f"F̂ {diff:+.2g} vs the exact fit", delta_color="off" if same else "inverse",
+            c[3].metric("IHT: certificate", "none", delta="same fit as the exact one" if same else
+                        f"fit error {diff:+.2g} vs the exact fit", delta_color="off" if same else "inverse",
                         delta_arrow="off" if same else "auto",
                         help="IHT carries no certificate; its F̂ beside the exact fit's on the same sample shows "
                              "how close it came")
@@ -167,15 +194,14 @@ st.subheader("Metrics of every explainer")
 with st.container(key="lin_metrics"):
     table = comparison.table()
     shown = table.rename(index=METHOD_LABELS, columns=METRIC_COLUMNS)
-    st.dataframe(shown, key="lin_metrics_table",
+    main = [c for c in shown.columns if c not in ("max |w_j|", "seconds", "detail")]
+    st.dataframe(shown, key="lin_metrics_table", width="stretch", column_order=main,
                  column_config={c: st.column_config.NumberColumn(c, format="%.4f")
                                 for c in shown.columns if c not in ("‖w‖₀", "R computed by", "exact fit status",
                                                                     "detail", "optimality gap")}
                  | {"optimality gap": st.column_config.NumberColumn("optimality gap", format="percent")})
-    st.caption(f"Lemma 4: relevance R ≤ (1 + e^−σ)^k · F for every anchored k-sparse w; here the factor is "
-               f"{(1 + np.exp(-comparison.sigma)) ** comparison.k:.3g}. LIME and truncated SHAP are not anchored "
-               "(their gap is not 0), so the bound does not cover them; dense SHAP is not sparse, and its relevance "
-               "is not computed.")
+    st.caption(plain(lemma4_sentence(comparison.bound_coverage(), comparison.k, comparison.sigma))
+               + " Seconds, largest weight and each fit's details are in the CSV.")
     shared.download_buttons("linear_metrics", table, comparison, key="lin_metrics")
 
 st.subheader("Sweeps")

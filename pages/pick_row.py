@@ -14,15 +14,23 @@ data = s.dataset
 scores = shared.row_scores(s, s.key)
 classification = data.task == "classification"
 
+truth = s.model.labels_of(data.y) if not classification else np.asarray(data.y).astype(int)
+wrong = truth != scores["predicted"].to_numpy()
 with st.container(border=True):
-    f1, f2, f3 = st.columns(3)
+    f1, f2 = st.columns([1, 2])
     split = f1.segmented_control("Rows", ["test", "train", "all"], default="test", key="pick_split")
-    labels = {"all": "any prediction", 1: f"predicted {plain(data.class_value(1))}",
+    labels = {"all": "any", 1: f"predicted {plain(data.class_value(1))}",
               0: f"predicted {plain(data.class_value(0))}"}
     predicted = f2.segmented_control("Prediction", ["all", 1, 0], default=1 if classification else "all",
                                      key="pick_predicted", format_func=labels.get, disabled=not classification)
+    f3, f4 = st.columns([1, 2])
+    outcome = f3.segmented_control(
+        "Against the truth", ["all", "wrong", "right"], default="all", key="pick_outcome",
+        format_func={"all": "any", "wrong": "misclassified", "right": "correct"}.get,
+        help="Misclassified: the model's label differs from the true one" + ("" if classification else
+                                                                            " (above / below the threshold)") + ".")
     low, high = float(scores["score"].min()), float(scores["score"].max())
-    score_range = f3.slider("Score", low, high, (low, high), key="pick_score", format="%.3g") if high > low \
+    score_range = f4.slider("Score", low, high, (low, high), key="pick_score", format="%.3g") if high > low \
         else (low, high)
 
 keep = np.ones(len(scores), dtype=bool)
@@ -30,11 +38,14 @@ if split in ("test", "train"):
     keep &= (scores["split"] == split).to_numpy()
 if classification and predicted in (0, 1):
     keep &= (scores["predicted"] == predicted).to_numpy()
+if outcome in ("wrong", "right"):
+    keep &= wrong if outcome == "wrong" else ~wrong
 keep &= scores["score"].between(*score_range).to_numpy()
 positions = np.flatnonzero(keep)
-
-table = pd.concat([scores.iloc[positions][["score", "predicted", "split"]],
-                   data.features.iloc[positions]], axis=1)
+table = pd.concat([scores.iloc[positions][["score", "predicted"]],
+                   pd.DataFrame({"true": data.target.to_numpy()[positions], "misclassified": wrong[positions]},
+                                index=scores.index[positions]),
+                   scores.iloc[positions][["split"]], data.features.iloc[positions]], axis=1)
 table.index.name = "row"
 st.caption(f"{len(positions):,} of {len(scores):,} rows match" +
            (f"; the first {MAX_SHOWN:,} are listed" if len(positions) > MAX_SHOWN else "") +

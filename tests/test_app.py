@@ -113,6 +113,8 @@ def test_the_url_names_the_row(demo, flagged):
     bad.query_params["row"] = "99999999"
     bad.run()
     assert not bad.exception and bad.session_state["row"] == flagged[0]
+    assert any("not a row of this dataset" in w.value and f"showing row {flagged[0]}" in w.value
+               for w in bad.warning)  # a bad link says so
 
 
 def test_loading_another_demo_changes_the_session(explain_cache_dir):
@@ -246,6 +248,18 @@ def test_pick_row_filters_and_what_if(demo, flagged):
     listed = at.dataframe[0].value
     test = set(int(r) for r in demo.test_rows)
     assert set(listed.index) == test - set(flagged)
+
+
+def test_pick_row_shows_the_truth_and_filters_the_misclassified(demo, flagged):
+    at = open_page("pages/pick_row.py")
+    at.segmented_control(key="pick_predicted").set_value("all").run()
+    at.segmented_control(key="pick_outcome").set_value("wrong").run()
+    listed = at.dataframe[0].value
+    test = [int(r) for r in demo.test_rows]
+    predicted = demo.model.label(demo.dataset.features.iloc[test])
+    wrong = [r for r, p in zip(test, predicted) if p != demo.dataset.y[r]]
+    assert list(listed.index) == wrong and listed["misclassified"].all()
+    assert list(listed["true"]) == list(demo.dataset.target.iloc[wrong])
 
 
 def test_what_if_edit_is_explained(demo, flagged):

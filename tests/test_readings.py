@@ -122,3 +122,23 @@ def test_lime_and_shap_facets_state_units_and_the_waterfall_adds_up_to_shap(demo
     # TreeExplainer on log-odds: base + Σφ is the model's own log-odds of the row
     score = float(demo.model.score(demo.query(row))[0])
     assert np.isclose(trace.meta["total"], np.log(score / (1 - score)), atol=1e-6)
+
+
+def test_lemma4_bound_and_caption_follow_each_w(demo, explained):
+    """The old caption said dense SHAP is never covered while its w was anchored with 3 weights; coverage is
+    now read off each w, the table's bound is blank where the lemma does not apply, and the caption agrees."""
+    from explain_core.analysis import row_linear
+    from explain_core.vocabulary import lemma4_sentence
+
+    row, _ = explained[0]
+    comparison = row_linear(demo, demo.query(row), Parameters(m=1000, linear_method="iht", k=4)).comparison
+    table, coverage = comparison.table(), comparison.bound_coverage()
+    for r in comparison.results:
+        anchored = r.scores.anchoring_gap <= 1e-9
+        sparse = np.count_nonzero(np.abs(r.w) > 1e-12) <= comparison.k
+        assert (coverage[r.method] == "covered") == (anchored and sparse)
+        assert np.isnan(table.loc[r.method, "bound"]) == (coverage[r.method] != "covered")
+    sentence = lemma4_sentence(coverage, comparison.k, comparison.sigma)
+    for method, verdict in coverage.items():
+        assert METHOD_LABELS[method] in sentence
+    assert "not computed" not in sentence

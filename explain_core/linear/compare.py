@@ -147,19 +147,35 @@ class Comparison(Explanation):
     meta_parameters = ("k", "sigma", "m", "seed")
 
     def table(self) -> pd.DataFrame:
-        """One row per method: F̂, F, R (with its method), |w·x − f(x)|, ‖w‖₀, Lemma 4 bound, seconds."""
-        return pd.DataFrame([_row(r) for r in self.results]).set_index("method")
+        """One row per method: F̂, F, R (with its method), |w·x − f(x)|, ‖w‖₀, Lemma 4 bound (NaN where it does not
+        apply, :meth:`bound_coverage`), seconds."""
+        coverage = self.bound_coverage()
+        return pd.DataFrame([_row(r, coverage[r.method] == "covered") for r in self.results]).set_index("method")
+
+    def bound_coverage(self) -> dict[str, str]:
+        """Per method, whether Lemma 4 (R ≤ (1 + e^{−σ})^k·F) covers its w, from the w itself: ``covered``
+        (anchored and at most k non-zero weights), ``not anchored`` (|w·x − f(x)| > 1e-9) or ``more than k
+        weights`` — dense SHAP is covered whenever its φ vanish outside k literals."""
+        def verdict(r: MethodResult) -> str:
+            if r.scores.anchoring_gap > ANCHORED_TOLERANCE:
+                return "not anchored"
+            return "covered" if r.scores.support_size <= self.k else "more than k weights"
+        return {r.method: verdict(r) for r in self.results}
 
 
-def _row(r: MethodResult) -> dict:
+ANCHORED_TOLERANCE = 1e-9
+
+
+def _row(r: MethodResult, covered: bool) -> dict:
     s = r.scores
     rel = s.relevance
     return {"method": r.method, "empirical_fidelity": s.empirical_fidelity, "fidelity": s.fidelity,
-            "relevance": rel.value if rel else np.nan, "relevance_method": rel.method if rel else "n/a (dense)",
+            "relevance": rel.value if rel else np.nan,
+            "relevance_method": rel.method if rel else "n/a (support too large to enumerate)",
             "anchoring_gap": s.anchoring_gap, "support_size": s.support_size,
             "max_abs_weight": float(np.abs(r.w).max()),
-            "bound": s.bound, "status": r.status, "gap": np.nan if r.gap is None else r.gap, "seconds": r.seconds,
-            "detail": r.detail}
+            "bound": s.bound if covered else np.nan, "status": r.status, "gap": np.nan if r.gap is None else r.gap,
+            "seconds": r.seconds, "detail": r.detail}
 
 
 @names_method("the linear explanations")
@@ -260,5 +276,5 @@ def sweep(spaces: Sequence[LiteralSpace], parameter: str, values: Sequence | Non
         for i, space in enumerate(spaces):
             comp = compare(space, int(setting["k"]), float(setting["sigma"]), int(setting["m"]), seed=seed + 1000 * i,
                            methods=methods, time_limit=time_limit, relevance_samples=relevance_samples)
-            rows += [{parameter: value, "instance": i, **_row(r)} for r in comp.results]
+            rows += [{parameter: value, "instance": i, **row} for row in comp.table().reset_index().to_dict("records")]
     return Sweep(parameter, values, pd.DataFrame(rows))

@@ -23,7 +23,7 @@ from .errors import IntakeError
 from .limits import Limits, limits, over
 from .models import ModelAdapter, wrap_model
 from .onnx_model import OnnxModel
-from .skops_policy import TypeCheck, check_types
+from .skops_policy import TypeCheck, check_types, skops_io
 from .tables import safe_name
 
 TRUSTED_ENV = "EXPLAIN_TRUSTED_MODELS"
@@ -93,7 +93,7 @@ def _load_pickle(path: Path, name: str, trusted: bool):
 
 
 def _load_skops(path: Path, name: str, trusted: bool, confirmed: set[str], caps: Limits):
-    import skops.io as sio
+    sio = skops_io()
 
     check_skops_archive(path, name, caps)
     try:

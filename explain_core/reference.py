@@ -14,7 +14,8 @@ import pandas as pd
 from .data import Dataset, FeatureGroup, find_value, show
 from .errors import IntakeError, check_choice
 
-STATISTICS = ("mean", "median")
+STATISTICS = ("mean", "median", "nearest_row")
+STATISTIC_WORDS = {"mean": "mean", "median": "median", "nearest_row": "a real row (nearest to the median)"}
 POPULATIONS = ("opposite", "all")
 
 
@@ -29,6 +30,7 @@ class Reference:
     population: str = "all"
     explain_class: int = 1
     threshold: float | None = None  # regression: the model's threshold the opposite side is taken from
+    rounded: bool = False  # numeric features that only take whole values rounded to a whole value
 
     def as_frame(self, columns: Sequence[str]) -> pd.DataFrame:
         return pd.DataFrame({c: [self.values[c]] for c in columns})
@@ -36,8 +38,13 @@ class Reference:
 
 def make_reference(dataset: Dataset, rows: Sequence[int] | None = None, *, statistic: str = "mean",
                    population: str = "opposite", explain_class: int = 1, threshold: float | None = None,
-                   overrides: Mapping[str, object] | None = None) -> Reference:
+                   overrides: Mapping[str, object] | None = None, rounded: bool = False) -> Reference:
     """Reference over ``rows`` (default: all rows; pass the training rows).
+
+    Realistic references: ``statistic="nearest_row"`` takes the real row of the population nearest to its
+    median profile (numeric features scaled by their interquartile range, a categorical mismatch counts 1), so
+    every value is one a real case has; ``rounded`` rounds the mean or median of a numeric feature that only
+    takes whole values (counts, ages) to a whole value, so "1.98 prior offences" reads "2".
 
     ``population="opposite"`` uses only rows whose true class differs from ``explain_class`` (the
     negatives when explaining positives) — for a regression, whose target lies on the other side of the
@@ -58,7 +65,14 @@ def make_reference(dataset: Dataset, rows: Sequence[int] | None = None, *, stati
     frame = dataset.features.iloc[rows]
     values = {}
     for group in dataset.groups:
-        values.update(_group_value(frame, group, statistic))
+        values.update(_group_value(frame, group, "median" if statistic == "nearest_row" else statistic))
+    picked = None
+    if statistic == "nearest_row":
+        picked = _nearest_row(dataset, frame, values)
+        values = {c: _python(frame.iloc[picked][c]) for c in dataset.columns}
+    elif rounded:
+        values.update({g.columns[0]: float(round(values[g.columns[0]])) for g in dataset.groups
+                       if g.kind == "numeric" and len(g.columns) == 1 and _whole(frame[g.columns[0]])})
     overrides = dict(overrides or {})
     for key, value in overrides.items():
         values.update(_custom_value(dataset, key, value))
@@ -68,10 +82,42 @@ def make_reference(dataset: Dataset, rows: Sequence[int] | None = None, *, stati
         who = f"rows with {dataset.target.name} {'≤' if explain_class == 1 else '>'} {threshold:.4g}"
     else:
         who = f"rows of class {dataset.class_value(1 - explain_class)}"
-    text = f"{statistic} of numeric / mode of categorical features over {len(rows)} {who}"
+    if picked is not None:
+        text = (f"real row {int(frame.index[picked])}: of {len(rows)} {who}, the one nearest to their median "
+                "profile")
+    else:
+        whole = ", whole-valued features rounded" if rounded else ""
+        text = f"{statistic} of numeric / mode of categorical features over {len(rows)} {who}{whole}"
     return Reference(values, text + (f"; custom: {', '.join(map(str, overrides))}" if overrides else ""), overrides,
                      statistic, population if opposite else "all", explain_class,
-                     threshold if opposite and regression else None)
+                     threshold if opposite and regression else None, rounded and picked is None)
+
+
+def _whole(values: pd.Series) -> bool:
+    """A numeric column whose values are all whole numbers (a count, an age in years)."""
+    values = values.dropna()
+    return bool(len(values)) and bool(np.all(np.mod(values.to_numpy(dtype=float), 1) == 0))
+
+
+def _python(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _nearest_row(dataset: Dataset, frame: pd.DataFrame, centre: dict) -> int:
+    """Position in ``frame`` of the row nearest to ``centre``: numeric distance scaled by the interquartile range
+    (the standard deviation when that is 0), 1 per mismatching categorical value or one-hot pattern; ties: first."""
+    distance = np.zeros(len(frame))
+    for group in dataset.groups:
+        block = frame[list(group.columns)]
+        if group.kind == "numeric" and len(group.columns) == 1:
+            x = block.iloc[:, 0].to_numpy(dtype=float)
+            q1, q3 = np.nanpercentile(x, [25, 75])
+            scale = (q3 - q1) or float(np.nanstd(x)) or 1.0
+            distance += np.nan_to_num(np.abs(x - float(centre[group.columns[0]])) / scale, nan=1.0)
+        else:
+            want = pd.Series({c: centre[c] for c in group.columns})
+            distance += (block != want.to_numpy()).any(axis=1).to_numpy(dtype=float)
+    return int(np.argmin(distance))
 
 
 def _opposite_rows(dataset: Dataset, rows: np.ndarray, explain_class: int, threshold: float | None) -> np.ndarray:

@@ -81,7 +81,8 @@ class Setup:
             return ref
         if label not in self._mirrors:
             self._mirrors[label] = make_reference(self.dataset, self.train_rows, statistic=ref.statistic,
-                                                  population="opposite", explain_class=label, threshold=ref.threshold)
+                                                  population="opposite", explain_class=label, threshold=ref.threshold,
+                                                  rounded=ref.rounded)
         return self._mirrors[label]
 
     def with_restricted(self, names: Sequence[str]) -> "Setup":
@@ -109,7 +110,7 @@ class Setup:
         model = wrap_model(m.estimator, dataset, encoder=m.encoder, threshold=m.threshold, score_kind=m.score_kind,
                            positive_class=find_value(match, list(m.estimator.classes_)), name=m.name)
         reference = make_reference(dataset, self.train_rows, statistic=self.reference.statistic,
-                                   population=self.reference.population)
+                                   population=self.reference.population, rounded=self.reference.rounded)
         return Setup(dataset, model, reference, self.train_rows, self.test_rows,
                      evaluate(model, dataset, self.train_rows, self.test_rows), self.model_key, self.source,
                      self.restricted)

@@ -23,6 +23,48 @@ from typing import Iterable
 import numpy as np
 
 VETTED_PACKAGES = ("sklearn", "numpy", "scipy", "xgboost", "lightgbm", "catboost")
+_SKIPPED_PACKAGES = ("sklearn.externals",)  # vendored code; all_estimators() ignores every module under it
+
+
+def skops_io():
+    """``skops.io``, imported without importing torch.
+
+    Importing ``skops.io`` lists scikit-learn's estimators (``sklearn.utils.all_estimators``), whose
+    ``pkgutil.walk_packages`` imports every sub-package to descend into it — among them
+    ``sklearn.externals.array_api_compat.torch``, which imports torch (about 1.5 s, most of a cold start).
+    ``all_estimators`` skips every module under ``sklearn.externals`` anyway, so for the import only, the walk
+    does not descend there: the trusted-type list is the same (checked by the tests), without torch.
+    """
+    if "skops.io" in sys.modules:
+        return sys.modules["skops.io"]
+    import pkgutil
+
+    walk = pkgutil.walk_packages
+
+    def walk_skipping(path=None, prefix="", onerror=None):
+        for info in pkgutil.iter_modules(path, prefix):
+            yield info
+            if not info.ispkg or info.name.startswith(_SKIPPED_PACKAGES):
+                continue
+            try:
+                __import__(info.name)
+            except ImportError:
+                if onerror is not None:
+                    onerror(info.name)
+                continue
+            except Exception:  # noqa: BLE001 — pkgutil's own contract: other errors go to onerror or up
+                if onerror is None:
+                    raise
+                onerror(info.name)
+                continue
+            inner = getattr(sys.modules[info.name], "__path__", None) or []
+            yield from walk_skipping(inner, info.name + ".", onerror)
+
+    pkgutil.walk_packages = walk_skipping
+    try:
+        return importlib.import_module("skops.io")
+    finally:
+        pkgutil.walk_packages = walk
 PIP_NAMES = {"sklearn": "scikit-learn"}
 
 # The non-default types that scikit-learn, numpy, scipy, XGBoost, LightGBM and CatBoost models are built from (found

@@ -29,7 +29,7 @@ from .limits import limits, over
 from .boosters import require
 from .loading import UntrustedModelError
 from .models import ModelAdapter, wrap_model
-from .skops_policy import ALLOWED_TYPES
+from .skops_policy import ALLOWED_TYPES, skops_io
 
 DEMO_KINDS = {"l1_lr": "L1 logistic regression", "l2_lr": "L2 logistic regression",
               "gbdt": "Gradient boosting", "mlp": "MLP (128-128)", "xgb": "XGBoost", "lgbm": "LightGBM"}
@@ -151,7 +151,7 @@ def demo_model(dataset: Dataset | str, kind: str = "gbdt", *, seed: int = 0) -> 
         return TrainedModel(adapter, *dataset.split(seed), info["metrics"], seed,
                             source=f"{adapter.name} (demo, seed {seed})", **origin)
     trained = train_model(dataset, kind, seed=seed)
-    import skops.io as sio
+    sio = skops_io()
 
     write_atomic(path, lambda tmp: sio.dump(trained.model.estimator, tmp))
     write_atomic(meta, lambda tmp: tmp.write_text(json.dumps(
@@ -161,7 +161,7 @@ def demo_model(dataset: Dataset | str, kind: str = "gbdt", *, seed: int = 0) -> 
 
 def load_own_skops(path: Path):
     """Load a cache file this module wrote, accepting only the vetted types (:data:`ALLOWED_TYPES`)."""
-    import skops.io as sio
+    sio = skops_io()
 
     types = sio.get_untrusted_types(file=path)
     foreign = sorted(set(types) - ALLOWED_TYPES)

@@ -18,7 +18,7 @@ from explain_core import IntakeError, UntrustedModelError
 from explain_core.analysis import Setup, make_setup, model_from_upload
 from explain_core.data import KINDS, TASKS, Dataset, demo_names, infer_kind, infer_task, make_dataset
 from explain_core.loading import MODEL_SUFFIXES, TRUSTED_ENV
-from explain_core.reference import POPULATIONS, STATISTICS, Reference, make_reference
+from explain_core.reference import POPULATIONS, STATISTIC_WORDS, STATISTICS, Reference, make_reference
 from explain_core.tables import read_table, safe_name
 from explain_core.training import DEMO_KINDS, TrainedModel, train_model
 from explain_core.vocabulary import DEMO_LABELS, format_value, plain
@@ -125,15 +125,18 @@ def show_metrics(metrics: dict, task: str) -> None:
 
 # --- 1 · Data ---------------------------------------------------------------------------------------------------
 
-def data_section() -> None:
+def data_section() -> bool:
+    """Section 1; True while an uploaded file waits for "Use this data" (sections 2-4 still show the older data)."""
     st.subheader("1 · Data")
     source = st.radio("Data source", ["demo", "upload"], horizontal=True, key="dm_data_source",
                       format_func={"demo": "Bundled demo", "upload": "Upload a CSV or Parquet file"}.get)
+    pending = False
     if source == "demo":
         demo_picker()
     else:
-        upload_form()
-    dataset_summary(st.session_state["dm_dataset"])
+        pending = upload_form()
+    dataset_summary(st.session_state["dm_dataset"], pending)
+    return pending
 
 
 def demo_picker() -> None:
@@ -152,21 +155,22 @@ def demo_picker() -> None:
         set_working(demo.dataset, model_of(demo))
 
 
-def upload_form() -> None:
+def upload_form() -> bool:
+    """The upload and its column choices; True while the file is not yet the dataset being configured."""
     limit = shared.upload_limit_mb()
     file = st.file_uploader("CSV or Parquet file", type=DATA_TYPES, key="dm_upload",
                             help=f"One row per case, one column per feature plus the target; a header row. "
                                  f"Up to {limit:g} MB (the server's upload limit).")
     if file is None:
         st.caption("Upload a table to configure it; until then the dataset below stays in use.")
-        return
+        return False
     digest = digest_of(file)
     name = safe_name(file.name)
     try:
         frame = read_upload(file.getvalue(), digest, name)
     except IntakeError as exc:
         st.error(plain(exc), icon=":material/error:")
-        return
+        return False
     reset_when_changed("dm_file_for", (digest, name), PER_FILE_KEYS + PER_TARGET_KEYS)
     columns = list(frame.columns)
     st.caption(f"**{plain(name)}**: {len(frame):,} rows × {len(columns)} columns. First rows:")
@@ -225,6 +229,8 @@ def upload_form() -> None:
             st.error(plain(exc), icon=":material/error:")
         else:
             set_working(dataset, None)
+            st.session_state["dm_built_from"] = (digest, name)
+    return st.session_state.get("dm_built_from") != (digest, name)
 
 
 def onehot_groups(table: pd.DataFrame) -> dict[str, list[str]]:
@@ -246,11 +252,15 @@ def onehot_groups(table: pd.DataFrame) -> dict[str, list[str]]:
     return out
 
 
-def dataset_summary(dataset: Dataset) -> None:
+def dataset_summary(dataset: Dataset, pending: bool = False) -> None:
     task = (dataset.task if dataset.task == "regression"
             else f"classification, positive class **{plain(dataset.positive_class)}**")
-    st.success(f"Dataset **{plain(dataset.name)}**: {len(dataset.features):,} rows, {len(dataset.groups)} features, "
-               f"{task}.", icon=":material/dataset:")
+    what = f"**{plain(dataset.name)}**: {len(dataset.features):,} rows, {len(dataset.groups)} features, {task}"
+    if pending:
+        st.warning(f"**The uploaded file is not used yet.** Sections 2–4 below still configure the previous data "
+                   f"({what}). Press **Use this data** above to configure the file.", icon=":material/pending:")
+    else:
+        st.success(f"Dataset {what}.", icon=":material/dataset:")
     with st.expander("Features and their kinds"):
         st.dataframe(pd.DataFrame({"feature": dataset.group_names, "kind": [g.kind for g in dataset.groups],
                                    "columns": [", ".join(map(str, g.columns)) for g in dataset.groups]}),
@@ -389,9 +399,14 @@ def reference_section(dataset: Dataset, dkey: str, model: TrainedModel, current:
     st.subheader("3 · Reference and restricted features")
     same_data = dkey == current_key
     c1, c2 = st.columns(2)
-    statistic = c1.selectbox("Statistic for numeric features", STATISTICS, key="dm_statistic",
-                             help="The reference takes the mean or median of each numeric feature and the most "
-                                  "common value of each binary/categorical one (SEV §3).")
+    statistic = c1.selectbox("Reference values", STATISTICS, key="dm_statistic", format_func=STATISTIC_WORDS.get,
+                             help="The mean or median of each numeric feature and the most common value of each "
+                                  "binary/categorical one (SEV §3), or a real row: the one nearest to the median "
+                                  "profile, so every value is one a real case has.")
+    rounded = c1.checkbox("Round whole-valued features (counts, ages) to whole values", key="dm_rounded",
+                          disabled=statistic == "nearest_row",
+                          help="A mean of 1.98 prior offences reads 2: explanations then move to values a real "
+                               "case can have.")
     threshold = model.model.threshold
     labels = POPULATION_LABELS if dataset.task == "classification" else {
         "opposite": f"training rows on the other side of the threshold ({threshold:.4g})", "all": "all training rows"}
@@ -402,12 +417,12 @@ def reference_section(dataset: Dataset, dkey: str, model: TrainedModel, current:
              "side of the model's threshold).")
     try:
         base = make_reference(dataset, model.train_rows, statistic=statistic, population=population,
-                              threshold=threshold)
+                              threshold=threshold, rounded=rounded)
     except IntakeError as exc:
         st.error(plain(exc), icon=":material/error:")
         reference = None
     else:
-        reference = reference_editor(dataset, model, base, statistic, population, current, same_data)
+        reference = reference_editor(dataset, model, base, current, same_data)
 
     suggestion = dataset.restricted_suggestion
     default = [n for n in current.restricted if n in dataset.group_names] if same_data else []
@@ -418,8 +433,8 @@ def reference_section(dataset: Dataset, dkey: str, model: TrainedModel, current:
     return reference, tuple(restricted)
 
 
-def reference_editor(dataset: Dataset, model: TrainedModel, base: Reference, statistic: str, population: str,
-                     current: Setup, same_data: bool) -> Reference | None:
+def reference_editor(dataset: Dataset, model: TrainedModel, base: Reference, current: Setup,
+                     same_data: bool) -> Reference | None:
     """The computed reference with an editable column of custom values; None (and the message) when one is refused."""
     custom = ({str(k): format_value(v) for k, v in current.reference.overrides.items()} if same_data else {})
     table = pd.DataFrame(
@@ -438,12 +453,13 @@ def reference_editor(dataset: Dataset, model: TrainedModel, base: Reference, sta
         reference = base
     else:
         try:
-            reference = make_reference(dataset, model.train_rows, statistic=statistic, population=population,
-                                       threshold=model.model.threshold, overrides=overrides)
+            reference = make_reference(dataset, model.train_rows, statistic=base.statistic,
+                                       population=base.population, threshold=model.model.threshold,
+                                       overrides=overrides, rounded=base.rounded)
         except IntakeError as exc:
             st.error(plain(exc), icon=":material/error:")
             return None
-    st.caption(f"Reference: {plain(reference.description)}.")
+    st.caption(f"**Reference in use after “Use this setup”**: {plain(reference.description)}.")
     return reference
 
 
@@ -454,14 +470,17 @@ def reference_text(dataset: Dataset, group, reference: Reference) -> str:
 # --- 4 · Use ------------------------------------------------------------------------------------------------------
 
 def use_section(dataset: Dataset, dkey: str, model: TrainedModel, reference: Reference, restricted: tuple[str, ...],
-                current: Setup, current_key: str) -> None:
+                current: Setup, current_key: str, pending_upload: bool = False) -> None:
     st.subheader("4 · Use")
     same = dkey == current_key and model.key == current.model_key
     what = ("the session's dataset and model with this reference and these restricted features" if same else
             f"**{plain(dataset.name)}** with {model_words(model.model.name, model.source)}")
     st.markdown(f"This replaces the session's setup with {what}. "
                 f"Restricted: {plain(', '.join(restricted)) or 'none'}.")
-    if not st.button("Use this setup", key="dm_use", type="primary", icon=":material/done_all:"):
+    if pending_upload:
+        st.caption("Disabled while the uploaded file waits for **Use this data** (section 1).")
+    if not st.button("Use this setup", key="dm_use", type="primary", icon=":material/done_all:",
+                     disabled=pending_upload):
         return
     try:
         if same:
@@ -494,11 +513,12 @@ if flash:
     st.success(flash, icon=":material/check_circle:")
     st.page_link("pages/pick_row.py", label="Pick a row to explain", icon=":material/table_rows:")
 
-data_section()
+pending_upload = data_section()
 dataset = st.session_state["dm_dataset"]
 dkey = st.session_state["dm_dataset_key"]
-model = model_section(dataset, dkey)
-if model is not None:
-    reference, restricted = reference_section(dataset, dkey, model, current, current_key)
-    if reference is not None:
-        use_section(dataset, dkey, model, reference, restricted, current, current_key)
+with st.container(key="dm_below"):
+    model = model_section(dataset, dkey)
+    if model is not None:
+        reference, restricted = reference_section(dataset, dkey, model, current, current_key)
+        if reference is not None:
+            use_section(dataset, dkey, model, reference, restricted, current, current_key, pending_upload)

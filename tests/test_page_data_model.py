@@ -174,6 +174,9 @@ def test_uploaded_table_is_configured_and_built_like_make_dataset():
     columns = list(frame.columns)
     assert at.selectbox(key="dm_target").options == columns
     assert at.selectbox(key="dm_target").value == "constant"  # the last column by default
+    # until "Use this data", sections 2-4 still configure the previous data, and say so
+    assert any("uploaded file is not used yet" in w.value for w in at.warning)
+    assert at.button(key="dm_use").disabled
 
     # a target with one value is refused with make_dataset's own message
     at.button(key="dm_build").click().run()
@@ -209,6 +212,7 @@ def test_uploaded_table_is_configured_and_built_like_make_dataset():
     pd.testing.assert_frame_equal(built.features, expected.features)
     assert built.group("purpose").kind == "categorical" and built.group("rooms").kind == "categorical"
     assert any("No model for this dataset yet" in i.value for i in at.info)
+    assert not any("not used yet" in w.value for w in at.warning)
     assert not [b for b in at.button if b.key == "dm_use"]  # nothing to use until a model exists
     assert_unchanged(at, before)
 
@@ -254,7 +258,9 @@ def test_reference_statistic_custom_values_and_restricted_features(compas):
     median = make_reference(data, trained.train_rows, statistic="median").values
     computed = at.data_editor(key="dm_reference").value["computed"]
     assert computed["age"] == cell(median["age"]) and computed["sex"] == str(median["sex"])
-    assert f"Reference: {make_reference(data, trained.train_rows, statistic='median').description}." in [visible(c) for c in at.caption.values]
+    assert (f"**Reference in use after “Use this setup”**: "
+            f"{make_reference(data, trained.train_rows, statistic='median').description}."
+            in [visible(c) for c in at.caption.values])
     at.multiselect(key="dm_restricted").set_value(["age", "sex"]).run()
     age = data.group_names.index("age")
     edit(at, "dm_reference", edited_rows={age: {"custom": "abc"}})  # a bad custom value: refused, nothing changes

@@ -127,3 +127,24 @@ def test_check_restricted(compas):
         check_restricted(compas, ["race", "age"])
     with pytest.raises(IntakeError, match="Every feature is restricted"):
         check_restricted(compas, compas.group_names)
+
+
+def test_realistic_references_rounded_and_nearest_real_row(compas):
+    rows = np.arange(0, len(compas.features), 2)
+    negatives = rows[compas.y[rows] == 0]
+    frame = compas.features.iloc[negatives]
+    rounded = make_reference(compas, rows, rounded=True)
+    mean = make_reference(compas, rows)
+    for column in ("age", "prior_offense_count", "juvenile_other_count"):  # whole-valued counts and ages
+        assert rounded.values[column] == round(mean.values[column]) and rounded.values[column] % 1 == 0
+    assert "rounded" in rounded.description and rounded.rounded
+    # nearest real row: brute force over every row of the other class, IQR-scaled numeric distance + mismatches
+    real = make_reference(compas, rows, statistic="nearest_row")
+    median = make_reference(compas, rows, statistic="median").values
+    numeric = [g.name for g in compas.groups if g.kind == "numeric"]
+    iqr = {c: (frame[c].quantile(0.75) - frame[c].quantile(0.25)) or frame[c].std(ddof=0) or 1.0 for c in numeric}
+    distance = sum((frame[c] - median[c]).abs() / iqr[c] for c in numeric) + sum(
+        (frame[c] != median[c]).astype(float) for c in compas.columns if c not in numeric)
+    best = int(np.argmin(distance.to_numpy()))
+    assert real.values == frame.iloc[best].to_dict()
+    assert f"real row {frame.index[best]}" in real.description

@@ -30,7 +30,7 @@ from explain_core.lens import lens_contexts, opposite_references
 from explain_core.linear.compare import compare
 from explain_core.linear.space import group_space
 from explain_core.report.replot import _colour
-from explain_core.vocabulary import METHOD_LABELS, sev_reading
+from explain_core.vocabulary import METHOD_LABELS, format_value, sev_reading
 
 ROOT = Path(__file__).resolve().parent.parent
 # small m / few LENS references / few LIME samples: the same code paths, a fraction of the time
@@ -67,9 +67,7 @@ def shown(result) -> str:
 
 
 def value_text(v) -> str:
-    if isinstance(v, str):
-        return v
-    return str(int(v)) if float(v).is_integer() else f"{float(v):.2f}"
+    return v if isinstance(v, str) else format_value(float(v))  # by magnitude (tested in test_readings)
 
 
 def weight_text(w: float) -> str:
@@ -150,8 +148,9 @@ def test_summary_names_dataset_model_metrics_row_and_every_parameter(pdfs, demo,
 def test_unicode_renders_with_an_embedded_dejavu_font(pdfs):
     path = pdfs["auto"][0]
     text = pdf_text(path)
-    for char in ("σ", "τ", "≥", "–", "SEV⁻", "SEV⁺", "‖w‖₀", "✓"):
+    for char in ("σ", "τ", "≥", "–", "SEV⁻", "SEV⁺", "‖w‖₀", "✓", "F̂"):  # F̂: shaped, its hat kept
         assert char in text, char
+    assert "key demo:" not in text and "key upload:" not in text  # no internal cache key
     fonts = set()
     for page in PdfReader(path).pages:
         for font in page["/Resources"]["/Font"].values():

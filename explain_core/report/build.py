@@ -19,7 +19,7 @@ from ..errors import IntakeError
 from ..plots import (HYPERCUBE_FIGURE_MAX_GROUPS, agreement_figure, hypercube_figure, lattice_figure, pn_curve_figure,
                      weights_figure)
 from ..sev import Hypercube, SEVExplanation, hypercube
-from ..vocabulary import METHOD_LABELS, factor_text, fmt_ps, sev_reading
+from ..vocabulary import METHOD_LABELS, factor_text, fmt_ps, format_number, sev_reading
 
 if TYPE_CHECKING:
     from ..linear.compare import LinearReport
@@ -75,6 +75,10 @@ class RowReport:
     @property
     def title(self) -> str:
         where = f"row {self.row}" if self.row is not None else "a custom row"
+        if self.setup.dataset.task == "regression":  # explained against the model's threshold
+            side = "above" if self.label == 1 else "at or below"
+            return (f"Why is the predicted {self.setup.dataset.target.name} {side} the threshold "
+                    f"{format_number(self.setup.model.threshold)} for {where}?")
         return f"Why did the model predict {self.setup.class_names[self.label]} for {where}?"
 
     @property

@@ -46,6 +46,7 @@ def _document(footer: str, title: str, subject: str):
     pdf.set_auto_page_break(True, margin=16)
     for style, path in font_files().items():
         pdf.add_font(FONT, style, str(path))
+    pdf.set_text_shaping(True)  # harfbuzz places combining marks: F̂ renders as F with its hat, not as "F"
     pdf.set_title(title)
     pdf.set_subject(subject)
     pdf.set_creator("explain_core report")

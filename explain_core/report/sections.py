@@ -74,7 +74,7 @@ def summary(w: Writer, r: RowReport) -> None:
         ["Dataset", f"{data.name}" + (f" — {card['title']}" if card.get("title") else "")],
         ["Size", f"{len(data.features):,} rows, {len(data.groups)} features ({len(data.columns)} columns); "
                  f"target {data.target.name} ({data.task}{positive})"],
-        ["Model", f"{model.name}; {s.source}; key {s.model_key}"],
+        ["Model", f"{model.name}; {s.source}"],
         ["Performance", f"{perf}; {len(s.train_rows):,} training / {len(s.test_rows):,} test rows"],
         ["Score", f"{s.score_text(r.score, digits=3)}; label 1 when the score is above {model.threshold:.4g}"],
         ["Reference", s.reference_of_label(r.label).description],

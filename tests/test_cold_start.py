@@ -1,0 +1,33 @@
+"""Cold start: loading the demo setup (skops cache file, the model, SEV of a row) never imports torch, and
+skops' list of trusted scikit-learn types is the one its plain import builds."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from conftest import ROOT
+
+PROBE = """
+import json, sys
+from explain_core.analysis import Parameters, demo_setup, predicted_rows, row_sev
+setup = demo_setup()
+row_sev(setup, setup.query(int(predicted_rows(setup)[0])), Parameters())
+torch_loaded = "torch" in sys.modules
+from skops.io._trusted_types import SKLEARN_ESTIMATOR_TYPE_NAMES as listed
+from skops.io._utils import get_type_name
+from sklearn.utils import all_estimators  # the plain walk (imports torch now: after the check above)
+plain = [get_type_name(c) for _, c in all_estimators() if get_type_name(c).startswith("sklearn.")]
+print(json.dumps({"torch": torch_loaded, "same": listed == plain, "types": len(listed)}))
+"""
+
+
+def test_demo_setup_and_sev_do_not_import_torch(explain_cache_dir):
+    from explain_core.analysis import demo_setup
+
+    demo_setup()  # trained into the session's cache first, so the probe only loads it
+    out = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=dict(os.environ), capture_output=True,
+                         text=True, timeout=300, check=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result == {"torch": False, "same": True, "types": result["types"]} and result["types"] > 100

@@ -23,7 +23,8 @@ st.set_page_config(page_title="Explanation explorer", page_icon=":material/manag
 PAGES = {
     "Start": [st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
               st.Page("pages/data_model.py", title="Data & model", icon=":material/dataset:"),
-              st.Page("pages/pick_row.py", title="Pick a row", icon=":material/table_rows:")],
+              st.Page("pages/pick_row.py", title="Pick a row", icon=":material/table_rows:"),
+              st.Page("pages/model_view.py", title="The model", icon=":material/monitoring:")],
     "Explain": [st.Page("pages/sev.py", title="SEV", icon=":material/hub:"),
                 st.Page("pages/lens.py", title="LENS", icon=":material/rule:"),
                 st.Page("pages/linear.py", title="Linear", icon=":material/bar_chart:"),

@@ -151,18 +151,27 @@ def explain_shap(model: ModelAdapter, dataset: Dataset, query_frame: pd.DataFram
     the encoded matrix behind a mappable ColumnTransformer, or the raw numeric columns of a model fed them directly
     (XGBoost, LightGBM, CatBoost, native boosters); any other model a PermutationExplainer of ``model.score``.
     """
+    values, base, output, name = shap_rows(model, dataset, query_frame.iloc[:1], train_rows, seed=seed,
+                                           background=background)
+    return Attribution("SHAP", tuple(dataset.group_names), values[0], base, output, name)
+
+
+def shap_rows(model: ModelAdapter, dataset: Dataset, frame: pd.DataFrame, train_rows, *, seed: int = 0,
+              background: int = 100) -> tuple[np.ndarray, float, str, str]:
+    """SHAP values of every row of ``frame`` (rows × groups, one-hot columns summed into their group), the base
+    value E[f(X)], the output they explain and the explainer's description — :func:`explain_shap` for many rows
+    at once (one explainer, one background sample)."""
     rng = np.random.default_rng(seed)
     rows = rng.choice(np.asarray(train_rows), size=min(background, len(train_rows)), replace=False)
-    bg, query = dataset.features.iloc[rows], query_frame.iloc[:1][dataset.columns]
+    bg, query = dataset.features.iloc[rows], frame[dataset.columns]
     inputs = _model_matrix(model, dataset)
     if inputs is not None:
         estimator, classes, encode, column_group = inputs
         found = _encoded_shap(model, estimator, classes, encode(bg), encode(query))
         if found is not None:
             values, base, output, name = found
-            grouped = np.bincount(column_group, weights=values, minlength=len(dataset.groups))
-            return Attribution("SHAP", tuple(dataset.group_names), grouped, base, output,
-                               f"{name} (interventional, {len(rows)} background rows, seed {seed})")
+            grouped = np.stack([np.bincount(column_group, weights=v, minlength=len(dataset.groups)) for v in values])
+            return grouped, base, output, f"{name} (interventional, {len(rows)} background rows, seed {seed})"
     return _permutation_shap(model, dataset, query, bg, seed)
 
 
@@ -184,7 +193,8 @@ def _model_matrix(model: ModelAdapter, dataset: Dataset):
 
 
 def _encoded_shap(model: ModelAdapter, estimator, classes, bg, query):
-    """(values per input column, base value, output, explainer name) of a linear or tree estimator, else None."""
+    """(values per row and input column, base value, output, explainer name) of a linear or tree estimator, else
+    None."""
     import shap
     from shap.utils._exceptions import InvalidModelError
 
@@ -198,19 +208,19 @@ def _encoded_shap(model: ModelAdapter, estimator, classes, bg, query):
         except InvalidModelError:
             return None
         name, output = "TreeExplainer", TREE_OUTPUT.get(explainer.model.tree_output, "model output")
-    values = np.asarray(explainer.shap_values(query))[0]
+    values = np.asarray(explainer.shap_values(query))
     base = np.ravel(explainer.expected_value)
     if model.task != "classification":
         return values, float(base[0]), output, name
     pos = list(classes).index(model.positive_class)
-    if values.ndim == 2:  # one column per class
-        return values[:, pos], float(base[pos]), output, name
+    if values.ndim == 3:  # one column per class
+        return values[:, :, pos], float(base[pos]), output, name
     sign = 1.0 if pos == 1 else -1.0  # a binary margin is for classes_[1]
     return sign * values, sign * float(base[0]), output, name
 
 
 def _permutation_shap(model: ModelAdapter, dataset: Dataset, query: pd.DataFrame, bg: pd.DataFrame,
-                      seed: int) -> Attribution:
+                      seed: int) -> tuple[np.ndarray, float, str, str]:
     import shap
 
     codec = _codec(dataset, bg, query)
@@ -222,9 +232,8 @@ def _permutation_shap(model: ModelAdapter, dataset: Dataset, query: pd.DataFrame
         exp = explainer(codec.encode(query), silent=True)
     finally:
         np.random.set_state(state)
-    return Attribution("SHAP", tuple(dataset.group_names), np.asarray(exp.values[0], dtype=float),
-                       float(np.ravel(exp.base_values)[0]), SCORE_OUTPUT[model.score_kind],
-                       f"PermutationExplainer ({len(coded_bg)} background rows, seed {seed})")
+    return (np.asarray(exp.values, dtype=float).reshape(len(query), -1), float(np.ravel(exp.base_values)[0]),
+            SCORE_OUTPUT[model.score_kind], f"PermutationExplainer ({len(coded_bg)} background rows, seed {seed})")
 
 
 @names_method("LIME-C / SHAP-C")

@@ -1,0 +1,105 @@
+"""The model seen over many rows: SHAP values of a seeded sample of test rows (one explainer, one background, as
+:func:`~explain_core.baselines.explain_shap` for one row), read as mean |SHAP| per feature, a beeswarm and a
+dependence plot — beside the dataset-wide SEV prevalence drawn by :func:`~explain_core.plots.feature_prevalence`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from .baselines import shap_rows
+from .plots import LABEL_COLOURS, TEMPLATE, method_colour, titled
+from .setup import Setup
+from .vocabulary import html_text
+
+BEESWARM_JITTER = 0.32
+
+
+@dataclass(frozen=True)
+class GlobalShap:
+    """SHAP values (rows × groups) of ``rows`` with the base value and the output they explain."""
+
+    rows: np.ndarray
+    groups: tuple[str, ...]
+    values: np.ndarray
+    base_value: float
+    output: str
+    explainer: str
+
+    def importance(self) -> pd.Series:
+        """Mean |SHAP| per group over the rows, largest first."""
+        return pd.Series(np.abs(self.values).mean(axis=0), index=list(self.groups)).sort_values(
+            ascending=False, kind="stable")
+
+
+def global_shap(setup: Setup, *, rows: int = 200, seed: int = 0, background: int = 100) -> GlobalShap:
+    """SHAP of a seeded sample of at most ``rows`` test rows (sorted), against the one-row method's background."""
+    test = np.asarray(setup.test_rows)
+    chosen = np.sort(np.random.default_rng(seed).choice(test, size=min(rows, len(test)), replace=False))
+    values, base, output, name = shap_rows(setup.model, setup.dataset, setup.dataset.features.iloc[chosen],
+                                           setup.train_rows, seed=seed, background=background)
+    return GlobalShap(chosen, tuple(setup.dataset.group_names), values, base, output, name)
+
+
+def group_values(setup: Setup, rows) -> pd.DataFrame:
+    """One column per feature group (a one-hot block's active column), for the rows a :class:`GlobalShap` holds."""
+    frame = setup.dataset.features.iloc[np.asarray(rows)]
+    return pd.DataFrame({g.name: g.values_in(frame) for g in setup.dataset.groups})
+
+
+def importance_figure(shap: GlobalShap) -> go.Figure:
+    """Mean |SHAP| per feature, largest on top."""
+    imp = shap.importance()
+    fig = go.Figure(go.Bar(x=imp.to_numpy(), y=[html_text(g) for g in imp.index], orientation="h",
+                           marker_color=method_colour("shap"), meta={"role": "importance"},
+                           hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
+    fig.update_layout(template=TEMPLATE, title=titled(f"Mean |SHAP| over {len(shap.rows)} test rows ({shap.output})"),
+                      xaxis=dict(title=f"mean |SHAP value| ({shap.output})"),
+                      yaxis=dict(type="category", autorange="reversed", automargin=True),
+                      height=max(300, 100 + 26 * len(imp)))
+    return fig
+
+
+def beeswarm_figure(shap: GlobalShap, features: pd.DataFrame, *, top: int = 12) -> go.Figure:
+    """SHAP's beeswarm: one dot per row and feature (the ``top`` by mean |SHAP|), x = its SHAP value, coloured by
+    the feature's value (low → high within the feature; categories in order of appearance). ``features``:
+    :func:`group_values` of the same rows."""
+    imp = shap.importance().head(top)
+    fig = go.Figure()
+    jitter = np.random.default_rng(0).uniform(-BEESWARM_JITTER, BEESWARM_JITTER, len(shap.rows))
+    for rank, group in enumerate(imp.index):
+        j = shap.groups.index(group)
+        raw = features[group]
+        codes = pd.to_numeric(raw, errors="coerce")
+        if codes.isna().all():
+            codes = pd.Series(pd.factorize(raw)[0], dtype=float)
+        span = float(codes.max() - codes.min()) or 1.0
+        fig.add_trace(go.Scattergl(
+            x=shap.values[:, j], y=rank + jitter, mode="markers", name=html_text(group), showlegend=False,
+            marker=dict(size=5, color=((codes - codes.min()) / span).to_numpy(), cmin=0, cmax=1,
+                        colorscale=[[0, LABEL_COLOURS[0]], [1, LABEL_COLOURS[1]]], showscale=rank == 0,
+                        colorbar=dict(title="feature value", tickvals=[0, 1], ticktext=["low", "high"], len=0.6)),
+            text=[html_text(v) for v in raw], meta={"role": "beeswarm", "group": group},
+            hovertemplate=html_text(group) + " = %{text}<br>SHAP %{x:.4f}<extra></extra>"))
+    fig.update_layout(template=TEMPLATE, title=titled(f"SHAP values of {len(shap.rows)} test rows, by feature"),
+                      xaxis=dict(title=f"SHAP value ({shap.output})", zeroline=True, zerolinecolor="#9aa5b8"),
+                      yaxis=dict(tickvals=list(range(len(imp))), ticktext=[html_text(g) for g in imp.index],
+                                 autorange="reversed", automargin=True), height=max(320, 110 + 34 * len(imp)))
+    return fig
+
+
+def dependence_figure(shap: GlobalShap, features: pd.DataFrame, group: str) -> go.Figure:
+    """SHAP's dependence plot: the feature's value against its SHAP value, one dot per row."""
+    j = shap.groups.index(group)
+    fig = go.Figure(go.Scattergl(x=features[group].astype(object).map(html_text) if features[group].dtype == object
+                                 else features[group], y=shap.values[:, j], mode="markers",
+                                 marker=dict(size=6, color=method_colour("shap"), opacity=0.6),
+                                 meta={"role": "dependence", "group": group},
+                                 hovertemplate="%{x}<br>SHAP %{y:.4f}<extra></extra>"))
+    fig.update_layout(template=TEMPLATE, title=titled(f"How {group} moves the output (SHAP dependence)"),
+                      xaxis=dict(title=html_text(group)), yaxis=dict(title=f"SHAP value ({shap.output})",
+                                                                     zeroline=True, zerolinecolor="#9aa5b8"))
+    return fig

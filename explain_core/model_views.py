@@ -1,0 +1,175 @@
+"""The standard views of a model on its test rows — ROC and precision-recall curves, the confusion matrix at the
+model's threshold, calibration, class balance — as one small result object and pure plotly figures.
+
+Numbers are scikit-learn's own (``roc_curve``, ``precision_recall_curve``, ``confusion_matrix``,
+``calibration_curve``), computed once per setup; a regression is read against its threshold (above / at or
+below), with predicted against true values instead of calibration.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from sklearn.calibration import calibration_curve
+from sklearn.metrics import (average_precision_score, confusion_matrix, precision_recall_curve, roc_auc_score,
+                             roc_curve)
+
+from .plots import LABEL_COLOURS, LEGEND_BELOW, TEMPLATE, method_colour, titled
+from .setup import Setup
+from .vocabulary import html_text
+
+CALIBRATION_BINS = 10
+
+
+@dataclass(frozen=True)
+class ModelPerformance:
+    """A model on its test rows: true labels (0/1; a regression's side of the threshold), scores, and what the
+    views draw. ``calibration`` is None unless the score is a probability; ``values`` (true, predicted) only
+    for a regression."""
+
+    y: np.ndarray
+    scores: np.ndarray
+    threshold: float
+    class_names: tuple[str, str]
+    roc: pd.DataFrame | None
+    auc: float | None
+    pr: pd.DataFrame | None
+    average_precision: float | None
+    confusion: pd.DataFrame
+    calibration: pd.DataFrame | None
+    balance: pd.DataFrame
+    values: pd.DataFrame | None = None
+
+
+def model_performance(setup: Setup) -> ModelPerformance:
+    """Every standard view of ``setup``'s model on its test rows (scikit-learn's functions)."""
+    data, model = setup.dataset, setup.model
+    rows = np.asarray(setup.test_rows)
+    scores = np.asarray(model.score(data.features.iloc[rows]), dtype=float)
+    truth = np.asarray(data.y[rows])
+    regression = data.task != "classification"
+    y = model.labels_of(truth) if regression else truth.astype(int)
+    names = setup.class_names
+    both = len(np.unique(y)) == 2
+    roc = pr = auc = ap = None
+    if both:
+        fpr, tpr, cut = roc_curve(y, scores)
+        roc, auc = pd.DataFrame({"fpr": fpr, "tpr": tpr, "threshold": cut}), float(roc_auc_score(y, scores))
+        precision, recall, cut = precision_recall_curve(y, scores)
+        pr = pd.DataFrame({"recall": recall, "precision": precision, "threshold": np.append(cut, np.nan)})
+        ap = float(average_precision_score(y, scores))
+    matrix = confusion_matrix(y, model.labels_of(scores), labels=[0, 1])
+    confusion = pd.DataFrame(matrix, index=pd.Index(names, name="true"), columns=pd.Index(names, name="predicted"))
+    calibration = None
+    if model.score_kind == "proba" and both:
+        observed, predicted = calibration_curve(y, scores, n_bins=CALIBRATION_BINS, strategy="uniform")
+        calibration = pd.DataFrame({"predicted": predicted, "observed": observed})
+    balance = pd.DataFrame({part: np.bincount(labels, minlength=2) for part, labels in
+                            (("train", _labels(setup, setup.train_rows)), ("test", y))}, index=list(names))
+    values = pd.DataFrame({"true": truth, "predicted": scores}) if regression else None
+    return ModelPerformance(y, scores, float(model.threshold), names, roc, auc, pr, ap, confusion, calibration,
+                            balance, values)
+
+
+def _labels(setup: Setup, rows) -> np.ndarray:
+    truth = np.asarray(setup.dataset.y[np.asarray(rows)])
+    return setup.model.labels_of(truth) if setup.dataset.task != "classification" else truth.astype(int)
+
+
+def roc_figure(perf: ModelPerformance) -> go.Figure:
+    """ROC curve of the test rows with the model's operating point (its threshold) marked."""
+    fig = go.Figure()
+    if perf.roc is not None:
+        fig.add_trace(go.Scatter(x=perf.roc["fpr"], y=perf.roc["tpr"], mode="lines", name=f"AUC {perf.auc:.3f}",
+                                 line=dict(color=method_colour("model", 0)), meta={"role": "roc"},
+                                 hovertemplate="FPR %{x:.3f}<br>TPR %{y:.3f}<extra></extra>"))
+        (tn, fp), (fn, tp) = perf.confusion.to_numpy()
+        fig.add_trace(go.Scatter(x=[fp / max(1, fp + tn)], y=[tp / max(1, tp + fn)], mode="markers",
+                                 name="at the threshold", marker=dict(size=11, color=LABEL_COLOURS[1]),
+                                 meta={"role": "operating_point"}))
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(color="#BAB0AC", dash="dot"),
+                             name="chance", hoverinfo="skip"))
+    auc = f" (AUC {perf.auc:.3f})" if perf.auc is not None else " (one class only in the test rows)"
+    fig.update_layout(template=TEMPLATE, title=titled(f"ROC curve on the test rows{auc}"),
+                      xaxis=dict(title="false positive rate", range=[0, 1]),
+                      yaxis=dict(title="true positive rate", range=[0, 1.02]), legend=LEGEND_BELOW, margin=dict(b=90))
+    return fig
+
+
+def pr_figure(perf: ModelPerformance) -> go.Figure:
+    """Precision against recall on the test rows, with the positive share as the chance line."""
+    fig = go.Figure()
+    if perf.pr is not None:
+        fig.add_trace(go.Scatter(x=perf.pr["recall"], y=perf.pr["precision"], mode="lines", line_shape="hv",
+                                 name=f"AP {perf.average_precision:.3f}", line=dict(color=method_colour("model", 0)),
+                                 meta={"role": "pr"}))
+        base = float(perf.y.mean())
+        fig.add_trace(go.Scatter(x=[0, 1], y=[base, base], mode="lines", line=dict(color="#BAB0AC", dash="dot"),
+                                 name=f"chance ({base:.2f})", hoverinfo="skip"))
+    ap = f" (average precision {perf.average_precision:.3f})" if perf.average_precision is not None else ""
+    fig.update_layout(template=TEMPLATE, title=titled(f"Precision and recall{ap}"),
+                      xaxis=dict(title="recall", range=[0, 1]), yaxis=dict(title="precision", range=[0, 1.02]),
+                      legend=LEGEND_BELOW, margin=dict(b=90))
+    return fig
+
+
+def confusion_figure(perf: ModelPerformance) -> go.Figure:
+    """The confusion matrix of the test rows at the model's threshold, counts and row shares in the cells."""
+    counts = perf.confusion.to_numpy()
+    share = counts / np.maximum(1, counts.sum(axis=1, keepdims=True))
+    names = [html_text(n) for n in perf.class_names]
+    fig = go.Figure(go.Heatmap(z=share, x=names, y=names, zmin=0, zmax=1, showscale=False, xgap=2, ygap=2,
+                               colorscale=[[0, "#F2F2F2"], [1, LABEL_COLOURS[0]]], meta={"role": "confusion"},
+                               text=[[f"{c:,}<br>({s:.0%})" for c, s in zip(row, srow)]
+                                     for row, srow in zip(counts, share)], texttemplate="%{text}",
+                               hovertemplate="true %{y}<br>predicted %{x}<br>%{text}<extra></extra>"))
+    fig.update_layout(template=TEMPLATE, title=titled(f"Confusion matrix at the threshold {perf.threshold:.4g} "
+                                                      f"({counts.sum():,} test rows)"),
+                      xaxis=dict(title="predicted", type="category", side="bottom"),
+                      yaxis=dict(title="true", type="category", autorange="reversed", automargin=True))
+    return fig
+
+
+def calibration_figure(perf: ModelPerformance) -> go.Figure:
+    """Observed positive share against the mean predicted probability per bin (a regression: predicted against
+    true values, with the threshold drawn on both axes)."""
+    fig = go.Figure()
+    if perf.values is not None:
+        v = perf.values
+        fig.add_trace(go.Scattergl(x=v["true"], y=v["predicted"], mode="markers", name="test rows",
+                                   marker=dict(size=5, color=method_colour("model", 0), opacity=0.5),
+                                   meta={"role": "values"}))
+        low, high = float(v.min().min()), float(v.max().max())
+        fig.add_trace(go.Scatter(x=[low, high], y=[low, high], mode="lines", name="predicted = true",
+                                 line=dict(color="#BAB0AC", dash="dot"), hoverinfo="skip"))
+        fig.update_layout(title=titled("Predicted against true values (test rows)"),
+                          xaxis=dict(title="true"), yaxis=dict(title="predicted"))
+    elif perf.calibration is not None:
+        c = perf.calibration
+        fig.add_trace(go.Scatter(x=c["predicted"], y=c["observed"], mode="lines+markers", name="model",
+                                 line=dict(color=method_colour("model", 0)), meta={"role": "calibration"}))
+        fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="perfectly calibrated",
+                                 line=dict(color="#BAB0AC", dash="dot"), hoverinfo="skip"))
+        fig.update_layout(title=titled(f"Calibration ({CALIBRATION_BINS} bins of predicted probability)"),
+                          xaxis=dict(title="mean predicted probability", range=[0, 1]),
+                          yaxis=dict(title="observed share positive", range=[0, 1.02]))
+    else:
+        fig.update_layout(title=titled("Calibration: the model's score is not a probability"))
+    fig.update_layout(template=TEMPLATE, legend=LEGEND_BELOW, margin=dict(b=90))
+    return fig
+
+
+def balance_figure(perf: ModelPerformance) -> go.Figure:
+    """Rows of each class (a regression: each side of the threshold) in the training and test rows."""
+    fig = go.Figure()
+    for label, name in enumerate(perf.class_names):
+        fig.add_trace(go.Bar(x=list(perf.balance.columns), y=perf.balance.iloc[label].tolist(), name=html_text(name),
+                             marker_color=LABEL_COLOURS[label], meta={"role": "balance", "label": label},
+                             text=perf.balance.iloc[label].tolist(), textposition="auto"))
+    fig.update_layout(template=TEMPLATE, title=titled("Class balance"), barmode="stack",
+                      yaxis=dict(title="rows"), legend=LEGEND_BELOW, margin=dict(b=90))
+    return fig
+
+

@@ -21,6 +21,7 @@ from .setup import Setup
 from .vocabulary import html_text
 
 CALIBRATION_BINS = 10
+NARROW = 34  # title characters per line in a third-width chart
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ def confusion_figure(perf: ModelPerformance) -> go.Figure:
                                      for row, srow in zip(counts, share)], texttemplate="%{text}",
                                hovertemplate="true %{y}<br>predicted %{x}<br>%{text}<extra></extra>"))
     fig.update_layout(template=TEMPLATE, title=titled(f"Confusion matrix at the threshold {perf.threshold:.4g} "
-                                                      f"({counts.sum():,} test rows)"),
+                                                      f"({counts.sum():,} test rows)", NARROW),
                       xaxis=dict(title="predicted", type="category", side="bottom"),
                       yaxis=dict(title="true", type="category", autorange="reversed", automargin=True))
     return fig
@@ -144,7 +145,7 @@ def calibration_figure(perf: ModelPerformance) -> go.Figure:
         low, high = float(v.min().min()), float(v.max().max())
         fig.add_trace(go.Scatter(x=[low, high], y=[low, high], mode="lines", name="predicted = true",
                                  line=dict(color="#BAB0AC", dash="dot"), hoverinfo="skip"))
-        fig.update_layout(title=titled("Predicted against true values (test rows)"),
+        fig.update_layout(title=titled("Predicted against true values (test rows)", NARROW),
                           xaxis=dict(title="true"), yaxis=dict(title="predicted"))
     elif perf.calibration is not None:
         c = perf.calibration
@@ -152,11 +153,11 @@ def calibration_figure(perf: ModelPerformance) -> go.Figure:
                                  line=dict(color=method_colour("model", 0)), meta={"role": "calibration"}))
         fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="perfectly calibrated",
                                  line=dict(color="#BAB0AC", dash="dot"), hoverinfo="skip"))
-        fig.update_layout(title=titled(f"Calibration ({CALIBRATION_BINS} bins of predicted probability)"),
+        fig.update_layout(title=titled(f"Calibration ({CALIBRATION_BINS} bins of predicted probability)", NARROW),
                           xaxis=dict(title="mean predicted probability", range=[0, 1]),
                           yaxis=dict(title="observed share positive", range=[0, 1.02]))
     else:
-        fig.update_layout(title=titled("Calibration: the model's score is not a probability"))
+        fig.update_layout(title=titled("Calibration: the model's score is not a probability", NARROW))
     fig.update_layout(template=TEMPLATE, legend=LEGEND_BELOW, margin=dict(b=90))
     return fig
 
@@ -168,7 +169,7 @@ def balance_figure(perf: ModelPerformance) -> go.Figure:
         fig.add_trace(go.Bar(x=list(perf.balance.columns), y=perf.balance.iloc[label].tolist(), name=html_text(name),
                              marker_color=LABEL_COLOURS[label], meta={"role": "balance", "label": label},
                              text=perf.balance.iloc[label].tolist(), textposition="auto"))
-    fig.update_layout(template=TEMPLATE, title=titled("Class balance"), barmode="stack",
+    fig.update_layout(template=TEMPLATE, title=titled("Class balance", NARROW), barmode="stack",
                       yaxis=dict(title="rows"), legend=LEGEND_BELOW, margin=dict(b=90))
     return fig
 

@@ -63,7 +63,8 @@ def titled(text: str, width: int = 56) -> dict:
     """A chart title wrapped at word boundaries every ~``width`` characters (plotly never wraps, and a half-width
     chart cuts a long title off), pushing the plot down rather than overlapping the legend or the plot."""
     lines = textwrap.wrap(str(text), width, break_long_words=False) or [""]
-    return dict(text="<br>".join(lines), automargin=True, yref="container", x=0, xanchor="left")
+    return dict(text="<br>".join(lines), automargin=True, yref="paper", y=1, yanchor="bottom", x=0, xanchor="left",
+                xref="container", pad=dict(b=12, l=8))
 
 
 LEGEND_BELOW = dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left")

@@ -259,12 +259,59 @@ def lattice_figure(source: Hypercube | SEVResult, *, threshold: float | None = N
         go.Bar(x=counts["depth"], y=counts["evaluated"], name="vertices evaluated",
                marker_color=BAR_COLOURS["evaluated"], meta={"role": "evaluated"}),
         go.Bar(x=counts["depth"], y=counts["flipped"], name="vertices that flip",
-               marker_color=BAR_COLOURS["flipped"], meta={"role": "flipped"}),
+               marker_color=BAR_COLOURS["flipped"], meta={"role": "flipped"},
+               text=[str(v) if v else "" for v in counts["flipped"]], textposition="outside", cliponaxis=False),
     ])
     title = "SEV search by depth" + (f" — {source.message}" if isinstance(source, SEVResult) else "")
     fig.update_layout(template=TEMPLATE, title=titled(title), barmode="group", legend=LEGEND_BELOW,
                       margin=dict(b=90), xaxis=dict(title=f"groups moved from the {start}", dtick=1),
                       yaxis=dict(title="vertices", type="log" if log_y else "linear"))
+    return fig
+
+
+def path_scores(result: SEVResult, names: Sequence[str], groups: Sequence[str], start_score: float) -> list[float]:
+    """The model's score along one shortest path of ``result``: from its start (the query for SEV⁻/SEV®, scored
+    ``start_score``; the reference for SEV⁺), moving ``groups`` one at a time — each step the group whose vertex
+    the search scored closest to the flip (the explanation's most direct ordering)."""
+    if result.vertex_masks is None or result.vertex_scores is None:
+        raise ValueError("this SEV result kept no vertex scores (computed with keep_scores=False)")
+    score_of = {m.tobytes(): float(v) for m, v in zip(np.asarray(result.vertex_masks, dtype=bool),
+                                                      result.vertex_scores)}
+    towards_one = (result.kind == "minus") == (result.explained_class == 0)  # the flip raises the score
+    mask = np.ones(len(names), dtype=bool) if result.kind == "minus" else np.zeros(len(names), dtype=bool)
+    scores, left = [float(start_score)], list(groups)
+    while left:
+        def step(g):
+            m = mask.copy()
+            m[list(names).index(g)] = result.kind != "minus"
+            return m, score_of.get(m.tobytes(), np.nan)
+        options = [(g, *step(g)) for g in left]
+        g, mask, score = max(options, key=lambda o: -np.inf if np.isnan(o[2]) else (o[2] if towards_one else -o[2]))
+        scores.append(score)
+        left.remove(g)
+    return scores
+
+
+def paths_figure(result: SEVResult, names: Sequence[str], start_score: float, threshold: float, *,
+                 top: int = 8) -> go.Figure:
+    """Shortest flipping paths for any number of groups: the score after each move of every minimal explanation
+    (the first ``top``), from the search's start to the flipping vertex, against the model's threshold."""
+    fig = go.Figure()
+    shown = [e for e in result.explanations if e][:top]
+    for i, groups in enumerate(shown):
+        scores = path_scores(result, names, groups, start_score)
+        fig.add_trace(go.Scatter(x=list(range(len(scores))), y=scores, mode="lines+markers",
+                                 name=html_text(", ".join(groups)), meta={"role": "paths", "groups": list(groups)},
+                                 line=dict(color=TEMPLATE.layout.colorway[i % len(TEMPLATE.layout.colorway)]),
+                                 marker=dict(size=[7] * (len(scores) - 1) + [13]),
+                                 hovertemplate="after %{x} moves: score %{y:.4g}<extra>%{fullData.name}</extra>"))
+    fig.add_hline(y=threshold, line=dict(color=LABEL_COLOURS[1], dash="dot"),
+                  annotation_text=f"threshold {threshold:.4g}", annotation_position="bottom right")
+    more = f" — {len(shown)} of {len(result.explanations)} shown" if len(result.explanations) > len(shown) else ""
+    start = "reference" if result.kind == "plus" else "row"
+    fig.update_layout(template=TEMPLATE, title=titled(f"Shortest flipping paths from the {start} ({result.label}){more}"),
+                      xaxis=dict(title="features moved", dtick=1), yaxis=dict(title="model score"),
+                      legend=LEGEND_BELOW, margin=dict(b=110), height=420 + 18 * len(shown))
     return fig
 
 

@@ -3,7 +3,7 @@ import streamlit as st
 
 from explain_core.limits import limits
 from explain_core.plots import (HYPERCUBE_FIGURE_MAX_GROUPS, feature_prevalence, flip_figure, hypercube_figure,
-                                lattice_figure, prevalence_table, sev_counts, sev_histogram)
+                                lattice_figure, paths_figure, prevalence_table, sev_counts, sev_histogram)
 from explain_core.sev import HYPERCUBE_MAX_GROUPS
 from explain_core.sev_readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
 from explain_core.vocabulary import SEV_HELP, UNCHANGED, plain, text_table
@@ -69,9 +69,15 @@ with st.container(key="sev_cube"):
         st.caption("Each dot is one vertex: a mix of the row and the reference (x = features at the reference). "
                    "Hover a vertex for its feature values and score; orange edges are the shortest flipping paths.")
     else:
-        fig = lattice_figure(getattr(ex, which), threshold=s.model.threshold)
-        st.caption(f"With {len(names)} features (> {HYPERCUBE_FIGURE_MAX_GROUPS}) the cube is summarised by depth: "
-                   "how many vertices the search evaluated and how many flip the prediction.")
+        fig = lattice_figure(getattr(ex, which), threshold=s.model.threshold, log_y=True)
+        st.caption(f"With {len(names)} features (> {HYPERCUBE_FIGURE_MAX_GROUPS}) the cube is summarised by depth "
+                   "(log scale: the few flipping vertices show beside the many evaluated), and each shortest path "
+                   "is drawn as the score after each move, up to the flip.")
+        result = getattr(ex, which)
+        if result.explainable and result.value:
+            start = ex.score if result.kind == "minus" else ref_score
+            st.plotly_chart(paths_figure(result, names, start, s.model.threshold), width="stretch",
+                            key="sev_paths_chart")
     st.plotly_chart(fig, width="stretch", key="sev_cube_chart")
     if len(names) <= HYPERCUBE_MAX_GROUPS:
         cube = shared.cube(s, s.key, shared.query())

@@ -142,3 +142,31 @@ def test_lemma4_bound_and_caption_follow_each_w(demo, explained):
     for method, verdict in coverage.items():
         assert METHOD_LABELS[method] in sentence
     assert "not computed" not in sentence
+
+
+def test_paths_follow_the_model_to_the_flip(demo, explained):
+    """The large-p path view: each point is the model's score at that vertex, the last one flips."""
+    from explain_core.plots import path_scores, paths_figure
+
+    names = list(demo.dataset.layout.names)
+    checked = 0
+    for _, ex in explained:
+        for kind in ("minus", "plus"):
+            result = getattr(ex, kind)
+            if not result.explainable or not result.value or result.value < 2:
+                continue
+            start = ex.score if kind == "minus" else float(demo.model.score(ex.reference.as_frame(demo.dataset.columns))[0])
+            for groups in result.explanations[:3]:
+                scores = path_scores(result, names, groups, start)
+                assert len(scores) == len(groups) + 1 and scores[0] == pytest.approx(start)
+                flipped = demo.model.labels_of(np.array(scores))
+                reached = 1 - ex.explained_class if kind == "minus" else ex.explained_class
+                assert flipped[-1] == reached and (flipped[:-1] != reached).all()  # minimal: no earlier flip
+                mask = np.isin(names, list(groups))
+                last = mix(demo.dataset.layout, ex.query.to_frame().T[demo.dataset.columns], ex.reference,
+                           (~mask if kind == "minus" else mask)[None, :])
+                assert scores[-1] == pytest.approx(float(demo.model.score(last)[0]))
+            fig = paths_figure(result, names, start, demo.model.threshold, top=2)
+            assert len([t for t in fig.data if t.meta and t.meta["role"] == "paths"]) == min(2, len(result.explanations))
+            checked += 1
+    assert checked >= 2

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..setup import lens_max_size
+from ..sev_readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
 from ..vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, UNCHANGED, factor_text, fmt_cost, fmt_metric, fmt_p,
                           fmt_ps, fmt_weight, format_value, join_words, outcome_text)
 from .build import RowReport, smallest_factor
@@ -175,6 +176,20 @@ def _sev_table(w: Writer, r: RowReport, which: str) -> None:
                f"({len(middle)} in all; the app's SEV page and its JSON export list every one).")
 
 
+def _sev_words(w: Writer, r: RowReport, which: str) -> None:
+    """The explanations of one SEV value in words (moved features only, strongest first), capped with the count."""
+    result = getattr(r.sev, which)
+    lines = explanation_lines(r.sev, which, r.setup.model.threshold)
+    if not lines:
+        return
+    w.text(f"{result.label}: {summary_sentence(result, lines)}", size=9, style="B", gap=0.6)
+    for line in lines[:SHOWN_FIRST]:
+        w.text(f"•  {line_sentence(line, result, r.setup.class_names, r.setup.score_text)}", size=8.5, gap=0.4)
+    if len(lines) > SHOWN_FIRST:
+        w.note(f"… and {len(lines) - SHOWN_FIRST} more ({len(lines)} in all; the tables below list up to "
+               f"{SEV_MAX_EXPLANATIONS}).")
+
+
 def sev_section(w: Writer, r: RowReport, number: int, images: Images) -> None:
     ex = r.sev
     w.h1(f"{number}. SEV — sparse explanation values")
@@ -187,6 +202,8 @@ def sev_section(w: Writer, r: RowReport, number: int, images: Images) -> None:
     w.note(f"The reference is the {r.setup.reference_of_label(r.label).description}. SEV⁻ counts features moved from this row to "
            f"the reference until the prediction flips; SEV⁺ counts features moved from the reference to this row's "
            f"values until the prediction is this row's; search depth {ex.minus.max_depth}.")
+    for k in kinds:
+        _sev_words(w, r, k)
     for k in kinds:
         _sev_table(w, r, k)
     shown = getattr(ex, r.sev_shown)

@@ -23,7 +23,13 @@ from typing import Iterable
 import numpy as np
 
 VETTED_PACKAGES = ("sklearn", "numpy", "scipy", "xgboost", "lightgbm", "catboost")
-_SKIPPED_PACKAGES = ("sklearn.externals",)  # vendored code; all_estimators() ignores every module under it
+# Packages all_estimators() never reads a class from (sklearn.utils.discovery: a name part in its
+# _MODULE_TO_IGNORE, or a private module "._"): the walk need not import them to descend into them.
+_IGNORED_PARTS = frozenset({"tests", "externals", "setup", "conftest", "experimental", "estimator_checks"})
+
+
+def _ignored(name: str) -> bool:
+    return name.startswith("sklearn.") and ("._" in name or not _IGNORED_PARTS.isdisjoint(name.split(".")))
 
 
 def skops_io():
@@ -31,9 +37,9 @@ def skops_io():
 
     Importing ``skops.io`` lists scikit-learn's estimators (``sklearn.utils.all_estimators``), whose
     ``pkgutil.walk_packages`` imports every sub-package to descend into it — among them
-    ``sklearn.externals.array_api_compat.torch``, which imports torch (about 1.5 s, most of a cold start).
-    ``all_estimators`` skips every module under ``sklearn.externals`` anyway, so for the import only, the walk
-    does not descend there: the trusted-type list is the same (checked by the tests), without torch.
+    ``sklearn.externals.array_api_compat.torch``, which imports torch (about 1.5 s, most of a cold start), and
+    every private package. ``all_estimators`` reads no class from those anyway, so for the import only, the walk
+    does not descend into them: the trusted-type list is the same (checked by the tests), without torch.
     """
     if "skops.io" in sys.modules:
         return sys.modules["skops.io"]
@@ -44,7 +50,7 @@ def skops_io():
     def walk_skipping(path=None, prefix="", onerror=None):
         for info in pkgutil.iter_modules(path, prefix):
             yield info
-            if not info.ispkg or info.name.startswith(_SKIPPED_PACKAGES):
+            if not info.ispkg or _ignored(info.name):
                 continue
             try:
                 __import__(info.name)

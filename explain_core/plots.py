@@ -514,6 +514,7 @@ def flip_figure(table: pd.DataFrame) -> go.Figure:
     """Counts of LIME-C / SHAP-C flip numbers beside SEV⁻ per value (SEV §5), from a table with one column
     per method and one row per query (None / NaN = never flips)."""
     fig = go.Figure()
+    every = sev_counts([None if pd.isna(v) else int(v) for v in table.to_numpy().ravel()])["sev"]
     for i, method in enumerate(table.columns):
         counts = sev_counts([None if pd.isna(v) else int(v) for v in table[method]])
         fig.add_trace(go.Bar(x=[str(v) for v in counts["sev"]], y=counts["count"], name=str(method),
@@ -521,7 +522,8 @@ def flip_figure(table: pd.DataFrame) -> go.Figure:
                              hovertemplate="%{x} features<br>%{y} queries<extra>" + str(method) + "</extra>"))
     fig.update_layout(template=TEMPLATE, title=titled(f"Features moved until the prediction flips ({len(table)} queries)"),
                       legend=LEGEND_BELOW, margin=dict(b=90),
-                      barmode="group", xaxis=dict(title="features moved to the reference", type="category"),
+                      barmode="group", xaxis=dict(title="features moved to the reference", type="category",
+                                                  categoryorder="array", categoryarray=[str(v) for v in every]),
                       yaxis=dict(title="queries"))
     return fig
 

@@ -285,12 +285,15 @@ def row_banner() -> None:
     st.info(" · ".join(parts + [plain(s.dataset.name), plain(s.model.name)]), icon=":material/table_rows:")
 
 
-def download_buttons(name: str, table: pd.DataFrame | None = None, result=None, key: str | None = None) -> None:
-    """CSV of ``table`` and JSON of ``result`` (built on click), side by side."""
+def download_buttons(name: str, table: pd.DataFrame | None = None, result=None, key: str | None = None,
+                     what: str = "") -> None:
+    """CSV of ``table`` and JSON of ``result`` (built on click), side by side; ``what`` names the table on the
+    buttons where a section has several ("counts (CSV)")."""
     key = key or name
     row_of_buttons = st.container(horizontal=True)
     if table is not None:
-        row_of_buttons.download_button("CSV", data=lambda: to_csv(table), file_name=f"{name}.csv", mime="text/csv",
+        row_of_buttons.download_button(f"{what} (CSV)" if what else "CSV", data=lambda: to_csv(table),
+                                       file_name=f"{name}.csv", mime="text/csv",
                            key=f"csv_{key}", icon=":material/download:")
     if result is not None:
         row_of_buttons.download_button("JSON", data=lambda: to_json(result, row=row(), setup=setup(), parameters=params()),

@@ -103,8 +103,10 @@ with st.container(key="sev_wide"):
             if len(flagged) < len(flagged_all) else "")
     st.caption(f"{len(wide.values)} test rows predicted {plain(s.dataset.class_name(1))}{more}; mean {label} "
                f"{sum(explained) / max(1, len(explained)):.2f} over the {len(explained)} explained.")
-    shared.download_buttons(f"sev_{kind}_distribution", counts, key="sev_wide_counts")
-    shared.download_buttons(f"sev_{kind}_prevalence", prevalence_table(wide.results, names), key="sev_wide_prev")
+    with st.container(horizontal=True):
+        shared.download_buttons(f"sev_{kind}_distribution", counts, key="sev_wide_counts", what=f"{label} counts")
+        shared.download_buttons(f"sev_{kind}_prevalence", prevalence_table(wide.results, names), key="sev_wide_prev",
+                                what="Feature prevalence")
 
 st.subheader("LIME-C and SHAP-C: how many features until the prediction flips")
 st.caption("Align features to the reference one by one in LIME's (or SHAP's) order of importance and count how "

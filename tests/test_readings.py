@@ -170,3 +170,8 @@ def test_paths_follow_the_model_to_the_flip(demo, explained):
             assert len([t for t in fig.data if t.meta and t.meta["role"] == "paths"]) == min(2, len(result.explanations))
             checked += 1
     assert checked >= 2
+
+
+def test_flip_chart_orders_values_and_not_explained_last():
+    fig = flip_figure(pd.DataFrame({"SEV⁻": [1, 2, 2], "LIME-C": [2, 3, None], "SHAP-C": [1, 4, 2]}))
+    assert list(fig.layout.xaxis.categoryarray) == ["1", "2", "3", "4", "not explained"]

@@ -119,6 +119,8 @@ def test_pdf_is_a4_with_a_sane_page_count_and_title(pdfs, report):
     assert data.startswith(b"%PDF") and path.read_bytes() == data
     reader = PdfReader(path)
     assert 4 <= len(reader.pages) <= 12
+    sizes = sorted(len(page.extract_text()) for page in reader.pages)
+    assert len(reader.pages[-1].extract_text()) >= 0.4 * sizes[len(sizes) // 2]  # no near-empty last page
     width, height = (float(v) for v in reader.pages[0].mediabox.upper_right)
     assert (round(width), round(height)) == (595, 842)  # A4 in points
     assert reader.metadata.title == report.title

@@ -81,6 +81,13 @@ class Writer:
         self.pdf.set_text_color(0, 0, 0)
         self.pdf.ln(gap)
 
+    def term(self, name: str, text: str, size: float = 8.5, gap: float = 1.0) -> None:
+        """A definition: the term in bold, its text on the same line (one paragraph, no line of its own)."""
+        self.pdf.set_font(FONT, "", size)
+        self.pdf.multi_cell(0, size * 0.48, f"**{name}**: {text}", new_x="LMARGIN", new_y="NEXT", align="L",
+                            markdown=True)
+        self.pdf.ln(gap)
+
     def note(self, text: str) -> None:
         self.text(text, size=7.5, colour=(90, 90, 90))
 

@@ -318,8 +318,7 @@ def agreement_section(w: Writer, r: RowReport, number: int, images: Images) -> N
 def appendix(w: Writer, r: RowReport) -> None:
     w.h1("Appendix — definitions and sources")
     for name, text in DEFINITIONS:
-        w.text(name, size=8.5, style="B", gap=0.2)
-        w.text(text, size=8.5, gap=1.2)
+        w.term(name, text)
     w.h2("Papers")
     for key in ("sev", "lens", "ple", "lime", "shap"):
         w.text(PAPERS[key], size=8, gap=1)

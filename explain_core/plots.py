@@ -63,8 +63,8 @@ def titled(text: str, width: int = 56) -> dict:
     """A chart title wrapped at word boundaries every ~``width`` characters (plotly never wraps, and a half-width
     chart cuts a long title off), pushing the plot down rather than overlapping the legend or the plot."""
     lines = textwrap.wrap(str(text), width, break_long_words=False) or [""]
-    return dict(text="<br>".join(lines), automargin=True, yref="paper", y=1, yanchor="bottom", x=0, xanchor="left",
-                xref="container", pad=dict(b=12, l=8))
+    return dict(text="<br>".join(lines), automargin=True, yref="container", y=1, yanchor="top", x=0, xanchor="left",
+                xref="container", pad=dict(t=22, l=8, b=10))
 
 
 LEGEND_BELOW = dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left")
@@ -468,17 +468,17 @@ def attribution_figure(groups: Sequence[str], values: dict[str, Sequence[float]]
     values measure, e.g. probability or log-odds): methods in different units never share an axis."""
     units = units or {}
     methods = list(values)
-    fig = make_subplots(rows=1, cols=max(1, len(methods)), shared_yaxes=True, horizontal_spacing=0.06,
-                        subplot_titles=[f"{m} ({units[m]})" if m in units else m for m in methods])
+    fig = make_subplots(rows=max(1, len(methods)), cols=1, vertical_spacing=0.16)  # one facet per method, stacked
     for i, method in enumerate(methods, 1):
         fig.add_trace(go.Bar(x=list(values[method]), y=[html_text(g) for g in groups], orientation="h", name=method,
                              meta={"role": "attribution", "units": units.get(method)}, showlegend=False,
                              marker_color=method_colour(method, i - 1),
-                             hovertemplate="%{y}: %{x:.4f}<extra>" + method + "</extra>"), row=1, col=i)
-        fig.update_xaxes(title=f"attribution ({units[method]})" if method in units else "attribution",
-                         zeroline=True, zerolinecolor="#9aa5b8", row=1, col=i)
+                             hovertemplate="%{y}: %{x:.4f}<extra>" + method + "</extra>"), row=i, col=1)
+        fig.update_xaxes(title=f"{method} attribution ({units[method]})" if method in units else f"{method} attribution",
+                         zeroline=True, zerolinecolor="#9aa5b8", row=i, col=1)
     fig.update_yaxes(type="category", autorange="reversed", automargin=True)
-    fig.update_layout(template=TEMPLATE, title=titled(title), height=max(300, 90 + 30 * len(groups)))
+    fig.update_layout(template=TEMPLATE, title=titled(title, 40),
+                      height=max(300, 80 + len(methods) * (70 + 22 * len(groups))))
     return fig
 
 

@@ -18,22 +18,26 @@ VIEWPORT = {"width": 1400, "height": 900}
 CLIPPED = """() => {
   const out = [];
   const inside = (a, b) => a.left >= b.left - 1 && a.right <= b.right + 1 && a.top >= b.top - 1 && a.bottom <= b.bottom + 1;
-  const meets = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  const meets = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+  const boxes = (chart, sel) => [...chart.querySelectorAll(sel)].map(e => [e.textContent, e.getBoundingClientRect()])
+                                   .filter(([, r]) => r.width > 0);
   for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
     const svg = chart.querySelector('.main-svg');
     if (!svg) continue;
     const box = svg.getBoundingClientRect();
-    const titles = [...chart.querySelectorAll('.gtitle, .g-gtitle text')].map(e => [e.textContent, e.getBoundingClientRect()]);
+    const titles = boxes(chart, '.gtitle, .g-xtitle text, .g-ytitle text, [class^="g-x"][class$="title"] text, .annotation-text');
+    const others = boxes(chart, '.xtick text, .ytick text, .legend .legendtext');
     const legend = chart.querySelector('.legend');
     const lbox = legend && legend.getBoundingClientRect();
     for (const [text, t] of titles) {
-      if (t.width === 0) continue;
-      if (!inside(t, box)) out.push(`title clipped: ${text} ${JSON.stringify([t.left, t.top, t.right, t.bottom, box.left, box.top, box.right, box.bottom].map(Math.round))}`);
-      if (lbox && lbox.width > 0 && meets(t, lbox)) out.push(`title over legend: ${text}`);
+      if (!inside(t, box)) out.push(`clipped: ${text}`);
+      for (const [other, o] of titles.concat(others)) {
+        if (o !== t && meets(t, o)) out.push(`"${text}" over "${other}"`);
+      }
     }
     if (lbox && lbox.width > 0 && !inside(lbox, box)) out.push(`legend clipped in: ${titles.map(t => t[0]).join(' ')}`);
   }
-  return out;
+  return [...new Set(out)];
 }"""
 
 
@@ -86,6 +90,7 @@ def test_sev_reads_in_words_on_compas_without_scrolling(browser, streamlit_serve
     no_clipped_text(page)
     card = page.locator(f".st-key-cmp_sev{LIVE}").inner_text()
     assert explanation_lines(ex, "minus", demo.model.threshold)[0].changes in card
+    shot(full_page_screenshot, page, "reading-compare")
 
     open_page(page, wait_for_app, "Linear")
     charts_drawn(page, "lin_weights")

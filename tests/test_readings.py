@@ -111,8 +111,8 @@ def test_lime_and_shap_facets_state_units_and_the_waterfall_adds_up_to_shap(demo
                              units={"LIME": base.lime.output, "SHAP": base.shap.output})
     bars = [t for t in fig.data if t.meta["role"] == "attribution"]
     assert [t.xaxis for t in bars] == ["x", "x2"]  # two facets, two axes
-    assert fig.layout.xaxis.title.text == f"attribution ({base.lime.output})"
-    assert fig.layout.xaxis2.title.text == f"attribution ({base.shap.output})"
+    assert fig.layout.xaxis.title.text == f"LIME attribution ({base.lime.output})"
+    assert fig.layout.xaxis2.title.text == f"SHAP attribution ({base.shap.output})"
     water = waterfall_figure(demo.dataset.group_names, base.shap.values, base.shap.base_value,
                              output=base.shap.output, top=4)
     trace = water.data[0]

@@ -3,6 +3,7 @@ explain_core computed independently."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -148,6 +149,8 @@ def test_every_page_renders_on_a_demo(name, kind):
         assert not at.error, (page, [e.value for e in at.error])
         if page not in ("home", "data_model", "pick_row", "model_view"):
             assert f"**Row {at.session_state['row']}**" in at.info[0].value, page
+        shown = [visible(e.value) for e in (*at.markdown, *at.caption, *at.info)] + [m.value for m in at.metric]
+        assert not [t for t in shown if re.search(r"-0\.0*(?![0-9])", t)], page  # numbers by magnitude: no "-0.00"
 
 
 # --- SEV -----------------------------------------------------------------------------------------------------

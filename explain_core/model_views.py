@@ -21,6 +21,7 @@ from .setup import Setup
 from .vocabulary import html_text
 
 CALIBRATION_BINS = 10
+UNIT = [-0.03, 1.03]  # a [0, 1] axis with room at the origin, so its two "0" labels do not collide
 NARROW = 34  # title characters per line in a third-width chart
 
 
@@ -94,8 +95,8 @@ def roc_figure(perf: ModelPerformance) -> go.Figure:
                              name="chance", hoverinfo="skip"))
     auc = f" (AUC {perf.auc:.3f})" if perf.auc is not None else " (one class only in the test rows)"
     fig.update_layout(template=TEMPLATE, title=titled(f"ROC curve on the test rows{auc}"),
-                      xaxis=dict(title="false positive rate", range=[0, 1]),
-                      yaxis=dict(title="true positive rate", range=[0, 1.02]), legend=LEGEND_BELOW, margin=dict(b=90))
+                      xaxis=dict(title="false positive rate", range=UNIT),
+                      yaxis=dict(title="true positive rate", range=UNIT), legend=LEGEND_BELOW, margin=dict(b=90))
     return fig
 
 
@@ -111,7 +112,7 @@ def pr_figure(perf: ModelPerformance) -> go.Figure:
                                  name=f"chance ({base:.2f})", hoverinfo="skip"))
     ap = f" (average precision {perf.average_precision:.3f})" if perf.average_precision is not None else ""
     fig.update_layout(template=TEMPLATE, title=titled(f"Precision and recall{ap}"),
-                      xaxis=dict(title="recall", range=[0, 1]), yaxis=dict(title="precision", range=[0, 1.02]),
+                      xaxis=dict(title="recall", range=UNIT), yaxis=dict(title="precision", range=UNIT),
                       legend=LEGEND_BELOW, margin=dict(b=90))
     return fig
 
@@ -154,8 +155,8 @@ def calibration_figure(perf: ModelPerformance) -> go.Figure:
         fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="perfectly calibrated",
                                  line=dict(color="#BAB0AC", dash="dot"), hoverinfo="skip"))
         fig.update_layout(title=titled(f"Calibration ({CALIBRATION_BINS} bins of predicted probability)", NARROW),
-                          xaxis=dict(title="mean predicted probability", range=[0, 1]),
-                          yaxis=dict(title="observed share positive", range=[0, 1.02]))
+                          xaxis=dict(title="mean predicted probability", range=UNIT),
+                          yaxis=dict(title="observed share positive", range=UNIT))
     else:
         fig.update_layout(title=titled("Calibration: the model's score is not a probability", NARROW))
     fig.update_layout(template=TEMPLATE, legend=LEGEND_BELOW, margin=dict(b=90))

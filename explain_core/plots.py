@@ -389,7 +389,7 @@ def pn_curve_figure(curve: pd.DataFrame, *, direction: str = "r2i") -> go.Figure
                                hovertemplate="τ = %{x:.2f}<br>PN = %{y:.3f}<br>%{customdata} factors<extra></extra>",
                                meta={"role": "curve"}))
     fig.update_layout(template=TEMPLATE, title=titled(f"Cumulative PN of the τ-minimal factors ({direction.upper()})"),
-                      xaxis=dict(title="τ", range=[0, 1.02]), yaxis=dict(title="cumulative PN", range=[0, 1.02]))
+                      xaxis=dict(title="τ", range=[-0.03, 1.03]), yaxis=dict(title="cumulative PN", range=[-0.03, 1.03]))
     return fig
 
 

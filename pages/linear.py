@@ -38,14 +38,14 @@ def f_description(s, query: pd.DataFrame) -> str:
 
 def plain_lead(s, comparison, fitted) -> str:
     """The page's answer in words first: how well a k-weight rule reproduces the model near this row."""
-    best = min((r for r in comparison.results if r.method in fitted), key=lambda r: r.scores.fidelity)
+    best = min((r for r in comparison.results if r.method in fitted),  # a tie goes to the certified fit
+               key=lambda r: (round(r.scores.fidelity, 12), r.method != "exact"))
     rel = best.scores.relevance
-    unit = ("of nearby variations of this row" if s.dataset.task == "classification" else "on nearby variations")
     text = (f"**How well does a rule that uses at most {comparison.k - 1} features (plus a baseline) reproduce the "
             f"model near this row?** Nearby variations move some features to the reference value (σ = "
             f"{comparison.sigma:g}: the larger, the closer to this row). The best rule here "
             f"({METHOD_LABELS[best.method]}) uses {plain(join_words(support(best, s)) or 'no feature')}; its fidelity "
-            f"error is {best.scores.fidelity:.3f} (0 = it reproduces the model {unit}).")
+            f"error is {best.scores.fidelity:.3f} (0 = it reproduces the model on every nearby variation).")
     if rel is not None and s.dataset.task == "classification":  # f = ±1: R is the chance of another answer
         text += (f" Among variations it cannot tell from this row, the model gives another answer "
                  f"{rel.value:.1%} of the time (relevance error).")

@@ -248,3 +248,25 @@ def lemma4_sentence(coverage: dict[str, str], k: int, sigma: float) -> str:
         parts.append(f"nor {named('more than k weights')}, with more than {k} weights")
     return "; ".join(parts) + "."
 
+
+def linear_reading(setup: "Setup", comparison, methods: Sequence[str]) -> str:
+    """The linear explanations in plain words (page and report): how well the best k-weight rule among ``methods``
+    (a tie goes to the certified exact fit) reproduces the model near the row, and how often the model answers
+    otherwise among variations the rule cannot tell from the row (PLE's fidelity F and relevance R)."""
+    best = min((r for r in comparison.results if r.method in methods),
+               key=lambda r: (round(r.scores.fidelity, 12), r.method != "exact"))
+    names = setup.dataset.group_names
+    used = [names[j - 1] for j in np.flatnonzero(np.abs(best.w) > 1e-12) if j > 0]
+    text = (f"How well does a rule that uses at most {comparison.k - 1} features (plus a baseline) reproduce the "
+            f"model near this row? Nearby variations move some features to the reference value (σ = "
+            f"{comparison.sigma:g}: the larger, the closer to this row). The best rule here "
+            f"({METHOD_LABELS.get(best.method, best.method)}) uses {join_words(used) or 'no feature'}; its fidelity "
+            f"error is {best.scores.fidelity:.3f} (0 = it reproduces the model on every nearby variation).")
+    rel = best.scores.relevance
+    if rel is not None and setup.dataset.task == "classification":  # f = ±1: R is the chance of another answer
+        text += (f" Among variations it cannot tell from this row, the model gives another answer "
+                 f"{rel.value:.1%} of the time (relevance error).")
+    elif rel is not None:
+        text += f" Among variations it cannot tell from this row, the relevance error is {rel.value:.3f}."
+    return text
+

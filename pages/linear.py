@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -16,8 +15,8 @@ from explain_core.errors import IntakeError
 from explain_core.limits import limits
 from explain_core.linear.compare import SWEEP_GRIDS, Sweep
 from explain_core.plots import sweep_figure, weights_figure
-from explain_core.vocabulary import (LINEAR_CHOICE_LABELS, METHOD_LABELS, METRIC_COLUMNS, SWEEP_LABELS, join_words,
-                                     lemma4_sentence, plain)
+from explain_core.vocabulary import (LINEAR_CHOICE_LABELS, METHOD_LABELS, METRIC_COLUMNS, SWEEP_LABELS,
+                                     lemma4_sentence, linear_reading, plain)
 from pages import _shared as shared
 
 MAX_SWEEP_VALUES = 12
@@ -36,27 +35,10 @@ def f_description(s, query: pd.DataFrame) -> str:
             "(clipped). Fidelity and relevance are mean (f − w·z)²/4 and (f(z) − f(x))²/4.")
 
 
-def plain_lead(s, comparison, fitted) -> str:
-    """The page's answer in words first: how well a k-weight rule reproduces the model near this row."""
-    best = min((r for r in comparison.results if r.method in fitted),  # a tie goes to the certified fit
-               key=lambda r: (round(r.scores.fidelity, 12), r.method != "exact"))
-    rel = best.scores.relevance
-    text = (f"**How well does a rule that uses at most {comparison.k - 1} features (plus a baseline) reproduce the "
-            f"model near this row?** Nearby variations move some features to the reference value (σ = "
-            f"{comparison.sigma:g}: the larger, the closer to this row). The best rule here "
-            f"({METHOD_LABELS[best.method]}) uses {plain(join_words(support(best, s)) or 'no feature')}; its fidelity "
-            f"error is {best.scores.fidelity:.3f} (0 = it reproduces the model on every nearby variation).")
-    if rel is not None and s.dataset.task == "classification":  # f = ±1: R is the chance of another answer
-        text += (f" Among variations it cannot tell from this row, the model gives another answer "
-                 f"{rel.value:.1%} of the time (relevance error).")
-    elif rel is not None:
-        text += f" Among variations it cannot tell from this row, the relevance error is {rel.value:.3f}."
-    return text
-
-
-def support(result, s) -> list[str]:
-    """The features with a non-zero weight in ``result``'s w (the bias left out)."""
-    return [s.dataset.group_names[j - 1] for j in np.flatnonzero(np.abs(result.w) > 1e-12) if j > 0]
+def bold_lead(text: str) -> str:
+    """The reading's first sentence (its question) in bold."""
+    question, _, rest = text.partition("? ")
+    return f"**{question}?** {rest}" if rest else text
 
 
 def parse_values(text: str, parameter: str, d: int) -> tuple:
@@ -137,7 +119,7 @@ comparison = report.comparison
 fitted = LINEAR_METHODS[p.linear_method]
 
 with st.container(key="lin_space"):
-    st.markdown(plain_lead(s, comparison, fitted))
+    st.markdown(bold_lead(plain(linear_reading(s, comparison, fitted))))
     with st.expander("How it is computed (the paper's notation)"):
         example = next((n for n in report.names[1:]), "keeps <feature> = <value>")
         st.markdown(

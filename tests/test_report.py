@@ -30,7 +30,7 @@ from explain_core.lens import lens_contexts, opposite_references
 from explain_core.linear.compare import compare
 from explain_core.linear.space import group_space
 from explain_core.report.replot import _colour
-from explain_core.vocabulary import METHOD_LABELS, format_value, sev_reading
+from explain_core.vocabulary import METHOD_LABELS, format_value, linear_reading, sev_reading
 
 ROOT = Path(__file__).resolve().parent.parent
 # small m / few LENS references / few LIME samples: the same code paths, a fraction of the time
@@ -185,7 +185,11 @@ def test_sev_numbers_and_tables_equal_explain_sev(pdfs, report, demo, row):
 
 def test_plain_language_reading_is_in_the_pdf(pdfs, report):
     assert report.reading.startswith("Changing ")
-    assert report.reading in flat(pdf_text(pdfs["auto"][0]))
+    text = flat(pdf_text(pdfs["auto"][0]))
+    assert report.reading in text
+    comparison = report.linear.comparison  # the linear section leads with the page's own plain words
+    assert flat(linear_reading(report.setup, comparison, ["iht", "exact"])) in text
+    assert text.count("F̂ is its average") == 1  # F̂ defined once, in the appendix
 
 
 def test_lens_factors_equal_an_independent_lens_run(pdfs, report, demo, row):

@@ -11,7 +11,8 @@ import numpy as np
 from ..setup import lens_max_size
 from ..sev_readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
 from ..vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, UNCHANGED, factor_text, fmt_cost, fmt_metric, fmt_p,
-                          fmt_ps, fmt_weight, format_value, join_words, outcome_text)
+                          fmt_ps, fmt_weight, format_value, join_words, lemma4_sentence, linear_reading,
+                          outcome_text)
 from .build import RowReport, smallest_factor
 
 if TYPE_CHECKING:
@@ -270,6 +271,8 @@ def linear_section(w: Writer, r: RowReport, number: int, images: Images) -> None
     lin = r.linear
     comp = lin.comparison
     w.h1(f"{number}. Anchored k-sparse linear explanations")
+    w.text(linear_reading(r.setup, comp, [m for m in ("iht", "exact") if m in lin.weights().columns]), size=10,
+           style="B")
     w.text(f"Each literal reads “keeps <feature> = <value>”: z_j = +1 keeps this row's value, z_j = −1 moves the "
            f"feature to the reference (the SEV hypercube). The model's output on the [−1, +1] scale is f(x) = "
            f"{lin.fx:.4f}; an anchored explanation satisfies w·x = f(x). k = {comp.k}, σ = {comp.sigma:g}, "
@@ -292,9 +295,9 @@ def linear_section(w: Writer, r: RowReport, number: int, images: Images) -> None
     w.table(["Method", "Fidelity F", "F̂ (fit)", "Relevance R", "Anchoring gap", "‖w‖₀", "Bound", "Status"], rows,
             widths=(24, 18, 18, 28, 20, 12, 18, 42),
             align=("LEFT", "RIGHT", "RIGHT", "RIGHT", "RIGHT", "CENTER", "RIGHT", "LEFT"), size=7.5)
-    w.note("F: fidelity error on a fresh sample; F̂: on the fitting sample; R: relevance error E[¼(f(z) − f(x))² | "
-           "w·z = w·x]; anchoring gap |w·x − f(x)|; bound (1 + e^{−σ})^k·F (PLE Lemma 4); status: the exact fit's "
-           "solver status (optimal = certified) or IHT's iterations.")
+    w.note("F, F̂ and R as defined in the appendix; anchoring gap |w·x − f(x)|; "
+           + lemma4_sentence(comp.bound_coverage(), comp.k, comp.sigma)
+           + " Status: the exact fit's solver status (optimal = certified) or IHT's iterations.")
     images.draw(w, "linear", "The weights of each explainer (literals every method leaves at 0 are not drawn).")
 
 

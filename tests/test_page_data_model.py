@@ -125,7 +125,7 @@ def test_page_renders_the_current_demo_setup(compas):
     assert table.at["age", "computed"] == cell(reference.values["age"])
     assert table.at["sex", "computed"] == str(reference.values["sex"])
     assert table["custom"].isna().all()
-    assert f"Reference: {reference.description}." in [visible(c) for c in at.caption.values]
+    assert f"**Reference in use after “Use this setup”**: {reference.description}." in [visible(c) for c in at.caption.values]
     assert at.multiselect(key="dm_restricted").value == []
     assert "sex, age" in at.multiselect(key="dm_restricted").help  # the card's suggestion, as a hint only
 

@@ -97,6 +97,13 @@ def test_sev_reads_in_words_on_compas_without_scrolling(browser, streamlit_serve
     no_clipped_text(page)
     assert "Guarantee (PLE Lemma 4)" in page.locator(f".st-key-lin_metrics{LIVE}").inner_text()
 
+    open_page(page, wait_for_app, "Pick a row")  # every filter button whole, inside its column
+    for key in ("pick_split", "pick_predicted", "pick_outcome"):
+        column = page.locator(f".st-key-{key}{LIVE}").bounding_box()
+        for button in page.locator(f".st-key-{key}{LIVE} button").all():
+            box = button.bounding_box()
+            assert box["x"] >= column["x"] - 1 and box["x"] + box["width"] <= column["x"] + column["width"] + 1, key
+
     open_page(page, wait_for_app, "The model")
     charts_drawn(page, "mv_performance", 5)
     no_error(page)

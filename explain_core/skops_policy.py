@@ -71,6 +71,8 @@ def skops_io():
         return importlib.import_module("skops.io")
     finally:
         pkgutil.walk_packages = walk
+
+
 PIP_NAMES = {"sklearn": "scikit-learn"}
 
 # The non-default types that scikit-learn, numpy, scipy, XGBoost, LightGBM and CatBoost models are built from (found

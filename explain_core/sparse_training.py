@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import copy
 import time
-from dataclasses import asdict, dataclass, field, replace
-from typing import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Callable
 
 import numpy as np
 import torch
@@ -309,24 +309,46 @@ def train_sparse(setup: Setup, settings: TrainingSettings = TrainingSettings(), 
         torch.set_num_threads(threads)
 
 
-def _train(setup: Setup, settings: TrainingSettings, progress: ProgressFn | None, cancel: Callable[[], bool] | None,
-           device: torch.device) -> SparseTrainingResult:
-    started = time.perf_counter()
+@dataclass
+class TrainingProblem:
+    """What a run trains: the family (weights, encoded rows, reference, one-step vertices), the targets, the movable
+    groups (All-Opt®) and the model's encoder/estimator split."""
+
+    family: "_Family"
+    y: torch.Tensor
+    movable: torch.Tensor
+    parts: EncodedModel
+
+
+def prepare(setup: Setup, settings: TrainingSettings, device: torch.device | str | None = None) -> TrainingProblem:
+    """Encode the training rows and the reference once, and build the family (with its precomputed vertices)."""
+    device = torch.device(device) if device is not None else default_device()
     parts = _encoded_parts(setup)
     family_cls = FAMILY_CLASSES[type(parts.estimator)]
     if settings.objective == "vol_opt" and family_cls is not _Linear:
         raise IntakeError("Vol-Opt (eq. 5) is defined for linear models; use All-Opt⁺ for an MLP or gradient boosting.")
     layout, dataset = setup.dataset.layout, setup.dataset
+    unknown = set(settings.restricted) - set(layout.names)
+    if unknown:
+        raise IntakeError(f"Unknown restricted features: {', '.join(sorted(unknown))}.")
     movable = torch.tensor([name not in set(settings.restricted) for name in layout.names], device=device)
     columns = list(setup.model.columns)
     X = parts.encode(dataset.features.iloc[setup.train_rows][columns])
     reference = parts.encode_reference(setup.reference_of_label(1).values, columns)
     sign = 1.0 if list(parts.estimator.classes_).index(setup.model.positive_class) == 1 else -1.0
     groups = group_matrix(parts.column_group, layout.size)
-    torch.manual_seed(settings.seed)
     family = family_cls(parts.estimator, X, reference, groups, sign, VERTEX_SIDE.get(settings.objective), device,
-                          setup.model.threshold)
+                        setup.model.threshold)
     y = torch.as_tensor(dataset.y[setup.train_rows], dtype=torch.float32, device=device)
+    return TrainingProblem(family, y, movable, parts)
+
+
+def _train(setup: Setup, settings: TrainingSettings, progress: ProgressFn | None, cancel: Callable[[], bool] | None,
+           device: torch.device) -> SparseTrainingResult:
+    started = time.perf_counter()
+    torch.manual_seed(settings.seed)
+    problem = prepare(setup, settings, device)
+    family, y, movable = problem.family, problem.y, problem.movable
     optimiser = torch.optim.Adam(family.parameters, lr=settings.learning_rate)
     rng = np.random.default_rng(settings.seed)
     history = []
@@ -342,17 +364,17 @@ def _train(setup: Setup, settings: TrainingSettings, progress: ProgressFn | None
             terms["total"].backward()
             optimiser.step()
             for k, v in terms.items():
-                sums[k] += float(v.detach())
+                sums[k] = sums[k] + v.detach()  # summed on the device: no synchronisation per batch
             batches += 1
             if cancel is not None and cancel():
                 raise TrainingCancelled(f"Training cancelled in epoch {epoch + 1} of {settings.epochs}.")
         history.append({"epoch": epoch + 1, "phase": "sev" if sev_on else "warm-up",
-                        **{k: v / max(1, batches) for k, v in sums.items()}})
+                        **{k: float(v) / max(1, batches) for k, v in sums.items()}})
         if progress is not None:
             progress((epoch + 1) / max(1, settings.epochs), f"epoch {epoch + 1} of {settings.epochs} "
                      f"({'BCE + ' + settings.label if sev_on else 'warm-up: BCE'}): loss {history[-1]['total']:.4f}")
     estimator = family.export()
-    pipeline = Pipeline([("encode", parts.encoder), ("model", estimator)])
+    pipeline = Pipeline([("encode", problem.parts.encoder), ("model", estimator)])
     return SparseTrainingResult(estimator, pipeline, family.kind, settings, tuple(history), str(device),
                                 time.perf_counter() - started, setup.model_key, setup.model.name)
 

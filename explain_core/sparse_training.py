@@ -36,7 +36,8 @@ from .models import wrap_model
 from .setup import Setup, make_setup
 from .sev_losses import (DEFAULT_EPS, DEFAULT_THETA, OBJECTIVES, VERTEX_SIDE, all_opt_minus, all_opt_plus,
                          group_matrix, one_step_vertices, pos_base, vol_opt)
-from .training import TrainedModel, evaluate, model_key
+from .data import demo_names
+from .training import TrainedModel, demo_model, evaluate, model_key, train_model
 
 FAMILIES = {LogisticRegression: "logistic regression", MLPClassifier: "MLP", GradientBoostingClassifier: "GBDT"}
 ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh, "logistic": torch.sigmoid, "identity": lambda h: h}
@@ -420,3 +421,23 @@ def sparse_setup(base: Setup, result: SparseTrainingResult) -> Setup:
                            f"trained here for sparse explanations: {result.name} (seed {s.seed})", dataset.key)
     return replace(make_setup(dataset, trained, reference=base.reference, restricted=base.restricted),
                    training=result)
+
+
+TRAINABLE_KINDS = ("l2_lr", "l1_lr", "mlp", "gbdt")
+
+
+def base_setup(setup: Setup, kind: str, *, seed: int = 0) -> Setup:
+    """A demo kind of model (``l2_lr``, ``l1_lr``, ``mlp``, ``gbdt``) on the setup's data, with its reference and
+    restricted features: the cached demo model for a bundled dataset, else trained here on the seeded split."""
+    check_choice(kind, TRAINABLE_KINDS, "base model kind")
+    data = setup.dataset
+    bundled = data.name in demo_names() and setup.model_key.startswith("demo:")
+    trained = demo_model(data, kind, seed=seed) if bundled else train_model(data, kind, seed=seed)
+    return make_setup(data, trained, reference=setup.reference, restricted=setup.restricted)
+
+
+def skops_bytes(setup: Setup) -> bytes:
+    """The setup's model (a Pipeline: encoder + trained estimator) as a ``.skops`` file's bytes."""
+    import skops.io as sio
+
+    return sio.dumps(setup.model.estimator)

@@ -5,8 +5,8 @@ a Sankey of each test row's SEV before → after, feature prevalence before / af
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import pandas as pd
@@ -17,6 +17,9 @@ from .cube import ProgressFn
 from .plots import BAR_COLOURS, NOT_EXPLAINED, TEMPLATE, prevalence_table, sev_counts
 from .setup import SEVParameters, Setup
 from .vocabulary import html_text
+
+if TYPE_CHECKING:
+    from .sparse_training import SparseTrainingResult
 
 NEGATIVE = "predicted negative"
 SIDES = ("before", "after")
@@ -106,6 +109,23 @@ def compare_sparsity(before: Setup, after: Setup, params: SEVParameters,
     """:func:`model_sparsity` of both models on the base setup's test rows."""
     return SparsityComparison(model_sparsity(before, params, progress), model_sparsity(after, params, progress),
                               np.asarray(before.test_rows), tuple(before.dataset.layout.names))
+
+
+@dataclass(frozen=True)
+class SparseOrigin:
+    """Where a model trained for sparse explanations came from (``Setup.training``): the run and the base setup;
+    the before/after comparison is computed once per SEV parameters (the page and the report share it)."""
+
+    result: "SparseTrainingResult"
+    base: Setup
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def comparison(self, after: Setup, params: SEVParameters,
+                   progress: ProgressFn | None = None) -> SparsityComparison:
+        key = (after.key, params)
+        if key not in self.memo:
+            self.memo[key] = compare_sparsity(self.base, after, params, progress)
+        return self.memo[key]
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from .encoding import EncodedModel, encoded_model
 from .errors import ExplainError, IntakeError, check_choice
 from .models import wrap_model
 from .setup import Setup, make_setup
+from .sparse_compare import SparseOrigin
 from .sev_losses import (DEFAULT_EPS, DEFAULT_THETA, OBJECTIVES, VERTEX_SIDE, all_opt_minus, all_opt_plus,
                          group_matrix, one_step_vertices, pos_base, vol_opt)
 from .data import demo_names
@@ -420,7 +421,7 @@ def sparse_setup(base: Setup, result: SparseTrainingResult) -> Setup:
                            evaluate(adapter, dataset, base.train_rows, base.test_rows), s.seed, key,
                            f"trained here for sparse explanations: {result.name} (seed {s.seed})", dataset.key)
     return replace(make_setup(dataset, trained, reference=base.reference, restricted=base.restricted),
-                   training=result)
+                   training=SparseOrigin(result, base))
 
 
 TRAINABLE_KINDS = ("l2_lr", "l1_lr", "mlp", "gbdt")

@@ -3,8 +3,7 @@ base model on the test rows; make it the session's model or download it."""
 import streamlit as st
 
 from explain_core.sev_losses import OBJECTIVES
-from explain_core.sparse_compare import (KIND_LABELS, compare_sparsity, prevalence_figure, sev_distributions,
-                                         sev_sankey)
+from explain_core.sparse_compare import KIND_LABELS, prevalence_figure, sev_distributions, sev_sankey
 from explain_core.sparse_training import (TRAINABLE_KINDS, TrainingSettings, base_setup, skops_bytes, sparse_setup,
                                           train_sparse)
 from explain_core.training import DEMO_KINDS
@@ -26,17 +25,11 @@ def base_model(_setup, key: str, kind: str):
     return base_setup(_setup, kind)
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
-def comparison(_before, _after, before_key: str, after_key: str, restricted: tuple, p):
-    with shared.progress_bar("SEV of every positive test row, before and after…") as progress:
-        return compare_sparsity(_before, _after, p, progress=progress)
-
-
 st.title("Sparser model")
 st.markdown("Is there an **equally accurate model whose decisions can be explained with one feature**? Train one "
             "from a base model, then compare accuracy and explanation lengths on the test rows before and after.")
 s, p = shared.setup(), shared.params()
-origin = s.training.settings.label if s.training is not None else None
+origin = s.training.result.settings.label if s.training is not None else None
 if origin:
     st.info(f"The session's model was trained on this page ({plain(origin)}).", icon=":material/info:")
 
@@ -78,8 +71,9 @@ before, after = st.session_state["sparse_run"]
 if before.dataset.key != s.dataset.key:
     st.info("The last trained model belongs to another dataset; train again.", icon=":material/info:")
     st.stop()
-result = after.training
-compared = comparison(before, after, before.key, after.key, before.restricted, p.sev)
+result = after.training.result
+with shared.progress_bar("SEV of every positive test row, before and after…") as progress:
+    compared = after.training.comparison(after, p.sev, progress)
 table = compared.table()
 st.subheader(f"{plain(result.settings.label)} (λ = {result.settings.strength:g}) from {plain(result.base_name)}")
 st.caption(f"Trained in {result.seconds:.1f} s on {result.device}. Mean SEV is over the test rows each model "

@@ -223,3 +223,24 @@ def test_export_as_skops_and_onnx_reloads_with_equal_predictions(base, tmp_path)
     from_onnx = wrap_model(load_model_file(tmp_path / "m.onnx"), data, encoder=encoder, positive_class=1)
     np.testing.assert_allclose(from_onnx.score(data.features), expected, atol=1e-5)
     assert (from_onnx.label(data.features) == after.model.label(data.features)).mean() > 0.99
+
+
+def test_the_pdf_report_says_how_the_model_was_trained(mixed):
+    import io
+
+    from pypdf import PdfReader
+
+    from explain_core import report as rep
+    from explain_core.vocabulary import fmt_metric
+
+    base = trained_setup(mixed, "l2_lr", seed=0)
+    after = sparse_setup(base, train_sparse(base, TrainingSettings(objective="all_opt_minus", strength=2.5, **TINY)))
+    made = rep.build_row_report(after, int(after.test_rows[0]), Parameters(), sections=("sev",))
+    text = " ".join(" ".join(p.extract_text() for p in PdfReader(io.BytesIO(
+        rep.write_pdf(made, image_renderer="matplotlib"))).pages).split())
+    assert "Trained for sparse explanations" in text and "objective All-Opt⁻, λ = 2.5" in text
+    table = after.training.comparison(after, Parameters().sev).table()
+    for name, row in table.iterrows():
+        assert f"{name} {fmt_metric(row['before'])} {fmt_metric(row['after'])}" in text, name
+    plain = rep.build_row_report(base, int(base.test_rows[0]), Parameters(), sections=("sev",))
+    assert plain.sparsity is None

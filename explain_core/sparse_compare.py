@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 NEGATIVE = "predicted negative"
 SIDES = ("before", "after")
+LINK_COLOUR = "rgba(76, 120, 168, 0.25)"
 KIND_LABELS = {"plus": "SEV⁺", "minus": "SEV⁻", "restricted": "SEV®"}
 
 
@@ -80,6 +81,17 @@ class SparsityComparison:
         rows[f"share with no {KIND_LABELS[last]} explanation"] = [m.unexplained_share(last) for m in self._sides]
         rows["share of test rows predicted positive"] = [m.positive_share for m in self._sides]
         return pd.DataFrame.from_dict(rows, orient="index", columns=list(SIDES))
+
+    def headline(self) -> str:
+        """The answer in one sentence: the mean SEV that was targeted and the test accuracy, before → after."""
+        kind = "restricted" if "restricted" in self.kinds else None
+        parts = [f"mean {KIND_LABELS[k]} {self.before.mean(k):.2f} → {self.after.mean(k):.2f}"
+                 for k in ((kind,) if kind else ("plus", "minus"))]
+        if kind:
+            parts.append(f"rows with no {KIND_LABELS[kind]} explanation {self.before.unexplained_share(kind):.0%} → "
+                         f"{self.after.unexplained_share(kind):.0%}")
+        acc = [m.metrics.get("test_accuracy", float("nan")) for m in self._sides]
+        return "; ".join(parts) + f"; test accuracy {acc[0]:.3f} → {acc[1]:.3f}."
 
     @property
     def _sides(self) -> tuple[ModelSparsity, ModelSparsity]:
@@ -149,10 +161,10 @@ def sev_sankey(transitions: pd.DataFrame, *, label: str = "SEV⁺") -> go.Figure
                   y=_spread(len(left)) + _spread(len(right)), color=BAR_COLOURS["counts"]),
         link=dict(source=[left.index(b) for b in flows["before"]],
                   target=[len(left) + right.index(a) for a in flows["after"]], value=flows["rows"].tolist(),
-                  hovertemplate="%{source.label} → %{target.label}: %{value} rows<extra></extra>"),
+                  color=LINK_COLOUR, hovertemplate="%{source.label} → %{target.label}: %{value} rows<extra></extra>"),
         meta={"role": "sankey"}))
     fig.update_layout(template=TEMPLATE, title=f"Each test row's {label} before → after ({len(transitions)} rows)",
-                      height=420)
+                      height=420, margin=dict(t=70, l=20, r=20, b=20))
     return fig
 
 

@@ -76,6 +76,7 @@ with shared.progress_bar("SEV of every positive test row, before and after…") 
     compared = after.training.comparison(after, p.sev, progress)
 table = compared.table()
 st.subheader(f"{plain(result.settings.label)} (λ = {result.settings.strength:g}) from {plain(result.base_name)}")
+st.success(plain(compared.headline()), icon=":material/insights:")
 st.caption(f"Trained in {result.seconds:.1f} s on {result.device}. Mean SEV is over the test rows each model "
            f"predicts {plain(s.dataset.class_name(1))}, against the same reference.")
 with st.container(key="sparse_table"):

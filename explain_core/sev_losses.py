@@ -7,7 +7,8 @@ of the group (a one-hot block, a categorical's dummies) takes the other end's va
 - All-Opt⁺ (eq. 6): ``−1/n⁺ Σ_i min(max_j g(e_j ⊙ x_i + (1 − e_j) ⊙ x̃), T)``;
 - All-Opt⁻ (eq. 7): ``1/n⁺ Σ_i max(min_j g((1 − e_j) ⊙ x_i + e_j ⊙ x̃), T)``; All-Opt® is eq. 7 with the
   minimum taken over the groups an explanation may move (the restricted ones are held at the query);
-- Vol-Opt (eq. 5, linear models): ``1/p Σ_j log max(|g_ref(β) / β_j|, ε)`` (Theorem 5's log-volume);
+- Vol-Opt (eq. 5, linear models): ``1/p Σ_j log max(|g_ref(β) / β_j|, ε)`` (Theorem 5's log-volume), with
+  |g_ref| floored at the margin ℓ_Pos_base keeps (see :func:`vol_opt`);
 - ℓ_Pos_base (eq. 8): ``max(g(x̃), T − θ)``, which keeps the reference predicted negative.
 
 ``n⁺`` counts the queries the current model predicts positive (the rows SEV explains).
@@ -53,16 +54,25 @@ def all_opt_minus(vertex_scores: torch.Tensor, positive: torch.Tensor, threshold
     return _mean_over(worst, positive)
 
 
-def vol_opt(coef: torch.Tensor, intercept: torch.Tensor, reference: torch.Tensor,
-            eps: float = DEFAULT_EPS) -> torch.Tensor:
+def vol_opt(coef: torch.Tensor, intercept: torch.Tensor, reference: torch.Tensor, eps: float = DEFAULT_EPS,
+            margin: float = 0.0) -> torch.Tensor:
     """Eq. 5 for a linear score ``intercept + coef·x``: the mean log of |g_ref(β)/β_j|, floored at ε.
 
     The paper prints ``min(·, ε)``; a floor is what keeps the logarithm finite (a cap would stop the gradient as
     soon as one term exceeds ε), so the floor is used. A zero β_j is handled as the paper suggests, by ε added
-    to the denominator.
+    to the denominator. |g_ref| is floored at ``margin``: Theorem 5 needs the reference predicted negative, and
+    ℓ_Pos_base keeps its score at least θ below T (a raw score of logit(T − θ)); without the floor the log pulls
+    g_ref through 0 with an unbounded gradient and the reference crosses the boundary.
     """
-    g_ref = intercept + coef @ reference
-    return torch.log((g_ref.abs() / (coef.abs() + eps)).clamp(min=eps)).mean()
+    g_ref = (intercept + coef @ reference).abs().clamp(min=margin)
+    return torch.log((g_ref / (coef.abs() + eps)).clamp(min=eps)).mean()
+
+
+def reference_margin(threshold: float, theta: float) -> float:
+    """The raw score distance logit(T) − logit(T − θ) that ℓ_Pos_base keeps between the reference and the
+    boundary (0 when T − θ ≤ 0)."""
+    low = threshold - theta
+    return 0.0 if low <= 0 else float(np.log(threshold / (1 - threshold)) - np.log(low / (1 - low)))
 
 
 def pos_base(reference_score: torch.Tensor, threshold: float, theta: float = DEFAULT_THETA) -> torch.Tensor:

@@ -35,6 +35,7 @@ class ModelSparsity:
     metrics: dict
     positive_share: float
     sev: dict[str, DatasetSEV]
+    reference_score: float
 
     def mean(self, kind: str) -> float:
         values = [v for v in self.sev[kind].values if v is not None]
@@ -53,7 +54,9 @@ def model_sparsity(setup: Setup, params: SEVParameters, progress: ProgressFn | N
            "minus": dataset_sev(plain, rows, params, kind="minus", progress=progress)}
     if setup.restricted:
         sev["restricted"] = dataset_sev(setup, rows, params, kind="minus", progress=progress)
-    return ModelSparsity(dict(setup.metrics), len(rows) / max(1, len(setup.test_rows)), sev)
+    reference = setup.reference_of_label(1).as_frame(setup.dataset.columns)
+    return ModelSparsity(dict(setup.metrics), len(rows) / max(1, len(setup.test_rows)), sev,
+                         float(setup.model.score(reference)[0]))
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,8 @@ class SparsityComparison:
         last = "restricted" if "restricted" in self.kinds else "minus"
         rows[f"share with no {KIND_LABELS[last]} explanation"] = [m.unexplained_share(last) for m in self._sides]
         rows["share of test rows predicted positive"] = [m.positive_share for m in self._sides]
+        rows["score of the reference (below the threshold: predicted negative)"] = [m.reference_score
+                                                                                     for m in self._sides]
         return pd.DataFrame.from_dict(rows, orient="index", columns=list(SIDES))
 
     def headline(self) -> str:

@@ -36,7 +36,7 @@ from .models import wrap_model
 from .setup import Setup, make_setup
 from .sparse_compare import SparseOrigin
 from .sev_losses import (DEFAULT_EPS, DEFAULT_THETA, OBJECTIVES, VERTEX_SIDE, all_opt_minus, all_opt_plus,
-                         group_matrix, one_step_vertices, pos_base, vol_opt)
+                         group_matrix, one_step_vertices, pos_base, reference_margin, vol_opt)
 from .data import demo_names
 from .training import TrainedModel, demo_model, evaluate, model_key, train_model
 
@@ -399,7 +399,8 @@ def sev_term(family: _Family, idx: torch.Tensor, logits: torch.Tensor, settings:
              movable: torch.Tensor) -> torch.Tensor:
     """ℓ_SEV of the batch: All-Opt over the rows the current model predicts positive, or Vol-Opt."""
     if settings.objective == "vol_opt":
-        return vol_opt(family.coef, family.intercept, family.reference, settings.eps)
+        return vol_opt(family.coef, family.intercept, family.reference, settings.eps,
+                       reference_margin(family.threshold, settings.theta))
     T = family.threshold
     positive = (torch.sigmoid(logits.detach()) > T).float()
     scores = torch.sigmoid(family.vertex_logits(idx))

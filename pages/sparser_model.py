@@ -77,6 +77,10 @@ with shared.progress_bar("SEV of every positive test row, before and after…") 
 table = compared.table()
 st.subheader(f"{plain(result.settings.label)} (λ = {result.settings.strength:g}) from {plain(result.base_name)}")
 st.success(plain(compared.headline()), icon=":material/insights:")
+if compared.after.reference_score > after.model.threshold:
+    st.warning("The trained model predicts the reference itself positive, so SEV⁺ is 0 and SEV⁻ finds no path: "
+               "raise C₂ (under More settings) to keep the reference negative, and train again.",
+               icon=":material/warning:")
 st.caption(f"Trained in {result.seconds:.1f} s on {result.device}. Mean SEV is over the test rows each model "
            f"predicts {plain(s.dataset.class_name(1))}, against the same reference.")
 with st.container(key="sparse_table"):

@@ -15,7 +15,7 @@ from explain_core.data import make_dataset
 from explain_core.loading import load_model_file
 from explain_core.models import wrap_model
 from explain_core.setup import Parameters, trained_setup
-from explain_core.sev_losses import vol_opt
+from explain_core.sev_losses import reference_margin, vol_opt
 from explain_core.sparse_training import (TrainingCancelled, TrainingSettings, batch_loss, prepare, sparse_setup,
                                           train_sparse)
 
@@ -63,7 +63,8 @@ def loop_terms(setup, problem, objective, theta=0.05, eps=1e-6):
     if objective == "vol_opt":
         beta, beta0 = estimator.coef_[0] * (1 if pos == 1 else -1), estimator.intercept_[0] * (1 if pos == 1 else -1)
         g_ref = beta0 + sum(b * r for b, r in zip(beta, ref))
-        terms["sev"] = sum(math.log(max(abs(g_ref) / (abs(b) + eps), eps)) for b in beta) / len(beta)
+        margin = math.log(T / (1 - T)) - math.log((T - theta) / (1 - T + theta))  # ℓ_Pos_base's margin, raw score
+        terms["sev"] = sum(math.log(max(max(abs(g_ref), margin) / (abs(b) + eps), eps)) for b in beta) / len(beta)
         return terms
     total, n_pos = 0.0, 0
     for xi in X:
@@ -129,6 +130,17 @@ def test_vol_opt_is_a_log_volume_and_theorem_5_scaling_holds_by_monte_carlo():
     change = float(vol_opt(torch.tensor(beta_new), torch.tensor(beta0_new), ref, 0.0)
                    - vol_opt(torch.tensor(beta), torch.tensor(beta0), ref, 0.0))
     assert change == pytest.approx(math.log(after[2] / before[2]) / p, abs=0.02)
+
+
+def test_vol_opt_stops_pulling_the_reference_at_pos_base_margin():
+    coef, ref = torch.tensor([0.5, -2.0], requires_grad=True), torch.tensor([1.0, 0.0])
+    margin = reference_margin(0.5, 0.05)
+    assert margin == pytest.approx(math.log(0.55 / 0.45))
+    near = vol_opt(coef, torch.tensor(-0.45, requires_grad=True), ref, 1e-6, margin)  # g_ref = −0.05
+    assert float(near) == pytest.approx((math.log(margin / 0.5) + math.log(margin / 2.0)) / 2, rel=1e-6)
+    far = torch.tensor(-1.5, requires_grad=True)  # g_ref = −1: descent raises the intercept, towards the boundary
+    vol_opt(coef, far, ref, 1e-6, margin).backward()
+    assert far.grad < 0
 
 
 @pytest.fixture(scope="module")

@@ -29,6 +29,10 @@ st.title("Sparser model")
 st.markdown("Is there an **equally accurate model whose decisions can be explained with one feature**? Train one "
             "from a base model, then compare accuracy and explanation lengths on the test rows before and after.")
 s, p = shared.setup(), shared.params()
+if s.dataset.task != "classification" or s.explainable_classes():
+    st.info("Training for sparse explanations works on two-class classification: load a binary classification "
+            "dataset (e.g. COMPAS, Adult, German credit) on the Home or Data & model page.", icon=":material/info:")
+    st.stop()
 origin = s.training.result.settings.label if s.training is not None else None
 if origin:
     st.info(f"The session's model was trained on this page ({plain(origin)}).", icon=":material/info:")

@@ -47,3 +47,13 @@ def test_sparser_model_page_trains_compares_and_switches_the_session(explain_cac
     assert not at.exception and not at.error
     banner = [visible(i.value) for i in at.info]
     assert banner != before_banner and any(after.model.name in b for b in banner)
+
+
+def test_the_page_explains_that_a_regression_cannot_be_trained(explain_cache_dir):
+    at = AppTest.from_file(APP, default_timeout=240).run()
+    at.selectbox(key="home_demo").select("california_housing").run()
+    at.selectbox(key="home_kind").select("l2_lr").run()
+    at.button(key="home_load").click().run()
+    at.switch_page("pages/sparser_model.py").run()
+    assert not at.exception and not at.error
+    assert any("two-class classification" in i.value for i in at.info)

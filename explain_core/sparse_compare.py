@@ -202,3 +202,18 @@ def prevalence_figure(prevalence: pd.DataFrame, *, label: str = "SEV⁺") -> go.
                       xaxis=dict(title="share of explained rows", tickformat=".0%", range=[0, 1]),
                       yaxis=dict(title=None, type="category"), height=max(300, 60 + 36 * len(shown)))
     return fig
+
+
+def history_figure(history: Sequence[dict]) -> go.Figure:
+    """The loss terms per epoch (BCE, ℓ_SEV, ℓ_Pos_base and their weighted total); the warm-up shaded."""
+    frame = pd.DataFrame(list(history))
+    fig = go.Figure()
+    for term, name in (("total", "total (eq. 9)"), ("bce", "BCE"), ("sev", "ℓ_SEV"), ("pos_base", "ℓ_Pos_base")):
+        fig.add_trace(go.Scatter(x=frame["epoch"], y=frame[term], mode="lines", name=name))
+    warm = frame.loc[frame["phase"] == "warm-up", "epoch"]
+    if len(warm):
+        fig.add_vrect(x0=0.5, x1=warm.max() + 0.5, fillcolor="rgba(186, 176, 172, 0.2)", line_width=0,
+                      annotation_text="warm-up (BCE only)", annotation_position="top left")
+    fig.update_layout(template=TEMPLATE, title="Loss terms per epoch (mean over the epoch's batches)",
+                      xaxis=dict(title="epoch"), yaxis=dict(title="loss"))
+    return fig

@@ -104,8 +104,7 @@ class SparseTrainingResult:
 
     def summary(self) -> dict:
         return {"family": self.family, "base_model": self.base_name, "settings": asdict(self.settings),
-                "device": self.device, "seconds": self.seconds, "epochs": len(self.history),
-                "final": self.history[-1] if self.history else {}}
+                "device": self.device, "seconds": self.seconds, "history": list(self.history)}
 
     __json__ = summary
 

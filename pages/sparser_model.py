@@ -3,7 +3,7 @@ base model on the test rows; make it the session's model or download it."""
 import streamlit as st
 
 from explain_core.sev_losses import OBJECTIVES
-from explain_core.sparse_compare import KIND_LABELS, prevalence_figure, sev_distributions, sev_sankey
+from explain_core.sparse_compare import KIND_LABELS, history_figure, prevalence_figure, sev_distributions, sev_sankey
 from explain_core.sparse_training import (TRAINABLE_KINDS, TrainingSettings, base_setup, skops_bytes, sparse_setup,
                                           train_sparse)
 from explain_core.training import DEMO_KINDS
@@ -108,6 +108,8 @@ if c1.button("Use this model for the session", icon=":material/swap_horiz:", key
     st.rerun()
 c2.download_button("Download the model (.skops)", data=lambda: skops_bytes(after), file_name="sparser_model.skops",
                    mime="application/octet-stream", key="sparse_download", icon=":material/download:")
+with st.expander("Training history"):
+    st.plotly_chart(history_figure(result.history), width="stretch", key="sparse_history")
 with st.expander("The objectives in the paper's notation"):
     st.markdown(
         "Training minimises BCE + λ·ℓ_SEV + C₂·ℓ_Pos_base (eq. 9), the SEV terms after the warm-up. "

@@ -35,7 +35,7 @@ def test_sparser_model_page_trains_compares_and_switches_the_session(explain_cac
     shown = at.dataframe[0].value
     assert list(shown.index) == list(want.index)
     np.testing.assert_allclose(shown.to_numpy(dtype=float), want.to_numpy(dtype=float), rtol=1e-9, equal_nan=True)
-    assert len(at.get("plotly_chart")) == 3  # distributions, Sankey, prevalence
+    assert len(at.get("plotly_chart")) == 4  # distributions, Sankey, prevalence, training history
 
     at.switch_page("pages/sev.py").run()
     before_banner = [i.value for i in at.info]

@@ -137,7 +137,7 @@ def test_vol_opt_stops_pulling_the_reference_at_pos_base_margin():
     margin = reference_margin(0.5, 0.05)
     assert margin == pytest.approx(math.log(0.55 / 0.45))
     near = vol_opt(coef, torch.tensor(-0.45, requires_grad=True), ref, 1e-6, margin)  # g_ref = −0.05
-    assert float(near) == pytest.approx((math.log(margin / 0.5) + math.log(margin / 2.0)) / 2, rel=1e-6)
+    assert float(near.detach()) == pytest.approx((math.log(margin / 0.5) + math.log(margin / 2.0)) / 2, rel=1e-6)
     far = torch.tensor(-1.5, requires_grad=True)  # g_ref = −1: descent raises the intercept, towards the boundary
     vol_opt(coef, far, ref, 1e-6, margin).backward()
     assert far.grad < 0

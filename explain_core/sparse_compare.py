@@ -185,7 +185,8 @@ def sev_distributions(values: dict[str, Sequence[int | None]], *, label: str = "
         counts = sev_counts(vals)
         fig.add_trace(go.Bar(x=[str(v) for v in counts["sev"]], y=counts["share"], name=side,
                              customdata=counts["count"], marker_color=colours.get(side),
-                             hovertemplate=f"{side}: {label} = %{{x}}, %{{y:.1%}} (%{{customdata}} rows)<extra></extra>"))
+                             hovertemplate=f"{side}: {label} = %{{x}}, %{{y:.1%}} (%{{customdata}} rows)"
+                                           "<extra></extra>"))
     fig.update_layout(template=TEMPLATE, barmode="group", title=f"{label} distribution before and after",
                       xaxis=dict(title=label, type="category"), yaxis=dict(title="share of rows", tickformat=".0%"))
     return fig

@@ -211,7 +211,8 @@ class _TreeWeights(_Family):
         self.offsets = torch.arange(len(self.trees), device=self.device) * width
         ref = self.reference.cpu().numpy()[None, :].astype(np.float32)
         raw = estimator.decision_function(ref.astype(float))[0]
-        self.init = self.sign * (raw - sum(estimator.learning_rate * t.predict(ref)[0, 0] for t in self.trees))
+        trees_at_reference = sum(estimator.learning_rate * t.predict(ref).ravel()[0] for t in self.trees)
+        self.init = self.sign * float(raw - trees_at_reference)
         self.node_type = np.uint8 if width <= 256 else np.int32
         X32 = self.X.cpu().numpy()
         self.row_nodes = self._leaves(X32)
@@ -327,7 +328,8 @@ def prepare(setup: Setup, settings: TrainingSettings, device: torch.device | str
     parts = _encoded_parts(setup)
     family_cls = FAMILY_CLASSES[type(parts.estimator)]
     if settings.objective == "vol_opt" and family_cls is not _Linear:
-        raise IntakeError("Vol-Opt (eq. 5) is defined for linear models; use All-Opt⁺ for an MLP or gradient boosting.")
+        raise IntakeError("Vol-Opt (eq. 5) is defined for linear models; use All-Opt⁺ for an MLP or gradient "
+                          "boosting.")
     layout, dataset = setup.dataset.layout, setup.dataset
     unknown = set(settings.restricted) - set(layout.names)
     if unknown:

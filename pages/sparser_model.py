@@ -40,7 +40,8 @@ if origin:
 with st.form("sparse_form"):
     c1, c2 = st.columns(2)
     kind = c1.selectbox("Base model", [SESSION, *TRAINABLE_KINDS], key="sparse_base",
-                        format_func=lambda k: f"the session's model ({s.model.name})" if k == SESSION else DEMO_KINDS[k])
+                        format_func=lambda k: f"the session's model ({s.model.name})" if k == SESSION
+                        else DEMO_KINDS[k])
     objective = c2.selectbox("Objective", list(OBJECTIVES), key="sparse_objective", format_func=OBJECTIVES.get,
                              help="; ".join(f"{OBJECTIVES[k]}: {v}" for k, v in OBJECTIVE_HELP.items()))
     c1, c2, c3 = st.columns(3)

@@ -95,7 +95,8 @@ def test_each_loss_equals_a_loop_over_its_equation(base, objective):
     settings = TrainingSettings(objective=objective, restricted=RESTRICTED if objective == "all_opt_restricted" else ())
     problem = prepare(base, settings, device="cpu")
     idx = torch.arange(len(problem.y))
-    got = {k: float(v.detach()) for k, v in batch_loss(problem.family, idx, problem.y, settings, problem.movable, True).items()}
+    terms = batch_loss(problem.family, idx, problem.y, settings, problem.movable, True)
+    got = {k: float(v.detach()) for k, v in terms.items()}
     want = loop_terms(base, problem, objective)
     assert problem.parts.column_group.tolist().count(base.dataset.layout.names.index("c")) == 3  # a 3-column group
     for term in ("bce", "sev", "pos_base"):

@@ -40,7 +40,6 @@ from .sev_losses import (DEFAULT_EPS, DEFAULT_THETA, OBJECTIVES, VERTEX_SIDE, al
 from .data import demo_names
 from .training import TrainedModel, demo_model, evaluate, model_key, train_model
 
-FAMILIES = {LogisticRegression: "logistic regression", MLPClassifier: "MLP", GradientBoostingClassifier: "GBDT"}
 ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh, "logistic": torch.sigmoid, "identity": lambda h: h}
 
 
@@ -103,7 +102,8 @@ class SparseTrainingResult:
         return f"{self.settings.label} (λ = {self.settings.strength:g}) from {self.base_name}"
 
     def summary(self) -> dict:
-        return {"family": self.family, "base_model": self.base_name, "settings": asdict(self.settings),
+        return {"family": self.family, "base_model": self.base_name, "base_key": self.base_key,
+                "settings": asdict(self.settings),
                 "device": self.device, "seconds": self.seconds, "history": list(self.history)}
 
     __json__ = summary
@@ -266,9 +266,8 @@ FAMILY_CLASSES = {LogisticRegression: _Linear, MLPClassifier: _MLP, GradientBoos
 
 def family_of(estimator) -> str:
     """The family's name in words, or an IntakeError naming what can be trained."""
-    for kind, name in FAMILIES.items():
-        if type(estimator) is kind:
-            return name
+    if type(estimator) in FAMILY_CLASSES:
+        return FAMILY_CLASSES[type(estimator)].kind
     raise IntakeError(f"A {type(estimator).__name__} cannot be trained for sparse explanations here; use a logistic "
                       "regression, an MLP or a gradient-boosting classifier (the demo models L1/L2 LR, MLP, "
                       "gradient boosting).")

@@ -120,12 +120,12 @@ def main() -> None:
                     rows.setdefault(objective, []).append(measure(sparse_setup(base, result), params, seconds))
                     print(f"  {name} {TITLE[kind]} split {split} {LABEL[objective]}: {seconds:.1f} s", flush=True)
             print(f"\n{name} · {TITLE[kind]} (mean ± sd over {args.splits} splits; paper: 10 splits)")
-            print(f"{'':10s}" + "".join(f"{h:>12s}" for h in HEAD))
+            print(f"{'':10s}" + "".join(f"{h:>13s}" for h in HEAD))
             for objective, runs in rows.items():
-                print(f"{LABEL[objective]:10s}" + "".join(f"{cell([r[c] for r in runs]):>12s}" for c in COLUMNS))
+                print(f"{LABEL[objective]:10s}" + "".join(f"{cell([r[c] for r in runs]):>13s}" for c in COLUMNS))
                 paper = PAPER.get((name, kind, objective))
                 if paper:
-                    print(f"{'  paper':10s}" + "".join(f"{'—' if v is None else f'{v:.2f}':>12s}" for v in paper))
+                    print(f"{'  paper':10s}" + "".join(f"{'—' if v is None else f'{v:.2f}':>13s}" for v in paper))
             print(flush=True)
 
 

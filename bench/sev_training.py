@@ -10,7 +10,8 @@ term and ℓ_Pos_base, batches of 128, Adam at learning rate 0.1, λ = 1, C₂ =
 pulls the reference over the boundary on COMPAS), θ = 0.05, seed s). Then, on the
 split's test rows: accuracy and AUC; mean SEV⁺ and SEV⁻ (and SEV®) over the test rows each model predicts
 positive that have an explanation within depth 6 (the app's default); the share with no SEV⁻ (SEV®) explanation;
-the share of test rows predicted positive. Rows show mean ± sd (ddof=1) over the splits, beside the paper's
+the share of test rows predicted positive; the reference's score; the change in test accuracy from the base model
+of the same split (points). Rows show mean ± sd (ddof=1) over the splits, beside the paper's
 Tables 4-9 (10 splits). "train s" is the wall time of ``train_sparse`` (encoding, precomputation and every
 epoch); the SEV evaluation is not included.
 
@@ -68,7 +69,7 @@ PAPER = {
 COLUMNS = ("train_accuracy", "train_auc", "test_accuracy", "test_auc", "plus", "minus", "restricted", "unexplained",
            "positive", "reference", "seconds")
 HEAD = ("train acc", "train AUC", "test acc", "test AUC", "SEV⁺", "SEV⁻", "SEV®", "no expl.", "pos. share",
-        "g(ref)", "train s")
+        "g(ref)", "train s", "Δ test acc")
 
 
 def measure(setup, params, seconds=float("nan")) -> dict:
@@ -122,7 +123,9 @@ def main() -> None:
             print(f"\n{name} · {TITLE[kind]} (mean ± sd over {args.splits} splits; paper: 10 splits)")
             print(f"{'':10s}" + "".join(f"{h:>13s}" for h in HEAD))
             for objective, runs in rows.items():
-                print(f"{LABEL[objective]:10s}" + "".join(f"{cell([r[c] for r in runs]):>13s}" for c in COLUMNS))
+                change = [100 * (r["test_accuracy"] - b["test_accuracy"]) for r, b in zip(runs, rows["base"])]
+                print(f"{LABEL[objective]:10s}" + "".join(f"{cell([r[c] for r in runs]):>13s}" for c in COLUMNS)
+                      + (f"  {cell(change):>11s} pt" if objective != "base" else ""))
                 paper = PAPER.get((name, kind, objective))
                 if paper:
                     print(f"{'  paper':10s}" + "".join(f"{'—' if v is None else f'{v:.2f}':>13s}" for v in paper))

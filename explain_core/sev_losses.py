@@ -22,7 +22,7 @@ OBJECTIVES = {"all_opt_plus": "All-Opt⁺", "all_opt_minus": "All-Opt⁻", "all_
               "vol_opt": "Vol-Opt"}
 VERTEX_SIDE = {"all_opt_plus": "plus", "all_opt_minus": "minus", "all_opt_restricted": "minus"}
 DEFAULT_THETA = 0.05
-DEFAULT_EPS = 1e-6
+DEFAULT_EPS = 0.1  # Vol-Opt's ε: with 1e-6, near-zero one-hot coefficients dominate eq. 5 (bench/sev_training.py)
 
 
 def group_matrix(column_group: np.ndarray, n_groups: int) -> np.ndarray:
@@ -60,7 +60,8 @@ def vol_opt(coef: torch.Tensor, intercept: torch.Tensor, reference: torch.Tensor
 
     The paper prints ``min(·, ε)``; a floor is what keeps the logarithm finite (a cap would stop the gradient as
     soon as one term exceeds ε), so the floor is used. A zero β_j is handled as the paper suggests, by ε added
-    to the denominator. |g_ref| is floored at ``margin``: Theorem 5 needs the reference predicted negative, and
+    to the denominator; ε = 0.1 (on standardised / one-hot columns) keeps the many near-zero one-hot coefficients
+    from dominating the mean. |g_ref| is floored at ``margin``: Theorem 5 needs the reference predicted negative, and
     ℓ_Pos_base keeps its score at least θ below T (a raw score of logit(T − θ)); without the floor the log pulls
     g_ref through 0 with an unbounded gradient and the reference crosses the boundary.
     """

@@ -83,7 +83,7 @@ class SparsityComparison:
         last = "restricted" if "restricted" in self.kinds else "minus"
         rows[f"share with no {KIND_LABELS[last]} explanation"] = [m.unexplained_share(last) for m in self._sides]
         rows["share of test rows predicted positive"] = [m.positive_share for m in self._sides]
-        rows["score of the reference (below the threshold: predicted negative)"] = [m.reference_score
+        rows["reference's score (must stay below the threshold)"] = [m.reference_score
                                                                                      for m in self._sides]
         return pd.DataFrame.from_dict(rows, orient="index", columns=list(SIDES))
 
@@ -160,10 +160,8 @@ def sev_sankey(transitions: pd.DataFrame, *, label: str = "SEV⁺") -> go.Figure
             [f"after: {label} {s}" if s.isdigit() else f"after: {s}" for s in right]
     flows = transitions.groupby(["before", "after"], sort=False).size().reset_index(name="rows")
     fig = go.Figure(go.Sankey(
-        arrangement="fixed",
-        node=dict(label=names, pad=14, thickness=16,
-                  x=[0.01] * len(left) + [0.99] * len(right),
-                  y=_spread(len(left)) + _spread(len(right)), color=BAR_COLOURS["counts"]),
+        arrangement="snap",
+        node=dict(label=names, pad=14, thickness=16, color=BAR_COLOURS["counts"]),
         link=dict(source=[left.index(b) for b in flows["before"]],
                   target=[len(left) + right.index(a) for a in flows["after"]], value=flows["rows"].tolist(),
                   color=LINK_COLOUR, hovertemplate="%{source.label} → %{target.label}: %{value} rows<extra></extra>"),
@@ -171,10 +169,6 @@ def sev_sankey(transitions: pd.DataFrame, *, label: str = "SEV⁺") -> go.Figure
     fig.update_layout(template=TEMPLATE, title=f"Each test row's {label} before → after ({len(transitions)} rows)",
                       height=420, margin=dict(t=70, l=20, r=20, b=20))
     return fig
-
-
-def _spread(n: int) -> list[float]:
-    return [0.5] if n == 1 else list(np.linspace(0.05, 0.95, n))
 
 
 def sev_distributions(values: dict[str, Sequence[int | None]], *, label: str = "SEV⁺") -> go.Figure:

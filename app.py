@@ -30,6 +30,7 @@ PAGES = {
                 st.Page("pages/linear.py", title="Linear", icon=":material/bar_chart:"),
                 st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
                 st.Page("pages/report.py", title="Report", icon=":material/picture_as_pdf:")],
+    "Improve": [st.Page("pages/sparser_model.py", title="Sparser model", icon=":material/compress:")],
 }
 
 

@@ -51,6 +51,7 @@ class Setup:
     source: str
     restricted: tuple[str, ...] = ()
     _mirrors: dict = field(default_factory=dict, compare=False, repr=False)  # reference_for's memo
+    training: object = field(default=None, compare=False, repr=False)  # a SparseOrigin: trained on the Sparser page
 
     @cached_property
     def key(self) -> str:

@@ -19,6 +19,7 @@ from ..errors import IntakeError
 from ..plots import (HYPERCUBE_FIGURE_MAX_GROUPS, agreement_figure, hypercube_figure, lattice_figure, pn_curve_figure,
                      weights_figure)
 from ..sev import Hypercube, SEVExplanation, hypercube
+from ..sparse_compare import SparsityComparison
 from ..vocabulary import METHOD_LABELS, factor_text, fmt_ps, format_number, sev_reading
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ class RowReport:
     agreement: Agreement | None = None
     figures: dict[str, go.Figure] = field(default_factory=dict)
     headline: Headline | None = None
+    sparsity: SparsityComparison | None = None  # before/after, when the model was trained on the Sparser page
     reading: str = ""
 
     @property
@@ -103,7 +105,8 @@ class RowReport:
                                   "fidelity, relevance, anchoring gap, optimality status", "weights chart"]),
             "agreement": ("Agreement", ["feature × method matrix", "how each method's set was read"]),
         }
-        parts = [("Summary", ["title, date, dataset, model and its test metrics",
+        trained = ["how the model was trained for sparse explanations, before vs after"] if self.sparsity else []
+        parts = [("Summary", ["title, date, dataset, model and its test metrics", *trained,
                               "the row's values and prediction, the reference, restricted features",
                               "headline numbers", "every parameter and seed"])]
         numbered = [described[s] for s in SECTIONS if s in described and s in self.sections]
@@ -174,6 +177,8 @@ def build_row_report(setup: Setup, row: int | pd.DataFrame, params: Parameters |
     if "agreement" in sections:
         report.agreement = agreement(setup.dataset.group_names, sev=report.sev, lens=lens.factors, linear=linear,
                                      baselines=baselines)
+    if setup.training is not None:
+        report.sparsity = setup.training.comparison(setup, params.sev)
     report.figures = _figures(report, cube)
     report.headline = _headline(report)
     report.reading = sev_reading(setup, report.sev) if report.sev is not None else ""

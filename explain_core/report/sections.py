@@ -84,6 +84,8 @@ def summary(w: Writer, r: RowReport) -> None:
         ["Row", f"{where}{edited} ({split} row)"],
     ]
     w.table(["", ""], info, widths=(32, 148))
+    if r.sparsity is not None:
+        sparse_training(w, r)
 
     w.h2("The row and the reference")
     query = s.dataset.layout.values(r.query.iloc[0].to_dict())
@@ -115,6 +117,20 @@ def summary(w: Writer, r: RowReport) -> None:
     ]
     w.table(["Parameter", "Value", "Meaning"], rows, widths=(44, 42, 94))
     w.note("Software: " + _versions())
+
+
+def sparse_training(w: Writer, r: RowReport) -> None:
+    """How the model was trained for sparse explanations (SEV §4) and the base model beside it on the test rows."""
+    origin = r.setup.training
+    t = origin.result.settings
+    w.h2("Trained for sparse explanations")
+    w.text(f"This model was trained on the Sparser model page from {origin.result.base_name}: objective {t.label}, "
+           f"λ = {t.strength:g}, C₂ = {t.pos_base_strength:g}, θ = {t.theta:g}; {t.warmup_epochs} warm-up epochs and "
+           f"{t.sev_epochs} with the SEV term, batches of {t.batch_size}, Adam at learning rate {t.learning_rate:g}, "
+           f"seed {t.seed}" + (f"; restricted: {', '.join(t.restricted)}" if t.restricted else "") + ".")
+    table = r.sparsity.table()
+    rows = [[name, fmt_metric(row["before"]), fmt_metric(row["after"])] for name, row in table.iterrows()]
+    w.table(["Quantity", "Base model", "This model"], rows, widths=(100, 40, 40))
 
 
 def _versions() -> str:

@@ -1,0 +1,59 @@
+"""The Sparser model page (AppTest): it trains with tiny epochs, shows the library's before/after table, and
+making the trained model the session's changes the SEV page."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+from conftest import visible
+
+from explain_core.analysis import DEFAULT_DEMO, demo_setup
+from explain_core.setup import Parameters
+from explain_core.sparse_compare import compare_sparsity
+from explain_core.sparse_training import TrainingSettings, sparse_setup, train_sparse
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+def test_sparser_model_page_trains_compares_and_switches_the_session(explain_cache_dir):
+    at = AppTest.from_file(APP, default_timeout=240).run()
+    at.switch_page("pages/sparser_model.py").run()
+    assert not at.exception and not at.error
+    at.selectbox(key="sparse_objective").set_value("all_opt_minus")
+    at.number_input(key="sparse_warmup").set_value(1)
+    at.number_input(key="sparse_epochs").set_value(1)
+    at.button(key="FormSubmitter:sparse_form-Train").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+
+    base = demo_setup(*DEFAULT_DEMO)
+    settings = TrainingSettings(objective="all_opt_minus", warmup_epochs=1, sev_epochs=1)
+    after = sparse_setup(base, train_sparse(base, settings))
+    want = compare_sparsity(base, after, Parameters().sev).table()
+    shown = at.dataframe[0].value
+    assert list(shown.index) == list(want.index)
+    np.testing.assert_allclose(shown.to_numpy(dtype=float), want.to_numpy(dtype=float), rtol=1e-9, equal_nan=True)
+    assert len(at.get("plotly_chart")) == 4  # distributions, Sankey, prevalence, training history
+
+    at.switch_page("pages/sev.py").run()
+    before_banner = [i.value for i in at.info]
+    at.switch_page("pages/sparser_model.py").run()
+    at.button(key="sparse_use").click().run()
+    assert at.session_state["setup"].model_key == after.model_key
+    assert any("trained on this page" in visible(i.value) for i in at.info)
+    at.switch_page("pages/sev.py").run()
+    assert not at.exception and not at.error
+    banner = [visible(i.value) for i in at.info]
+    assert banner != before_banner and any(after.model.name in b for b in banner)
+
+
+def test_the_page_explains_that_a_regression_cannot_be_trained(explain_cache_dir):
+    at = AppTest.from_file(APP, default_timeout=240).run()
+    at.selectbox(key="home_demo").select("california_housing").run()
+    at.selectbox(key="home_kind").select("l2_lr").run()
+    at.button(key="home_load").click().run()
+    at.switch_page("pages/sparser_model.py").run()
+    assert not at.exception and not at.error
+    assert any("two-class classification" in i.value for i in at.info)

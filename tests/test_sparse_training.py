@@ -1,0 +1,259 @@
+"""Sparse-explanation training (SEV paper §4, App. C): each loss against a plain loop over its equation, Theorem 5
+by Monte Carlo, All-Opt⁺ on data where a low-SEV model exists, tree reweighting, export and reload."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from explain_core.analysis import dataset_sev, predicted_rows
+from explain_core.data import make_dataset
+from explain_core.loading import load_model_file
+from explain_core.models import wrap_model
+from explain_core.setup import Parameters, trained_setup
+from explain_core.sev_losses import reference_margin, vol_opt
+from explain_core.sparse_training import (TrainingCancelled, TrainingSettings, batch_loss, prepare, sparse_setup,
+                                          train_sparse)
+
+TINY = dict(warmup_epochs=1, sev_epochs=2)
+
+
+def mixed_data(n=240, seed=0):
+    """Two numeric features, a 3-valued categorical (three encoded columns: one group) and a binary one."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n),
+                          "c": rng.choice(["x", "y", "z"], size=n), "d": rng.choice(["no", "yes"], size=n)})
+    logit = 1.5 * frame["a"] - frame["b"] + (frame["c"] == "z") * 1.2 + (frame["d"] == "yes") - 0.8
+    frame["y"] = (logit + rng.logistic(size=n) * 0.5 > 0).astype(int)
+    return make_dataset(frame, "y", name="mixed")
+
+
+@pytest.fixture(scope="module")
+def mixed():
+    return mixed_data()
+
+
+@pytest.fixture(scope="module", params=["l2_lr", "mlp", "gbdt"])
+def base(request, mixed):
+    return trained_setup(mixed, request.param, seed=0)
+
+
+def loop_terms(setup, problem, objective, theta=0.05, eps=1e-6):
+    """Eqs. 5-8 and the BCE evaluated plainly: one model call per vertex, loops over queries and groups."""
+    estimator, T = problem.parts.estimator, setup.model.threshold
+    pos = list(estimator.classes_).index(setup.model.positive_class)
+    X = problem.family.X.cpu().numpy().astype(float)
+    ref = problem.family.reference.cpu().numpy().astype(float)
+    groups = problem.parts.column_group
+    names = setup.dataset.layout.names
+    y = problem.y.cpu().numpy()
+
+    def g(v):
+        return float(estimator.predict_proba(np.asarray(v, dtype=float)[None, :])[0, pos])
+
+    bce = 0.0
+    for xi, yi in zip(X, y):
+        p = g(xi)
+        bce -= (yi * math.log(p) + (1 - yi) * math.log(1 - p)) / len(X)
+    terms = {"bce": bce, "pos_base": max(g(ref), T - theta)}
+    if objective == "vol_opt":
+        beta, beta0 = estimator.coef_[0] * (1 if pos == 1 else -1), estimator.intercept_[0] * (1 if pos == 1 else -1)
+        g_ref = beta0 + sum(b * r for b, r in zip(beta, ref))
+        margin = math.log(T / (1 - T)) - math.log((T - theta) / (1 - T + theta))  # ℓ_Pos_base's margin, raw score
+        terms["sev"] = sum(math.log(max(max(abs(g_ref), margin) / (abs(b) + eps), eps)) for b in beta) / len(beta)
+        return terms
+    total, n_pos = 0.0, 0
+    for xi in X:
+        if g(xi) <= T:
+            continue
+        n_pos += 1
+        scores = []
+        for j, name in enumerate(names):
+            if objective == "all_opt_restricted" and name in RESTRICTED:
+                continue
+            v = ref.copy() if objective == "all_opt_plus" else xi.copy()
+            for c in range(len(v)):
+                if groups[c] == j:
+                    v[c] = xi[c] if objective == "all_opt_plus" else ref[c]
+            scores.append(g(v))
+        total += -min(max(scores), T) if objective == "all_opt_plus" else max(min(scores), T)
+    terms["sev"] = total / max(1, n_pos)
+    return terms
+
+
+RESTRICTED = ("a", "c")
+
+
+@pytest.mark.parametrize("objective", ["all_opt_plus", "all_opt_minus", "all_opt_restricted", "vol_opt"])
+def test_each_loss_equals_a_loop_over_its_equation(base, objective):
+    if objective == "vol_opt" and "logistic" not in base.model.name.lower():
+        pytest.skip("Vol-Opt is for linear models")
+    settings = TrainingSettings(objective=objective, restricted=RESTRICTED if objective == "all_opt_restricted" else ())
+    problem = prepare(base, settings, device="cpu")
+    idx = torch.arange(len(problem.y))
+    terms = batch_loss(problem.family, idx, problem.y, settings, problem.movable, True)
+    got = {k: float(v.detach()) for k, v in terms.items()}
+    want = loop_terms(base, problem, objective, eps=settings.eps)
+    assert problem.parts.column_group.tolist().count(base.dataset.layout.names.index("c")) == 3  # a 3-column group
+    for term in ("bce", "sev", "pos_base"):
+        assert got[term] == pytest.approx(want[term], rel=1e-4, abs=1e-5), term
+    assert abs(want["sev"]) > 1e-3  # the term is not trivially zero on this data
+
+
+def test_vol_opt_is_a_log_volume_and_theorem_5_scaling_holds_by_monte_carlo():
+    """For f(x) = 1[β0 + β·x > 0] with reference 0, the volume with SEV⁺ = k scales as Π|g_ref/β_j| (Theorem 5);
+    Vol-Opt (eq. 5) is the mean log of those factors, so its change is (1/p)·log of the volume ratio."""
+    rng = np.random.default_rng(1)
+    p, n = 3, 1_500_000
+    subsets = [s for d in range(1, p + 1) for s in itertools.combinations(range(p), d)]
+
+    def volumes(beta0, beta):
+        bound = (p - 1) * abs(beta0) / np.abs(beta) * 1.05  # |β_j x_j| ≤ (p−1)|g_ref| on SEV⁺ ≥ 2 (proof of Thm 5)
+        x = rng.uniform(-bound, bound, size=(n, p))
+        sev = np.full(n, 0)
+        for s in sorted(subsets, key=len, reverse=True):
+            flips = beta0 + x[:, list(s)] @ beta[list(s)] > 0
+            sev = np.where(flips, len(s), sev)
+        box = np.prod(2 * bound)
+        return {k: box * np.mean(sev == k) for k in (2, 3)}
+
+    beta0, beta = -1.0, np.array([0.5, -2.0, 1.5])
+    beta0_new, beta_new = -2.5, np.array([1.2, 0.7, -3.0])
+    before, after = volumes(beta0, beta), volumes(beta0_new, beta_new)
+    factor = np.prod(np.abs(beta0_new / beta_new)) / np.prod(np.abs(beta0 / beta))
+    for k in (2, 3):
+        assert after[k] / before[k] == pytest.approx(factor, rel=0.05), k
+    ref = torch.zeros(p, dtype=torch.float64)
+    change = float(vol_opt(torch.tensor(beta_new), torch.tensor(beta0_new), ref, 0.0)
+                   - vol_opt(torch.tensor(beta), torch.tensor(beta0), ref, 0.0))
+    assert change == pytest.approx(math.log(after[2] / before[2]) / p, abs=0.02)
+
+
+def test_vol_opt_stops_pulling_the_reference_at_pos_base_margin():
+    coef, ref = torch.tensor([0.5, -2.0], requires_grad=True), torch.tensor([1.0, 0.0])
+    margin = reference_margin(0.5, 0.05)
+    assert margin == pytest.approx(math.log(0.55 / 0.45))
+    near = vol_opt(coef, torch.tensor(-0.45, requires_grad=True), ref, 1e-6, margin)  # g_ref = −0.05
+    assert float(near.detach()) == pytest.approx((math.log(margin / 0.5) + math.log(margin / 2.0)) / 2, rel=1e-6)
+    far = torch.tensor(-1.5, requires_grad=True)  # g_ref = −1: descent raises the intercept, towards the boundary
+    vol_opt(coef, far, ref, 1e-6, margin).backward()
+    assert far.grad < 0
+
+
+@pytest.fixture(scope="module")
+def shifted():
+    """Negatives near 0 in four features; each positive has two of them shifted to 1.6. The base L2 LR puts its
+    boundary midway (SEV⁺ ≈ 2: one shifted feature from the reference is not enough), yet a model with SEV⁺ = 1
+    is as accurate: a boundary just above the negatives, which one shifted feature crosses."""
+    rng = np.random.default_rng(3)
+    n, p = 1500, 4
+    X = rng.normal(scale=0.25, size=(n, p))
+    y = rng.random(n) < 0.3
+    for i in np.flatnonzero(y):
+        X[i, rng.choice(p, 2, replace=False)] += 1.6
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    frame["y"] = y.astype(int)
+    return make_dataset(frame, "y", name="shifted")
+
+
+def mean_sev(setup, kind="plus"):
+    values = [v for v in dataset_sev(setup, predicted_rows(setup), Parameters(), kind=kind).values if v is not None]
+    return float(np.mean(values))
+
+
+def test_all_opt_plus_brings_mean_sev_plus_to_one_keeping_accuracy(shifted):
+    base = trained_setup(shifted, "l2_lr", seed=0)
+    result = train_sparse(base, TrainingSettings(objective="all_opt_plus", warmup_epochs=2, sev_epochs=8, seed=0),
+                          device="cpu")
+    after = sparse_setup(base, result)
+    assert mean_sev(base) > 1.5
+    assert mean_sev(after) <= 1.1
+    assert after.metrics["test_accuracy"] >= base.metrics["test_accuracy"] - 0.01
+    ref = after.reference_of_label(1).as_frame(shifted.columns)
+    assert after.model.score(ref)[0] < after.model.threshold  # ℓ_Pos_base kept the reference negative
+
+
+def test_tree_reweighting_changes_only_one_weight_per_tree(mixed):
+    base = trained_setup(mixed, "gbdt", seed=0)
+    result = train_sparse(base, TrainingSettings(objective="all_opt_minus", **TINY), device="cpu")
+    old, new = base.model.estimator[-1], result.estimator
+    assert new is not old and new.init_ is not old.init_ and new.learning_rate == old.learning_rate
+    weights = []
+    for t_old, t_new in zip(old.estimators_[:, 0], new.estimators_[:, 0]):
+        a, b = t_old.tree_, t_new.tree_
+        for attr in ("children_left", "children_right", "feature", "threshold"):
+            np.testing.assert_array_equal(getattr(a, attr), getattr(b, attr))
+        values, scaled = a.value[:, 0, 0], b.value[:, 0, 0]
+        w = scaled[np.argmax(np.abs(values))] / values[np.argmax(np.abs(values))]
+        np.testing.assert_allclose(scaled, w * values, rtol=1e-6, atol=1e-12)
+        weights.append(w)
+    assert np.ptp(weights) > 1e-3  # the weights trained, and not all alike
+    X = old.estimators_[0, 0].tree_.value  # the base model itself was not touched
+    assert X is not None and np.allclose(base.model.estimator[-1].estimators_[0, 0].tree_.value, X)
+
+
+def test_seeded_progress_per_epoch_and_cancel(mixed):
+    base = trained_setup(mixed, "l2_lr", seed=0)
+    settings = TrainingSettings(objective="all_opt_plus", **TINY, seed=4)
+    seen = []
+    one = train_sparse(base, settings, progress=lambda f, m: seen.append(f), device="cpu")
+    two = train_sparse(base, settings, device="cpu")
+    assert seen == pytest.approx([1 / 3, 2 / 3, 1.0]) and len(one.history) == 3
+    assert [h["phase"] for h in one.history] == ["warm-up", "sev", "sev"] and one.history[0]["sev"] == 0.0
+    np.testing.assert_array_equal(one.estimator.coef_, two.estimator.coef_)
+    with pytest.raises(TrainingCancelled):
+        train_sparse(base, settings, cancel=lambda: True, device="cpu")
+
+
+def test_vol_opt_only_for_linear_models(mixed):
+    with pytest.raises(Exception, match="linear models"):
+        train_sparse(trained_setup(mixed, "gbdt", seed=0), TrainingSettings(objective="vol_opt", **TINY))
+
+
+def test_export_as_skops_and_onnx_reloads_with_equal_predictions(base, tmp_path):
+    import skops.io as sio
+    from skl2onnx import convert_sklearn
+    from skl2onnx.common.data_types import FloatTensorType
+
+    result = train_sparse(base, TrainingSettings(objective="all_opt_plus", **TINY), device="cpu")
+    after = sparse_setup(base, result)
+    data = base.dataset
+    expected = after.model.score(data.features)
+    assert not np.allclose(expected, base.model.score(data.features))  # training changed the model
+    sio.dump(after.model.estimator, tmp_path / "m.skops")
+    reloaded = wrap_model(load_model_file(tmp_path / "m.skops"), data, positive_class=1)  # vetted types only
+    np.testing.assert_array_equal(reloaded.score(data.features), expected)
+
+    encoder, estimator = result.pipeline[0], result.estimator
+    width = encoder.transform(data.features.iloc[:1]).shape[1]
+    options = {id(estimator): {"zipmap": False}}
+    onnx = convert_sklearn(estimator, initial_types=[("X", FloatTensorType([None, width]))], options=options)
+    (tmp_path / "m.onnx").write_bytes(onnx.SerializeToString())
+    from_onnx = wrap_model(load_model_file(tmp_path / "m.onnx"), data, encoder=encoder, positive_class=1)
+    np.testing.assert_allclose(from_onnx.score(data.features), expected, atol=1e-5)
+    assert (from_onnx.label(data.features) == after.model.label(data.features)).mean() > 0.99
+
+
+def test_the_pdf_report_says_how_the_model_was_trained(mixed):
+    import io
+
+    from pypdf import PdfReader
+
+    from explain_core import report as rep
+    from explain_core.vocabulary import fmt_metric
+
+    base = trained_setup(mixed, "l2_lr", seed=0)
+    after = sparse_setup(base, train_sparse(base, TrainingSettings(objective="all_opt_minus", strength=2.5, **TINY)))
+    made = rep.build_row_report(after, int(after.test_rows[0]), Parameters(), sections=("sev",))
+    text = " ".join(" ".join(p.extract_text() for p in PdfReader(io.BytesIO(
+        rep.write_pdf(made, image_renderer="matplotlib"))).pages).split())
+    assert "Trained for sparse explanations" in text and "objective All-Opt⁻, λ = 2.5" in text
+    table = after.training.comparison(after, Parameters().sev).table()
+    for name, row in table.iterrows():
+        assert f"{name} {fmt_metric(row['before'])} {fmt_metric(row['after'])}" in text, name
+    plain = rep.build_row_report(base, int(base.test_rows[0]), Parameters(), sections=("sev",))
+    assert plain.sparsity is None

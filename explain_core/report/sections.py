@@ -76,7 +76,7 @@ def summary(w: Writer, r: RowReport) -> None:
                  f"target {data.target.name} ({data.task}{positive})"],
         ["Model", f"{model.name}; {s.source}; key {s.model_key}"],
         ["Performance", f"{perf}; {len(s.train_rows):,} training / {len(s.test_rows):,} test rows"],
-        ["Score", f"{s.score_text(r.score, digits=3)}; label 1 when the score is above {model.threshold:.4g}"],
+        ["Score", f"{s.score_text(r.score, digits=3)}; label 1 by {model.rule}"],
         ["Reference", s.reference_of_label(r.label).description],
         ["Restricted features", ", ".join(s.restricted) or "none"],
         ["Row", f"{where}{edited} ({split} row)"],

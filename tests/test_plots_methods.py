@@ -32,7 +32,7 @@ def test_pn_curve_of_a_real_context():
     from explain_core.lens import LensContext
     masks = np.array([[0, 0], [1, 0], [0, 1], [1, 1]], dtype=bool)
     labels = np.array([[0, 1, 0, 1], [0, 1, 1, 1], [0, 0, 0, 1]], dtype=np.int8)
-    ctx = LensContext("r2i", ("a", "b"), masks, 1, 1, labels, np.zeros(labels.shape), np.arange(3))
+    ctx = LensContext("r2i", ("a", "b"), masks, 1, 1, labels, np.zeros((3, 2)), np.arange(3))
     curve = ctx.pn_curve()
     fig = pn_curve_figure(curve)
     assert np.allclose(values(fig.data[0].y), curve["cumulative_pn"])
@@ -77,7 +77,7 @@ def test_ps_by_size_of_shap_curve_keeps_its_numbers():
     from explain_core.lens import LensContext, shap_curve
     masks = np.array([[0, 0], [1, 0], [0, 1], [1, 1]], dtype=bool)
     labels = np.array([[0, 1, 0, 1], [0, 1, 1, 1], [0, 0, 0, 1]], dtype=np.int8)
-    ctx = LensContext("r2i", ("a", "b"), masks, 1, 1, labels, np.zeros(labels.shape), np.arange(3))
+    ctx = LensContext("r2i", ("a", "b"), masks, 1, 1, labels, np.zeros((3, 2)), np.arange(3))
     att = Attribution("SHAP", ("a", "b"), np.array([0.1, 0.5]), 0.0, "probability", "test")
     curve = shap_curve(ctx, att)
     fig = ps_by_size_figure(curve)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from explain_core.lens import LensContext
+from explain_core.lens import DIRECTIONS, LensContext, lens_contexts, opposite_references
 from explain_core.lens.search import search_factors
 from explain_core.lens.stats import holm, power_limit, references_needed
 from test_lens import brute_force, brute_holm, brute_minimal, random_case
@@ -96,6 +96,23 @@ def test_budget_and_memory_bound_stop_with_an_honest_answer():
     capped = search_factors(model, data, frame.iloc[[0]], frame.iloc[1:], tau=1.0, budget_s=None, mad=mad,
                             max_samples=n * (1 + len(groups)))
     assert capped.stopped == "memory" and capped.searched_size == 1
+
+
+def test_encoded_rows_give_the_labels_of_raw_rows():
+    """A Pipeline with column-wise encoding is scored on mixed encoded rows: the same labels as raw rows."""
+    from explain_core import load_demo, train_model
+
+    data = load_demo("german_credit")
+    trained = train_model(data, "l2_lr")
+    model, query = trained.model, data.features.iloc[[trained.test_rows[0]]]
+    refs = opposite_references(model, data, query, trained.train_rows, n=30, seed=0)
+    raw = lens_contexts(model, data, query, refs, max_size=2)
+    for direction in DIRECTIONS:
+        found = search_factors(model, data, query, refs, direction=direction, tau=1.0, max_size=2, budget_s=None)
+        ctx = found.context
+        assert found.rows_scored > 0 and len(ctx.masks) > 1
+        columns = [raw[direction].index(ctx.factor(j)) for j in range(len(ctx.masks))]
+        np.testing.assert_array_equal(ctx.labels, raw[direction].labels[:, columns])
 
 
 # --- the sample mode: Holm, the boundary, the power limit --------------------------------------------------------

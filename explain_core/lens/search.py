@@ -24,6 +24,7 @@ import pandas as pd
 
 from ..cube import DEFAULT_CHUNK_ROWS, ProgressFn, layer_masks, one_row
 from ..data import Dataset
+from ..encoding import encoded_model
 from ..errors import IntakeError, check_choice, names_method
 from ..limits import limits
 from ..models import ModelAdapter
@@ -152,6 +153,11 @@ class _Layers:
         self.bits = np.left_shift(np.uint64(1), np.arange(layout.size, dtype=np.uint64))
         self.differ_keys = _keys(differs, self.bits)  # D_r as a bit mask
         self.values = {c: (query[c].to_numpy()[0], references[c].to_numpy()) for c in layout.columns}
+        self.encoded = encoded_model(model, layout.groups)  # column-wise preprocessing: mix encoded rows (cf. cube)
+        if self.encoded is not None:
+            source = layout.source.features if layout.source is not None else None
+            self.query_x = self.encoded.encode_rows(query, source, list(model.columns))[0]
+            self.references_x = self.encoded.encode_rows(references, source, list(model.columns))
         n = len(references)
         self.masks = np.zeros((0, layout.size), dtype=bool)
         self.labels = np.zeros((n, 0), dtype=np.int8)
@@ -210,13 +216,18 @@ class _Layers:
             out[empty] = self.input_class
             new &= ~empty
         r, j = np.nonzero(new)
-        if len(r):
-            keep = masks[j] if self.direction == "r2i" else ~masks[j]
-            rows = _rows(self.layout, self.values, r, keep)
-            scores = np.concatenate([self.model.score(rows.iloc[s:s + self.chunk_rows])
-                                     for s in range(0, len(rows), self.chunk_rows)])
-            out[r, j] = self.model.labels_of(scores)
+        for s in range(0, len(r), self.chunk_rows):
+            rs, js = r[s:s + self.chunk_rows], j[s:s + self.chunk_rows]
+            keep = masks[js] if self.direction == "r2i" else ~masks[js]  # True: the input's value
+            out[rs, js] = self.model.labels_of(self._scores(rs, keep))
         return out, len(r)
+
+    def _scores(self, refs: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        """Scores of the rows mixing the input (where ``keep``) and reference ``refs[i]`` (elsewhere)."""
+        if self.encoded is None:
+            return self.model.score(_rows(self.layout, self.values, refs, keep))
+        X = np.where(keep[:, self.encoded.column_group], self.query_x, self.references_x[refs])
+        return self.model.scores_of(self.encoded.estimator, X)
 
 
 def _keys(masks: np.ndarray, bits: np.ndarray) -> np.ndarray:

@@ -18,6 +18,7 @@ import pandas as pd
 from .baselines import Attribution, FlipPath, explain_lime, explain_shap, flip_number
 from .cube import ProgressFn, one_row
 from .lens import ALL_SUBSETS_UP_TO, LensContext, LensResult, lens_contexts, opposite_references
+from .lens.causal import CausalGraph, causal_contexts, fit_scm
 from .lens.search import LensSearch, search_factors
 from .results import Explanation
 from .setup import (DEFAULT_DEMO, LINEAR_METHODS, BaselineParameters, LensParameters, LinearParameters, Parameters,
@@ -32,7 +33,7 @@ __all__ = ["DEFAULT_DEMO", "LINEAR_METHODS", "Agreement", "BaselineParameters", 
            "LensParameters", "LensReport", "LensSearch", "LinearParameters", "Parameters", "SEVParameters", "Setup", "agreement",
            "dataset_sev", "demo_setup", "file_setup", "flip_numbers", "lens_max_size", "lens_report",
            "linear_space", "linear_sweep", "make_setup", "model_from_upload", "predicted_rows", "row_baselines",
-           "lens_searches", "row_lens", "row_lens_contexts", "row_lens_search", "row_linear", "row_sev", "score_of",
+           "lens_searches", "row_lens", "row_lens_causal", "row_lens_contexts", "row_lens_search", "row_linear", "row_sev", "score_of",
            "trained_setup"]
 
 # ---------------------------------------------------------------------------------------------------
@@ -139,6 +140,15 @@ def row_lens_contexts(setup: Setup, query: pd.DataFrame, params: LensParameters 
     """Both LENS contexts (R2I, I2R) over ``lens_references`` seeded training rows predicted opposite."""
     return lens_contexts(setup.model, setup.dataset, query, _lens_references(setup, query, params),
                          max_size=params.lens_max_size, progress=progress)
+
+
+def row_lens_causal(setup: Setup, query: pd.DataFrame, params: LensParameters | Parameters, graph: CausalGraph,
+                    progress: ProgressFn | None = None) -> dict[str, LensContext]:
+    """Both LENS contexts with interventions propagated through the SCM of ``graph`` fitted on the training rows
+    (LENS §5, App. C.1), over the same references and factors as :func:`row_lens_contexts`."""
+    scm = fit_scm(setup.dataset, graph, setup.train_rows)
+    return causal_contexts(setup.model, setup.dataset, query, _lens_references(setup, query, params), scm,
+                           max_size=params.lens_max_size, seed=params.seed, progress=progress)
 
 
 def lens_searches(setup: Setup, params: LensParameters | Parameters) -> bool:

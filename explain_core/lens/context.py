@@ -150,13 +150,17 @@ class LensContext:
 
     @cached_property
     def cheapest(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per factor: cost of the cheapest intervention reaching the outcome (inf if none), and its reference row
-        (computed in blocks of factors)."""
-        cost, best = np.empty(len(self.masks)), np.empty(len(self.masks), dtype=np.intp)
+        """Per factor: cost of the cheapest intervention reaching the outcome (inf if none), and its reference row."""
+        return self.cheapest_of(np.arange(len(self.masks)))
+
+    def cheapest_of(self, factors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:attr:`cheapest` of the factors at positions ``factors`` only (computed in blocks of factors)."""
+        cost, best = np.empty(len(factors)), np.empty(len(factors), dtype=np.intp)
         step = max(1, DOMINANCE_BLOCK // (8 * max(1, self.samples)))
-        for s in range(0, len(self.masks), step):
-            block = self.distances @ self.masks[s:s + step].T.astype(float)
-            block[self.labels[:, s:s + step] != self.outcome] = np.inf
+        for s in range(0, len(factors), step):
+            at = factors[s:s + step]
+            block = self.distances @ self.masks[at].T.astype(float)
+            block[self.labels[:, at] != self.outcome] = np.inf
             best[s:s + step] = block.argmin(axis=0)
             cost[s:s + step] = block[best[s:s + step], np.arange(block.shape[1])]
         return cost, best
@@ -218,12 +222,11 @@ class LensContext:
         for size in np.unique(self.sizes):  # one layer at a time: a layer holds no factor below another
             layer = np.flatnonzero((self.sizes == size) & sufficient)
             accepted = np.concatenate([accepted, layer[~self._below(accepted, layer, order)]])
-        cost, best = self.cheapest
+        cost, best = self.cheapest_of(accepted)
         ids = self.reference_ids.tolist()
         factors = tuple(Factor(self.factor(j), float(self.ps[j]), int(self.hits[j]), self.samples,
-                               None if p_values is None else float(p_values[j]), float(cost[j]),
-                               ids[best[j]] if np.isfinite(cost[j]) else None)
-                        for j in accepted)
+                               None if p_values is None else float(p_values[j]), float(c), ids[b] if np.isfinite(c)
+                               else None) for j, c, b in zip(accepted, cost, best))
         closure = self._above(accepted, order)
         return LensResult(self.direction, self.outcome, float(tau), alpha, order, factors,
                           _ratio(int(self.hits[closure].sum()), int(self.hits.sum())), self.samples, correction,
@@ -255,7 +258,7 @@ class LensContext:
         if len(lower) == 0 or len(upper) == 0:
             return out
         lo, up = np.packbits(self.masks[lower], axis=1), np.packbits(self.masks[upper], axis=1)
-        cost = self.cheapest[0]
+        cost = self.cheapest[0] if order == "cost" else None
         step = max(1, DOMINANCE_BLOCK // lo.size)
         for s in range(0, len(up), step):
             block = ~(lo[:, None, :] & ~up[None, s:s + step, :]).any(axis=2)  # lower ⊆ upper

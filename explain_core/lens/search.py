@@ -35,6 +35,7 @@ from .sampling import _differs, _group_distances, _rows, factor_count, feature_m
 UNTIL = ("first", "all")
 MAX_GROUPS = 64  # factors are 64-bit masks
 DEFAULT_BUDGET_S = 5.0
+DENSE_INDEX_GROUPS = 24  # up to 2^24 factors: a key → column table (64 MB at most); beyond, sorted keys
 SEARCH_SAMPLES = 50_000_000  # labels kept (1 byte each) — the search's memory bound
 
 
@@ -150,8 +151,7 @@ class _Layers:
     def __init__(self, model, layout, query, references, differs, direction, input_class, chunk_rows):
         self.model, self.layout, self.direction, self.input_class = model, layout, direction, input_class
         self.chunk_rows = max(1, chunk_rows)
-        self.bits = np.left_shift(np.uint64(1), np.arange(layout.size, dtype=np.uint64))
-        self.differ_keys = _keys(differs, self.bits)  # D_r as a bit mask
+        self.differ_keys = _keys(differs)  # D_r as a bit mask
         self.values = {c: (query[c].to_numpy()[0], references[c].to_numpy()) for c in layout.columns}
         self.encoded = encoded_model(model, layout.groups)  # column-wise preprocessing: mix encoded rows (cf. cube)
         if self.encoded is not None:
@@ -163,6 +163,7 @@ class _Layers:
         self.labels = np.zeros((n, 0), dtype=np.int8)
         self.keys = np.zeros(0, dtype=np.uint64)  # sorted keys of the scored factors, and their columns
         self.columns = np.zeros(0, dtype=np.intp)
+        self.table = np.full(1 << layout.size, -1, dtype=np.int32) if layout.size <= DENSE_INDEX_GROUPS else None
         self.scored = 0
 
     @property
@@ -176,12 +177,12 @@ class _Layers:
         p, n = self.layout.size, len(self.differ_keys)
         step = max(1, 4 * self.chunk_rows // max(1, n))
         blocks, labels, scored = [], [], 0
-        accepted_keys = None if accepted is None or not len(accepted) else _keys(accepted, self.bits)
+        accepted_keys = None if accepted is None or not len(accepted) else _keys(accepted)
         layer_blocks = layer_masks(p, range(p), size, False, step) if size else [np.zeros((1, p), dtype=bool)]
         for masks in layer_blocks:
             if budget_s is not None and clock() - start > budget_s:
                 return False
-            keys = _keys(masks, self.bits)
+            keys = _keys(masks)
             if accepted_keys is not None:  # a superset of an accepted factor is not minimal: never scored
                 fresh = ~((keys[:, None] & accepted_keys[None, :]) == accepted_keys[None, :]).any(axis=1)
                 masks, keys = masks[fresh], keys[fresh]
@@ -196,10 +197,13 @@ class _Layers:
         base = len(self.masks)
         self.masks = np.concatenate([self.masks, layer])
         self.labels = np.concatenate([self.labels, *labels], axis=1)
-        keys = np.concatenate([self.keys, _keys(layer, self.bits)])
-        columns = np.concatenate([self.columns, base + np.arange(len(layer))])
-        order = np.argsort(keys, kind="stable")
-        self.keys, self.columns = keys[order], columns[order]
+        if self.table is not None:
+            self.table[_keys(layer)] = base + np.arange(len(layer))
+        else:
+            keys = np.concatenate([self.keys, _keys(layer)])
+            columns = np.concatenate([self.columns, base + np.arange(len(layer))])
+            order = np.argsort(keys, kind="stable")
+            self.keys, self.columns = keys[order], columns[order]
         self.scored += scored
         return True
 
@@ -210,7 +214,7 @@ class _Layers:
         out = np.empty(effective.shape, dtype=np.int8)
         old = ~new
         if old.any():  # the lower factor c ∩ D_r was scored (it is no superset of an accepted factor, as c is not)
-            out[old] = self.labels[np.nonzero(old)[0], self.columns[np.searchsorted(self.keys, effective[old])]]
+            out[old] = self.labels[np.nonzero(old)[0], self._column(effective[old])]
         if self.direction == "i2r":  # nothing moved: the row is the input itself
             empty = new & (effective == 0)
             out[empty] = self.input_class
@@ -222,6 +226,12 @@ class _Layers:
             out[rs, js] = self.model.labels_of(self._scores(rs, keep))
         return out, len(r)
 
+    def _column(self, keys: np.ndarray) -> np.ndarray:
+        """The column of each scored factor key."""
+        if self.table is not None:
+            return self.table[keys]
+        return self.columns[np.searchsorted(self.keys, keys)]
+
     def _scores(self, refs: np.ndarray, keep: np.ndarray) -> np.ndarray:
         """Scores of the rows mixing the input (where ``keep``) and reference ``refs[i]`` (elsewhere)."""
         if self.encoded is None:
@@ -230,6 +240,9 @@ class _Layers:
         return self.model.scores_of(self.encoded.estimator, X)
 
 
-def _keys(masks: np.ndarray, bits: np.ndarray) -> np.ndarray:
-    """Each Boolean row as a 64-bit mask."""
-    return np.bitwise_or.reduce(np.where(masks, bits, np.uint64(0)), axis=1)
+def _keys(masks: np.ndarray) -> np.ndarray:
+    """Each Boolean row (≤ 64 groups) as a 64-bit mask: bit g set when group g is in the factor."""
+    packed = np.packbits(masks, axis=1, bitorder="little")
+    out = np.zeros((len(masks), 8), dtype=np.uint8)
+    out[:, :packed.shape[1]] = packed
+    return out.view("<u8").ravel()

@@ -10,8 +10,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from explain_core.analysis import LensParameters
+from explain_core.errors import IntakeError
 from explain_core.lens import ALL_SUBSETS_UP_TO, LensResult, default_max_size, largest_factor_size, shap_curve
-from explain_core.plots import pn_curve_figure, ps_by_size_figure
+from explain_core.lens.causal import CausalGraph, differences, german_graph
+from explain_core.plots import dag_figure, pn_curve_figure, ps_by_size_figure
 from explain_core.vocabulary import DIRECTION_LABELS, format_value, plain
 from pages import _shared as shared
 
@@ -204,3 +207,44 @@ with st.container(key="lens_recourse"):
                 icon=":material/info:")
     else:
         st.info(empty_message(report.direction, p.tau, exact, p.alpha), icon=":material/info:")
+
+st.subheader("Causal context: changes that propagate")
+with st.container(key="lens_causal"):
+    st.caption("Above, a factor changes its features and nothing else. With a causal graph, changing a feature also "
+               "changes what it causes: effects flow down the arrows through equations fitted on the training rows "
+               "(LENS §5 and App. C). Below: which τ-minimal factors differ once effects propagate.")
+    names = list(s.dataset.group_names)
+    paper = german_graph()
+    default = paper.text() if {n for e in paper.edges for n in e} <= set(names) else ""
+    with st.form("lens_causal_form"):
+        text = st.text_area("Causal graph: one `parent -> child` per line, with the feature names", height=160,
+                            value=st.session_state.get("lens_graph", default), key="lens_graph_text",
+                            help="Prefilled for German credit with the LENS paper's graph (Fig. 5). Numeric features "
+                                 "get a linear equation with the row's own noise kept; categorical ones a classifier "
+                                 "whose prediction is drawn with the seed.")
+        if st.form_submit_button("Compare with the causal context", key="lens_causal_submit"):
+            st.session_state["lens_graph"] = text
+    chosen = st.session_state.get("lens_graph")
+    if chosen is not None:
+        try:
+            graph = CausalGraph.parse(chosen)
+            depth = graph.layers(names)
+            if not graph.edges:
+                raise IntakeError("The graph has no edge, so nothing propagates and the causal answer is the one "
+                                  "above; add at least one line 'parent -> child'.")
+            base = LensParameters(lens_references=p.lens_references, lens_max_size=p.lens_max_size, seed=p.seed)
+            causal = shared.lens_causal(s, s.key, query, base, chosen)[p.lens_direction]
+            independent = shared.lens(s, s.key, query, base)[p.lens_direction]
+            table = differences(independent, causal, p.tau, alpha=p.alpha, correction=p.lens_correction)
+        except IntakeError as exc:
+            st.error(plain(exc), icon=":material/error:")
+        else:
+            causal_groups = {g for f in table.loc[table["minimal in"] != "independent", "factor"] for g in f.split(", ")}
+            st.plotly_chart(dag_figure(graph.edges, depth, highlight=sorted(causal_groups)), key="lens_dag_chart")
+            changed = int((table["minimal in"] != "both").sum())
+            st.caption(f"{changed} of {len(table)} τ-minimal factors (factors of up to {int(causal.sizes.max())} "
+                       f"features, {p.lens_direction.upper()}, τ = {p.tau:g}) differ between the independent and the "
+                       "causal context; features of causal factors are orange in the graph.")
+            st.dataframe(table, hide_index=True, key="lens_causal_table",
+                         column_config={"PS independent": FACTOR_COLUMNS["PS"], "PS causal": FACTOR_COLUMNS["PS"]})
+            shared.download_buttons("lens_causal", table, key="lens_causal")

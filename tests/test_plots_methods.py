@@ -172,3 +172,14 @@ def test_sweep_figure_of_a_real_sweep_summary():
     assert np.allclose(values(iht.y), [0.3, 0.2])
     lime = next(t for t in fig.data if t.name == "lime")
     assert np.allclose(values(lime.y), [0.4, 0.3])
+
+
+def test_dag_figure_draws_nodes_by_depth_and_one_arrow_per_edge():
+    from explain_core.plots import dag_figure
+    edges = [("a", "b"), ("a", "c"), ("b", "d"), ("c", "d")]
+    fig = dag_figure(edges, {"a": 0, "b": 1, "c": 1, "d": 2, "e": 0}, highlight=["d"])
+    nodes = fig.data[0]
+    assert list(nodes.text) == ["a", "b", "c", "d"]  # "e" is on no edge
+    assert list(nodes.y) == [0, -1, -1, -2] and list(nodes.x) == [0, -0.5, 0.5, 0]
+    assert len(fig.layout.annotations) == len(edges)
+    assert [c == nodes.marker.color[3] for c in nodes.marker.color] == [False, False, False, True]

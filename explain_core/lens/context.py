@@ -15,7 +15,7 @@ from .stats import CORRECTIONS, error_statement, passes, power_limit
 
 DIRECTIONS = ("r2i", "i2r")
 ORDERS = ("subset", "cost")
-DOMINANCE_BLOCK = 4_000_000  # bytes compared at once when testing the partial order
+COST_BLOCK = 4_000_000  # bytes of intervention costs computed at once
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,7 @@ class LensContext:
     def cheapest_of(self, factors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:attr:`cheapest` of the factors at positions ``factors`` only (computed in blocks of factors)."""
         cost, best = np.empty(len(factors)), np.empty(len(factors), dtype=np.intp)
-        step = max(1, DOMINANCE_BLOCK // (8 * max(1, self.samples)))
+        step = max(1, COST_BLOCK // (8 * max(1, self.samples)))
         for s in range(0, len(factors), step):
             at = factors[s:s + step]
             block = self.distances @ self.masks[at].T.astype(float)
@@ -196,7 +196,7 @@ class LensContext:
         chosen = np.zeros(len(self.masks), dtype=bool)
         chosen[[self.index(f) for f in factors]] = True
         if upward_closure:
-            chosen = self._above(np.flatnonzero(chosen), order)
+            chosen = self._sweep(self._order_cost(order), lambda layer, dominated: chosen[layer])[1]
         tp = int(self.hits[chosen].sum())
         fp = int(chosen.sum()) * self.samples - tp
         fn = int(self.hits[~chosen].sum())
@@ -218,16 +218,14 @@ class LensContext:
         check_choice(correction, CORRECTIONS, "multiple-testing correction")
         family = family or self.family or len(self.masks)
         sufficient, p_values = self._passes(tau, alpha, correction, family)
-        accepted = np.empty(0, dtype=np.intp)
-        for size in np.unique(self.sizes):  # one layer at a time: a layer holds no factor below another
-            layer = np.flatnonzero((self.sizes == size) & sufficient)
-            accepted = np.concatenate([accepted, layer[~self._below(accepted, layer, order)]])
+        rank = self._order_cost(order)
+        picked, closure = self._sweep(rank, lambda layer, dominated: sufficient[layer] & ~dominated)
+        accepted = np.flatnonzero(picked)
         cost, best = self.cheapest_of(accepted)
         ids = self.reference_ids.tolist()
         factors = tuple(Factor(self.factor(j), float(self.ps[j]), int(self.hits[j]), self.samples,
                                None if p_values is None else float(p_values[j]), float(c), ids[b] if np.isfinite(c)
                                else None) for j, c, b in zip(accepted, cost, best))
-        closure = self._above(accepted, order)
         return LensResult(self.direction, self.outcome, float(tau), alpha, order, factors,
                           _ratio(int(self.hits[closure].sum()), int(self.hits.sum())), self.samples, correction,
                           int(family))
@@ -252,24 +250,52 @@ class LensContext:
             return self.ps >= tau, None
         return passes(self.hits, self.samples, tau, alpha, correction, family)
 
-    def _below(self, lower: np.ndarray, upper: np.ndarray, order: str) -> np.ndarray:
-        """For each factor in ``upper``: does some factor in ``lower`` precede or equal it in ``order``?"""
-        out = np.zeros(len(upper), dtype=bool)
-        if len(lower) == 0 or len(upper) == 0:
-            return out
-        lo, up = np.packbits(self.masks[lower], axis=1), np.packbits(self.masks[upper], axis=1)
-        cost = self.cheapest[0] if order == "cost" else None
-        step = max(1, DOMINANCE_BLOCK // lo.size)
-        for s in range(0, len(up), step):
-            block = ~(lo[:, None, :] & ~up[None, s:s + step, :]).any(axis=2)  # lower ⊆ upper
-            if order == "cost":
-                block &= cost[lower][:, None] <= cost[upper[s:s + step]][None, :]
-            out[s:s + step] = block.any(axis=0)
+    @cached_property
+    def _subsets(self) -> np.ndarray:
+        """(m, largest size): the positions of each factor's subsets with one group fewer (−1: none, or absent)."""
+        packed = np.packbits(self.masks, axis=1)
+        keys = np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1]))).ravel()
+        order = np.argsort(keys, kind="stable")
+        out = np.full((len(self.masks), max(1, int(self.sizes.max(initial=0)))), -1, dtype=np.intp)
+        for k in np.unique(self.sizes[self.sizes > 0]):
+            rows = np.flatnonzero(self.sizes == k)
+            members = np.nonzero(self.masks[rows])[1].reshape(len(rows), k)
+            for t in range(k):
+                sub = self.masks[rows].copy()
+                sub[np.arange(len(rows)), members[:, t]] = False
+                packed = np.ascontiguousarray(np.packbits(sub, axis=1))
+                wanted = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
+                at = np.minimum(np.searchsorted(keys[order], wanted), len(keys) - 1)
+                out[rows, t] = np.where(keys[order][at] == wanted, order[at], -1)
         return out
 
-    def _above(self, chosen: np.ndarray, order: str) -> np.ndarray:
-        """Boolean mask of the upward closure of ``chosen`` in ``order`` (Alg. 1 line 10)."""
-        return self._below(chosen, np.arange(len(self.masks)), order)
+    def _order_cost(self, order: str) -> np.ndarray:
+        """What the partial order compares besides ⊆: the cheapest cost (``cost``), or nothing (0, ``subset``)."""
+        return self.cheapest[0] if order == "cost" else np.zeros(len(self.masks))
+
+    def _sweep(self, cost: np.ndarray, pick) -> tuple[np.ndarray, np.ndarray]:
+        """Alg. 1's walk up the partial order, layer by layer (the masks must hold every subset of each factor).
+
+        ``dominated[j]``: a picked factor a ⊊ j has cost[a] ≤ cost[j] — read off the subsets with one group fewer,
+        which carry the least cost of a picked factor inside them; ``pick(layer, dominated)`` says which factors of
+        the layer are picked. Returns the picked factors and the upward closure of the picked set (Alg. 1 line 10).
+        """
+        picked = np.zeros(len(self.masks), dtype=bool)
+        inside = np.zeros(len(self.masks), dtype=bool)  # some picked factor ⊆ j …
+        least = np.full(len(self.masks), np.inf)  # … and the least cost of one
+        closure = np.zeros(len(self.masks), dtype=bool)
+        subsets = self._subsets
+        for size in np.unique(self.sizes):
+            layer = np.flatnonzero(self.sizes == size)
+            below = subsets[layer, :size] if size else np.full((len(layer), 0), -1)
+            has = (below >= 0) & inside[np.maximum(below, 0)]
+            strict = np.where(has, least[np.maximum(below, 0)], np.inf).min(axis=1, initial=np.inf)
+            dominated = has.any(axis=1) & (strict <= cost[layer])
+            picked[layer] = pick(layer, dominated)
+            inside[layer] = has.any(axis=1) | picked[layer]
+            least[layer] = np.where(picked[layer], np.minimum(strict, cost[layer]), strict)
+            closure[layer] = dominated | picked[layer]
+        return picked, closure
 
 
 def _ratio(a: int, b: int) -> float:

@@ -17,7 +17,9 @@ import pandas as pd
 
 from .baselines import Attribution, FlipPath, explain_lime, explain_shap, flip_number
 from .cube import ProgressFn, one_row
-from .lens import LensContext, LensResult, lens_contexts, opposite_references
+from .lens import ALL_SUBSETS_UP_TO, LensContext, LensResult, lens_contexts, opposite_references
+from .lens.causal import CausalGraph, causal_contexts, fit_scm
+from .lens.search import LensSearch, search_factors
 from .results import Explanation
 from .setup import (DEFAULT_DEMO, LINEAR_METHODS, BaselineParameters, LensParameters, LinearParameters, Parameters,
                     SEVParameters, Setup, demo_setup, file_setup, lens_max_size, make_setup, model_from_upload,
@@ -28,10 +30,11 @@ if TYPE_CHECKING:
     from .linear.compare import LinearReport
 
 __all__ = ["DEFAULT_DEMO", "LINEAR_METHODS", "Agreement", "BaselineParameters", "Baselines", "DatasetSEV",
-           "LensParameters", "LensReport", "LinearParameters", "Parameters", "SEVParameters", "Setup", "agreement",
+           "LensParameters", "LensReport", "LensSearch", "LinearParameters", "Parameters", "SEVParameters", "Setup", "agreement",
            "dataset_sev", "demo_setup", "file_setup", "flip_numbers", "lens_max_size", "lens_report",
            "linear_space", "linear_sweep", "make_setup", "model_from_upload", "predicted_rows", "row_baselines",
-           "row_lens_contexts", "row_linear", "row_sev", "score_of", "trained_setup"]
+           "lens_searches", "row_lens", "row_lens_causal", "row_lens_contexts", "row_lens_search", "row_linear", "row_sev", "score_of",
+           "trained_setup"]
 
 # ---------------------------------------------------------------------------------------------------
 # SEV
@@ -127,12 +130,49 @@ def flip_numbers(setup: Setup, rows: Sequence[int], params: Parameters,
     return pd.DataFrame(out, columns=["row", "SEV⁻", "LIME-C", "SHAP-C"]).set_index("row").astype(float)
 
 
+def _lens_references(setup: Setup, query: pd.DataFrame, params: LensParameters | Parameters) -> pd.DataFrame:
+    return opposite_references(setup.model, setup.dataset, query, setup.train_rows, n=params.lens_references,
+                               seed=params.seed)
+
+
 def row_lens_contexts(setup: Setup, query: pd.DataFrame, params: LensParameters | Parameters,
                       progress: ProgressFn | None = None) -> dict[str, LensContext]:
     """Both LENS contexts (R2I, I2R) over ``lens_references`` seeded training rows predicted opposite."""
-    refs = opposite_references(setup.model, setup.dataset, query, setup.train_rows, n=params.lens_references,
-                               seed=params.seed)
-    return lens_contexts(setup.model, setup.dataset, query, refs, max_size=params.lens_max_size, progress=progress)
+    return lens_contexts(setup.model, setup.dataset, query, _lens_references(setup, query, params),
+                         max_size=params.lens_max_size, progress=progress)
+
+
+def row_lens_causal(setup: Setup, query: pd.DataFrame, params: LensParameters | Parameters, graph: CausalGraph,
+                    progress: ProgressFn | None = None) -> dict[str, LensContext]:
+    """Both LENS contexts with interventions propagated through the SCM of ``graph`` fitted on the training rows
+    (LENS §5, App. C.1), over the same references and factors as :func:`row_lens_contexts`."""
+    scm = fit_scm(setup.dataset, graph, setup.train_rows)
+    return causal_contexts(setup.model, setup.dataset, query, _lens_references(setup, query, params), scm,
+                           max_size=params.lens_max_size, seed=params.seed, progress=progress)
+
+
+def lens_searches(setup: Setup, params: LensParameters | Parameters) -> bool:
+    """Wide data (more than 12 groups) with no largest factor size chosen: LENS runs the layered search."""
+    return len(setup.dataset.groups) > ALL_SUBSETS_UP_TO and params.lens_max_size is None
+
+
+def row_lens_search(setup: Setup, query: pd.DataFrame, params: LensParameters | Parameters,
+                    progress: ProgressFn | None = None) -> LensSearch:
+    """The layered search in the chosen context until the first size holding a τ-sufficient factor, within
+    ``lens_budget`` seconds (issue 15 §1)."""
+    return search_factors(setup.model, setup.dataset, query, _lens_references(setup, query, params),
+                          direction=params.lens_direction, tau=params.tau, alpha=params.alpha,
+                          correction=params.lens_correction, max_size=params.lens_max_size,
+                          budget_s=params.lens_budget, progress=progress)
+
+
+def row_lens(setup: Setup, query: pd.DataFrame, params: LensParameters | Parameters,
+             progress: ProgressFn | None = None) -> "LensReport":
+    """The LENS report of the query: the layered search on wide data (:func:`lens_searches`), else every factor."""
+    if lens_searches(setup, params):
+        found = row_lens_search(setup, query, params, progress)
+        return lens_report(found.context, params, note=found.message)
+    return lens_report(row_lens_contexts(setup, query, params, progress)[params.lens_direction], params)
 
 
 @dataclass(frozen=True)
@@ -144,6 +184,7 @@ class LensReport(Explanation):
     factors: LensResult
     recourse: LensResult
     pn_curve: pd.DataFrame
+    note: str = ""
 
     method = "LENS"
 
@@ -151,12 +192,12 @@ class LensReport(Explanation):
         return {**self.factors.parameters(), "max_size": self.max_size}
 
 
-def lens_report(context: LensContext, params: LensParameters | Parameters) -> LensReport:
-    """Alg. 1 at (τ, α) in subset order and in cost order (§5.3), and cumulative PN vs τ (App. B)."""
-    return LensReport(context.direction, int(context.sizes.max()),
-                      context.minimal_factors(params.tau, alpha=params.alpha),
-                      context.minimal_factors(params.tau, alpha=params.alpha, order="cost"),
-                      context.pn_curve(alpha=params.alpha))
+def lens_report(context: LensContext, params: LensParameters | Parameters, note: str = "") -> LensReport:
+    """Alg. 1 at (τ, α) in subset order and in cost order (§5.3), and cumulative PN vs τ (App. B); ``note``:
+    the layered search's outcome in words, when the context comes from it."""
+    test = {"alpha": params.alpha, "correction": params.lens_correction}
+    return LensReport(context.direction, int(context.sizes.max()), context.minimal_factors(params.tau, **test),
+                      context.minimal_factors(params.tau, order="cost", **test), context.pn_curve(**test), note)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -3,6 +3,9 @@ ONNX graphs wrapped by :mod:`explain_core.onnx_model`).
 
 The adapter turns a feature table (the dataset's raw columns) into one score per row — the positive
 class probability, a decision value or a regression prediction — and a 0/1 label by its threshold.
+A classifier at its default threshold (0.5 on probabilities, 0 on decision values) is labelled as its
+own ``predict`` labels the row, ties included; a custom threshold t labels a row positive when its score
+is ≥ t; a regression is labelled 1 when its prediction is above the threshold.
 Every score passes :meth:`ModelAdapter.scores_of`, which turns a model that raises into a clear
 :class:`ModelCallError` and a NaN/inf score into :class:`~explain_core.errors.NonFiniteScores` (never a class).
 """
@@ -21,6 +24,7 @@ from .errors import ExplainError, IntakeError, NonFiniteScores
 from .inputs import RenamedInputs, by_position, closest, input_names, sanitised_mapping
 
 SCORE_KINDS = ("proba", "decision", "predict")
+TIE_BAND = 1e-9  # scores this close to the default threshold are decided by the model's own predict
 
 
 class ModelCallError(IntakeError):
@@ -33,7 +37,9 @@ class ModelAdapter:
 
     ``takes`` is ``"raw"`` (a Pipeline that encodes the raw ``columns`` itself) or ``"encoded"`` (a
     bare estimator fed ``encoder.transform(raw)``, the dataset's encoded matrix). ``positive_class``
-    is the model's own label for the dataset's positive class.
+    is the model's own label for the dataset's positive class. ``custom_threshold``: the analyst chose
+    ``threshold`` (label = score ≥ threshold); otherwise a classifier's label is its own ``predict``
+    (see :meth:`scores_of`).
     """
 
     estimator: Any
@@ -45,6 +51,7 @@ class ModelAdapter:
     threshold: float = 0.5
     score_kind: str = "proba"
     name: str = "model"
+    custom_threshold: bool = False
     splits: dict = field(default_factory=dict, repr=False, compare=False)  # encoded_model() by groups
 
     def inputs(self, frame: pd.DataFrame):
@@ -74,6 +81,31 @@ class ModelAdapter:
         bad = ~np.isfinite(scores)
         if bad.any():
             raise NonFiniteScores(int(bad.sum()), len(scores))
+        return self._settle_ties(estimator, X, scores)
+
+    def _settle_ties(self, estimator, X, scores: np.ndarray) -> np.ndarray:
+        """At the default threshold, a score within :data:`TIE_BAND` of it is decided by the model's own
+        ``predict`` (sklearn takes the arg-max of the probabilities, e.g. 1 at P = [0.49999999999999994, 0.5],
+        and ``decision > 0`` for classes_[1]): such a score is moved to the nearest float on the side of
+        that decision (a change of at most TIE_BAND), so :meth:`labels_of` equals ``predict`` on every row of a
+        binary classifier whose ``predict`` follows its scores (sklearn's, XGBoost's, LightGBM's; not an SVC's
+        Platt-scaled probabilities; a multiclass model explained one class against the rest is labelled by
+        P(class) > 0.5)."""
+        if self.task != "classification" or self.custom_threshold or self.score_kind == "predict":
+            return scores
+        near = np.flatnonzero(np.abs(scores - self.threshold) <= TIE_BAND)
+        predict = getattr(estimator, "predict", None)  # a bare scoring function has no decision of its own
+        if len(near) == 0 or predict is None:
+            return scores
+        rows = X.iloc[near] if isinstance(X, pd.DataFrame) else X[near]
+        try:
+            positive = np.asarray(predict(rows)).ravel() == self.positive_class
+        except Exception as exc:
+            raise ModelCallError(f"The model raised {type(exc).__name__} in predict on {len(near):,} row(s) at its "
+                                 f"decision threshold: {_short(exc)}.") from exc
+        scores = scores.copy()
+        above = np.nextafter(self.threshold, np.inf)
+        scores[near] = np.where(positive, np.maximum(scores[near], above), np.minimum(scores[near], self.threshold))
         return scores
 
     def _raw_scores(self, estimator, X) -> np.ndarray:
@@ -94,11 +126,23 @@ class ModelAdapter:
         return pred.astype(float)
 
     def label(self, frame: pd.DataFrame) -> np.ndarray:
-        """1 where the model predicts the positive class (score above the threshold), else 0."""
+        """1 where the model predicts the positive class, else 0 (see :meth:`labels_of`)."""
         return self.labels_of(self.score(frame))
 
     def labels_of(self, scores: np.ndarray) -> np.ndarray:
-        return (np.asarray(scores) > self.threshold).astype(np.int8)
+        """The one labelling rule of every engine: score ≥ a custom threshold, else score > the default one
+        (the model's own ``predict`` for scores from :meth:`scores_of`, ties settled there)."""
+        scores = np.asarray(scores)
+        return (scores >= self.threshold if self.custom_threshold else scores > self.threshold).astype(np.int8)
+
+    @property
+    def rule(self) -> str:
+        """The labelling rule in words."""
+        if self.custom_threshold:
+            return f"score ≥ {self.threshold:.4g} (custom threshold)"
+        if self.task == "classification":
+            return "the model's own prediction"
+        return f"prediction above {self.threshold:.4g}"
 
     def _positive_index(self) -> int:
         return list(self.estimator.classes_).index(self.positive_class)
@@ -126,6 +170,8 @@ def wrap_model(estimator, dataset: Dataset, *, encoder=None, threshold: float | 
     fitted ``encoder`` it was trained on; a model that records no names takes the dataset's columns in their
     order when ``by_order`` confirms it. ``positive_class`` is the model's label for the dataset's positive
     class when the model was trained on a recoded target (e.g. ``1`` for a 0/1 target); by default the same.
+    A classifier's ``threshold`` other than its default (0.5 on probabilities, 0 on decision values) is custom:
+    a row is positive when its score is ≥ it; at the default the label is the model's own ``predict``.
     """
     estimator = match_inputs(estimator, dataset, encoder, by_order)
     takes, columns = _input_columns(estimator, dataset, encoder)
@@ -134,12 +180,14 @@ def wrap_model(estimator, dataset: Dataset, *, encoder=None, threshold: float | 
     if dataset.task == "classification":
         wanted = dataset.positive_class if positive_class is None else positive_class
         positive = _model_class(estimator, wanted, kind)
+    default = 0.0 if kind == "decision" else 0.5
+    custom = dataset.task == "classification" and threshold is not None and float(threshold) != default
     if threshold is None:
-        threshold = float(np.median(dataset.y)) if dataset.task == "regression" else 0.0 if kind == "decision" else 0.5
+        threshold = float(np.median(dataset.y)) if dataset.task == "regression" else default
     if not np.isfinite(threshold):
         raise IntakeError(f"The decision threshold must be a finite number, not {threshold}.")
     return ModelAdapter(estimator, columns, dataset.task, takes, encoder if takes == "encoded" else None,
-                        positive, float(threshold), kind, name)
+                        positive, float(threshold), kind, name, custom)
 
 
 def _default_score_kind(estimator, task: str) -> str:

@@ -20,7 +20,7 @@ import pandas as pd
 from .data import Dataset, find_value, load_demo
 from .errors import IntakeError, NonFiniteScores, check_choice
 from .cube import one_row
-from .lens import DIRECTIONS, default_max_size
+from .lens import CORRECTIONS, DIRECTIONS, default_max_size
 from .loading import load_model_bytes
 from .models import ModelAdapter, wrap_model
 from .reference import Reference, check_restricted, make_reference
@@ -222,7 +222,8 @@ class SEVParameters:
 
 @dataclass(frozen=True)
 class LensParameters:
-    """What LENS reads: context, references (seeded), τ, α (None = exact mode) and the largest factor."""
+    """What LENS reads: context, references (seeded), τ, α (None = exact mode) with its multiple-testing
+    correction, the largest factor, and the layered search's time budget (seconds, wide data)."""
 
     lens_direction: str = "r2i"
     lens_references: int = 100
@@ -230,6 +231,8 @@ class LensParameters:
     alpha: float | None = None
     lens_max_size: int | None = None
     seed: int = 0
+    lens_correction: str = "holm"
+    lens_budget: float = 5.0
 
 
 @dataclass(frozen=True)
@@ -258,13 +261,17 @@ class Parameters(BaselineParameters, LinearParameters, LensParameters, SEVParame
     """Every knob of every method, with the seeds: the report prints these to make each number reproducible.
 
     The fields are those of the per-method parts (one ``seed`` shared by all): ``alpha`` None = LENS exact mode
-    (PS ≥ τ), else the binomial test at level α; ``lens_max_size`` None = all subsets up to 12 groups, else ≤ 3
-    (LENS); ``linear_method`` is ``iht``, ``exact`` or ``both``. ``sev``, ``lens``, ``linear`` and ``baselines``
+    (PS ≥ τ), else the binomial test at level α with ``lens_correction`` ``holm`` (family-wise per input) or
+    ``none``; ``lens_max_size`` None = all subsets up to 12 groups, else the layered search within ``lens_budget``
+    seconds (LENS); ``linear_method`` is ``iht``, ``exact`` or ``both``. ``sev``, ``lens``, ``linear`` and ``baselines``
     are the parts each method reads (hashable cache keys).
     """
 
     def __post_init__(self):
         check_choice(self.lens_direction, DIRECTIONS, "LENS context")
+        check_choice(self.lens_correction, CORRECTIONS, "multiple-testing correction")
+        if not self.lens_budget > 0:
+            raise IntakeError(f"The LENS search budget must be a positive number of seconds, not {self.lens_budget}.")
         check_choice(self.linear_method, LINEAR_METHODS, "linear method")
         if self.k < 1 or self.m < 10 or self.sigma < 0 or self.max_depth < 1 or self.lens_references < 1:
             raise IntakeError("k, max depth and the number of references must be at least 1, m at least 10 and σ ≥ 0.")

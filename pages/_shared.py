@@ -21,7 +21,9 @@ import streamlit as st
 
 from explain_core.analysis import (DEFAULT_DEMO, BaselineParameters, LensParameters, LinearParameters, Parameters,
                                    SEVParameters, Setup, dataset_sev, demo_setup, flip_numbers, lens_report,
-                                   row_baselines, row_lens_contexts, row_linear, row_sev, score_of)
+                                   lens_searches, row_baselines, row_lens_causal, row_lens_contexts, row_lens_search,
+                                   row_linear, row_sev, score_of)
+from explain_core.lens.causal import CausalGraph
 from explain_core.export import to_csv, to_json
 from explain_core.loading import trusted_mode
 from explain_core.sev import hypercube
@@ -205,12 +207,34 @@ def lens(_setup: Setup, key: str, query: pd.DataFrame, p: LensParameters):
         return row_lens_contexts(_setup, query, p, progress=progress)
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def lens_search(_setup: Setup, key: str, query: pd.DataFrame, p: LensParameters):
+    """The layered LENS search of wide data (direction, τ, α, correction and budget are all part of the key)."""
+    with progress_bar("Searching factors of 0, 1, 2, … features…") as progress:
+        return row_lens_search(_setup, query, p, progress=progress)
+
+
+def lens_context(_setup: Setup, key: str, query: pd.DataFrame, p: LensParameters):
+    """The scored LENS context the page reads: the layered search's on wide data, else the exhaustive one."""
+    if lens_searches(_setup, p):
+        return lens_search(_setup, key, query, p).context
+    return lens(_setup, key, query, LensParameters(lens_references=p.lens_references, lens_max_size=p.lens_max_size,
+                                                   seed=p.seed))[p.lens_direction]
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def lens_causal(_setup: Setup, key: str, query: pd.DataFrame, p: LensParameters, graph_text: str):
+    """Both causal LENS contexts for the graph written as ``graph_text`` (only the references, the largest factor
+    and the seed of ``p`` matter)."""
+    with progress_bar("Propagating interventions through the causal graph…") as progress:
+        return row_lens_causal(_setup, query, p, CausalGraph.parse(graph_text), progress=progress)
+
+
 @st.cache_data(show_spinner=False, max_entries=256)
 def lens_result(_setup: Setup, key: str, query: pd.DataFrame, p: LensParameters):
     """τ-minimal factors (subset and cost order) and the PN curve of the chosen context."""
-    contexts = lens(_setup, key, query, LensParameters(lens_references=p.lens_references,
-                                                       lens_max_size=p.lens_max_size, seed=p.seed))
-    return lens_report(contexts[p.lens_direction], p)
+    note = lens_search(_setup, key, query, p).message if lens_searches(_setup, p) else ""
+    return lens_report(lens_context(_setup, key, query, p), p, note=note)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -348,8 +348,9 @@ def upload_model_form(dataset: Dataset, dkey: str, seed: int) -> TrainedModel | 
     c1, c2 = st.columns(2)
     threshold = c1.number_input(
         "Decision threshold (optional)", value=None, key="dm_threshold", format="%.3f", placeholder="default",
-        help="Score above which the model says 'positive'. Empty: 0.5 for probabilities, 0 for decision values, "
-             "the training median for regression.")
+        help="A classifier's row is 'positive' when its score is at or above this threshold (≥). Empty: the "
+             "model's own prediction (its predict, ties included: 0.5 on probabilities, 0 on decision values); for a "
+             "regression, above the training median.")
     label = c2.text_input(
         "The model's label for the positive class (optional)", key="dm_model_positive", max_chars=200,
         help="Only when the model was trained on a recoded target, e.g. 1 for a 0/1 target whose 1 means the "

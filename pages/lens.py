@@ -1,7 +1,8 @@
 """LENS: the τ-minimal sufficient factors of the chosen row, their cumulative PN, LENS vs top-k SHAP, recourse.
 
 A thin view: every number comes from ``explain_core`` through the cached functions of ``pages/_shared.py``
-(``lens`` for both contexts, ``lens_result`` for the report at (direction, τ, α), ``baselines`` for SHAP).
+(``lens_context`` for the scored context — both exhaustive contexts up to 12 features, the layered search beyond —,
+``lens_result`` for the report at (direction, τ, α), ``baselines`` for SHAP).
 """
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import pandas as pd
 import streamlit as st
 
 from explain_core.analysis import LensParameters
-from explain_core.lens import LensResult, default_max_size, largest_factor_size, shap_curve
-from explain_core.plots import pn_curve_figure, ps_by_size_figure
+from explain_core.errors import IntakeError
+from explain_core.lens import ALL_SUBSETS_UP_TO, LensResult, default_max_size, largest_factor_size, shap_curve
+from explain_core.lens.causal import CausalGraph, differences, german_graph
+from explain_core.plots import dag_figure, pn_curve_figure, ps_by_size_figure
 from explain_core.vocabulary import DIRECTION_LABELS, format_value, plain
 from pages import _shared as shared
 
@@ -100,24 +103,34 @@ with st.form("lens_form"):
                          "binomial test rejects H0: PS < τ at level α (accounts for the number of references).")
     alpha = c2.number_input("α (test mode only)", min_value=0.001, max_value=0.5, step=0.01, format="%.3f",
                             value=float(p.alpha if p.alpha is not None else 0.05), key="lens_alpha")
-    max_size = c3.number_input("Max cardinality of factors", min_value=1, max_value=fits, step=1,
-                               value=int(min(fits, p.lens_max_size or default_size)), key="lens_max_size",
-                               help=f"Largest factor searched. Default: all subsets when there are at most 12 "
-                                    f"features, else 3 (here {default_size} of {n_groups}). With "
-                                    f"{p.lens_references} references this server allows up to {fits}.")
+    holm = c2.checkbox("Holm correction (test mode)", value=p.lens_correction == "holm", key="lens_holm",
+                       help="On: the chance of listing any factor whose true PS is below τ is at most α for this row. "
+                            "Off: each factor is tested at α on its own, so with many factors some may pass by chance.")
+    wide = n_groups > ALL_SUBSETS_UP_TO
+    if wide:  # the layered search: sizes 0, 1, 2, … until one holds a sufficient factor, within the budget
+        budget = c3.number_input("Search budget (seconds)", min_value=0.5, max_value=120.0, step=0.5,
+                                 value=float(p.lens_budget), key="lens_budget",
+                                 help=f"{n_groups} features: LENS tries factors of 0, 1, 2, … features and stops at "
+                                      "the first size holding a sufficient factor, or when this time is spent.")
+        max_size = default_size
+    else:
+        budget = p.lens_budget
+        max_size = c3.number_input("Max cardinality of factors", min_value=1, max_value=fits, step=1,
+                                   value=int(min(fits, p.lens_max_size or default_size)), key="lens_max_size",
+                                   help=f"Largest factor searched. Default: all subsets (here {default_size} of "
+                                        f"{n_groups}). With {p.lens_references} references this server allows up to "
+                                        f"{fits}.")
     seed = c3.number_input("Seed", min_value=0, step=1, value=int(p.seed), key="lens_seed",
                            help="Draws the references (shared by every method's randomness).")
     if st.form_submit_button("Apply", key="lens_submit", type="primary", icon=":material/play_arrow:"):
         p = shared.set_params(lens_direction=direction, lens_references=int(references), tau=float(tau),
                               alpha=None if mode == "exact" else float(alpha),
                               lens_max_size=None if int(max_size) == default_size else int(max_size),
-                              seed=int(seed))
+                              lens_correction="holm" if holm else "none", lens_budget=float(budget), seed=int(seed))
 
 exact = p.alpha is None
 query = shared.query()
-contexts = shared.lens(s, s.key, query, LensParameters(lens_references=p.lens_references,
-                                                       lens_max_size=p.lens_max_size, seed=p.seed))
-context = contexts[p.lens_direction]
+context = shared.lens_context(s, s.key, query, p.lens)
 report = shared.lens_now()
 factors = report.factors
 outcome = (s.dataset.class_name(context.outcome) if s.dataset.task == "classification" else
@@ -132,6 +145,12 @@ with st.container(key="lens_summary"):
                      "a superset of one (probability of necessity of the factor set, Def. 3)")
     c[2].metric("References (samples per factor)", context.samples)
     c[3].metric("Factors searched", len(context.masks), help=f"All sets of at most {report.max_size} features")
+    if report.note:
+        st.info(report.note, icon=":material/search:")
+    if not exact:
+        st.caption(factors.error_rate)
+        if factors.limit:
+            st.warning(factors.limit, icon=":material/warning:")
     which = "this row’s prediction" if report.direction == "r2i" else "the opposite of this row’s prediction"
     st.caption(f"{report.direction.upper()}: sufficiency for the outcome **{plain(outcome)}** ({which})."
                f" Rule: {'PS ≥ τ' if exact else f'binomial test of PS > τ at α = {p.alpha:g}'}, τ = {p.tau:g}.")
@@ -188,3 +207,44 @@ with st.container(key="lens_recourse"):
                 icon=":material/info:")
     else:
         st.info(empty_message(report.direction, p.tau, exact, p.alpha), icon=":material/info:")
+
+st.subheader("Causal context: changes that propagate")
+with st.container(key="lens_causal"):
+    st.caption("Above, a factor changes its features and nothing else. With a causal graph, changing a feature also "
+               "changes what it causes: effects flow down the arrows through equations fitted on the training rows "
+               "(LENS §5 and App. C). Below: which τ-minimal factors differ once effects propagate.")
+    names = list(s.dataset.group_names)
+    paper = german_graph()
+    default = paper.text() if {n for e in paper.edges for n in e} <= set(names) else ""
+    with st.form("lens_causal_form"):
+        text = st.text_area("Causal graph: one `parent -> child` per line, with the feature names", height=160,
+                            value=st.session_state.get("lens_graph", default), key="lens_graph_text",
+                            help="Prefilled for German credit with the LENS paper's graph (Fig. 5). Numeric features "
+                                 "get a linear equation with the row's own noise kept; categorical ones a classifier "
+                                 "whose prediction is drawn with the seed.")
+        if st.form_submit_button("Compare with the causal context", key="lens_causal_submit"):
+            st.session_state["lens_graph"] = text
+    chosen = st.session_state.get("lens_graph")
+    if chosen is not None:
+        try:
+            graph = CausalGraph.parse(chosen)
+            depth = graph.layers(names)
+            if not graph.edges:
+                raise IntakeError("The graph has no edge, so nothing propagates and the causal answer is the one "
+                                  "above; add at least one line 'parent -> child'.")
+            base = LensParameters(lens_references=p.lens_references, lens_max_size=p.lens_max_size, seed=p.seed)
+            causal = shared.lens_causal(s, s.key, query, base, chosen)[p.lens_direction]
+            independent = shared.lens(s, s.key, query, base)[p.lens_direction]
+            table = differences(independent, causal, p.tau, alpha=p.alpha, correction=p.lens_correction)
+        except IntakeError as exc:
+            st.error(plain(exc), icon=":material/error:")
+        else:
+            causal_groups = {g for f in table.loc[table["minimal in"] != "independent", "factor"] for g in f.split(", ")}
+            st.plotly_chart(dag_figure(graph.edges, depth, highlight=sorted(causal_groups)), key="lens_dag_chart")
+            changed = int((table["minimal in"] != "both").sum())
+            st.caption(f"{changed} of {len(table)} τ-minimal factors (factors of up to {int(causal.sizes.max())} "
+                       f"features, {p.lens_direction.upper()}, τ = {p.tau:g}) differ between the independent and the "
+                       "causal context; features of causal factors are orange in the graph.")
+            st.dataframe(table, hide_index=True, key="lens_causal_table",
+                         column_config={"PS independent": FACTOR_COLUMNS["PS"], "PS causal": FACTOR_COLUMNS["PS"]})
+            shared.download_buttons("lens_causal", table, key="lens_causal")

@@ -155,15 +155,27 @@ def brute_force(model, frame, groups, mad, direction, max_size):
         [frozenset(names[g] for g in s) for s in subsets], outcome
 
 
-def brute_minimal(hits, costs, subsets, tau, alpha, order):
+def brute_holm(p_values, alpha, family):
+    """Holm (1979) as written: reject the i-th smallest while every p_(k), k ≤ i, is ≤ α / (family − k + 1)."""
+    order = sorted(range(len(p_values)), key=lambda j: (p_values[j], j))
+    rejected = set()
+    for k, j in enumerate(order, start=1):
+        if p_values[j] > alpha / (family - k + 1):
+            break
+        rejected.add(j)
+    return rejected
+
+
+def brute_minimal(hits, costs, subsets, tau, alpha, order, correction="holm"):
     """τ-minimal factors straight from Def. 4, and the cumulative PN of their upward closure."""
     n = len(hits)
     count = hits.sum(axis=0)
     if alpha is None:
         sufficient = [j for j in range(len(subsets)) if count[j] / n >= tau]
     else:
-        sufficient = [j for j in range(len(subsets))
-                      if binomtest(int(count[j]), n, tau, alternative="greater").pvalue <= alpha]
+        p_values = [binomtest(int(count[j]), n, tau, alternative="greater").pvalue for j in range(len(subsets))]
+        sufficient = sorted(brute_holm(p_values, alpha, len(subsets)) if correction == "holm" else
+                            [j for j in range(len(subsets)) if p_values[j] <= alpha])
     cheapest = [min((c for c, h in zip(costs[:, j], hits[:, j]) if h), default=np.inf) for j in range(len(subsets))]
 
     def precedes(a, b):
@@ -190,9 +202,9 @@ def test_minimal_factors_equal_brute_force(seed):
         np.testing.assert_array_equal(ctx.labels == outcome, hits)
         np.testing.assert_array_equal(ctx.costs, costs)
         for tau in {*np.round(ctx.ps, 12), float(rng.random()), 1.0}:
-            for alpha, order in itertools.product([None, 0.1], ["subset", "cost"]):
-                expected, pn = brute_minimal(hits, costs, subsets, tau, alpha, order)
-                result = ctx.minimal_factors(tau, alpha=alpha, order=order)
+            for alpha, order, correction in itertools.product([None, 0.1], ["subset", "cost"], ["holm", "none"]):
+                expected, pn = brute_minimal(hits, costs, subsets, tau, alpha, order, correction)
+                result = ctx.minimal_factors(tau, alpha=alpha, order=order, correction=correction)
                 assert {frozenset(f.groups): (f.ps, f.hits, f.cost) for f in result.factors} == expected
                 assert len(result.factors) == len(expected)
                 assert result.cumulative_pn == pytest.approx(pn, nan_ok=True)
@@ -251,7 +263,7 @@ def gaussian_population(n, seed):
 
 
 def subsample(ctx, rows):
-    return dataclasses.replace(ctx, labels=ctx.labels[rows], costs=ctx.costs[rows],
+    return dataclasses.replace(ctx, labels=ctx.labels[rows], distances=ctx.distances[rows],
                                reference_ids=ctx.reference_ids[rows])
 
 
@@ -279,7 +291,7 @@ def test_alpha_bounds_false_positives_on_a_null():
     assert population.ps[1] == 0.79
     rng = np.random.default_rng(5)
     trials = [subsample(population, rng.choice(10_000, 100)) for _ in range(1000)]
-    rate = {alpha: np.mean([len(t.minimal_factors(0.8, alpha=alpha).factors) > 0 for t in trials])
+    rate = {alpha: np.mean([len(t.minimal_factors(0.8, alpha=alpha, correction="none").factors) > 0 for t in trials])
             for alpha in (None, 0.05, 0.25)}
     assert rate[0.05] <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 1000)
     assert rate[0.05] < rate[0.25] <= 0.25 + 3 * np.sqrt(0.25 * 0.75 / 1000)

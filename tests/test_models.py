@@ -6,6 +6,7 @@ import shlex
 
 import joblib
 import numpy as np
+import pandas as pd
 import pytest
 import skops.io as sio
 from sklearn.compose import ColumnTransformer
@@ -295,3 +296,88 @@ def test_demo_regressor(kind):
 def test_unknown_demo_kind():
     with pytest.raises(IntakeError, match="Unknown model kind 'svm'.*l1_lr, l2_lr, gbdt, mlp"):
         demo_model("compas", "svm")
+
+
+# ------------------------------------------------------------------------------------------------
+# Decisions at ties (issue 15 §4): at the default threshold the label is the model's own predict
+
+TIE_ROWS = np.array([[0.49999999999999994, 0.5], [0.5, 0.5], [0.5, 0.49999999999999994], [0.5, 0.5000000000000001],
+                     [0.4999999999999999, 0.5000000000000001], [0.5000000000000002, 0.5], [0.2, 0.8], [0.9, 0.1]])
+
+
+class TableClassifier:
+    """P(row i) = TIE_ROWS[x_i]; predict as sklearn's: the first arg-max of predict_proba."""
+
+    def __init__(self, classes, columns=("x",)):
+        self.classes_ = np.array(classes)
+        self.feature_names_in_ = np.array(columns, dtype=object)
+
+    def predict_proba(self, X):
+        return TIE_ROWS[np.asarray(X["x"], dtype=int)]
+
+    def predict(self, X):
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+def tie_data(classes, positive):
+    frame = pd.DataFrame({"x": np.arange(len(TIE_ROWS)), "y": np.resize(classes, len(TIE_ROWS))})
+    return make_dataset(frame, "y", kinds={"x": "numeric"}, positive_class=positive)
+
+
+@pytest.mark.parametrize("classes, positive", [((0, 1), 1), (("bad", "good"), "bad"), (("bad", "good"), "good")])
+def test_default_threshold_labels_rows_at_the_tie_as_predict_does(classes, positive):
+    data = tie_data(classes, positive)
+    model = wrap_model(TableClassifier(classes), data)
+    expected = (model.estimator.predict(data.features) == positive).astype(int)
+    assert expected[0] == (positive == classes[1])  # the issue's row: predict says classes_[1]
+    np.testing.assert_array_equal(model.label(data.features), expected)
+    scores = model.score(data.features)
+    np.testing.assert_allclose(scores, TIE_ROWS[:, list(classes).index(positive)], rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("kind", ["proba", "decision"])
+@pytest.mark.parametrize("intercept", [0.0, 1e-17, -1e-17])
+def test_logistic_regression_on_its_boundary_matches_predict(german, encoded, kind, intercept):
+    """Decision exactly 0 (predict: classes_[0]) or ±1e-17 (expit gives [0.5, 0.5], predict follows the sign)."""
+    lr = LogisticRegression().fit(encoded[:50], german.target[:50])
+    lr.coef_[:] = 0.0
+    lr.intercept_[:] = intercept
+    for positive in ("bad", "good"):
+        model = wrap_model(lr, german, encoder=make_encoder(german).fit(german.features), score_kind=kind,
+                           positive_class=positive)
+        rows = german.features.iloc[:20]
+        np.testing.assert_array_equal(model.label(rows), (lr.predict(encoded[:20]) == positive).astype(int))
+
+
+def test_custom_threshold_is_score_at_least_t():
+    data = tie_data((0, 1), 1)
+    model = wrap_model(TableClassifier((0, 1)), data, threshold=0.8)
+    assert model.custom_threshold and "≥ 0.8" in model.rule
+    np.testing.assert_array_equal(model.label(data.features), (TIE_ROWS[:, 1] >= 0.8).astype(int))
+    assert not wrap_model(TableClassifier((0, 1)), data, threshold=0.5).custom_threshold  # the default is not custom
+
+
+def test_engines_label_tie_rows_as_predict_does():
+    """LENS and SEV read labels through the same rule: intervened rows at the tie get predict's label."""
+    from explain_core.data import GroupLayout
+    from explain_core.lens import lens_contexts
+    from explain_core.reference import Reference
+    from explain_core.sev import sev
+
+    class Tie2(TableClassifier):
+        def predict_proba(self, X):  # row (a, b) → TIE_ROWS[a + 2 b]: every row sits near the tie
+            return TIE_ROWS[np.asarray(X["a"], dtype=int) + 2 * np.asarray(X["b"], dtype=int)]
+
+    frame = pd.DataFrame({"a": [0, 1, 1, 0, 1], "b": [0, 1, 0, 1, 1], "y": [0, 1, 0, 1, 0]})
+    data = make_dataset(frame, "y", kinds={"a": "numeric", "b": "numeric"})
+    model = wrap_model(Tie2((0, 1), ("a", "b")), data)
+    query, refs = data.features.iloc[[0]], data.features.iloc[1:]
+    ctx = lens_contexts(model, data, query, refs, directions=["r2i"])["r2i"]
+    for r in range(len(refs)):
+        for j in range(len(ctx.masks)):
+            keep = ctx.masks[j]
+            row = pd.DataFrame({c: [query[c].iloc[0] if keep[g] else refs[c].iloc[r]] for g, c in enumerate("ab")})
+            assert ctx.labels[r, j] == model.estimator.predict(row)[0]
+    layout = GroupLayout.of(data)
+    found = sev(model, layout, query, Reference(refs.iloc[0].to_dict(), "test"), kind="minus", max_depth=2)
+    assert found.value == 1  # (0, 0) → P = [0.49999999999999994, 0.5] says 1; moving a gives (1, 0): [0.5, 0.5] → 0

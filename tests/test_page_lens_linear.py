@@ -256,3 +256,32 @@ def test_sweep_values_are_checked():
     assert not at.exception
     assert any("numbers separated by commas" in visible(e.value) for e in at.error)
     assert "lin_sweep_request" not in at.session_state
+
+
+def test_lens_page_on_wide_data_searches_and_compares_the_causal_context(explain_cache_dir):
+    """German credit (20 features): the layered search by default, then the causal context of the paper's graph."""
+    from explain_core.lens.causal import differences, german_graph
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.session_state["params"] = Parameters(lens_references=30, lens_budget=120.0, tau=0.6, lime_samples=500)
+    at.selectbox(key="home_demo").select("german_credit").run()
+    at.selectbox(key="home_kind").select("gbdt").run()
+    at.button(key="home_load").click().run()
+    at.switch_page("pages/lens.py").run()
+    assert not at.exception, at.exception
+    setup, row, p = at.session_state["setup"], at.session_state["row"], at.session_state["params"]
+    report = analysis.row_lens(setup, setup.query(row), p)
+    assert report.note and report.note in [i.value for i in block(at, "lens_summary").info]
+    if report.factors.factors:
+        assert_factor_table(at, report.factors)
+    at.button(key="lens_causal_submit").click().run()
+    assert not at.exception and not at.error, at.exception or [e.value for e in at.error]
+    query, base = setup.query(row), Parameters(lens_references=30, seed=p.seed)
+    want = differences(analysis.row_lens_contexts(setup, query, base)["r2i"],
+                       analysis.row_lens_causal(setup, query, base, german_graph())["r2i"], p.tau)
+    shown = block(at, "lens_causal").dataframe[0].value
+    assert len(want) > 0 and shown["factor"].tolist() == want["factor"].tolist()
+    assert shown["minimal in"].tolist() == want["minimal in"].tolist()
+    assert np.allclose(shown["PS causal"].astype(float), want["PS causal"].astype(float))
+    nodes = chart(block(at, "lens_causal"))["data"][0]
+    assert sorted(nodes["text"]) == sorted({n for e in german_graph().edges for n in e})

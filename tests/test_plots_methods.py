@@ -32,7 +32,7 @@ def test_pn_curve_of_a_real_context():
     from explain_core.lens import LensContext
     masks = np.array([[0, 0], [1, 0], [0, 1], [1, 1]], dtype=bool)
     labels = np.array([[0, 1, 0, 1], [0, 1, 1, 1], [0, 0, 0, 1]], dtype=np.int8)
-    ctx = LensContext("r2i", ("a", "b"), masks, 1, 1, labels, np.zeros(labels.shape), np.arange(3))
+    ctx = LensContext("r2i", ("a", "b"), masks, 1, 1, labels, np.zeros((3, 2)), np.arange(3))
     curve = ctx.pn_curve()
     fig = pn_curve_figure(curve)
     assert np.allclose(values(fig.data[0].y), curve["cumulative_pn"])
@@ -77,7 +77,7 @@ def test_ps_by_size_of_shap_curve_keeps_its_numbers():
     from explain_core.lens import LensContext, shap_curve
     masks = np.array([[0, 0], [1, 0], [0, 1], [1, 1]], dtype=bool)
     labels = np.array([[0, 1, 0, 1], [0, 1, 1, 1], [0, 0, 0, 1]], dtype=np.int8)
-    ctx = LensContext("r2i", ("a", "b"), masks, 1, 1, labels, np.zeros(labels.shape), np.arange(3))
+    ctx = LensContext("r2i", ("a", "b"), masks, 1, 1, labels, np.zeros((3, 2)), np.arange(3))
     att = Attribution("SHAP", ("a", "b"), np.array([0.1, 0.5]), 0.0, "probability", "test")
     curve = shap_curve(ctx, att)
     fig = ps_by_size_figure(curve)
@@ -172,3 +172,14 @@ def test_sweep_figure_of_a_real_sweep_summary():
     assert np.allclose(values(iht.y), [0.3, 0.2])
     lime = next(t for t in fig.data if t.name == "lime")
     assert np.allclose(values(lime.y), [0.4, 0.3])
+
+
+def test_dag_figure_draws_nodes_by_depth_and_one_arrow_per_edge():
+    from explain_core.plots import dag_figure
+    edges = [("a", "b"), ("a", "c"), ("b", "d"), ("c", "d")]
+    fig = dag_figure(edges, {"a": 0, "b": 1, "c": 1, "d": 2, "e": 0}, highlight=["d"])
+    nodes = fig.data[0]
+    assert list(nodes.text) == ["a", "b", "c", "d"]  # "e" is on no edge
+    assert list(nodes.y) == [0, -1, -1, -2] and list(nodes.x) == [0, -0.5, 0.5, 0]
+    assert len(fig.layout.annotations) == len(edges)
+    assert [c == nodes.marker.color[3] for c in nodes.marker.color] == [False, False, False, True]

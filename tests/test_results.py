@@ -82,7 +82,8 @@ def test_results_round_trip_through_json(results, name):
 
 def test_meta_names_the_parameters(results):
     assert results["sev_result"].meta["parameters"] == {"kind": "minus", "max_depth": 6, "restricted": []}
-    assert results["factors"].meta["parameters"] == {"direction": "r2i", "tau": 0.9, "alpha": None, "order": "subset"}
+    assert results["factors"].meta["parameters"] == {"direction": "r2i", "tau": 0.9, "alpha": None, "order": "subset",
+                                                     "correction": "holm", "family": 128}
     assert results["linear"].meta["parameters"] == {"k": 3, "sigma": 1.0, "m": 500, "seed": 0}
 
 

@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..analysis import (Agreement, Baselines, LensReport, Parameters, Setup, agreement, lens_report, row_baselines,
-                        row_lens_contexts, row_linear, row_sev, score_of)
+from ..analysis import (Agreement, Baselines, LensReport, Parameters, Setup, agreement, row_baselines, row_lens,
+                        row_linear, row_sev, score_of)
 from ..errors import IntakeError
 from ..plots import (HYPERCUBE_FIGURE_MAX_GROUPS, agreement_figure, hypercube_figure, lattice_figure, pn_curve_figure,
                      weights_figure)
@@ -167,8 +167,7 @@ def build_row_report(setup: Setup, row: int | pd.DataFrame, params: Parameters |
     label = int(setup.model.labels_of(np.array([score]))[0])
     sev = sev if sev is not None or "sev" not in need else row_sev(setup, query, params)
     if "lens" in need and lens is None:
-        contexts = row_lens_contexts(setup, query, params)
-        lens = lens_report(contexts[params.lens_direction], params)
+        lens = row_lens(setup, query, params)
     linear = linear if linear is not None or "linear" not in need else row_linear(setup, query, params)
     baselines = baselines if baselines is not None or "baselines" not in need else row_baselines(setup, query, params)
     report = RowReport(setup, query, position, params, sections, datetime.now().astimezone(), score, label, edited,

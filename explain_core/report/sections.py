@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..analysis import lens_searches
 from ..setup import lens_max_size
 from ..sev_readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
 from ..vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, UNCHANGED, factor_text, fmt_cost, fmt_metric, fmt_p,
@@ -78,7 +79,7 @@ def summary(w: Writer, r: RowReport) -> None:
                  f"target {data.target.name} ({data.task}{positive})"],
         ["Model", f"{model.name}; {s.source}"],
         ["Performance", f"{perf}; {len(s.train_rows):,} training / {len(s.test_rows):,} test rows"],
-        ["Score", f"{s.score_text(r.score, digits=3)}; label 1 when the score is above {model.threshold:.4g}"],
+        ["Score", f"{s.score_text(r.score, digits=3)}; label 1 by {model.rule}"],
         ["Reference", s.reference_of_label(r.label).description],
         ["Restricted features", ", ".join(s.restricted) or "none"],
         ["Row", f"{where}{edited} ({split} row)"],
@@ -104,8 +105,10 @@ def summary(w: Writer, r: RowReport) -> None:
         ["LENS τ", f"{p.tau:g}", "sufficiency threshold: PS ≥ τ"],
         ["LENS α", "none (exact mode: PS ≥ τ)" if p.alpha is None else f"{p.alpha:g}",
          "one-sided binomial test of H0: PS < τ"],
-        ["LENS maximum factor size", f"{lens_size}" + (" (all subsets)" if p.lens_max_size is None else ""),
-         "factors of at most this many features"],
+        ["LENS maximum factor size", f"layered search, budget {p.lens_budget:g} s" if lens_searches(s, p) else
+         f"{lens_size}" + (" (all subsets)" if p.lens_max_size is None else ""),
+         "factors of at most this many features (wide data: sizes 0, 1, … until one holds a sufficient factor)"],
+        ["LENS correction", p.lens_correction, "binomial-test mode: Holm = family-wise over the factors of the row"],
         ["Linear σ", f"{p.sigma:g}", "concentration of the neighbourhood D_{x,σ}"],
         ["Linear k", p.k, "sparsity budget ‖w‖₀ ≤ k (bias included)"],
         ["Linear m", p.m, "samples of D_{x,σ} the explainers are fitted on"],
@@ -246,6 +249,9 @@ def lens_section(w: Writer, r: RowReport, number: int, images: Images) -> None:
                    f"values; PS is the share of references for which the prediction becomes {names[result.outcome]}.")
     mode = "exact mode: PS ≥ τ" if result.alpha is None else f"binomial test at α = {result.alpha:g} (H0: PS < τ)"
     w.text(context, size=9)
+    for line in (lens.note, result.error_rate if result.alpha is not None else "", result.limit or ""):
+        if line:
+            w.text(line, size=9)
     w.text(f"References: {p.lens_references} training rows predicted the opposite class (seed {p.seed}); factors of "
            f"up to {lens.max_size} features; τ = {result.tau:g}, {mode}. {len(result.factors)} τ-minimal factor"
            f"{'s' if len(result.factors) != 1 else ''}; cumulative PN of their upward closure = "

@@ -1,0 +1,248 @@
+"""The layered LENS search for wide data: factors of 0, 1, 2, … groups until the first layer holding a
+τ-sufficient factor (Def. 4), within a time budget and a memory bound.
+
+Every factor of a layer is applied to every reference. The row of (reference r, factor c) depends only on
+c ∩ D_r, the groups of c on which r differs from the input (R2I: r with c at the input's values; I2R: the input
+with c at r's values). When c ∩ D_r is smaller than c, that row is the row of the lower factor c ∩ D_r and its
+label is read off the lower layer (never scored again); only the pairs with c ⊆ D_r are scored, in chunked
+model calls. Identical references are scored once. With ``until="all"`` the search goes on to ``max_size``,
+skipping every superset of a factor already accepted (it cannot be τ-minimal): the factors returned are then
+Alg. 1's τ-minimal factors of at most ``max_size`` groups in subset order.
+
+When the budget ends before a factor is found, the answer says so honestly: every factor of at most
+``searched_size`` groups was decided and none is sufficient; ``best`` is the highest PS found.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from math import comb
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from ..cube import DEFAULT_CHUNK_ROWS, ProgressFn, layer_masks, one_row
+from ..data import Dataset
+from ..encoding import encoded_model
+from ..errors import IntakeError, check_choice, names_method
+from ..limits import limits
+from ..models import ModelAdapter
+from ..results import Explanation
+from .context import DIRECTIONS, LensContext, LensResult, _check_threshold
+from .sampling import _differs, _group_distances, _rows, factor_count, feature_mad
+
+UNTIL = ("first", "all")
+MAX_GROUPS = 64  # factors are 64-bit masks
+DEFAULT_BUDGET_S = 5.0
+DENSE_INDEX_GROUPS = 24  # up to 2^24 factors: a key → column table (64 MB at most); beyond, sorted keys
+SEARCH_SAMPLES = 50_000_000  # labels kept (1 byte each) — the search's memory bound
+
+
+@dataclass(frozen=True)
+class LensSearch(Explanation):
+    """What the layered search found (one direction).
+
+    ``context``: every factor scored, by size (all factors of at most ``searched_size`` groups, less pruned
+    supersets with ``until="all"``); ``result``: its τ-minimal factors; ``stopped``: ``found`` (a layer held a
+    sufficient factor), ``complete`` (``max_size`` reached), ``time`` (the budget ended) or ``memory`` (the next
+    layer would pass the memory bound); ``best``/``best_ps``: the factor with the highest PS scored.
+    """
+
+    context: LensContext
+    result: LensResult
+    searched_size: int
+    max_size: int
+    stopped: str
+    seconds: float
+    best: tuple[str, ...]
+    best_ps: float
+    rows_scored: int
+
+    method = "LENS (layered search)"
+    meta_parameters = ("searched_size", "max_size", "stopped", "seconds", "rows_scored")
+
+    @property
+    def message(self) -> str:
+        """The outcome in words."""
+        n = len(self.result.factors)
+        if n:
+            size = min(len(f.groups) for f in self.result.factors)
+            return (f"{n} τ-minimal factor{'s' if n > 1 else ''} found; the smallest have {size} feature"
+                    f"{'s' if size != 1 else ''} (every smaller factor was tested and is not sufficient).")
+        why = {"time": "the time budget ended", "memory": "the next size would pass the memory bound",
+               "complete": "that is the largest size searched", "found": "the search stopped"}[self.stopped]
+        best = ", ".join(self.best) or "∅"
+        return (f"No sufficient factor up to size {self.searched_size} ({why}). The best PS found is "
+                f"{self.best_ps:.3f}, for {{{best}}}.")
+
+
+@names_method("LENS search")
+def search_factors(model: ModelAdapter, dataset: Dataset, query, references: pd.DataFrame, *, direction: str = "r2i",
+                   tau: float = 0.9, alpha: float | None = None, correction: str = "holm", max_size: int | None = None,
+                   until: str = "first", budget_s: float | None = DEFAULT_BUDGET_S, max_samples: int | None = None,
+                   mad: dict[str, float] | None = None, chunk_rows: int = DEFAULT_CHUNK_ROWS,
+                   progress: ProgressFn | None = None, clock: Callable[[], float] = time.perf_counter) -> LensSearch:
+    """Search factors layer by layer (sizes 0 … ``max_size``, default all groups) for the τ-minimal ones.
+
+    ``tau``, ``alpha``, ``correction`` as in :meth:`LensContext.minimal_factors` (Holm's family: every factor
+    of at most ``max_size`` groups, whether scored or not). ``budget_s`` (None = no limit) is checked between
+    model calls; a layer cut short is discarded. ``max_samples`` bounds the labels kept (references × factors;
+    default the smaller of ``limits().lens_samples`` × 10 and 5·10⁷).
+    """
+    check_choice(direction, DIRECTIONS, "LENS context")
+    check_choice(until, UNTIL, "search stop")
+    _check_threshold(tau, alpha)
+    if len(references) == 0:
+        raise IntakeError("No references given; a context needs at least one reference row.")
+    layout = dataset.layout
+    p = layout.size
+    if p > MAX_GROUPS:
+        raise IntakeError(f"The layered LENS search handles at most {MAX_GROUPS} feature groups, not {p}; group "
+                          "related columns into features or restrict the factors' size.")
+    max_size = p if max_size is None else min(int(max_size), p)
+    cap = max_samples or min(SEARCH_SAMPLES, 10 * limits().lens_samples)
+    start = clock()
+    query = one_row(query)[list(layout.columns)]
+    references = references[list(layout.columns)]
+    differs = _differs(dataset, query, references)
+    distances = _group_distances(dataset, query, references, differs, {**feature_mad(dataset), **(mad or {})})
+    same_as = references.groupby(list(layout.columns), dropna=False, sort=False).ngroup().to_numpy()
+    first = np.unique(same_as, return_index=True)[1]
+    y = int(model.label(query)[0])
+    outcome = y if direction == "r2i" else 1 - y
+    layers = _Layers(model, layout, query, references.iloc[first], differs[first], direction, y, chunk_rows)
+
+    def context(masks, labels) -> LensContext:
+        return LensContext(direction, layout.names, masks, y, outcome, labels[same_as], distances,
+                           references.index.to_numpy(), factor_count(p, max_size))
+
+    searched, stopped, accepted = -1, "complete", np.zeros((0, p), dtype=bool)
+    for size in range(max_size + 1):
+        if size and layers.kept + len(first) * comb(p, size) > cap:
+            stopped = "memory"
+            break
+        if not layers.add(size, accepted if until == "all" else None, start, budget_s if size else None, clock,
+                          progress, max_size):
+            stopped = "time"
+            break
+        searched = size
+        ctx = context(layers.masks, layers.labels)
+        if not ctx.sufficient(tau, alpha, correction).any():
+            continue
+        if until == "first":
+            stopped = "found"
+            break
+        found = ctx.minimal_factors(tau, alpha=alpha, correction=correction).factors
+        accepted = np.array([np.isin(layout.names, f.groups) for f in found], dtype=bool).reshape(-1, p)
+    ctx = context(layers.masks, layers.labels)
+    result = ctx.minimal_factors(tau, alpha=alpha, correction=correction)
+    best = int(np.argmax(ctx.ps)) if len(ctx.masks) else 0
+    if progress:
+        progress(1.0, f"LENS search: {stopped} after size {searched}")
+    return LensSearch(ctx, result, searched, max_size, stopped, clock() - start,
+                      ctx.factor(best) if len(ctx.masks) else (), float(ctx.ps[best]) if len(ctx.masks) else np.nan,
+                      layers.scored)
+
+
+class _Layers:
+    """The scored factors so far (masks by size, labels per distinct reference) and the scoring of a new layer."""
+
+    def __init__(self, model, layout, query, references, differs, direction, input_class, chunk_rows):
+        self.model, self.layout, self.direction, self.input_class = model, layout, direction, input_class
+        self.chunk_rows = max(1, chunk_rows)
+        self.differ_keys = _keys(differs)  # D_r as a bit mask
+        self.values = {c: (query[c].to_numpy()[0], references[c].to_numpy()) for c in layout.columns}
+        self.encoded = encoded_model(model, layout.groups)  # column-wise preprocessing: mix encoded rows (cf. cube)
+        if self.encoded is not None:
+            source = layout.source.features if layout.source is not None else None
+            self.query_x = self.encoded.encode_rows(query, source, list(model.columns))[0]
+            self.references_x = self.encoded.encode_rows(references, source, list(model.columns))
+        n = len(references)
+        self.masks = np.zeros((0, layout.size), dtype=bool)
+        self.labels = np.zeros((n, 0), dtype=np.int8)
+        self.keys = np.zeros(0, dtype=np.uint64)  # sorted keys of the scored factors, and their columns
+        self.columns = np.zeros(0, dtype=np.intp)
+        self.table = np.full(1 << layout.size, -1, dtype=np.int32) if layout.size <= DENSE_INDEX_GROUPS else None
+        self.scored = 0
+
+    @property
+    def kept(self) -> int:
+        return self.labels.size
+
+    def add(self, size: int, accepted: np.ndarray | None, start: float, budget_s: float | None, clock,
+            progress: ProgressFn | None, max_size: int) -> bool:
+        """Score layer ``size`` (skipping supersets of ``accepted``); False, and nothing kept, if the budget ends
+        (checked before each model call; ``budget_s`` None: no limit)."""
+        p, n = self.layout.size, len(self.differ_keys)
+        step = max(1, 4 * self.chunk_rows // max(1, n))
+        blocks, labels, scored = [], [], 0
+        accepted_keys = None if accepted is None or not len(accepted) else _keys(accepted)
+        layer_blocks = layer_masks(p, range(p), size, False, step) if size else [np.zeros((1, p), dtype=bool)]
+        for masks in layer_blocks:
+            if budget_s is not None and clock() - start > budget_s:
+                return False
+            keys = _keys(masks)
+            if accepted_keys is not None:  # a superset of an accepted factor is not minimal: never scored
+                fresh = ~((keys[:, None] & accepted_keys[None, :]) == accepted_keys[None, :]).any(axis=1)
+                masks, keys = masks[fresh], keys[fresh]
+            block, count = self._score(masks, keys)
+            blocks.append(masks)
+            labels.append(block)
+            scored += count
+            if progress:
+                frac = (clock() - start) / budget_s if budget_s else (size + 0.5) / (max_size + 1)
+                progress(min(1.0, frac), f"LENS search: factors of {size} feature(s), {scored:,} rows scored")
+        layer = np.concatenate(blocks) if blocks else np.zeros((0, p), dtype=bool)
+        base = len(self.masks)
+        self.masks = np.concatenate([self.masks, layer])
+        self.labels = np.concatenate([self.labels, *labels], axis=1)
+        if self.table is not None:
+            self.table[_keys(layer)] = base + np.arange(len(layer))
+        else:
+            keys = np.concatenate([self.keys, _keys(layer)])
+            columns = np.concatenate([self.columns, base + np.arange(len(layer))])
+            order = np.argsort(keys, kind="stable")
+            self.keys, self.columns = keys[order], columns[order]
+        self.scored += scored
+        return True
+
+    def _score(self, masks: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, int]:
+        """(n, f) labels of the factors ``masks``: pairs with c ⊆ D_r scored, the others read off lower layers."""
+        effective = keys[None, :] & self.differ_keys[:, None]  # c ∩ D_r
+        new = effective == keys[None, :]
+        out = np.empty(effective.shape, dtype=np.int8)
+        old = ~new
+        if old.any():  # the lower factor c ∩ D_r was scored (it is no superset of an accepted factor, as c is not)
+            out[old] = self.labels[np.nonzero(old)[0], self._column(effective[old])]
+        if self.direction == "i2r":  # nothing moved: the row is the input itself
+            empty = new & (effective == 0)
+            out[empty] = self.input_class
+            new &= ~empty
+        r, j = np.nonzero(new)
+        for s in range(0, len(r), self.chunk_rows):
+            rs, js = r[s:s + self.chunk_rows], j[s:s + self.chunk_rows]
+            keep = masks[js] if self.direction == "r2i" else ~masks[js]  # True: the input's value
+            out[rs, js] = self.model.labels_of(self._scores(rs, keep))
+        return out, len(r)
+
+    def _column(self, keys: np.ndarray) -> np.ndarray:
+        """The column of each scored factor key."""
+        if self.table is not None:
+            return self.table[keys]
+        return self.columns[np.searchsorted(self.keys, keys)]
+
+    def _scores(self, refs: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        """Scores of the rows mixing the input (where ``keep``) and reference ``refs[i]`` (elsewhere)."""
+        if self.encoded is None:
+            return self.model.score(_rows(self.layout, self.values, refs, keep))
+        X = np.where(keep[:, self.encoded.column_group], self.query_x, self.references_x[refs])
+        return self.model.scores_of(self.encoded.estimator, X)
+
+
+def _keys(masks: np.ndarray) -> np.ndarray:
+    """Each Boolean row (≤ 64 groups) as a 64-bit mask: bit g set when group g is in the factor."""
+    packed = np.packbits(masks, axis=1, bitorder="little")
+    out = np.zeros((len(masks), 8), dtype=np.uint8)
+    out[:, :packed.shape[1]] = packed
+    return out.view("<u8").ravel()

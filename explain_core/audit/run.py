@@ -1,0 +1,215 @@
+"""The dataset-wide runner: a table too big for memory explained partition by partition on a Dask cluster.
+
+The rows are read by ``dask.dataframe`` (a Parquet file or folder: one partition per row group; a CSV: blocks of
+``blocksize`` bytes), one partition per task, on the workers. The setup (model, reference, the sample it was
+built from) is sent to each worker once, by a worker plugin (a restarted worker gets it again), never with a
+task. Each finished partition comes back to this process and is written as ``parts/part-NNNNN.parquet``
+(atomically), so a rerun into the same folder computes only the partitions that are missing. Under
+:data:`SINGLE_PROCESS_BYTES` of input no cluster is started: the same partition function runs here, in order.
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+import dask
+import dask.dataframe as dd
+import numpy as np
+import pyarrow.parquet as pq
+from distributed.diagnostics.plugin import WorkerPlugin
+
+from ..errors import IntakeError
+from ..setup import Parameters, Setup
+from .rows import AuditOptions, explain_partition
+from .summary import MANIFEST, PARTS, summarize
+
+SINGLE_PROCESS_BYTES = 8 * 2**20  # input files below this are audited here, without a cluster
+CSV_BLOCKSIZE = "16MB"
+PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
+
+
+@dataclass(frozen=True)
+class AuditRun:
+    """What one call did: the folder, the partitions computed now and those found already written, the summary."""
+
+    folder: Path
+    computed: tuple[int, ...]
+    skipped: tuple[int, ...]
+    summary: dict
+    executor: str
+
+
+def read_rows(data: str | Path, columns, *, blocksize: str = CSV_BLOCKSIZE) -> dd.DataFrame:
+    """The feature ``columns`` of a Parquet file, a folder of Parquet parts, or a CSV file, as a lazy frame."""
+    path = Path(data)
+    if not path.exists():
+        raise IntakeError(f"{data}: no such file or folder; pass a Parquet file, a folder of Parquet parts or a CSV.")
+    parquet = path.is_dir() or path.suffix.lower() in PARQUET_SUFFIXES
+    with dask.config.set({"dataframe.convert-string": False}):  # text as pandas reads it (missing = NaN, not pd.NA)
+        frame = dd.read_parquet(str(path), split_row_groups=True) if parquet else \
+            dd.read_csv(str(path), blocksize=blocksize)
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise IntakeError(f"{path.name} lacks the model's feature column(s) {', '.join(missing)}; "
+                          "audit a table with the columns the model was built on.")
+    return frame[list(columns)]
+
+
+def _fingerprint(path: Path) -> list:
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    return [[str(f.relative_to(path) if path.is_dir() else f.name), f.stat().st_size, f.stat().st_mtime_ns]
+            for f in files]
+
+
+def _input_bytes(path: Path) -> int:
+    return sum(size for _, size, _ in _fingerprint(path))
+
+
+def run_audit(setup: Setup, data: str | Path, out: str | Path, params: Parameters | None = None, *,
+              options: AuditOptions | None = None, scheduler: str | None = None, workers: int | None = None,
+              client=None, blocksize: str = CSV_BLOCKSIZE, progress: bool = False,
+              on_partition: Callable[[int], None] | None = None) -> AuditRun:
+    """Explain every row of ``data`` (or every row predicted one class: ``options.rows``) into ``out``.
+
+    ``scheduler``: None = no cluster under :data:`SINGLE_PROCESS_BYTES` of input, else a LocalCluster of
+    ``workers`` processes (default: one per core); ``"single"`` / ``"local"`` force either; any other value is
+    the address of a running scheduler. ``client`` uses an existing :class:`distributed.Client`. A rerun into
+    ``out`` with the same data, setup and parameters skips the partitions already written; other ones are
+    refused. ``on_partition(i)`` is called after partition ``i`` is written; ``progress`` shows Dask's bar.
+    """
+    params, options = params or Parameters(), options or AuditOptions()
+    frame = read_rows(data, setup.dataset.layout.columns, blocksize=blocksize)
+    out = Path(out)
+    manifest = {"data": _fingerprint(Path(data)), "setup": setup.key, "restricted": list(setup.restricted),
+                "params": params.as_dict(), "options": asdict(options), "blocksize": blocksize,
+                "partitions": frame.npartitions, "groups": list(setup.dataset.group_names)}
+    lengths = _check_manifest(out, manifest)
+    parts = frame.to_delayed()
+    if client is None and scheduler is None:
+        scheduler = "single" if _input_bytes(Path(data)) < SINGLE_PROCESS_BYTES else "local"
+    with _executor(client, scheduler, workers) as run:
+        if lengths is None:
+            lengths = [int(n) for n in run.compute([dask.delayed(len)(p) for p in parts])]
+            _write_json(out / MANIFEST, {**manifest, "lengths": lengths})
+        offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(int).tolist()
+        done = {i for i in range(len(parts)) if _part_path(out, i).exists()}
+        todo = [i for i in range(len(parts)) if i not in done]
+        for i, table in run.stream(setup, {i: (parts[i], offsets[i]) for i in todo}, params, options, progress):
+            _write_part(out, i, table)
+            if on_partition is not None:
+                on_partition(i)
+        executor = run.name
+    summary = summarize(out)
+    return AuditRun(out, tuple(todo), tuple(sorted(done)), summary, executor)
+
+
+def _check_manifest(out: Path, manifest: dict) -> list[int] | None:
+    """The partition lengths recorded by an earlier run of the same audit (None for a new folder)."""
+    path = out / MANIFEST
+    if not path.exists():
+        if out.exists() and any(out.iterdir()):
+            raise IntakeError(f"{out} is not empty and holds no audit; pass a new or empty output folder.")
+        return None
+    recorded = json.loads(path.read_text())
+    differ = [k for k in manifest if json.dumps(recorded.get(k)) != json.dumps(manifest[k])]
+    if differ:
+        raise IntakeError(f"{out} holds an audit of other inputs ({', '.join(differ)} differ); pass a new output "
+                          "folder, or delete this one to start again.")
+    return recorded["lengths"]
+
+
+def _part_path(out: Path, i: int) -> Path:
+    return out / PARTS / f"part-{i:05d}.parquet"
+
+
+def _write_part(out: Path, i: int, table) -> None:
+    path = _part_path(out, i)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
+    pq.write_table(table, tmp)
+    os.replace(tmp, path)  # a partition file is whole or absent, even when a run is interrupted
+
+
+def _write_json(path: Path, value: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(value, indent=1))
+    os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Executors: here (one process) or a Dask cluster; the partition function is the same
+
+_SETUP_PLUGIN = "explain-core-audit-setup"
+
+
+class _SetupPlugin(WorkerPlugin):
+    """Holds the setup on every worker: sent once per worker (and again to a worker that restarts)."""
+
+    def __init__(self, setup: Setup):
+        self.held = setup
+
+
+def _audit_part(frame, first_row: int, params: Parameters, options: AuditOptions):
+    """One partition's audit table on a worker, with the setup its plugin holds."""
+    from distributed import get_worker
+    return explain_partition(get_worker().plugins[_SETUP_PLUGIN].held, frame, first_row, params, options)
+
+
+class _executor:
+    """Context manager: ``compute`` delayed values and ``stream`` the audit tables of partitions, here or on a
+    cluster (a LocalCluster it starts and stops, a scheduler's address, or a given client)."""
+
+    def __init__(self, client, scheduler: str | None, workers: int | None):
+        self.client, self.scheduler, self.workers = client, scheduler, workers
+        self.owned = None
+
+    def __enter__(self):
+        if self.client is None and self.scheduler not in (None, "single"):
+            from distributed import Client, LocalCluster
+            if self.scheduler == "local":
+                self.owned = LocalCluster(n_workers=self.workers or os.cpu_count(), threads_per_worker=1,
+                                          processes=True, dashboard_address=None)
+            self.client = Client(self.owned or self.scheduler)
+        workers = 0 if self.client is None else len(self.client.scheduler_info().get("workers", {}))
+        self.name = "single process" if self.client is None else f"Dask cluster ({workers} workers)"
+        return self
+
+    def __exit__(self, *exc):
+        if self.owned is not None:
+            self.client.close()
+            self.owned.close()
+
+    def compute(self, values: list) -> list:
+        if self.client is None:
+            return list(dask.compute(*values, scheduler="synchronous"))
+        return self.client.gather(self.client.compute(values))
+
+    def stream(self, setup: Setup, parts: dict, params: Parameters, options: AuditOptions, progress: bool):
+        """(i, audit table of partition i) for each ``parts[i] = (delayed partition, its first row)``, as they finish."""
+        if self.client is None:
+            for i, (part, first_row) in parts.items():
+                yield i, explain_partition(setup, part.compute(scheduler="synchronous"), first_row, params, options)
+            return
+        from distributed import as_completed
+
+        self.client.register_plugin(_SetupPlugin(setup), name=_SETUP_PLUGIN)
+        futures = self.client.compute([dask.delayed(_audit_part, pure=False)(part, first_row, params, options)
+                                       for part, first_row in parts.values()])
+        index = {f.key: i for f, i in zip(futures, parts)}
+        if progress and futures:
+            from distributed import progress as bar
+            threading.Thread(target=bar, args=(futures,), kwargs={"notebook": False}, daemon=True).start()
+        try:
+            for future in as_completed(futures):
+                yield index[future.key], future.result()
+                future.release()
+        finally:
+            for future in futures:
+                future.cancel()
+            self.client.unregister_worker_plugin(_SETUP_PLUGIN)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import uuid
 from dataclasses import asdict, dataclass
@@ -20,6 +21,7 @@ from typing import Callable
 import dask
 import dask.dataframe as dd
 import numpy as np
+import pandas as pd
 import pyarrow.parquet as pq
 from distributed.diagnostics.plugin import WorkerPlugin
 
@@ -44,8 +46,8 @@ class AuditRun:
     executor: str
 
 
-def read_rows(data: str | Path, columns, *, blocksize: str = CSV_BLOCKSIZE) -> dd.DataFrame:
-    """The feature ``columns`` of a Parquet file, a folder of Parquet parts, or a CSV file, as a lazy frame."""
+def read_rows(data: str | Path, columns=None, *, blocksize: str = CSV_BLOCKSIZE) -> dd.DataFrame:
+    """The ``columns`` (default all) of a Parquet file, a folder of Parquet parts, or a CSV file, as a lazy frame."""
     path = Path(data)
     if not path.exists():
         raise IntakeError(f"{data}: no such file or folder; pass a Parquet file, a folder of Parquet parts or a CSV.")
@@ -53,11 +55,24 @@ def read_rows(data: str | Path, columns, *, blocksize: str = CSV_BLOCKSIZE) -> d
     with dask.config.set({"dataframe.convert-string": False}):  # text as pandas reads it (missing = NaN, not pd.NA)
         frame = dd.read_parquet(str(path), split_row_groups=True) if parquet else \
             dd.read_csv(str(path), blocksize=blocksize)
+    if columns is None:
+        return frame
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise IntakeError(f"{path.name} lacks the model's feature column(s) {', '.join(missing)}; "
                           "audit a table with the columns the model was built on.")
     return frame[list(columns)]
+
+
+def first_rows(data: str | Path, n: int, *, blocksize: str = CSV_BLOCKSIZE) -> pd.DataFrame:
+    """The first ``n`` rows of ``data`` (all columns), reading only the partitions they are in."""
+    parts, rows = [], 0
+    for part in read_rows(data, blocksize=blocksize).to_delayed():
+        parts.append(part.compute(scheduler="synchronous"))
+        rows += len(parts[-1])
+        if rows >= n:
+            break
+    return pd.concat(parts, ignore_index=True).iloc[:n]
 
 
 def _fingerprint(path: Path) -> list:
@@ -193,8 +208,11 @@ class _executor:
     def stream(self, setup: Setup, parts: dict, params: Parameters, options: AuditOptions, progress: bool):
         """(i, audit table of partition i) for each ``parts[i] = (delayed partition, its first row)``, as they finish."""
         if self.client is None:
-            for i, (part, first_row) in parts.items():
+            for n, (i, (part, first_row)) in enumerate(parts.items(), 1):
                 yield i, explain_partition(setup, part.compute(scheduler="synchronous"), first_row, params, options)
+                if progress:
+                    print(f"\rpartitions: {n} of {len(parts)}", end="\n" if n == len(parts) else "", file=sys.stderr,
+                          flush=True)
             return
         from distributed import as_completed
 

@@ -56,6 +56,8 @@ def explain_partition(setup: Setup, frame: pd.DataFrame, first_row: int, params:
     """The audit table of ``frame`` (the feature columns of one partition; its rows are numbered from
     ``first_row``). ``seconds`` is each row's share of the batched SEV time plus its own LENS / flip time."""
     frame = frame[list(setup.dataset.layout.columns)].reset_index(drop=True)
+    # text read from Parquet is Arrow-backed: made Python strings once here, not again in every model call
+    frame = frame.astype({c: object for c in frame.columns if pd.api.types.is_string_dtype(frame[c].dtype)})
     step = max(1, options.batch_rows)
     scores = np.concatenate([np.zeros(0)] + [setup.model.score(frame.iloc[a:a + step])
                                              for a in range(0, len(frame), step)])
@@ -72,6 +74,9 @@ def explain_partition(setup: Setup, frame: pd.DataFrame, first_row: int, params:
         shared = (time.perf_counter() - began) / len(at)
         for name, values in sev.items():
             columns[name].extend(values)
+        if not (options.lens or options.flips):
+            columns["seconds"].extend([shared] * len(at))
+            continue
         for i, position in enumerate(at):
             began = time.perf_counter()
             query = batch.iloc[[i]]

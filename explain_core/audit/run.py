@@ -109,7 +109,8 @@ def run_audit(setup: Setup, data: str | Path, out: str | Path, params: Parameter
         scheduler = "single" if _input_bytes(Path(data)) < SINGLE_PROCESS_BYTES else "local"
     with _executor(client, scheduler, workers) as run:
         if lengths is None:
-            lengths = [int(n) for n in run.compute([dask.delayed(len)(p) for p in parts])]
+            counted = frame[[frame.columns[0]]].to_delayed()  # one column is read to count the rows
+            lengths = [int(n) for n in run.compute([dask.delayed(len)(p) for p in counted])]
             _write_json(out / MANIFEST, {**manifest, "lengths": lengths})
         offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(int).tolist()
         done = {i for i in range(len(parts)) if _part_path(out, i).exists()}

@@ -51,6 +51,9 @@ def add_audit_parser(commands) -> None:
     run.add_argument("--workers", type=int, help="workers of the LocalCluster (default: one per core)")
     run.add_argument("--blocksize", default="16MB", help="CSV bytes per partition (Parquet: one per row group)")
     run.add_argument("--batch-rows", type=int, default=4096, help="rows per SEV call within a partition")
+    run.add_argument("--pdf", action="store_true", help="also write OUT/audit.pdf, the summary as a report")
+    run.add_argument("--renderer", choices=("auto", "plotly", "matplotlib"), default="auto",
+                     help="the PDF's figures: plotly static export (needs Chromium), matplotlib, or auto")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument("--debug", action="store_true", help="show tracebacks")
 
@@ -104,4 +107,8 @@ def run_audit_command(args) -> int:
         print(f"\n{s['rows']:,} rows explained ({run.executor}; {len(run.computed)} partitions computed, "
               f"{len(run.skipped)} already written) in {run.folder}/; mean SEV⁻ {minus['mean'] or float('nan'):.2f}, "
               f"unexplainable {minus['unexplainable_share']:.1%}", file=sys.stderr)
+    if args.pdf:
+        from .audit import read_audit
+        from .report import write_audit_pdf
+        write_audit_pdf(read_audit(run.folder), run.folder / "audit.pdf", image_renderer=args.renderer)
     return 0

@@ -8,6 +8,7 @@ prevalence_table`'s); with LENS, the factor sizes and groups; with flips, LIME-C
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
@@ -24,6 +25,7 @@ from ..errors import IntakeError
 from ..plots import NOT_EXPLAINED
 
 MANIFEST, PARTS, SUMMARY = "audit.json", "parts", "summary.json"
+AUDIT_DIR_ENV = "EXPLAIN_AUDIT_DIR"
 FLIP_COLUMNS = ("sev_minus", "lime_c", "shap_c")  # "never": rows where it is not found
 LABELS = {"minus": "SEV⁻", "plus": "SEV⁺", "restricted": "SEV®"}
 
@@ -133,6 +135,17 @@ class Audit:
         scanner = self._dataset.scanner(columns=columns, filter=where)
         table = scanner.head(limit) if limit is not None else scanner.to_table()
         return table.to_pandas()
+
+
+def audit_folders(root: str | Path | None = None) -> list[Path]:
+    """The audits the server's operator offers (folders holding an audit under ``root``, default the environment
+    variable ``EXPLAIN_AUDIT_DIR``; none when it is unset), newest first."""
+    root = root or os.environ.get(AUDIT_DIR_ENV)
+    if not root or not Path(root).is_dir():
+        return []
+    found = [p.parent for p in Path(root).glob(f"*/{MANIFEST}")] + ([Path(root)] if (Path(root) / MANIFEST).is_file()
+                                                                   else [])
+    return sorted(found, key=lambda p: (p / MANIFEST).stat().st_mtime, reverse=True)
 
 
 def read_audit(folder: str | Path) -> Audit:

@@ -1,6 +1,6 @@
 """Dataset-wide audits on Dask (explain_core.audit): a LocalCluster of 2 worker processes gives the single-process
 results on Adult, survives a killed worker, resumes an interrupted run, and streams a table several times larger
-than a worker's memory limit. Sizes are small on purpose (the CI's time is shared): 2,000 Adult rows (stated
+than a worker's memory limit. Sizes are small on purpose (the CI's time is shared): 1,200 Adult rows (stated
 subset), and the out-of-core table is 105,000 rows of 20 kB text (2.0 GiB) against a 700 MB limit per worker (3×).
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ from explain_core.lens import lens_contexts, opposite_references
 from explain_core.plots import prevalence_table, sev_counts
 from explain_core.setup import Parameters, lens_max_size, trained_setup
 
-ADULT_ROWS = 2000
+ADULT_ROWS = 1200
 WORKER_MEMORY = 700 * 10**6
 PARAMS = Parameters()
 
@@ -47,7 +47,7 @@ def adult(explain_cache_dir):
 
 @pytest.fixture(scope="module")
 def adult_file(adult, tmp_path_factory):
-    """The first 2,000 Adult rows in 8 row groups (8 partitions)."""
+    """The first 1,200 Adult rows in 8 row groups (8 partitions)."""
     path = tmp_path_factory.mktemp("adult") / "rows.parquet"
     adult.dataset.features.iloc[:ADULT_ROWS].to_parquet(path, row_group_size=ADULT_ROWS // 8)
     return path
@@ -173,11 +173,11 @@ def test_a_table_several_times_larger_than_a_worker_streams_through(client, tmp_
 def test_lens_factor_and_flip_numbers_per_row(adult, tmp_path):
     """LENS: the factor is τ-sufficient and no factor with fewer groups is (checked on the context itself);
     LIME-C/SHAP-C: as the dashboard's row_baselines computes them (same seed)."""
-    params = Parameters(lens_references=30, lens_max_size=2, lime_samples=300, shap_background=20, tau=0.8)
+    params = Parameters(lens_references=30, lens_max_size=2, lime_samples=200, shap_background=20, tau=0.8)
     setup = replace(adult, restricted=())
-    rows = setup.dataset.features.iloc[:6]
-    rows.to_parquet(tmp_path / "six.parquet", row_group_size=3)
-    run = run_audit(setup, tmp_path / "six.parquet", tmp_path / "out", params,
+    rows = setup.dataset.features.iloc[:4]
+    rows.to_parquet(tmp_path / "four.parquet", row_group_size=2)
+    run = run_audit(setup, tmp_path / "four.parquet", tmp_path / "out", params,
                     options=AuditOptions(lens=True, flips=True))
     frame = table(run.folder)
     from explain_core.analysis import row_baselines

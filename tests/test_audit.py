@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from conftest import ROOT
 from explain_core import IntakeError
 from explain_core.analysis import dataset_sev, demo_setup
 from explain_core.audit import AuditOptions, explain_partition, read_audit, run_audit
@@ -229,3 +230,23 @@ def test_cli_audit_writes_partitions_summary_and_pdf(explain_cache_dir, tmp_path
     assert (out / "audit.pdf").read_bytes()[:4] == b"%PDF"
     assert main(args) == 0  # a rerun: everything already written
     assert main(["audit", "--data", str(tmp_path / "rows.csv"), "--model", "l2_lr", "--out", str(out)]) == 2
+
+
+def test_the_sev_page_shows_an_audit_the_server_offers(explain_cache_dir, adult, adult_file, tmp_path, monkeypatch,
+                                                       chart_specs):
+    from streamlit.testing.v1 import AppTest
+
+    from explain_core.plots import NOT_EXPLAINED
+
+    run_audit(adult, adult_file, tmp_path / "audits" / "adult-2026-11", scheduler="single")
+    monkeypatch.setenv("EXPLAIN_AUDIT_DIR", str(tmp_path / "audits"))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at.switch_page("pages/sev.py").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="sev_audit").value.name == "adult-2026-11"
+    at.radio(key="sev_audit_kind").set_value("restricted").run()
+    audit = read_audit(tmp_path / "audits" / "adult-2026-11")
+    hist = next(c for c in chart_specs(at) if c["layout"]["title"]["text"].startswith("SEV® over 1,200"))
+    assert hist["data"][0]["y"] == audit.counts("restricted")["count"].tolist()
+    assert hist["data"][0]["x"][-1] == NOT_EXPLAINED
+    assert any("another model" in c.value for c in at.caption)  # the session's setup is COMPAS, not this Adult one

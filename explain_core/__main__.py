@@ -77,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"comma list of sections (default: all of {','.join(SECTIONS)})")
     out.add_argument("--renderer", choices=RENDERERS, default="auto",
                      help="figures: plotly static export (needs Chromium), matplotlib, or auto")
+    out.add_argument("--scheduler", help="fan the rows out over Dask: 'local' (a LocalCluster) or a scheduler's "
+                                         "address (tcp://host:8786); default: this process")
+    out.add_argument("--workers", type=int, help="workers of the LocalCluster (default: one per core)")
     out.add_argument("--quiet", action="store_true", help="no progress bar")
     out.add_argument("--debug", action="store_true", help="show tracebacks")
     from .audit_cli import add_audit_parser
@@ -310,7 +313,7 @@ def run_report(args) -> int:
 
     try:
         index_path, index = batch_reports(setup, chosen, params, out, sections=sections, image_renderer=args.renderer,
-                                          progress=progress)
+                                          progress=progress, scheduler=args.scheduler, workers=args.workers)
     finally:
         bar.close()
     failed = [r for r in index if r.get("error")]

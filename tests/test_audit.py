@@ -171,6 +171,18 @@ def test_a_table_several_times_larger_than_a_worker_streams_through(client, tmp_
     assert stored.drop(columns="seconds").equals(local.drop(columns="seconds"))
 
 
+def test_report_command_fans_rows_out_over_the_cluster(client, adult, tmp_path):
+    """batch_reports on the cluster (one task per row, the setup sent once) writes the PDFs and the index that one
+    process writes."""
+    from explain_core.report import batch_reports
+
+    rows, kw = [0, 7, 11], dict(sections=("sev", "appendix"), image_renderer="matplotlib")
+    _, here = batch_reports(adult, rows, PARAMS, tmp_path / "here", **kw)
+    _, there = batch_reports(adult, rows, PARAMS, tmp_path / "there", client=client, **kw)
+    assert there == here and [r["row"] for r in there] == rows
+    assert all((tmp_path / "there" / r["pdf"]).read_bytes()[:4] == b"%PDF" for r in there)
+
+
 def test_lens_factor_and_flip_numbers_per_row(adult, tmp_path):
     """LENS: the factor is τ-sufficient and no factor with fewer groups is (checked on the context itself);
     LIME-C/SHAP-C: as the dashboard's row_baselines computes them (same seed)."""

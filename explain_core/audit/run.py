@@ -2,8 +2,7 @@
 
 The rows are read by ``dask.dataframe`` (a Parquet file or folder: one partition per row group; a CSV: blocks of
 ``blocksize`` bytes), one partition per task, on the workers. The setup (model, reference, the sample it was
-built from) is sent to each worker once, by a worker plugin (a restarted worker gets it again), never with a
-task. Each finished partition comes back to this process and is written as ``parts/part-NNNNN.parquet``
+built from) is sent to each worker once (:mod:`.cluster`), never with a task. Each finished partition comes back to this process and is written as ``parts/part-NNNNN.parquet``
 (atomically), so a rerun into the same folder computes only the partitions that are missing. Under
 :data:`SINGLE_PROCESS_BYTES` of input no cluster is started: the same partition function runs here, in order.
 """
@@ -11,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-import threading
 import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -23,10 +20,10 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
-from distributed.diagnostics.plugin import WorkerPlugin
 
 from ..errors import IntakeError
 from ..setup import Parameters, Setup
+from .cluster import Executor
 from .rows import AuditOptions, explain_partition
 from .summary import MANIFEST, PARTS, summarize
 
@@ -107,7 +104,7 @@ def run_audit(setup: Setup, data: str | Path, out: str | Path, params: Parameter
     parts = frame.to_delayed()
     if client is None and scheduler is None:
         scheduler = "single" if _input_bytes(Path(data)) < SINGLE_PROCESS_BYTES else "local"
-    with _executor(client, scheduler, workers) as run:
+    with Executor(client, scheduler, workers) as run:
         if lengths is None:
             counted = frame[[frame.columns[0]]].to_delayed()  # one column is read to count the rows
             lengths = [int(n) for n in run.compute([dask.delayed(len)(p) for p in counted])]
@@ -115,7 +112,8 @@ def run_audit(setup: Setup, data: str | Path, out: str | Path, params: Parameter
         offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(int).tolist()
         done = {i for i in range(len(parts)) if _part_path(out, i).exists()}
         todo = [i for i in range(len(parts)) if i not in done]
-        for i, table in run.stream(setup, {i: (parts[i], offsets[i]) for i in todo}, params, options, progress):
+        items = {i: (parts[i], offsets[i], params, options) for i in todo}
+        for i, table in run.stream(setup, explain_partition, items, progress, unit="partitions"):
             _write_part(out, i, table)
             if on_partition is not None:
                 on_partition(i)
@@ -156,79 +154,3 @@ def _write_json(path: Path, value: dict) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(json.dumps(value, indent=1))
     os.replace(tmp, path)
-
-
-# ---------------------------------------------------------------------------------------------------
-# Executors: here (one process) or a Dask cluster; the partition function is the same
-
-_SETUP_PLUGIN = "explain-core-audit-setup"
-
-
-class _SetupPlugin(WorkerPlugin):
-    """Holds the setup on every worker: sent once per worker (and again to a worker that restarts)."""
-
-    def __init__(self, setup: Setup):
-        self.held = setup
-
-
-def _audit_part(frame, first_row: int, params: Parameters, options: AuditOptions):
-    """One partition's audit table on a worker, with the setup its plugin holds."""
-    from distributed import get_worker
-    return explain_partition(get_worker().plugins[_SETUP_PLUGIN].held, frame, first_row, params, options)
-
-
-class _executor:
-    """Context manager: ``compute`` delayed values and ``stream`` the audit tables of partitions, here or on a
-    cluster (a LocalCluster it starts and stops, a scheduler's address, or a given client)."""
-
-    def __init__(self, client, scheduler: str | None, workers: int | None):
-        self.client, self.scheduler, self.workers = client, scheduler, workers
-        self.owned = None
-
-    def __enter__(self):
-        if self.client is None and self.scheduler not in (None, "single"):
-            from distributed import Client, LocalCluster
-            if self.scheduler == "local":
-                self.owned = LocalCluster(n_workers=self.workers or os.cpu_count(), threads_per_worker=1,
-                                          processes=True, dashboard_address=None)
-            self.client = Client(self.owned or self.scheduler)
-        workers = 0 if self.client is None else len(self.client.scheduler_info().get("workers", {}))
-        self.name = "single process" if self.client is None else f"Dask cluster ({workers} workers)"
-        return self
-
-    def __exit__(self, *exc):
-        if self.owned is not None:
-            self.client.close()
-            self.owned.close()
-
-    def compute(self, values: list) -> list:
-        if self.client is None:
-            return list(dask.compute(*values, scheduler="synchronous"))
-        return self.client.gather(self.client.compute(values))
-
-    def stream(self, setup: Setup, parts: dict, params: Parameters, options: AuditOptions, progress: bool):
-        """(i, audit table of partition i) for each ``parts[i] = (delayed partition, its first row)``, as they finish."""
-        if self.client is None:
-            for n, (i, (part, first_row)) in enumerate(parts.items(), 1):
-                yield i, explain_partition(setup, part.compute(scheduler="synchronous"), first_row, params, options)
-                if progress:
-                    print(f"\rpartitions: {n} of {len(parts)}", end="\n" if n == len(parts) else "", file=sys.stderr,
-                          flush=True)
-            return
-        from distributed import as_completed
-
-        self.client.register_plugin(_SetupPlugin(setup), name=_SETUP_PLUGIN)
-        futures = self.client.compute([dask.delayed(_audit_part, pure=False)(part, first_row, params, options)
-                                       for part, first_row in parts.values()])
-        index = {f.key: i for f, i in zip(futures, parts)}
-        if progress and futures:
-            from distributed import progress as bar
-            threading.Thread(target=bar, args=(futures,), kwargs={"notebook": False}, daemon=True).start()
-        try:
-            for future in as_completed(futures):
-                yield index[future.key], future.result()
-                future.release()
-        finally:
-            for future in futures:
-                future.cancel()
-            self.client.unregister_worker_plugin(_SETUP_PLUGIN)

@@ -56,12 +56,13 @@ def build_parser() -> argparse.ArgumentParser:
     what = report.add_argument_group("data, model and rows")
     what.add_argument("--data", required=True,
                       help="a bundled dataset (name or its file under data/) or a CSV/Parquet file")
+    add_model_argument(what)
     what.add_argument("--rows", required=True,
                       help="row positions in the data, e.g. 3,17,42 or 10-20, or predicted-positive / "
                            "predicted-negative (test rows the model predicts that class)")
     what.add_argument("--limit", type=int, default=None, help="at most this many rows (the first ones)")
     what.add_argument("--out", default="reports", help="output folder (created; default: reports)")
-    add_model_arguments(what)
+    add_file_arguments(what)
 
     knobs = report.add_argument_group("parameters (defaults as in the app)")
     add_sev_lens_arguments(knobs)
@@ -87,13 +88,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def add_model_arguments(group) -> None:
-    """--model and how to read a data file and a model file (shared by ``report`` and ``audit``)."""
+def add_model_argument(group) -> None:
+    """--model (shared by ``report`` and ``audit``)."""
     from .training import DEMO_KINDS
 
     group.add_argument("--model", required=True,
                        help=f"a demo model kind ({', '.join(DEMO_KINDS)}) or a model file (.skops, .onnx, XGBoost "
                             ".json/.ubj, LightGBM .txt, CatBoost .cbm; .joblib/.pkl with --trusted)")
+
+
+def add_file_arguments(group) -> None:
+    """How to read a data file and a model file (shared by ``report`` and ``audit``)."""
     group.add_argument("--target", help="target column of a data file that is not bundled")
     group.add_argument("--positive-class", help="the positive class of that target (as written in the file)")
     group.add_argument("--task", choices=("classification", "regression"), help="task of that target")

@@ -20,7 +20,7 @@ DEFAULT_SAMPLE_ROWS = 50_000
 
 
 def add_audit_parser(commands) -> None:
-    from .__main__ import add_baseline_arguments, add_model_arguments, add_sev_lens_arguments
+    from .__main__ import add_baseline_arguments, add_file_arguments, add_model_argument, add_sev_lens_arguments
 
     audit = commands.add_parser(
         "audit", help="explain every row of a large table on a Dask cluster (Parquet partitions, resumable)",
@@ -30,8 +30,9 @@ def add_audit_parser(commands) -> None:
     what = audit.add_argument_group("data and model")
     what.add_argument("--data", required=True,
                       help="the rows: a Parquet file, a folder of Parquet parts, a CSV file, or a bundled dataset")
+    add_model_argument(what)
     what.add_argument("--out", required=True, help="output folder (created; a rerun resumes it)")
-    add_model_arguments(what)
+    add_file_arguments(what)
     what.add_argument("--setup-data", help="table the reference and the model's split are built from (a CSV/Parquet "
                                            "file or a bundled dataset; default: the first --sample-rows of --data)")
     what.add_argument("--sample-rows", type=int, default=DEFAULT_SAMPLE_ROWS,

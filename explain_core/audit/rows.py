@@ -15,6 +15,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..analysis import frame_sev, row_baselines
+from ..errors import check_choice
 from ..lens import lens_contexts, opposite_references
 from ..setup import Parameters, Setup, lens_max_size
 
@@ -33,12 +34,13 @@ class AuditOptions:
     batch_rows: int = 4096
 
     def __post_init__(self):
-        from ..errors import check_choice
         check_choice(self.rows, ROW_CHOICES, "rows to audit")
 
 
 def schema(restricted: bool, options: AuditOptions) -> pa.Schema:
-    """The columns of an audit table (SEV® only with restricted groups; LENS and flips only when asked)."""
+    """The columns of an audit table (SEV® only with restricted groups; LENS and flips only when asked). A SEV
+    value is null when not found (``*_status``: ``beyond_depth`` or ``unexplainable``); ``status`` repeats SEV®'s
+    status with restricted groups, SEV⁻'s without; ``lime_c`` / ``shap_c`` are null where the prediction never flips."""
     fields = [("row", pa.int64()), ("prediction", pa.int8()), ("score", pa.float64())]
     for kind in SEV_KINDS if restricted else SEV_KINDS[:2]:
         fields += [(f"sev_{kind}", pa.int16()), (f"sev_{kind}_status", pa.string()),

@@ -88,11 +88,12 @@ def run_audit(setup: Setup, data: str | Path, out: str | Path, params: Parameter
               on_partition: Callable[[int], None] | None = None) -> AuditRun:
     """Explain every row of ``data`` (or every row predicted one class: ``options.rows``) into ``out``.
 
-    ``scheduler``: None = no cluster under :data:`SINGLE_PROCESS_BYTES` of input, else a LocalCluster of
-    ``workers`` processes (default: one per core); ``"single"`` / ``"local"`` force either; any other value is
-    the address of a running scheduler. ``client`` uses an existing :class:`distributed.Client`. A rerun into
-    ``out`` with the same data, setup and parameters skips the partitions already written; other ones are
-    refused. ``on_partition(i)`` is called after partition ``i`` is written; ``progress`` shows Dask's bar.
+    ``scheduler``: None = no cluster under :data:`SINGLE_PROCESS_BYTES` of input (unless ``workers`` is given),
+    else a LocalCluster of ``workers`` processes (default: one per core); ``"single"`` / ``"local"`` force either;
+    any other value is the address of a running scheduler. ``client`` uses an existing
+    :class:`distributed.Client`. A rerun into ``out`` with the same data, setup and parameters skips the
+    partitions already written; other ones are refused. ``on_partition(i)`` is called after partition ``i`` is
+    written; ``progress`` shows Dask's bar (a counter in one process).
     """
     params, options = params or Parameters(), options or AuditOptions()
     frame = read_rows(data, setup.dataset.layout.columns, blocksize=blocksize)
@@ -103,7 +104,8 @@ def run_audit(setup: Setup, data: str | Path, out: str | Path, params: Parameter
     lengths = _check_manifest(out, manifest)
     parts = frame.to_delayed()
     if client is None and scheduler is None:
-        scheduler = "single" if _input_bytes(Path(data)) < SINGLE_PROCESS_BYTES else "local"
+        small = workers is None and _input_bytes(Path(data)) < SINGLE_PROCESS_BYTES
+        scheduler = "single" if small else "local"
     with Executor(client, scheduler, workers) as run:
         if lengths is None:
             counted = frame[[frame.columns[0]]].to_delayed()  # one column is read to count the rows

@@ -24,9 +24,9 @@ def add_audit_parser(commands) -> None:
 
     audit = commands.add_parser(
         "audit", help="explain every row of a large table on a Dask cluster (Parquet partitions, resumable)",
-        description="SEV⁻/SEV⁺ (SEV® with --restricted) of every row — and with --lens the smallest τ-sufficient "
-                    "LENS factor, with --flips LIME-C/SHAP-C — partition by partition on a Dask cluster, into "
-                    "OUT/parts/*.parquet (one row per explained row) and OUT/summary.json.")
+        description="SEV⁻/SEV⁺ (SEV® with --restricted) of every row — and with --lens the smallest "
+                    "τ-sufficient LENS factor, with --flips LIME-C/SHAP-C — partition by partition on a Dask "
+                    "cluster, into OUT/parts/*.parquet (one row per explained row) and OUT/summary.json.")
     what = audit.add_argument_group("data and model")
     what.add_argument("--data", required=True,
                       help="the rows: a Parquet file, a folder of Parquet parts, a CSV file, or a bundled dataset")
@@ -36,7 +36,8 @@ def add_audit_parser(commands) -> None:
     what.add_argument("--setup-data", help="table the reference and the model's split are built from (a CSV/Parquet "
                                            "file or a bundled dataset; default: the first --sample-rows of --data)")
     what.add_argument("--sample-rows", type=int, default=DEFAULT_SAMPLE_ROWS,
-                      help=f"rows of --data the setup is built from without --setup-data (default {DEFAULT_SAMPLE_ROWS:,})")
+                      help="rows of --data the setup is built from without --setup-data "
+                           f"(default {DEFAULT_SAMPLE_ROWS:,})")
     what.add_argument("--rows", choices=("all", "predicted-positive", "predicted-negative"), default="all",
                       help="which rows to explain (default: all)")
 

@@ -155,8 +155,8 @@ def test_a_table_several_times_larger_than_a_worker_streams_through(client, tmp_
     with pq.ParquetWriter(path, pa.schema([("x", pa.float64()), ("note", pa.string())])) as writer:
         for _ in range(WIDE_ROWS // WIDE_GROUP):  # written group by group: never in memory here either
             codes = pa.array(rng.integers(0, 3, WIDE_GROUP).astype(np.int32))
-            writer.write_table(pa.table({"x": rng.normal(size=WIDE_GROUP),
-                                         "note": pa.DictionaryArray.from_arrays(codes, pa.array(notes)).cast(pa.string())}))
+            text = pa.DictionaryArray.from_arrays(codes, pa.array(notes)).cast(pa.string())
+            writer.write_table(pa.table({"x": rng.normal(size=WIDE_GROUP), "note": text}))
     assert WIDE_ROWS * TEXT >= 3 * WORKER_MEMORY
     client.wait_for_workers(2, timeout=60)
     before = client.run(os.getpid)

@@ -40,7 +40,8 @@ class AuditOptions:
 def schema(restricted: bool, options: AuditOptions) -> pa.Schema:
     """The columns of an audit table (SEV® only with restricted groups; LENS and flips only when asked). A SEV
     value is null when not found (``*_status``: ``beyond_depth`` or ``unexplainable``); ``status`` repeats SEV®'s
-    status with restricted groups, SEV⁻'s without; ``lime_c`` / ``shap_c`` are null where the prediction never flips."""
+    status with restricted groups, SEV⁻'s without; ``lime_c`` / ``shap_c`` are null where the prediction never
+    flips."""
     fields = [("row", pa.int64()), ("prediction", pa.int8()), ("score", pa.float64())]
     for kind in SEV_KINDS if restricted else SEV_KINDS[:2]:
         fields += [(f"sev_{kind}", pa.int16()), (f"sev_{kind}_status", pa.string()),

@@ -2,9 +2,10 @@
 
 The rows are read by ``dask.dataframe`` (a Parquet file or folder: one partition per row group; a CSV: blocks of
 ``blocksize`` bytes), one partition per task, on the workers. The setup (model, reference, the sample it was
-built from) is sent to each worker once (:mod:`.cluster`), never with a task. Each finished partition comes back to this process and is written as ``parts/part-NNNNN.parquet``
-(atomically), so a rerun into the same folder computes only the partitions that are missing. Under
-:data:`SINGLE_PROCESS_BYTES` of input no cluster is started: the same partition function runs here, in order.
+built from) is sent to each worker once (:mod:`.cluster`), never with a task. Each finished partition comes
+back to this process and is written as ``parts/part-NNNNN.parquet`` (atomically), so a rerun into the same folder
+computes only the partitions that are missing. Under :data:`SINGLE_PROCESS_BYTES` of input no cluster is
+started: the same partition function runs here, in order.
 """
 from __future__ import annotations
 

@@ -78,7 +78,8 @@ def _groups_per_row(column: pa.ChunkedArray) -> list[str]:
         offset += len(chunk)
     if not rows:
         return []
-    return pd.DataFrame({"row": np.concatenate(rows), "group": np.concatenate(names)}).drop_duplicates()["group"].tolist()
+    pairs = pd.DataFrame({"row": np.concatenate(rows), "group": np.concatenate(names)})
+    return pairs.drop_duplicates()["group"].tolist()
 
 
 def _kind_summary(kind: str, t: dict, rows: int, groups: list[str]) -> dict:

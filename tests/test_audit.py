@@ -163,7 +163,7 @@ def test_a_table_several_times_larger_than_a_worker_streams_through(client, tmp_
     run = run_audit(setup, path, tmp_path / "wide", client=client)
     assert client.run(os.getpid) == before, "a worker was restarted (killed for memory?)"
     peaks = client.run(peak_memory)
-    assert max(peaks.values()) < WORKER_MEMORY
+    assert max(peaks.values()) < WORKER_MEMORY, peaks
     assert run.summary["rows"] == WIDE_ROWS and run.summary["partitions"] == WIDE_ROWS // WIDE_GROUP
     first = pq.ParquetFile(path).read_row_group(0).to_pandas()
     local = explain_partition(setup, first, 0, PARAMS, AuditOptions()).to_pandas()
@@ -176,7 +176,7 @@ def test_report_command_fans_rows_out_over_the_cluster(client, adult, tmp_path):
     process writes."""
     from explain_core.report import batch_reports
 
-    rows, kw = [0, 7, 11], dict(sections=("sev", "appendix"), image_renderer="matplotlib")
+    rows, kw = [7, 0], dict(sections=("sev",), image_renderer="matplotlib")
     _, here = batch_reports(adult, rows, PARAMS, tmp_path / "here", **kw)
     _, there = batch_reports(adult, rows, PARAMS, tmp_path / "there", client=client, **kw)
     assert there == here and [r["row"] for r in there] == rows
@@ -188,9 +188,9 @@ def test_lens_factor_and_flip_numbers_per_row(adult, tmp_path):
     LIME-C/SHAP-C: as the dashboard's row_baselines computes them (same seed)."""
     params = Parameters(lens_references=30, lens_max_size=2, lime_samples=200, shap_background=20, tau=0.8)
     setup = replace(adult, restricted=())
-    rows = setup.dataset.features.iloc[:4]
-    rows.to_parquet(tmp_path / "four.parquet", row_group_size=2)
-    run = run_audit(setup, tmp_path / "four.parquet", tmp_path / "out", params,
+    rows = setup.dataset.features.iloc[:3]
+    rows.to_parquet(tmp_path / "three.parquet", row_group_size=2)
+    run = run_audit(setup, tmp_path / "three.parquet", tmp_path / "out", params,
                     options=AuditOptions(lens=True, flips=True))
     frame = table(run.folder)
     from explain_core.analysis import row_baselines

@@ -118,12 +118,12 @@ def main() -> None:
     if args.folder is None:
         shutil.rmtree(folder, ignore_errors=True)
 
-    ones = [k for k in costs if k[1] == "1"] or list(costs)  # one worker's wall per partition: no contention guess
+    ones = [k for k in costs if k[1] == "1"] or list(costs)  # preferably one worker: no contention between workers
     basis = max(ones)
     per_part, start = costs[basis]
     print(f"\nProjection (arithmetic, not a run): {per_part:.2f} s per partition of {args.partition_rows:,} rows "
-          f"(one worker's wall ÷ partitions at {basis[0]:,} rows: compute, reading, scheduling, writing) "
-          f"+ {start:.1f} s cluster start; assumes one free core per worker")
+          f"(workers × wall ÷ partitions of the {basis[1]} run at {basis[0]:,} rows: compute, reading, scheduling, "
+          f"writing) + {start:.1f} s cluster start; assumes one free core per worker")
     print(f"{'rows':>12} " + " ".join(f"{w:>10} workers" for w in (8, 32, 128)))
     for total in (10_000_000, 100_000_000):
         parts = -(-total // args.partition_rows)

@@ -99,7 +99,9 @@ def run_audit(setup: Setup, data: str | Path, out: str | Path, params: Parameter
     params, options = params or Parameters(), options or AuditOptions()
     frame = read_rows(data, setup.dataset.layout.columns, blocksize=blocksize)
     out = Path(out)
-    manifest = {"data": _fingerprint(Path(data)), "setup": setup.key, "restricted": list(setup.restricted),
+    manifest = {"data": _fingerprint(Path(data)), "setup": setup.key, "model": setup.model.name,
+                "dataset": setup.dataset.name, "reference": setup.reference.description,
+                "restricted": list(setup.restricted),
                 "params": params.as_dict(), "options": asdict(options), "blocksize": blocksize,
                 "partitions": frame.npartitions, "groups": list(setup.dataset.group_names)}
     lengths = _check_manifest(out, manifest)

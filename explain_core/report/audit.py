@@ -24,6 +24,7 @@ def write_audit_pdf(audit, path: str | Path | None = None, *, image_renderer: st
     pdf.add_page()
     w.h1(f"Audit: {s['rows']:,} rows explained")
     done = "complete" if audit.complete else f"incomplete: {s['partitions']} of {s['of_partitions']} partitions written"
+    w.text(f"Model {m['model']} (setup built from {m['dataset']}); reference: {m['reference']}.")
     w.text(f"Folder {audit.folder} ({done}). Rows: {m['options']['rows']}; SEV search depth {m['params']['max_depth']}"
            f"; restricted features (SEV®): {', '.join(m['restricted']) or 'none'}. Setup key {m['setup']}. "
            f"Compute time {s['seconds']:,.0f} s in all (summed over workers).")

@@ -1,5 +1,6 @@
 """Command line (``explain-core`` once installed, or ``python -m explain_core``): ``app`` starts the dashboard,
-``report`` writes one PDF report per row and an index CSV.
+``report`` writes one PDF report per row and an index CSV, ``audit`` explains every row of a table of any size on a
+Dask cluster (:mod:`explain_core.audit_cli`).
 
 Examples::
 
@@ -41,7 +42,6 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     from .report import RENDERERS, SECTIONS
-    from .training import DEMO_KINDS
 
     parser = _Parser(prog="explain-core", description="Explanations of single model decisions (SEV, LENS, linear).")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -56,48 +56,73 @@ def build_parser() -> argparse.ArgumentParser:
     what = report.add_argument_group("data, model and rows")
     what.add_argument("--data", required=True,
                       help="a bundled dataset (name or its file under data/) or a CSV/Parquet file")
-    what.add_argument("--model", required=True,
-                      help=f"a demo model kind ({', '.join(DEMO_KINDS)}) or a model file (.skops, .onnx, XGBoost "
-                           ".json/.ubj, LightGBM .txt, CatBoost .cbm; .joblib/.pkl with --trusted)")
+    add_model_argument(what)
     what.add_argument("--rows", required=True,
                       help="row positions in the data, e.g. 3,17,42 or 10-20, or predicted-positive / "
                            "predicted-negative (test rows the model predicts that class)")
     what.add_argument("--limit", type=int, default=None, help="at most this many rows (the first ones)")
     what.add_argument("--out", default="reports", help="output folder (created; default: reports)")
-    what.add_argument("--target", help="target column of a data file that is not bundled")
-    what.add_argument("--positive-class", help="the positive class of that target (as written in the file)")
-    what.add_argument("--task", choices=("classification", "regression"), help="task of that target")
-    what.add_argument("--by-order", action="store_true",
-                      help="the model file records no column names: its inputs are the data's feature columns in order")
-    what.add_argument("--trusted", action="store_true",
-                      help="allow pickle model files and unvetted skops types (only for files you trust)")
-    what.add_argument("--model-seed", type=int, default=0, help="seed of a demo model and its train/test split")
-    what.add_argument("--restricted", default="", help="comma list of features held fixed (SEV®)")
+    add_file_arguments(what)
 
     knobs = report.add_argument_group("parameters (defaults as in the app)")
-    knobs.add_argument("--max-depth", type=int, default=None, help="SEV search depth")
-    knobs.add_argument("--tau", type=float, default=None, help="LENS sufficiency threshold τ")
-    knobs.add_argument("--alpha", type=float, default=None, help="LENS test level α (default: exact mode)")
-    knobs.add_argument("--lens-direction", choices=("r2i", "i2r"), default=None, help="LENS context")
-    knobs.add_argument("--lens-references", type=int, default=None, help="LENS reference rows")
-    knobs.add_argument("--lens-max-size", type=int, default=None, help="largest LENS factor")
+    add_sev_lens_arguments(knobs)
     knobs.add_argument("--sigma", type=float, default=None, help="linear: concentration σ")
     knobs.add_argument("-k", type=int, default=None, help="linear: sparsity budget k")
     knobs.add_argument("-m", type=int, default=None, help="linear: samples m")
     knobs.add_argument("--linear-method", choices=("iht", "exact", "both"), default=None)
     knobs.add_argument("--time-limit", type=float, default=None, help="exact linear fit time limit (s)")
-    knobs.add_argument("--lime-samples", type=int, default=None)
-    knobs.add_argument("--shap-background", type=int, default=None)
-    knobs.add_argument("--seed", type=int, default=None, help="seed of every random draw")
+    add_baseline_arguments(knobs)
 
     out = report.add_argument_group("output")
     out.add_argument("--sections", default=",".join(SECTIONS),
                      help=f"comma list of sections (default: all of {','.join(SECTIONS)})")
     out.add_argument("--renderer", choices=RENDERERS, default="auto",
                      help="figures: plotly static export (needs Chromium), matplotlib, or auto")
+    out.add_argument("--scheduler", help="fan the rows out over Dask: 'local' (a LocalCluster) or a scheduler's "
+                                         "address (tcp://host:8786); default: this process")
+    out.add_argument("--workers", type=int, help="workers of the LocalCluster (default: one per core)")
     out.add_argument("--quiet", action="store_true", help="no progress bar")
     out.add_argument("--debug", action="store_true", help="show tracebacks")
+    from .audit_cli import add_audit_parser
+    add_audit_parser(commands)
     return parser
+
+
+def add_model_argument(group) -> None:
+    """--model (shared by ``report`` and ``audit``)."""
+    from .training import DEMO_KINDS
+
+    group.add_argument("--model", required=True,
+                       help=f"a demo model kind ({', '.join(DEMO_KINDS)}) or a model file (.skops, .onnx, XGBoost "
+                            ".json/.ubj, LightGBM .txt, CatBoost .cbm; .joblib/.pkl with --trusted)")
+
+
+def add_file_arguments(group) -> None:
+    """How to read a data file and a model file (shared by ``report`` and ``audit``)."""
+    group.add_argument("--target", help="target column of a data file that is not bundled")
+    group.add_argument("--positive-class", help="the positive class of that target (as written in the file)")
+    group.add_argument("--task", choices=("classification", "regression"), help="task of that target")
+    group.add_argument("--by-order", action="store_true",
+                       help="the model file records no column names: its inputs are the data's feature columns in order")
+    group.add_argument("--trusted", action="store_true",
+                       help="allow pickle model files and unvetted skops types (only for files you trust)")
+    group.add_argument("--model-seed", type=int, default=0, help="seed of a demo model and its train/test split")
+    group.add_argument("--restricted", default="", help="comma list of features held fixed (SEV®)")
+
+
+def add_sev_lens_arguments(group) -> None:
+    group.add_argument("--max-depth", type=int, default=None, help="SEV search depth")
+    group.add_argument("--tau", type=float, default=None, help="LENS sufficiency threshold τ")
+    group.add_argument("--alpha", type=float, default=None, help="LENS test level α (default: exact mode)")
+    group.add_argument("--lens-direction", choices=("r2i", "i2r"), default=None, help="LENS context")
+    group.add_argument("--lens-references", type=int, default=None, help="LENS reference rows")
+    group.add_argument("--lens-max-size", type=int, default=None, help="largest LENS factor")
+
+
+def add_baseline_arguments(group) -> None:
+    group.add_argument("--lime-samples", type=int, default=None)
+    group.add_argument("--shap-background", type=int, default=None)
+    group.add_argument("--seed", type=int, default=None, help="seed of every random draw")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -144,9 +169,7 @@ def _bundled(data: str) -> str | None:
 def load_setup(args):
     """The :class:`~explain_core.analysis.Setup` the arguments describe (bad ones raise IntakeError / UsageError)."""
     from .data import demo_names, load_demo, make_dataset
-    from .setup import demo_setup, file_setup, trained_setup
     from .tables import read_table
-    from .training import DEMO_KINDS
 
     name = _bundled(args.data)
     if name is None:
@@ -159,16 +182,23 @@ def load_setup(args):
         if not args.target:
             raise UsageError(f"{path.name} is not a bundled dataset, so --target must name its target column.")
         frame = read_table(path)
-        positive = _typed(args.positive_class, frame[args.target]) if args.positive_class is not None \
-            and args.target in frame.columns else args.positive_class
-        dataset = make_dataset(frame, args.target, task=args.task, positive_class=positive, name=path.stem)
+        dataset = make_dataset(frame, args.target, task=args.task, positive_class=_positive(args, frame),
+                               name=path.stem)
     else:
         dataset = load_demo(name)
+    return setup_of(args, dataset, bundled=name is not None)
+
+
+def setup_of(args, dataset, *, bundled: bool):
+    """A setup of ``dataset`` with ``--model`` (a demo kind: the cached demo model of a bundled dataset, or one
+    trained here; or a model file) and ``--restricted``."""
+    from .setup import demo_setup, file_setup, trained_setup
+    from .training import DEMO_KINDS
 
     restricted = [r.strip() for r in args.restricted.split(",") if r.strip()]
     if args.model in DEMO_KINDS:
-        if name is not None:
-            setup = demo_setup(name, args.model, seed=args.model_seed)
+        if bundled:
+            setup = demo_setup(dataset.name, args.model, seed=args.model_seed)
             return setup.with_restricted(restricted) if restricted else setup
         return trained_setup(dataset, args.model, seed=args.model_seed, restricted=restricted)
     path = Path(args.model)
@@ -179,6 +209,13 @@ def load_setup(args):
         raise UsageError(f"Model file {args.model!r} not found.")
     return file_setup(dataset, path, seed=args.model_seed, trusted=args.trusted or None, restricted=restricted,
                       by_order=args.by_order)
+
+
+def _positive(args, frame):
+    """``--positive-class`` as the target column's type (when the column is there)."""
+    if args.positive_class is None or args.target not in frame.columns:
+        return args.positive_class
+    return _typed(args.positive_class, frame[args.target])
 
 
 def _typed(value: str, column):
@@ -201,7 +238,7 @@ def load_params(args):
              "lens_references": "lens_references", "lens_max_size": "lens_max_size", "sigma": "sigma", "k": "k",
              "m": "m", "linear_method": "linear_method", "time_limit": "time_limit", "lime_samples": "lime_samples",
              "shap_background": "shap_background", "seed": "seed"}
-    given = {field: getattr(args, arg) for arg, field in names.items() if getattr(args, arg) is not None}
+    given = {field: getattr(args, arg) for arg, field in names.items() if getattr(args, arg, None) is not None}
     return Parameters(**given)
 
 
@@ -281,7 +318,7 @@ def run_report(args) -> int:
 
     try:
         index_path, index = batch_reports(setup, chosen, params, out, sections=sections, image_renderer=args.renderer,
-                                          progress=progress)
+                                          progress=progress, scheduler=args.scheduler, workers=args.workers)
     finally:
         bar.close()
     failed = [r for r in index if r.get("error")]
@@ -334,6 +371,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "report":
             return run_report(args)
+        if args.command == "audit":
+            from .audit_cli import run_audit_command
+            return run_audit_command(args)
         parser.error(f"unknown command {args.command!r}")
     except (UsageError, ExplainError) as exc:
         if args.debug:

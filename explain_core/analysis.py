@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_DEMO", "LINEAR_METHODS", "Agreement", "BaselineParameters", "Baselines", "DatasetSEV",
            "LensParameters", "LensReport", "LensSearch", "LinearParameters", "Parameters", "SEVParameters", "Setup", "agreement",
-           "dataset_sev", "demo_setup", "file_setup", "flip_numbers", "lens_max_size", "lens_report",
+           "dataset_sev", "demo_setup", "frame_sev", "file_setup", "flip_numbers", "lens_max_size", "lens_report",
            "linear_space", "linear_sweep", "make_setup", "model_from_upload", "predicted_rows", "row_baselines",
            "lens_searches", "row_lens", "row_lens_causal", "row_lens_contexts", "row_lens_search", "row_linear", "row_sev", "score_of",
            "trained_setup"]
@@ -74,18 +74,25 @@ def dataset_sev(setup: Setup, rows: Sequence[int], params: SEVParameters | Param
     """SEV (``kind`` minus/plus, with the setup's restricted groups for minus) of every row, batched per layer
     for all rows of one predicted class (each class against its :meth:`Setup.reference_for`)."""
     rows = np.asarray(rows, dtype=int)
-    frame = setup.dataset.features.iloc[rows]
-    labels = setup.model.label(frame) if len(rows) else np.zeros(0, dtype=int)
     held = setup.restricted if kind == "minus" else ()
-    results: list[SEVResult | None] = [None] * len(rows)
+    results = frame_sev(setup, setup.dataset.features.iloc[rows], kind=kind, restricted=held,
+                        max_depth=params.max_depth, progress=progress)
+    return DatasetSEV(kind, rows, tuple(results))
+
+
+def frame_sev(setup: Setup, frame: pd.DataFrame, *, kind: str, restricted: Sequence[str], max_depth: int,
+              progress: ProgressFn | None = None) -> list[SEVResult]:
+    """:func:`~explain_core.sev.sev_batch` of every row of ``frame`` (rows of the setup's data or others with its
+    columns, e.g. one partition of an audit), one batch per predicted class against its reference."""
+    labels = setup.model.label(frame) if len(frame) else np.zeros(0, dtype=int)
+    results: list[SEVResult | None] = [None] * len(frame)
     for label in np.unique(labels):
         at = np.flatnonzero(labels == label)
-        found = sev_batch(setup.model, setup.dataset.layout, frame.iloc[at],
-                          setup.reference_for(frame.iloc[at[:1]]), kind=kind, restricted=held,
-                          max_depth=params.max_depth, keep_scores=False, progress=progress)
+        found = sev_batch(setup.model, setup.dataset.layout, frame.iloc[at], setup.reference_of_label(int(label)),
+                          kind=kind, restricted=restricted, max_depth=max_depth, keep_scores=False, progress=progress)
         for i, result in zip(at, found):
             results[i] = result
-    return DatasetSEV(kind, rows, tuple(results))
+    return results
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -329,14 +329,15 @@ def sev_counts(values: Sequence[int | None]) -> pd.DataFrame:
                          "share": [c / total if total else 0.0 for c in counts]})
 
 
-def sev_histogram(values: Sequence[int | None], *, label: str = "SEV⁻") -> go.Figure:
-    """Bar chart of :func:`sev_counts`: how many queries have each SEV value, and how many are not explained."""
-    counts = sev_counts(values)
+def sev_histogram(values: Sequence[int | None] | pd.DataFrame, *, label: str = "SEV⁻") -> go.Figure:
+    """Bar chart of :func:`sev_counts`: how many queries have each SEV value, and how many are not explained.
+    ``values`` may be such a table already (an audit's, :meth:`~explain_core.audit.Audit.counts`)."""
+    counts = values if isinstance(values, pd.DataFrame) else sev_counts(values)
     fig = go.Figure(go.Bar(x=[str(v) for v in counts["sev"]], y=counts["count"],
                            customdata=counts["share"], name=label, marker_color=BAR_COLOURS["counts"],
                            hovertemplate=f"{label} = %{{x}}<br>%{{y}} queries (%{{customdata:.1%}})<extra></extra>",
                            meta={"role": "counts"}))
-    fig.update_layout(template=TEMPLATE, title=titled(f"{label} over {len(values)} queries"),
+    fig.update_layout(template=TEMPLATE, title=titled(f"{label} over {int(counts['count'].sum()):,} queries"),
                       xaxis=dict(title=label, type="category"), yaxis=dict(title="queries"))
     return fig
 
@@ -360,13 +361,17 @@ def prevalence_table(results: Sequence[SEVResult], group_names: Sequence[str]) -
     return table
 
 
-def feature_prevalence(results: Sequence[SEVResult], group_names: Sequence[str]) -> go.Figure:
+def feature_prevalence(results: Sequence[SEVResult] | pd.DataFrame, group_names: Sequence[str]) -> go.Figure:
     """Horizontal bars of :func:`prevalence_table`: share of explained queries whose minimal explanations
-    include each group (most frequent on top)."""
-    table = prevalence_table(results, group_names)
+    include each group (most frequent on top). ``results`` may be such a table already, with ``attrs["label"]``
+    (an audit's, :meth:`~explain_core.audit.Audit.prevalence`)."""
+    if isinstance(results, pd.DataFrame):
+        table, label = results, results.attrs["label"]
+    else:
+        table = prevalence_table(results, group_names)
+        labels = sorted({r.label for r in results})
+        label = labels[0] if len(labels) == 1 else "SEV"
     shown = table.sort_values("share", ascending=True, kind="stable")
-    labels = sorted({r.label for r in results})
-    label = labels[0] if len(labels) == 1 else "SEV"
     fig = go.Figure(go.Bar(x=shown["share"], y=shown["group"].map(html_text), orientation="h",
                            customdata=shown["count"],
                            marker_color=BAR_COLOURS["prevalence"], name=label,
@@ -374,7 +379,7 @@ def feature_prevalence(results: Sequence[SEVResult], group_names: Sequence[str])
                            meta={"role": "prevalence"}))
     fig.update_layout(template=TEMPLATE,
                       title=titled(f"Groups in minimal {label} explanations "
-                                   f"({table.attrs['explained']} of {table.attrs['queries']} queries explained)"),
+                                   f"({table.attrs['explained']:,} of {table.attrs['queries']:,} queries explained)"),
                       xaxis=dict(title="share of explained queries", tickformat=".0%", range=[0, 1]),
                       yaxis=dict(title=None, type="category"), height=max(300, 40 + 28 * len(table)))
     return fig

@@ -7,7 +7,7 @@ from explain_core.plots import (HYPERCUBE_FIGURE_MAX_GROUPS, feature_prevalence,
 from explain_core.sev import HYPERCUBE_MAX_GROUPS
 from explain_core.sev_readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
 from explain_core.vocabulary import SEV_HELP, UNCHANGED, plain, text_table
-from pages import _shared as shared
+from pages import _audit, _shared as shared
 
 
 def show_result(ex, which: str) -> None:
@@ -107,6 +107,8 @@ with st.container(key="sev_wide"):
         shared.download_buttons(f"sev_{kind}_distribution", counts, key="sev_wide_counts", what=f"{label} counts")
         shared.download_buttons(f"sev_{kind}_prevalence", prevalence_table(wide.results, names), key="sev_wide_prev",
                                 what="Feature prevalence")
+
+_audit.section(s.key)  # audits of whole datasets, when the server offers some (EXPLAIN_AUDIT_DIR)
 
 st.subheader("LIME-C and SHAP-C: how many features until the prediction flips")
 st.caption("Align features to the reference one by one in LIME's (or SHAP's) order of importance and count how "

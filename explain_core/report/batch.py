@@ -26,22 +26,44 @@ def write_index(rows: Sequence[dict], path: str | Path) -> Path:
 
 def batch_reports(setup: Setup, rows: Sequence[int], params: Parameters, out: str | Path, *,
                   sections: Iterable[str] = SECTIONS, image_renderer: str = "auto",
-                  progress: Callable[[int, int], None] | None = None) -> tuple[Path, list[dict]]:
+                  progress: Callable[[int, int], None] | None = None, scheduler: str | None = None,
+                  workers: int | None = None, client=None) -> tuple[Path, list[dict]]:
     """One PDF per row in ``out`` and ``index.csv`` with the headline numbers; a row whose explanation fails
-    is recorded in the index with its error and the others go on. Returns the index path and its rows."""
+    is recorded in the index with its error and the others go on. Returns the index path and its rows.
+
+    ``scheduler`` / ``workers`` / ``client`` fan the rows out over a Dask cluster as audits do
+    (:class:`~explain_core.audit.cluster.Executor`: the setup sent to each worker once, one task per row, the PDF's
+    bytes written here); by default every report is built in this process."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    index: list[dict] = []
+    found: dict[int, dict] = {}
+    items = {i: (int(row), params, tuple(sections), image_renderer) for i, row in enumerate(rows)}
     try:
-        for i, row in enumerate(rows):
-            try:
-                report = build_row_report(setup, int(row), params, sections)
-                write_pdf(report, out / report.file_name, image_renderer=image_renderer)
-                index.append(report.index_row(report.file_name))
-            except ExplainError as exc:
-                index.append({"row": int(row), "error": str(exc)})
+        for i, (name, pdf, entry) in _reports(setup, items, scheduler, workers, client):
+            if pdf is not None:
+                (out / name).write_bytes(pdf)
+            found[i] = entry
             if progress is not None:
-                progress(i + 1, len(rows))
+                progress(len(found), len(rows))
     finally:
+        index = [found[i] for i in sorted(found)]
         path = write_index(index, out / "index.csv")
     return path, index
+
+
+def _reports(setup: Setup, items: dict, scheduler: str | None, workers: int | None, client):
+    if client is None and scheduler in (None, "single"):
+        yield from ((i, row_report(setup, *args)) for i, args in items.items())
+        return
+    from ..audit.cluster import Executor
+    with Executor(client, scheduler, workers) as run:
+        yield from run.stream(setup, row_report, items, unit="reports")
+
+
+def row_report(setup: Setup, row: int, params: Parameters, sections: tuple[str, ...], image_renderer: str):
+    """(file name, PDF bytes, index row) of one row's report; (None, None, the row and its error) when it fails."""
+    try:
+        report = build_row_report(setup, row, params, sections)
+        return report.file_name, write_pdf(report, image_renderer=image_renderer), report.index_row(report.file_name)
+    except ExplainError as exc:
+        return None, None, {"row": row, "error": str(exc)}

@@ -1,0 +1,94 @@
+"""Running one function per item with a :class:`~explain_core.setup.Setup`, here or on a Dask cluster.
+
+On a cluster the setup (model, reference, the rows it was built from) is sent to each worker once by a worker plugin
+(a worker that restarts gets it again from the scheduler), never with a task; each task names a module-level
+function and its small arguments. In one process the same function is called in order. Audits
+(:mod:`.run`) and the report command's fan-out (:func:`~explain_core.report.batch_reports`) both use it.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import Callable, Iterator
+
+import dask
+from distributed.diagnostics.plugin import WorkerPlugin
+
+from ..setup import Setup
+
+_SETUP_PLUGIN = "explain-core-setup"
+
+
+class _SetupPlugin(WorkerPlugin):
+    """Holds the setup on every worker."""
+
+    def __init__(self, setup: Setup):
+        self.held = setup
+
+
+def _with_held_setup(fn: Callable, *args):
+    """``fn(setup, *args)`` on a worker, with the setup its plugin holds."""
+    from distributed import get_worker
+    return fn(get_worker().plugins[_SETUP_PLUGIN].held, *args)
+
+
+class Executor:
+    """Context manager over where the work runs: ``scheduler`` None or ``"single"`` = this process, ``"local"`` = a
+    LocalCluster of ``workers`` processes (default one per core) started and stopped here, any other value = the
+    address of a running scheduler; or an existing ``client``."""
+
+    def __init__(self, client=None, scheduler: str | None = None, workers: int | None = None):
+        self.client, self.scheduler, self.workers = client, scheduler, workers
+        self.owned = None
+
+    def __enter__(self) -> "Executor":
+        if self.client is None and self.scheduler not in (None, "single"):
+            from distributed import Client, LocalCluster
+            if self.scheduler == "local":
+                self.owned = LocalCluster(n_workers=self.workers or os.cpu_count(), threads_per_worker=1,
+                                          processes=True, dashboard_address=None)
+            self.client = Client(self.owned or self.scheduler)
+        workers = 0 if self.client is None else len(self.client.scheduler_info().get("workers", {}))
+        self.name = "single process" if self.client is None else f"Dask cluster ({workers} workers)"
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.owned is not None:
+            self.client.close()
+            self.owned.close()
+
+    def compute(self, values: list) -> list:
+        """Delayed values, computed."""
+        if self.client is None:
+            return list(dask.compute(*values, scheduler="synchronous"))
+        return self.client.gather(self.client.compute(values))
+
+    def stream(self, setup: Setup, fn: Callable, items: dict, progress: bool = False,
+               unit: str = "items") -> Iterator[tuple]:
+        """(key, ``fn(setup, *items[key])``) for every key, as they finish (delayed arguments are computed first,
+        on the worker). ``progress``: Dask's bar on a cluster, a counter here."""
+        if self.client is None:
+            for n, (key, args) in enumerate(items.items(), 1):
+                yield key, fn(setup, *dask.compute(*args, scheduler="synchronous"))
+                if progress:
+                    print(f"\r{unit}: {n} of {len(items)}", end="\n" if n == len(items) else "", file=sys.stderr,
+                          flush=True)
+            return
+        from distributed import as_completed
+
+        self.client.register_plugin(_SetupPlugin(setup), name=_SETUP_PLUGIN)
+        futures = self.client.compute([dask.delayed(_with_held_setup, pure=False)(fn, *args)
+                                       for args in items.values()])
+        keys = {f.key: key for f, key in zip(futures, items)}
+        if progress and futures:
+            from distributed import progress as bar
+            threading.Thread(target=bar, args=(futures,), kwargs={"notebook": False}, daemon=True).start()
+        try:
+            for future in as_completed(futures):
+                yield keys[future.key], future.result()
+                future.release()
+        finally:
+            for future in futures:
+                future.cancel()
+            self.client.unregister_worker_plugin(_SETUP_PLUGIN)

@@ -1,0 +1,128 @@
+"""One partition of an audit: every chosen row explained by the existing batched engines, as one table.
+
+SEV⁻, SEV⁺ (and SEV® with restricted groups) come from :func:`~explain_core.analysis.frame_sev` — the function
+behind the dashboard's dataset-wide view — on batches of ``batch_rows`` rows, so a partition of any size runs in
+bounded memory. LENS (the smallest τ-minimal sufficient factor of one context, Def. 4 / Alg. 1) and LIME-C /
+SHAP-C (SEV §5.4) run per row, as on the dashboard. The output has one row per explained row: :data:`SCHEMA`.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from ..analysis import frame_sev, row_baselines
+from ..errors import check_choice
+from ..lens import lens_contexts, opposite_references
+from ..setup import Parameters, Setup, lens_max_size
+
+ROW_CHOICES = {"all": None, "predicted-positive": 1, "predicted-negative": 0}
+SEV_KINDS = ("minus", "plus", "restricted")
+GROUP_LISTS = pa.list_(pa.list_(pa.string()))
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """What an audit computes besides SEV: which rows, LENS, LIME-C/SHAP-C, and the batch size of one SEV call."""
+
+    rows: str = "all"
+    lens: bool = False
+    flips: bool = False
+    batch_rows: int = 4096
+
+    def __post_init__(self):
+        check_choice(self.rows, ROW_CHOICES, "rows to audit")
+
+
+def schema(restricted: bool, options: AuditOptions) -> pa.Schema:
+    """The columns of an audit table (SEV® only with restricted groups; LENS and flips only when asked). A SEV
+    value is null when not found (``*_status``: ``beyond_depth`` or ``unexplainable``); ``status`` repeats SEV®'s
+    status with restricted groups, SEV⁻'s without; ``lime_c`` / ``shap_c`` are null where the prediction never
+    flips."""
+    fields = [("row", pa.int64()), ("prediction", pa.int8()), ("score", pa.float64())]
+    for kind in SEV_KINDS if restricted else SEV_KINDS[:2]:
+        fields += [(f"sev_{kind}", pa.int16()), (f"sev_{kind}_status", pa.string()),
+                   (f"sev_{kind}_explanations", GROUP_LISTS)]
+    if options.lens:
+        fields += [("factor", pa.list_(pa.string())), ("factor_ps", pa.float64()), ("factor_status", pa.string())]
+    if options.flips:
+        fields += [("lime_c", pa.int16()), ("shap_c", pa.int16())]
+    fields += [("status", pa.string()), ("seconds", pa.float64())]
+    return pa.schema(fields)
+
+
+def explain_partition(setup: Setup, frame: pd.DataFrame, first_row: int, params: Parameters,
+                      options: AuditOptions) -> pa.Table:
+    """The audit table of ``frame`` (the feature columns of one partition; its rows are numbered from
+    ``first_row``). ``seconds`` is each row's share of the batched SEV time plus its own LENS / flip time."""
+    frame = frame[list(setup.dataset.layout.columns)].reset_index(drop=True)
+    # text read from Parquet is Arrow-backed: made Python strings once here, not again in every model call
+    frame = frame.astype({c: object for c in frame.columns if pd.api.types.is_string_dtype(frame[c].dtype)})
+    step = max(1, options.batch_rows)
+    scores = np.concatenate([np.zeros(0)] + [setup.model.score(frame.iloc[a:a + step])
+                                             for a in range(0, len(frame), step)])
+    labels = setup.model.labels_of(scores)
+    wanted = ROW_CHOICES[options.rows]
+    chosen = np.arange(len(frame)) if wanted is None else np.flatnonzero(labels == wanted)
+    columns: dict[str, list] = {name: [] for name in schema(bool(setup.restricted), options).names}
+    lens_refs: dict[int, pd.DataFrame] = {}  # LENS references depend only on the row's class
+    for start in range(0, len(chosen), step):
+        at = chosen[start:start + step]
+        batch = frame.iloc[at]
+        began = time.perf_counter()
+        sev = _sev_columns(setup, batch, params)
+        shared = (time.perf_counter() - began) / len(at)
+        for name, values in sev.items():
+            columns[name].extend(values)
+        if not (options.lens or options.flips):
+            columns["seconds"].extend([shared] * len(at))
+            continue
+        for i, position in enumerate(at):
+            began = time.perf_counter()
+            query = batch.iloc[[i]]
+            if options.lens:
+                for name, value in _lens_columns(setup, query, int(labels[position]), params, lens_refs).items():
+                    columns[name].append(value)
+            if options.flips:
+                flips = row_baselines(setup, query, params)
+                columns["lime_c"].append(flips.lime_flip.count)
+                columns["shap_c"].append(flips.shap_flip.count)
+            columns["seconds"].append(shared + time.perf_counter() - began)
+    columns["row"] = (first_row + chosen).tolist()
+    columns["prediction"] = labels[chosen].tolist()
+    columns["score"] = scores[chosen].tolist()
+    columns["status"] = columns["sev_restricted_status" if setup.restricted else "sev_minus_status"]
+    return pa.Table.from_pydict(columns, schema=schema(bool(setup.restricted), options))
+
+
+def _sev_columns(setup: Setup, batch: pd.DataFrame, params: Parameters) -> dict[str, list]:
+    """SEV⁻ (no group held), SEV⁺ and, with restricted groups, SEV®: value, status, minimal explanations."""
+    runs = {"minus": (replace(setup, restricted=()), "minus", ()), "plus": (setup, "plus", ())}
+    if setup.restricted:
+        runs["restricted"] = (setup, "minus", setup.restricted)
+    out = {}
+    for name, (run_setup, kind, held) in runs.items():
+        results = frame_sev(run_setup, batch, kind=kind, restricted=held, max_depth=params.max_depth)
+        out[f"sev_{name}"] = [r.value for r in results]
+        out[f"sev_{name}_status"] = [r.status for r in results]
+        out[f"sev_{name}_explanations"] = [[list(e) for e in r.explanations] for r in results]
+    return out
+
+
+def _lens_columns(setup: Setup, query: pd.DataFrame, label: int, params: Parameters,
+                  refs: dict[int, pd.DataFrame]) -> dict:
+    """The smallest τ-minimal factor of the chosen context (fewest groups, then highest PS, then subset order),
+    with its PS; ``factor_status`` says ``found`` or ``none`` (no factor reaches τ within the largest size)."""
+    if label not in refs:  # opposite_references depends on the query only through its predicted class
+        refs[label] = opposite_references(setup.model, setup.dataset, query, setup.train_rows,
+                                          n=params.lens_references, seed=params.seed)
+    context = lens_contexts(setup.model, setup.dataset, query, refs[label], directions=(params.lens_direction,),
+                            max_size=lens_max_size(setup, params))[params.lens_direction]
+    factors = context.minimal_factors(params.tau, alpha=params.alpha).factors
+    if not factors:
+        return {"factor": None, "factor_ps": None, "factor_status": "none"}
+    best = min(factors, key=lambda f: (len(f.groups), -f.ps))
+    return {"factor": list(best.groups), "factor_ps": best.ps, "factor_status": "found"}

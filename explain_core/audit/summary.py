@@ -1,0 +1,163 @@
+"""An audit folder: its partition files, the summary over all of them, and reading both back.
+
+The summary is computed by reading the partition files one at a time (only the columns it needs), so it costs
+one pass and little memory at any size: per SEV kind, the rows per value (:func:`~explain_core.plots.sev_counts`'s
+table), the statuses, the unexplainable share and the feature prevalence (:func:`~explain_core.plots.
+prevalence_table`'s); with LENS, the factor sizes and groups; with flips, LIME-C / SHAP-C beside SEV⁻.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+from ..errors import IntakeError
+from ..plots import NOT_EXPLAINED
+
+MANIFEST, PARTS, SUMMARY = "audit.json", "parts", "summary.json"
+AUDIT_DIR_ENV = "EXPLAIN_AUDIT_DIR"
+FLIP_COLUMNS = ("sev_minus", "lime_c", "shap_c")  # "never": rows where it is not found
+LABELS = {"minus": "SEV⁻", "plus": "SEV⁺", "restricted": "SEV®"}
+
+
+def summarize(folder: str | Path) -> dict:
+    """The summary of every partition written in ``folder`` (also saved as ``summary.json``)."""
+    folder = Path(folder)
+    manifest = json.loads((folder / MANIFEST).read_text())
+    files = sorted((folder / PARTS).glob("part-*.parquet"))
+    kinds = ["minus", "plus"] + (["restricted"] if manifest["restricted"] else [])
+    tally = {k: {"values": Counter(), "status": Counter(), "used": Counter()} for k in kinds}
+    lens, flips, rows, seconds = Counter(), Counter(), 0, 0.0
+    for file in files:
+        names = pq.read_schema(file).names
+        table = pq.read_table(file, columns=[n for n in names if n.startswith(("sev_", "factor", "lime_c", "shap_c",
+                                                                                   "seconds"))])
+        rows += table.num_rows
+        seconds += float(pc.sum(table["seconds"]).as_py() or 0.0)
+        for kind in kinds:
+            t = tally[kind]
+            t["values"].update(v for v in table[f"sev_{kind}"].to_pylist() if v is not None)
+            t["status"].update(table[f"sev_{kind}_status"].to_pylist())
+            t["used"].update(_groups_per_row(table[f"sev_{kind}_explanations"]))
+        if "factor" in names:
+            lens.update(f"size {len(f)}" if f is not None else "none" for f in table["factor"].to_pylist())
+            lens.update(f"group {g}" for f in table["factor"].to_pylist() if f for g in f)
+        if "lime_c" in names:
+            for c in FLIP_COLUMNS:
+                flips[(c, "sum")] += float(pc.sum(table[c]).as_py() or 0)
+                flips[(c, "rows")] += table.num_rows - table[c].null_count
+    summary = {"rows": rows, "partitions": len(files), "of_partitions": manifest["partitions"],
+               "seconds": seconds, "groups": manifest["groups"], "restricted": manifest["restricted"],
+               "kinds": {k: _kind_summary(k, tally[k], rows, manifest["groups"]) for k in kinds}}
+    if lens:
+        summary["lens"] = dict(lens)
+    if flips:
+        summary["flips"] = {c: {"mean": flips[(c, "sum")] / flips[(c, "rows")] if flips[(c, "rows")] else None,
+                                "never": rows - flips[(c, "rows")]} for c in FLIP_COLUMNS}
+    (folder / SUMMARY).write_text(json.dumps(summary, indent=1))
+    return summary
+
+
+def _groups_per_row(column: pa.ChunkedArray) -> list[str]:
+    """Each group once per row whose minimal explanations use it (list<list<str>> → flat names)."""
+    rows, names, offset = [], [], 0
+    for chunk in column.chunks:
+        inner = pc.list_flatten(chunk)
+        rows.append(offset + pc.list_parent_indices(chunk).to_numpy()[pc.list_parent_indices(inner).to_numpy()])
+        names.append(pc.list_flatten(inner).to_numpy(zero_copy_only=False))
+        offset += len(chunk)
+    if not rows:
+        return []
+    pairs = pd.DataFrame({"row": np.concatenate(rows), "group": np.concatenate(names)})
+    return pairs.drop_duplicates()["group"].tolist()
+
+
+def _kind_summary(kind: str, t: dict, rows: int, groups: list[str]) -> dict:
+    explained = t["status"].get("explained", 0)
+    values = sorted(t["values"])
+    return {"label": LABELS[kind], "explained": explained, "status": dict(t["status"]),
+            "unexplainable_share": t["status"].get("unexplainable", 0) / rows if rows else 0.0,
+            "mean": sum(v * n for v, n in t["values"].items()) / explained if explained else None,
+            "counts": {str(v): t["values"][v] for v in range(values[0], values[-1] + 1)} if values else {},
+            "not_explained": rows - explained, "prevalence": {g: t["used"].get(g, 0) for g in groups}}
+
+
+@dataclass(frozen=True)
+class Audit:
+    """An audit folder read back: its settings, its summary, and its rows (read on demand, never all at once
+    unless asked)."""
+
+    folder: Path
+    manifest: dict
+    summary: dict
+
+    @property
+    def complete(self) -> bool:
+        return self.summary["partitions"] == self.summary["of_partitions"]
+
+    @property
+    def kinds(self) -> list[str]:
+        return list(self.summary["kinds"])
+
+    def counts(self, kind: str = "minus") -> pd.DataFrame:
+        """Rows per SEV value, as :func:`~explain_core.plots.sev_counts` lays it out (``sev``, ``count``, ``share``)."""
+        k = self.summary["kinds"][kind]
+        total = self.summary["rows"]
+        levels = [int(v) for v in k["counts"]] + [NOT_EXPLAINED]
+        counts = list(k["counts"].values()) + [k["not_explained"]]
+        return pd.DataFrame({"sev": levels, "count": counts, "share": [c / total if total else 0.0 for c in counts]})
+
+    def prevalence(self, kind: str = "minus") -> pd.DataFrame:
+        """Per group, explained rows whose minimal explanations use it, as :func:`~explain_core.plots.
+        prevalence_table` lays it out (``attrs``: ``explained``, ``queries``, ``label``)."""
+        k = self.summary["kinds"][kind]
+        table = pd.DataFrame({"group": list(k["prevalence"]), "count": list(k["prevalence"].values())})
+        table["share"] = table["count"] / k["explained"] if k["explained"] else 0.0
+        table.attrs.update(explained=k["explained"], queries=self.summary["rows"], label=LABELS[kind])
+        return table
+
+    @cached_property
+    def _dataset(self) -> ds.Dataset:
+        return ds.dataset(str(self.folder / PARTS), format="parquet")
+
+    def rows(self, columns: list[str] | None = None, *, limit: int | None = None, where=None) -> pd.DataFrame:
+        """Audit rows (all columns, or ``columns``), at most ``limit`` of them, optionally filtered by a pyarrow
+        expression ``where`` (e.g. ``pc.field("sev_minus") >= 3``), in row order within each partition."""
+        scanner = self._dataset.scanner(columns=columns, filter=where)
+        table = scanner.head(limit) if limit is not None else scanner.to_table()
+        return table.to_pandas()
+
+
+def audit_folders(root: str | Path | None = None) -> list[Path]:
+    """The audits the server's operator offers (folders holding an audit under ``root``, default the environment
+    variable ``EXPLAIN_AUDIT_DIR``; none when it is unset), newest first."""
+    root = root or os.environ.get(AUDIT_DIR_ENV)
+    if not root or not Path(root).is_dir():
+        return []
+    found = [p.parent for p in Path(root).glob(f"*/{MANIFEST}")] + ([Path(root)] if (Path(root) / MANIFEST).is_file()
+                                                                   else [])
+    return sorted(found, key=lambda p: (p / MANIFEST).stat().st_mtime, reverse=True)
+
+
+def read_audit(folder: str | Path) -> Audit:
+    """The audit in ``folder`` (written by :func:`~explain_core.audit.run_audit`); its summary is recomputed when
+    partitions were written after it (an interrupted run)."""
+    folder = Path(folder)
+    if not (folder / MANIFEST).is_file():
+        raise IntakeError(f"{folder} holds no audit (no {MANIFEST}); run `python -m explain_core audit` first.")
+    manifest = json.loads((folder / MANIFEST).read_text())
+    files = len(list((folder / PARTS).glob("part-*.parquet")))
+    summary = json.loads((folder / SUMMARY).read_text()) if (folder / SUMMARY).is_file() else None
+    if summary is None or summary["partitions"] != files:
+        summary = summarize(folder)
+    return Audit(folder, manifest, summary)

@@ -16,8 +16,9 @@ import pyarrow as pa
 
 from ..analysis import frame_sev, row_baselines
 from ..errors import check_choice
-from ..lens import lens_contexts, opposite_references
-from ..setup import Parameters, Setup, lens_max_size
+from ..lens import opposite_references
+from ..lens.search import search_factors
+from ..setup import Parameters, Setup
 
 ROW_CHOICES = {"all": None, "predicted-positive": 1, "predicted-negative": 0}
 SEV_KINDS = ("minus", "plus", "restricted")
@@ -114,15 +115,17 @@ def _sev_columns(setup: Setup, batch: pd.DataFrame, params: Parameters) -> dict[
 
 def _lens_columns(setup: Setup, query: pd.DataFrame, label: int, params: Parameters,
                   refs: dict[int, pd.DataFrame]) -> dict:
-    """The smallest τ-minimal factor of the chosen context (fewest groups, then highest PS, then subset order),
-    with its PS; ``factor_status`` says ``found`` or ``none`` (no factor reaches τ within the largest size)."""
+    """The smallest τ-sufficient factor of the chosen context by the layered search (no time budget, so an audit
+    is reproducible): fewest groups, then highest PS. ``factor_status``: ``found``, ``none`` (no factor up to
+    the largest size) or ``memory`` (the next layer would pass the search's memory bound)."""
     if label not in refs:  # opposite_references depends on the query only through its predicted class
         refs[label] = opposite_references(setup.model, setup.dataset, query, setup.train_rows,
                                           n=params.lens_references, seed=params.seed)
-    context = lens_contexts(setup.model, setup.dataset, query, refs[label], directions=(params.lens_direction,),
-                            max_size=lens_max_size(setup, params))[params.lens_direction]
-    factors = context.minimal_factors(params.tau, alpha=params.alpha).factors
+    found = search_factors(setup.model, setup.dataset, query, refs[label], direction=params.lens_direction,
+                           tau=params.tau, alpha=params.alpha, correction=params.lens_correction,
+                           max_size=params.lens_max_size, budget_s=None)
+    factors = found.result.factors
     if not factors:
-        return {"factor": None, "factor_ps": None, "factor_status": "none"}
+        return {"factor": None, "factor_ps": None, "factor_status": "none" if found.stopped == "complete" else found.stopped}
     best = min(factors, key=lambda f: (len(f.groups), -f.ps))
     return {"factor": list(best.groups), "factor_ps": best.ps, "factor_status": "found"}

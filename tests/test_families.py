@@ -188,7 +188,8 @@ def test_lightgbm_sklearn_and_native_with_sanitised_names(data, xy, tmp_path):
 def test_catboost_sklearn_native_and_onnx(data, xy, tmp_path):
     catboost = pytest.importorskip("catboost")
     X, y = xy
-    model = catboost.CatBoostClassifier(iterations=40, depth=4, random_seed=0, verbose=0, thread_count=1).fit(X, y)
+    model = catboost.CatBoostClassifier(iterations=40, depth=4, random_seed=0, verbose=0, thread_count=1,
+                                        allow_writing_files=False).fit(X, y)
     expected = lambda R: model.predict_proba(R)[:, 1]  # noqa: E731
     for blob, name, kwargs in [(skops_bytes(model), "cat.skops", {}),
                                (native_bytes(model, ".cbm", tmp_path), "cat.cbm", {}),

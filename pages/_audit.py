@@ -13,6 +13,9 @@ FIRST_ROWS = 1000
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _audit(folder: str, stamp: float):
+    """The audit in ``folder``; ``stamp`` (its summary's modification time) only keys the cache, so a rerun
+    of the audit is read afresh."""
+    del stamp
     return read_audit(folder)
 
 

@@ -9,6 +9,8 @@ from explain_core.sev_readings import SHOWN_FIRST, explanation_lines, line_sente
 from explain_core.vocabulary import SEV_HELP, UNCHANGED, plain, text_table
 from pages import _audit, _shared as shared
 
+AUTO_WIDE_GROUPS = 12  # wider data: the dataset-wide run is opt-in (it can take minutes)
+
 
 def show_result(ex, which: str) -> None:
     """One SEV value: the number, its explanations in words (moved features only, strongest first, capped with
@@ -91,22 +93,30 @@ flagged_all = shared.flagged_rows(s)
 flagged = tuple(int(r) for r in flagged_all[:limits().sev_rows])  # the server's bound on one dataset-wide run
 kind = st.radio("Value", ["minus", "plus"], horizontal=True, key="sev_wide_kind",
                 format_func=lambda k: {"minus": "SEV⁻ (SEV® with restricted features)", "plus": "SEV⁺"}[k])
-wide = shared.dataset_wide_sev(s, s.key, flagged, p.sev, kind, s.restricted if kind == "minus" else ())
-label = wide.results[0].label if wide.results else "SEV"
-with st.container(key="sev_wide"):
-    left, right = st.columns(2)
-    left.plotly_chart(sev_histogram(wide.values, label=label), width="stretch", key="sev_hist")
-    right.plotly_chart(feature_prevalence(wide.results, names), width="stretch", key="sev_prev")
-    counts = sev_counts(wide.values)
-    explained = [v for v in wide.values if v is not None]
-    more = (f" (the first {len(flagged):,} of {len(flagged_all):,}: this server's limit)"
-            if len(flagged) < len(flagged_all) else "")
-    st.caption(f"{len(wide.values)} test rows predicted {plain(s.dataset.class_name(1))}{more}; mean {label} "
-               f"{sum(explained) / max(1, len(explained)):.2f} over the {len(explained)} explained.")
-    with st.container(horizontal=True):
-        shared.download_buttons(f"sev_{kind}_distribution", counts, key="sev_wide_counts", what=f"{label} counts")
-        shared.download_buttons(f"sev_{kind}_prevalence", prevalence_table(wide.results, names), key="sev_wide_prev",
-                                what="Feature prevalence")
+run_wide = st.toggle("Compute the dataset-wide view", value=len(names) <= AUTO_WIDE_GROUPS,
+                     key=f"sev_wide_on_{s.key}",
+                     help=f"SEV of every flagged test row: on by default up to {AUTO_WIDE_GROUPS} features, where it "
+                          "takes seconds; on wider data turn it on when needed (a progress bar follows the run).")
+if not run_wide:
+    st.caption(f"{len(flagged):,} test rows would be explained with {len(names)} features each: turn the view on "
+               "to compute it.")
+else:
+    wide = shared.dataset_wide_sev(s, s.key, flagged, p.sev, kind, s.restricted if kind == "minus" else ())
+    label = wide.results[0].label if wide.results else "SEV"
+    with st.container(key="sev_wide"):
+        left, right = st.columns(2)
+        left.plotly_chart(sev_histogram(wide.values, label=label), width="stretch", key="sev_hist")
+        right.plotly_chart(feature_prevalence(wide.results, names), width="stretch", key="sev_prev")
+        counts = sev_counts(wide.values)
+        explained = [v for v in wide.values if v is not None]
+        more = (f" (the first {len(flagged):,} of {len(flagged_all):,}: this server's limit)"
+                if len(flagged) < len(flagged_all) else "")
+        st.caption(f"{len(wide.values)} test rows predicted {plain(s.dataset.class_name(1))}{more}; mean {label} "
+                   f"{sum(explained) / max(1, len(explained)):.2f} over the {len(explained)} explained.")
+        with st.container(horizontal=True):
+            shared.download_buttons(f"sev_{kind}_distribution", counts, key="sev_wide_counts", what=f"{label} counts")
+            shared.download_buttons(f"sev_{kind}_prevalence", prevalence_table(wide.results, names),
+                                    key="sev_wide_prev", what="Feature prevalence")
 
 _audit.section(s.key)  # audits of whole datasets, when the server offers some (EXPLAIN_AUDIT_DIR)
 

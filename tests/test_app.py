@@ -183,6 +183,20 @@ def test_sev_mode_switches_the_dataset_wide_view_and_the_paths(demo, flagged, ch
     assert "SEV⁺" in cube["layout"]["title"]["text"]
 
 
+def test_dataset_wide_sev_waits_for_the_analyst_on_wide_data(chart_specs):
+    """German credit has 20 features: its dataset-wide run is opt-in (issue 12), and turning it on draws it."""
+    at = open_page()
+    at.selectbox(key="home_demo").select("german_credit").run()
+    at.selectbox(key="home_kind").select("gbdt").run()
+    at.button(key="home_load").click().run()
+    at.switch_page("pages/sev.py").run()
+    key = f"sev_wide_on_{at.session_state['setup'].key}"
+    counts = lambda: [c for c in chart_specs(at) if any(t.get("meta", {}).get("role") == "counts" for t in c["data"])]  # noqa: E731
+    assert not at.exception and at.toggle(key=key).value is False and not counts()
+    at.toggle(key=key).set_value(True).run()
+    assert not at.exception and len(counts()) == 1
+
+
 def test_another_row_updates_every_sev_value(demo, flagged):
     at = open_page("pages/pick_row.py")
     first = expected(demo, flagged[0])

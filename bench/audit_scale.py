@@ -17,7 +17,7 @@ measured cost per partition (the 1-worker run's wall ÷ partitions: compute, rea
 no contention between workers), plus the measured cluster start. It assumes
 workers as fast as these and a shared file system that keeps up; it is arithmetic on the figures above, not a run.
 
-The machine is shared (2 cores, 4–5 concurrent jobs while these figures were taken), so times are pessimistic.
+The load average is printed; bench/README.md says under which load each recorded figure was taken.
 
 Run from the repository root:  python bench/audit_scale.py [--rows 100000 1000000] [--modes single 1 2]
 """
@@ -98,7 +98,8 @@ def main() -> None:
     folder = Path(args.folder or tempfile.mkdtemp(prefix="audit_scale_"))
     folder.mkdir(parents=True, exist_ok=True)
     print(f"Adult, {args.model} demo model, SEV⁻ + SEV⁺ + SEV® (sex, race held), depth ≤ 6; partitions of "
-          f"{args.partition_rows:,} rows; {os.cpu_count()} cores, shared with 4–5 other jobs (times pessimistic)\n")
+          f"{args.partition_rows:,} rows; {os.cpu_count()} cores, load average at the start "
+          f"{os.getloadavg()[0]:.1f} (other jobs on the machine slow every mode)\n")
     header = (f"{'rows':>10} {'mode':>9} {'wall s':>8} {'rows/s':>8} {'compute/part s':>15} {'overhead/part s':>16} "
               f"{'empty task ms':>14} {'start s':>8} {'peak MB/worker':>15}")
     print(header)

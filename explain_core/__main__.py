@@ -19,10 +19,11 @@ rows whose explanation fails are listed in the index (``error`` column) and the 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from ._version import __version__
 
@@ -343,16 +344,13 @@ def app_file() -> Path:
                      "run `streamlit run app.py` in a source checkout.")
 
 
-def run_app(extra: Sequence[str]) -> int:
+def run_app(extra: Sequence[str]) -> NoReturn:
     """``streamlit run app.py`` on the installed dashboard, in its folder (Streamlit reads its
-    ``.streamlit/config.toml`` from the working folder); other arguments go to Streamlit."""
-    import subprocess
-
+    ``.streamlit/config.toml`` from the working folder); other arguments go to Streamlit. The command becomes
+    the Streamlit server (exec), so a signal to it (Ctrl-C, a service manager's stop) reaches the server."""
     app = app_file()
-    try:
-        return subprocess.call([sys.executable, "-m", "streamlit", "run", str(app), *extra], cwd=app.parent)
-    except KeyboardInterrupt:
-        return 130
+    os.chdir(app.parent)
+    os.execv(sys.executable, [sys.executable, "-m", "streamlit", "run", str(app), *extra])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -94,3 +94,5 @@ def test_installed_app_command_serves_the_dashboard(venv, tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=10)
+    with pytest.raises(OSError):  # the command is the server itself: stopping it leaves nothing serving
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 
@@ -46,8 +47,22 @@ def no_error(page) -> None:
         page.locator('[data-testid="stAlertContentError"]').all_inner_texts()
 
 
-def open_page(page, wait_for_app, title: str) -> None:
-    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title, exact=True).click()
+def open_page(page, wait_for_app, title: str, tries: int = 3) -> None:
+    """Click the sidebar link ``title`` until the URL is that page's: a click that lands while the previous page
+    starts another rerun (the URL following the row, a setup just switched) can be lost."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    link = page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title, exact=True)
+    target = urlparse(link.get_attribute("href")).path
+    for attempt in range(tries):
+        link.click()
+        try:
+            page.wait_for_url(lambda url: urlparse(url).path == target, timeout=10_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == tries - 1:
+                raise
+            wait_for_app(page)
     wait_for_app(page)
 
 

@@ -199,3 +199,16 @@ def chart_specs():
     def specs(at) -> list[dict]:
         return [_decode(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]
     return specs
+
+
+@pytest.fixture(scope="session")
+def german_lens_case():
+    """German credit with the L2 LR demo model, its first test row and 30 seeded references predicted the other
+    way: (dataset, model, query, references), for the LENS tests on real data."""
+    from explain_core import load_demo, train_model
+    from explain_core.lens import opposite_references
+
+    data = load_demo("german_credit")
+    trained = train_model(data, "l2_lr")
+    model, query = trained.model, data.features.iloc[[trained.test_rows[0]]]
+    return data, model, query, opposite_references(model, data, query, trained.train_rows, n=30, seed=0)

@@ -66,6 +66,16 @@ def open_page(page, wait_for_app, title: str, tries: int = 3) -> None:
     wait_for_app(page)
 
 
+def upload_csv(page, wait_for_app, name: str, content: bytes) -> None:
+    """On Data & model, choose the upload source and upload ``content`` as the CSV file ``name``."""
+    open_page(page, wait_for_app, "Data & model")
+    page.locator(f'.st-key-dm_data_source{LIVE}').get_by_text("Upload a CSV or Parquet file").click()
+    wait_for_app(page)
+    page.locator('.st-key-dm_upload input[type="file"]').set_input_files(
+        files=[{"name": name, "mimeType": "text/csv", "buffer": content}])
+    wait_for_app(page)
+
+
 def choose_sidebar_row(page, wait_for_app, row: int, values: tuple[str, str]) -> float:
     """Pick ``row`` in the sidebar's row switcher; seconds until the SEV page shows its banner and ``values``."""
     select = page.locator(f'.st-key-sidebar_row{LIVE} [data-testid="stSelectbox"]')
@@ -195,12 +205,7 @@ def test_malformed_upload_shows_an_error_and_keeps_the_session(browser, streamli
     page.goto(streamlit_server)
     wait_for_app(page)
     session = sidebar_session(page)
-    open_page(page, wait_for_app, "Data & model")
-    page.locator(f'.st-key-dm_data_source{LIVE}').get_by_text("Upload a CSV or Parquet file").click()
-    wait_for_app(page)
-    page.locator('.st-key-dm_upload input[type="file"]').set_input_files(
-        files=[{"name": "broken.csv", "mimeType": "text/csv", "buffer": b'a,b\n1,"unterminated\n2,3\n'}])
-    wait_for_app(page)
+    upload_csv(page, wait_for_app, "broken.csv", b'a,b\n1,"unterminated\n2,3\n')
     error = page.locator('[data-testid="stAlertContentError"]')
     error.first.wait_for()
     assert "broken.csv" in error.first.inner_text()
@@ -266,12 +271,7 @@ def test_markdown_and_html_in_uploaded_names_are_shown_literally(browser, stream
     image_name = table.columns[0]
     page.goto(streamlit_server)
     wait_for_app(page)
-    open_page(page, wait_for_app, "Data & model")
-    page.locator(f'.st-key-dm_data_source{LIVE}').get_by_text("Upload a CSV or Parquet file").click()
-    wait_for_app(page)
-    page.locator('.st-key-dm_upload input[type="file"]').set_input_files(
-        files=[{"name": "names.csv", "mimeType": "text/csv", "buffer": table.to_csv(index=False).encode()}])
-    wait_for_app(page)
+    upload_csv(page, wait_for_app, "names.csv", table.to_csv(index=False).encode())
     for key in ("dm_build", "dm_train", "dm_use"):  # use this data, train the default model, use this setup
         page.locator(f'.st-key-{key}{LIVE} button').first.click()
         wait_for_app(page)

@@ -12,7 +12,7 @@ from sklearn.metrics import roc_auc_score
 
 from explain_core.analysis import Parameters, demo_setup, predicted_rows, row_sev
 from explain_core.sev_readings import SHOWN_FIRST, explanation_lines
-from test_browser import LIVE, charts_drawn, no_error, open_page, shot
+from test_browser import LIVE, charts_drawn, no_error, open_page, shot, upload_csv
 
 VIEWPORT = {"width": 1400, "height": 900}
 
@@ -139,12 +139,7 @@ def test_sev_reads_in_words_on_a_30_feature_upload(browser, streamlit_server, pa
     page.set_viewport_size(VIEWPORT)
     page.goto(streamlit_server)
     wait_for_app(page)
-    open_page(page, wait_for_app, "Data & model")
-    page.locator(f'.st-key-dm_data_source{LIVE}').get_by_text("Upload a CSV or Parquet file").click()
-    wait_for_app(page)
-    page.locator('.st-key-dm_upload input[type="file"]').set_input_files(
-        files=[{"name": "wide.csv", "mimeType": "text/csv", "buffer": wide_table().to_csv(index=False).encode()}])
-    wait_for_app(page)
+    upload_csv(page, wait_for_app, "wide.csv", wide_table().to_csv(index=False).encode())
     assert "not used yet" in page.locator('[data-testid="stMain"]').inner_text()  # sections 2-4: old setup
     page.locator(f".st-key-dm_build{LIVE} button").first.click()
     wait_for_app(page)

@@ -83,9 +83,16 @@ def test_cost_order_keeps_a_superset_with_a_cheaper_intervention():
 
 # --- random small cases against brute-force enumeration (Thm 1) ------------------------------------------
 
-def random_case(rng):
-    """A random model on 1-5 groups (numeric, categorical, one-hot), an input and 1-10 references,
-    mostly predicted opposite to the input (as LENS samples them)."""
+def random_case(rng, min_groups: int = 1):
+    """A random model on 1-5 groups (at least ``min_groups``: cases are drawn until one has them), an input and
+    1-10 references, mostly predicted opposite to the input (as LENS samples them)."""
+    case = _random_case(rng)
+    while len(case[3]) < min_groups:
+        case = _random_case(rng)
+    return case
+
+
+def _random_case(rng):
     p = int(rng.integers(1, 6))
     kinds = rng.choice(["numeric", "numeric", "categorical", "onehot"], size=p)
     groups, onehot, kind_map = [], {}, {}
@@ -316,9 +323,7 @@ def test_cumulative_pn_is_non_increasing_in_tau(seed):
 
 def test_each_distinct_row_is_scored_once_in_one_call_with_progress():
     rng = np.random.default_rng(7)
-    model, data, frame, groups, mad = random_case(rng)
-    while len(groups) < 4:
-        model, data, frame, groups, mad = random_case(rng)
+    model, data, frame, groups, mad = random_case(rng, min_groups=4)
     refs = frame.iloc[np.r_[1:len(frame), 1:len(frame)]]  # every reference twice
     calls = []
     counted = dataclasses.replace(model)
@@ -351,13 +356,8 @@ def test_opposite_references_are_seeded_and_predicted_opposite():
     assert len(everyone) == int((model.label(frame.iloc[rows]) == 0).sum())
 
 
-def test_real_dataset_rows_match_hand_built_interventions():
-    from explain_core import load_demo, train_model
-
-    data = load_demo("german_credit")
-    trained = train_model(data, "l2_lr")
-    model, query = trained.model, data.features.iloc[[trained.test_rows[0]]]
-    refs = opposite_references(model, data, query, trained.train_rows, n=30, seed=0)
+def test_real_dataset_rows_match_hand_built_interventions(german_lens_case):
+    data, model, query, refs = german_lens_case
     contexts = lens_contexts(model, data, query, refs, max_size=2)
     assert factor_masks(len(data.groups), 2).shape == contexts["r2i"].masks.shape == (1 + 20 + 190, 20)
     rng = np.random.default_rng(0)
@@ -371,9 +371,7 @@ def test_real_dataset_rows_match_hand_built_interventions():
 
 def test_shap_curve_compares_best_subsets_with_top_attributions():
     rng = np.random.default_rng(11)
-    model, data, frame, groups, mad = random_case(rng)
-    while len(groups) < 4:
-        model, data, frame, groups, mad = random_case(rng)
+    model, data, frame, groups, mad = random_case(rng, min_groups=4)
     ctx = lens_contexts(model, data, frame.iloc[[0]], frame.iloc[1:], mad=mad)["r2i"]
     hits, _, subsets, _ = brute_force(model, frame, groups, mad, "r2i", len(groups))
     names = tuple(data.group_names)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from explain_core.lens import DIRECTIONS, LensContext, lens_contexts, opposite_references
+from explain_core.lens import DIRECTIONS, LensContext, lens_contexts
 from explain_core.lens.search import search_factors
 from explain_core.lens.stats import holm, power_limit, references_needed
 from test_lens import brute_force, brute_holm, brute_minimal, random_case
@@ -63,9 +63,7 @@ def test_search_to_the_end_with_pruning_equals_alg1(seed):
 
 def test_each_row_is_scored_once_and_lower_layers_are_reused():
     rng = np.random.default_rng(3)
-    model, data, frame, groups, mad = random_case(rng)
-    while len(groups) < 4:
-        model, data, frame, groups, mad = random_case(rng)
+    model, data, frame, groups, mad = random_case(rng, min_groups=4)
     refs = frame.iloc[np.r_[1:len(frame), 1:len(frame)]]  # every reference twice
     for direction in ("r2i", "i2r"):
         calls = []
@@ -98,14 +96,9 @@ def test_budget_and_memory_bound_stop_with_an_honest_answer():
     assert capped.stopped == "memory" and capped.searched_size == 1
 
 
-def test_encoded_rows_give_the_labels_of_raw_rows():
+def test_encoded_rows_give_the_labels_of_raw_rows(german_lens_case):
     """A Pipeline with column-wise encoding is scored on mixed encoded rows: the same labels as raw rows."""
-    from explain_core import load_demo, train_model
-
-    data = load_demo("german_credit")
-    trained = train_model(data, "l2_lr")
-    model, query = trained.model, data.features.iloc[[trained.test_rows[0]]]
-    refs = opposite_references(model, data, query, trained.train_rows, n=30, seed=0)
+    data, model, query, refs = german_lens_case
     raw = lens_contexts(model, data, query, refs, max_size=2)
     for direction in DIRECTIONS:
         found = search_factors(model, data, query, refs, direction=direction, tau=1.0, max_size=2, budget_s=None)

@@ -1,37 +1,41 @@
 """Explanation explorer — entry point: navigation, the session's defaults and the page error boundary.
 
-Run with ``streamlit run app.py``. Each page in ``pages/`` is a thin view over ``explain_core``; the
+Run with ``streamlit run app.py``. Streamlit imports this file once to start the server (``app``, an ``st.App``
+whose start-up imports what the pages use and loads the default demo, so the first visitor does not wait for
+it); every visit then runs it as the script (``__main__``), which draws the navigation and the chosen page. Each page in ``pages/`` is a thin view over ``explain_core``; the
 session (dataset, model, reference, restricted features, row, parameters) lives in ``st.session_state``
 (see ``pages/_shared.py``) and follows the analyst from page to page.
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
+from contextlib import asynccontextmanager
 
 import streamlit as st
 
 from explain_core import ExplainError
 from explain_core.vocabulary import plain
-from pages import _shared as shared
 
 log = logging.getLogger("explain_explorer")
 SIDEBAR_ROWS = 1000  # rows offered by the sidebar's switcher
 
-st.set_page_config(page_title="Explanation explorer", page_icon=":material/manage_search:", layout="wide")
 
-PAGES = {
-    "Start": [st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
-              st.Page("pages/data_model.py", title="Data & model", icon=":material/dataset:"),
-              st.Page("pages/pick_row.py", title="Pick a row", icon=":material/table_rows:"),
-              st.Page("pages/model_view.py", title="The model", icon=":material/monitoring:")],
-    "Explain": [st.Page("pages/sev.py", title="SEV", icon=":material/hub:"),
-                st.Page("pages/lens.py", title="LENS", icon=":material/rule:"),
-                st.Page("pages/linear.py", title="Linear", icon=":material/bar_chart:"),
-                st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
-                st.Page("pages/report.py", title="Report", icon=":material/picture_as_pdf:")],
-    "Improve": [st.Page("pages/sparser_model.py", title="Sparser model", icon=":material/compress:")],
-}
+def pages() -> dict:
+    """The navigation's sections (``st.Page`` objects belong to a script run)."""
+    return {
+        "Start": [st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+                  st.Page("pages/data_model.py", title="Data & model", icon=":material/dataset:"),
+                  st.Page("pages/pick_row.py", title="Pick a row", icon=":material/table_rows:"),
+                  st.Page("pages/model_view.py", title="The model", icon=":material/monitoring:")],
+        "Explain": [st.Page("pages/sev.py", title="SEV", icon=":material/hub:"),
+                    st.Page("pages/lens.py", title="LENS", icon=":material/rule:"),
+                    st.Page("pages/linear.py", title="Linear", icon=":material/bar_chart:"),
+                    st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
+                    st.Page("pages/report.py", title="Report", icon=":material/picture_as_pdf:")],
+        "Improve": [st.Page("pages/sparser_model.py", title="Sparser model", icon=":material/compress:")],
+    }
 
 
 def sidebar_summary() -> None:
@@ -57,15 +61,35 @@ def sidebar_summary() -> None:
                           "any row can be chosen on the Pick a row page.")
 
 
-page = st.navigation(PAGES)
-try:
-    shared.ensure_session()
-    sidebar_summary()
-    page.run()
-except ExplainError as exc:  # a bad input, choice or result: the message says what is wrong and how to fix it
-    st.error(plain(exc), icon=":material/error:")
-except Exception:  # anything else: a short reference instead of a traceback (full trace in the server log)
-    ref = uuid.uuid4().hex[:8]
-    log.exception("page %s failed (reference %s)", page.title, ref)
-    st.error(f"Something went wrong while drawing this page. Your data and choices are kept; try another "
-             f"setting or page. If it happens again, report reference **{ref}**.", icon=":material/error:")
+def main() -> None:
+    """One script run: the navigation and the chosen page, inside the error boundary."""
+    st.set_page_config(page_title="Explanation explorer", page_icon=":material/manage_search:", layout="wide")
+    page = st.navigation(pages())
+    try:
+        shared.ensure_session()
+        sidebar_summary()
+        page.run()
+    except ExplainError as exc:  # a bad input, choice or result: the message says what is wrong and how to fix it
+        st.error(plain(exc), icon=":material/error:")
+    except Exception:  # anything else: a short reference instead of a traceback (full trace in the server log)
+        ref = uuid.uuid4().hex[:8]
+        log.exception("page %s failed (reference %s)", page.title, ref)
+        st.error(f"Something went wrong while drawing this page. Your data and choices are kept; try another "
+                 f"setting or page. If it happens again, report reference **{ref}**.", icon=":material/error:")
+
+
+@asynccontextmanager
+async def warm_start(_app):
+    """The server's start-up (the lifespan of ``st.App``): the imports and the default demo, once per process."""
+    from pages._shared import warm_up
+
+    await asyncio.to_thread(warm_up)
+    yield
+
+
+if __name__ == "__main__":  # a visit's script run
+    from pages import _shared as shared  # its caches need Streamlit's runtime, which a script run has
+
+    main()
+else:  # ``streamlit run app.py`` imports the file to find the server
+    app = st.App(__file__, lifespan=warm_start)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import importlib
+import logging
 import re
 import threading
 import time
@@ -57,18 +59,25 @@ def demo(name: str, kind: str) -> Setup:
     return demo_setup(name, kind)
 
 
-def leave_pages_v1() -> None:
-    """Run every page through app.py's navigation and error boundary.
+def warm_up() -> None:
+    """The server's start-up (app.py's lifespan), once per process, before any visitor: import what the pages
+    draw with and load the default demo into the shared cache, so the first visit only computes its row.
 
-    Streamlit treats an app with a ``pages/`` folder as a v1 multipage app until ``st.navigation`` has run
-    once in the process (``PagesManager.uses_pages_directory``): a first request for a page's URL would run
-    that page alone. Switch to navigation mode and rerun, which goes through app.py.
+    Also leave Streamlit's v1 multipage mode: an app with a ``pages/`` folder counts as one until ``st.navigation``
+    has run once in the process (``PagesManager.uses_pages_directory``), so a first request for a page's URL would
+    run that page alone, without app.py's navigation and error boundary.
     """
     from streamlit.runtime.pages_manager import PagesManager
 
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
+    importlib.import_module("explain_core.plots")  # plotly and the figures of every explanation page
+    PagesManager.uses_pages_directory = False
+    bare = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
+    level = bare.level
+    bare.setLevel(logging.ERROR)  # no "missing ScriptRunContext" for the loading spinner: no visitor to show it to
+    try:
+        demo(*DEFAULT_DEMO)
+    finally:
+        bare.setLevel(level)
 
 
 TRIM_EVERY_S = 30
@@ -99,7 +108,6 @@ def memory_housekeeping() -> threading.Thread:
 def ensure_session() -> None:
     """Start a new session on the default demo (COMPAS, gradient boosting) at the row named in the URL
     (``?row=N``) or its first flagged test row; keep the URL's ``row`` on the chosen row, so it can be shared."""
-    leave_pages_v1()
     memory_housekeeping()
     if "setup" not in st.session_state:
         use_setup(demo(*DEFAULT_DEMO))

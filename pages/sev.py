@@ -27,7 +27,9 @@ def show_result(ex, which: str) -> None:
                                    for line in shown))
         if len(shown) < len(lines):
             st.caption(f"… and {len(lines) - len(shown)} more.")
-        with st.expander("Full table (every feature)"):
+        with st.expander("Full table (every feature)", key=f"sev_table_{which}", on_change="rerun") as full:
+            if not full.open:  # drawn only when opened: the first view of the page stays light
+                return
             table = ex.table(which, unchanged=UNCHANGED)
             st.dataframe(text_table(table), width="stretch")
             shared.download_buttons(f"sev_{which}_row{shared.row()}", table, result, key=f"sev_{which}")
@@ -83,10 +85,11 @@ with st.container(key="sev_cube"):
     st.plotly_chart(fig, width="stretch", key="sev_cube_chart")
     if len(names) <= HYPERCUBE_MAX_GROUPS:
         cube = shared.cube(s, s.key, shared.query())
-        with st.expander(f"All {len(cube.scores)} vertices as a table"):
-            table = cube.table()
-            st.dataframe(table, width="stretch", height=300)
-            shared.download_buttons(f"hypercube_row{shared.row()}", table, key="sev_cube")
+        with st.expander(f"All {len(cube.scores)} vertices as a table", key="sev_cube_table", on_change="rerun") as full:
+            if full.open:  # drawn only when opened
+                table = cube.table()
+                st.dataframe(table, width="stretch", height=300)
+                shared.download_buttons(f"hypercube_row{shared.row()}", table, key="sev_cube")
 
 st.subheader("Dataset-wide")
 flagged_all = shared.flagged_rows(s)

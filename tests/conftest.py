@@ -50,9 +50,8 @@ def _navigation_mode(monkeypatch):
     """Run AppTest pages through app.py's st.navigation, as the live server does.
 
     Streamlit treats an app with a ``pages/`` folder as a v1 multipage app until ``st.navigation`` has run
-    once in the process; a live server clears that flag for good on its first run, but AppTest resets it
-    before every run, so a page would run alone (and ``pages/_shared.leave_pages_v1`` would rerun it,
-    losing a button's click). Clear it as the server does.
+    once in the process; a live server clears that flag for good when it starts (``pages/_shared.warm_up``),
+    but AppTest resets it before every run, so a page would run alone. Clear it as the server does.
     """
     from streamlit.runtime import pages_manager
 
@@ -92,25 +91,35 @@ def _healthy(url: str) -> bool:
         return False
 
 
+class Server(str):
+    """A live server's base URL, with the seconds it took to start (its start-up work included) and its log."""
+
+    def __new__(cls, url: str, started_in: float, log: Path):
+        server = super().__new__(cls, url)
+        server.started_in, server.log = started_in, log
+        return server
+
+
 @pytest.fixture(scope="session")
 def streamlit_server(explain_cache_dir, tmp_path_factory):
-    """``streamlit run app.py`` on a free local port; yields its base URL and stops it at teardown."""
+    """``streamlit run app.py`` on a free local port; yields its :class:`Server` and stops it at teardown."""
     port = _free_port()
     log = tmp_path_factory.mktemp("streamlit") / "server.log"
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
            "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
            "--browser.gatherUsageStats", "false"]
     env = {**os.environ, "EXPLAIN_CACHE_DIR": str(explain_cache_dir)}
+    started = time.monotonic()
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        deadline = started + SERVER_START_TIMEOUT
         while not _healthy(url):
             if proc.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"Streamlit server did not start (exit {proc.poll()}):\n{log.read_text()[-3000:]}")
-            time.sleep(0.25)
-        yield url
+            time.sleep(0.05)
+        yield Server(url, time.monotonic() - started, log)
     finally:
         proc.terminate()
         try:

@@ -31,3 +31,40 @@ def test_demo_setup_and_sev_do_not_import_torch(explain_cache_dir):
                          text=True, timeout=300, check=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result == {"torch": False, "same": True, "types": result["types"]} and result["types"] > 100
+
+
+START = """
+import asyncio, json, sys
+import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
+import app
+from pages import _shared
+
+calls = []
+load = _shared.demo_setup
+_shared.demo_setup = lambda *args: calls.append(list(args)) or load(*args)
+
+
+async def start():
+    async with app.warm_start(app.app):
+        pass
+
+asyncio.run(start())
+_shared.demo(*_shared.DEFAULT_DEMO)  # a visitor's first request: served from the shared cache
+print(json.dumps({"app": isinstance(app.app, st.App), "calls": calls, "v1": PagesManager.uses_pages_directory,
+                  "plots": "explain_core.plots" in sys.modules}))
+"""
+
+
+def test_the_server_start_loads_the_default_demo_once(explain_cache_dir):
+    """``streamlit run app.py`` finds ``app`` (an ``st.App``); its start-up imports the figures, loads the default
+    demo into the shared cache (a visitor's request then hits it) and leaves v1 multipage mode, without "missing
+    ScriptRunContext" warnings (the live server's log is checked by tests/test_browser.py)."""
+    from explain_core.analysis import DEFAULT_DEMO, demo_setup
+
+    demo_setup()  # trained into the session's cache first, so the probe only loads it
+    out = subprocess.run([sys.executable, "-c", START], cwd=ROOT, env=dict(os.environ), capture_output=True,
+                         text=True, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {
+        "app": True, "calls": [list(DEFAULT_DEMO)], "v1": False, "plots": True}
+    assert "ScriptRunContext" not in out.stderr, out.stderr

@@ -59,7 +59,7 @@ def test_requirements_install_the_project_with_its_test_extra():
 
 
 def test_streamlit_pages_manager_flag_exists():
-    """pages/_shared.leave_pages_v1 and the AppTest fixture flip Streamlit's private v1-pages flag."""
+    """pages/_shared.warm_up and the AppTest fixture flip Streamlit's private v1-pages flag."""
     from streamlit.runtime.pages_manager import PagesManager
 
     assert "uses_pages_directory" in vars(PagesManager)

@@ -4,8 +4,9 @@ import streamlit as st
 
 from explain_core.sev_losses import OBJECTIVES
 from explain_core.sparse_compare import KIND_LABELS, history_figure, prevalence_figure, sev_distributions, sev_sankey
-from explain_core.sparse_training import (TRAINABLE_KINDS, TrainingSettings, base_setup, skops_bytes, sparse_setup,
-                                          train_sparse)
+from explain_core.onnx_export import onnx_bytes
+from explain_core.sparse_training import (DEFAULT_STRENGTH, TRAINABLE_KINDS, TrainingSettings, base_setup, skops_bytes,
+                                          sparse_setup, train_sparse)
 from explain_core.training import DEMO_KINDS
 from explain_core.vocabulary import plain
 from pages import _shared as shared
@@ -45,7 +46,10 @@ with st.form("sparse_form"):
     objective = c2.selectbox("Objective", list(OBJECTIVES), key="sparse_objective", format_func=OBJECTIVES.get,
                              help="; ".join(f"{OBJECTIVES[k]}: {v}" for k, v in OBJECTIVE_HELP.items()))
     c1, c2, c3 = st.columns(3)
-    strength = c1.number_input("λ (weight of the SEV term)", 0.0, 100.0, 1.0, 0.1, key="sparse_lambda")
+    strength = c1.number_input("λ (weight of the SEV term)", 0.0, 100.0, None, 0.01, key="sparse_lambda",
+                               placeholder="the objective's default",
+                               help="Empty: 1 for All-Opt, " + ", ".join(f"{OBJECTIVES[k]} {v:g}" for k, v in
+                                                                         DEFAULT_STRENGTH.items()) + ".")
     warmup = c2.number_input("Warm-up epochs (accuracy only)", 0, 500, 70, key="sparse_warmup")
     epochs = c3.number_input("Epochs with the SEV term", 0, 500, 30, key="sparse_epochs")
     with st.expander("More settings"):
@@ -53,14 +57,17 @@ with st.form("sparse_form"):
         pos_base = c1.number_input("C₂ (keep the reference negative)", 0.0, 100.0, 1.0, 0.1, key="sparse_c2")
         theta = c2.number_input("θ margin", 0.0, 0.5, 0.05, 0.01, key="sparse_theta")
         batch = c3.number_input("Batch size", 1, 4096, 128, key="sparse_batch")
-        rate = c4.number_input("Learning rate", 0.0001, 1.0, 0.1, format="%.4f", key="sparse_lr")
+        rate = c4.number_input("Learning rate", 0.0001, 1.0, 0.1, format="%.4f", key="sparse_lr",
+                               help="Adam's step (App. B: 0.1). For an MLP that ends up predicting the negative "
+                                    "class for most rows, try 0.01.")
         seed = c5.number_input("Seed", 0, 2**31 - 1, p.seed, key="sparse_seed")
     run = st.form_submit_button("Train", icon=":material/model_training:")
 
 if run:
-    settings = TrainingSettings(objective=objective, strength=float(strength), pos_base_strength=float(pos_base),
-                                    theta=float(theta), warmup_epochs=int(warmup), sev_epochs=int(epochs),
-                                batch_size=int(batch), learning_rate=float(rate), seed=int(seed),
+    settings = TrainingSettings(objective=objective, strength=None if strength is None else float(strength),
+                                pos_base_strength=float(pos_base), theta=float(theta), warmup_epochs=int(warmup),
+                                sev_epochs=int(epochs), batch_size=int(batch),
+                                learning_rate=float(rate), seed=int(seed),
                                 restricted=s.restricted if objective == "all_opt_restricted" else ())
     base = s if kind == SESSION else base_model(s, s.key, kind)
     with shared.progress_bar(f"Training {OBJECTIVES[objective]}…") as progress:
@@ -69,7 +76,8 @@ if run:
 
 if "sparse_run" not in st.session_state:
     st.caption("Choose a base model and an objective, then train. The paper's schedule (App. B) is the default: "
-               "70 warm-up epochs, 30 with the SEV term, batches of 128, Adam at learning rate 0.1.")
+               "70 warm-up epochs, 30 with the SEV term, batches of 128, Adam at learning rate 0.1; λ = 1 "
+               "(Vol-Opt: 0.01).")
     st.stop()
 
 before, after = st.session_state["sparse_run"]
@@ -86,6 +94,11 @@ if compared.after.reference_score > after.model.threshold:
     st.warning("The trained model predicts the reference itself positive, so SEV⁺ is 0 and SEV⁻ finds no path: "
                "raise C₂ (under More settings) to keep the reference negative, and train again.",
                icon=":material/warning:")
+if compared.after.positive_share < compared.before.positive_share / 2:
+    st.warning(f"The trained model predicts {plain(s.dataset.class_name(1))} for far fewer test rows "
+               f"({compared.before.positive_share:.0%} → {compared.after.positive_share:.0%}): short explanations "
+               "bought by predicting the negative class, which the paper warns of. Lower λ or the learning rate "
+               "(0.01 for an MLP), and train again.", icon=":material/warning:")
 st.caption(f"Trained in {result.seconds:.1f} s on {result.device}. Mean SEV is over the test rows each model "
            f"predicts {plain(s.dataset.class_name(1))}, against the same reference.")
 with st.container(key="sparse_table"):
@@ -102,13 +115,18 @@ left.plotly_chart(sev_distributions({"before": compared.before.sev[kind].values,
 right.plotly_chart(sev_sankey(compared.transitions(kind), label=label), width="stretch", key="sparse_sankey")
 st.plotly_chart(prevalence_figure(compared.prevalence(kind), label=label), width="stretch", key="sparse_prev")
 
-c1, c2 = st.columns(2)
+c1, c2, c3 = st.columns(3)
 if c1.button("Use this model for the session", icon=":material/swap_horiz:", key="sparse_use",
              disabled=s.model_key == after.model_key):
     shared.use_setup(after)
     st.rerun()
 c2.download_button("Download the model (.skops)", data=lambda: skops_bytes(after), file_name="sparser_model.skops",
-                   mime="application/octet-stream", key="sparse_download", icon=":material/download:")
+                   mime="application/octet-stream", key="sparse_download", icon=":material/download:",
+                   help="scikit-learn's Pipeline (encoder and model), for skops.io.load or this app's upload.")
+c3.download_button("Download the model (.onnx)", data=lambda: onnx_bytes(after), file_name="sparser_model.onnx",
+                   mime="application/octet-stream", key="sparse_download_onnx", icon=":material/download:",
+                   help="One input per raw column (numbers as float32, text as strings), for onnxruntime or "
+                        "this app's upload; written when you click.")
 with st.expander("Training history"):
     st.plotly_chart(history_figure(result.history), width="stretch", key="sparse_history")
 with st.expander("The objectives in the paper's notation"):
@@ -116,6 +134,8 @@ with st.expander("The objectives in the paper's notation"):
         "Training minimises BCE + λ·ℓ_SEV + C₂·ℓ_Pos_base (eq. 9), the SEV terms after the warm-up. "
         "All-Opt⁺ (eq. 6): −1/n⁺ Σᵢ min(maxⱼ g(eⱼ⊙xᵢ + (1−eⱼ)⊙x̃), T); All-Opt⁻ (eq. 7): "
         "1/n⁺ Σᵢ max(minⱼ g((1−eⱼ)⊙xᵢ + eⱼ⊙x̃), T), and All-Opt® over the unrestricted features only; "
-        "Vol-Opt (eq. 5, linear models): 1/p Σⱼ log |g_ref(β)/βⱼ|; ℓ_Pos_base (eq. 8): max(g(x̃), T − θ). "
+        "Vol-Opt (eq. 5, linear models): 1/G Σ_g log |g_ref(β)/s_g(β)|, one axis per feature group, s_g the "
+        "root mean square of the group's step β_g·(x_g − x̃_g) over the training rows (|β_j| times a constant for "
+        "a numeric feature); ℓ_Pos_base (eq. 8): max(g(x̃), T − θ). "
         "j runs over feature groups (a categorical feature moves as one); gradient boosting keeps its trees and "
         "learns one weight per tree.")

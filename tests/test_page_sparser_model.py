@@ -1,15 +1,19 @@
-"""The Sparser model page (AppTest): it trains with tiny epochs, shows the library's before/after table, and
-making the trained model the session's changes the SEV page."""
+"""The Sparser model page (AppTest): it trains with tiny epochs, shows the library's before/after table, offers the
+model as .skops and .onnx (both load back with its scores), and making the trained model the session's changes the
+SEV page."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+from streamlit.delta_generator import DeltaGenerator
 from streamlit.testing.v1 import AppTest
 
 from conftest import visible
 
 from explain_core.analysis import DEFAULT_DEMO, demo_setup
+from explain_core.loading import load_model_file
+from explain_core.models import wrap_model
 from explain_core.setup import Parameters
 from explain_core.sparse_compare import compare_sparsity
 from explain_core.sparse_training import TrainingSettings, sparse_setup, train_sparse
@@ -17,7 +21,16 @@ from explain_core.sparse_training import TrainingSettings, sparse_setup, train_s
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
-def test_sparser_model_page_trains_compares_and_switches_the_session(explain_cache_dir):
+def test_sparser_model_page_trains_compares_and_switches_the_session(explain_cache_dir, monkeypatch, tmp_path):
+    downloads: dict[str, bytes] = {}
+    original = DeltaGenerator.download_button
+
+    def capture(self, label, data, *args, **kwargs):
+        if kwargs.get("key") in ("sparse_download", "sparse_download_onnx"):
+            downloads[kwargs["file_name"]] = data() if callable(data) else data
+        return original(self, label, data, *args, **kwargs)
+
+    monkeypatch.setattr(DeltaGenerator, "download_button", capture)
     at = AppTest.from_file(APP, default_timeout=240).run()
     at.switch_page("pages/sparser_model.py").run()
     assert not at.exception and not at.error
@@ -36,6 +49,14 @@ def test_sparser_model_page_trains_compares_and_switches_the_session(explain_cac
     assert list(shown.index) == list(want.index)
     np.testing.assert_allclose(shown.to_numpy(dtype=float), want.to_numpy(dtype=float), rtol=1e-9, equal_nan=True)
     assert len(at.get("plotly_chart")) == 4  # distributions, Sankey, prevalence, training history
+    keys = [b.key for b in at.get("download_button")]
+    assert "sparse_download" in keys and "sparse_download_onnx" in keys
+    assert set(downloads) == {"sparser_model.skops", "sparser_model.onnx"}
+    frame = base.dataset.features
+    for name, content in downloads.items():  # both files load back as uploads, with the trained model's scores
+        (tmp_path / name).write_bytes(content)
+        reloaded = wrap_model(load_model_file(tmp_path / name), base.dataset, positive_class=after.model.positive_class)
+        np.testing.assert_allclose(reloaded.score(frame), after.model.score(frame), rtol=1e-5, atol=1e-6)
 
     at.switch_page("pages/sev.py").run()
     before_banner = [i.value for i in at.info]

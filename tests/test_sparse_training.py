@@ -16,20 +16,25 @@ from explain_core.loading import load_model_file
 from explain_core.models import wrap_model
 from explain_core.setup import Parameters, trained_setup
 from explain_core.sev_losses import reference_margin, vol_opt
-from explain_core.sparse_training import (TrainingCancelled, TrainingSettings, batch_loss, prepare, sparse_setup,
-                                          train_sparse)
+from explain_core.onnx_export import onnx_bytes
+from explain_core.sparse_training import (TrainingCancelled, TrainingSettings, batch_loss, prepare, skops_bytes,
+                                          sparse_setup, train_sparse)
 
 TINY = dict(warmup_epochs=1, sev_epochs=2)
 
 
 def mixed_data(n=240, seed=0):
     """Two numeric features, a 3-valued categorical (three encoded columns: one group) and a binary one."""
+    return make_dataset(mixed_frame(n, seed), "y", name="mixed")
+
+
+def mixed_frame(n, seed):
     rng = np.random.default_rng(seed)
     frame = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n),
                           "c": rng.choice(["x", "y", "z"], size=n), "d": rng.choice(["no", "yes"], size=n)})
     logit = 1.5 * frame["a"] - frame["b"] + (frame["c"] == "z") * 1.2 + (frame["d"] == "yes") - 0.8
     frame["y"] = (logit + rng.logistic(size=n) * 0.5 > 0).astype(int)
-    return make_dataset(frame, "y", name="mixed")
+    return frame
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +69,12 @@ def loop_terms(setup, problem, objective, theta=0.05, eps=1e-6):
         beta, beta0 = estimator.coef_[0] * (1 if pos == 1 else -1), estimator.intercept_[0] * (1 if pos == 1 else -1)
         g_ref = beta0 + sum(b * r for b, r in zip(beta, ref))
         margin = math.log(T / (1 - T)) - math.log((T - theta) / (1 - T + theta))  # ℓ_Pos_base's margin, raw score
-        terms["sev"] = sum(math.log(max(max(abs(g_ref), margin) / (abs(b) + eps), eps)) for b in beta) / len(beta)
+        total = 0.0
+        for j in range(len(names)):  # one axis per group: s_j = RMS over rows of the group's one-step score change
+            steps = [sum(beta[c] * (xi[c] - ref[c]) for c in range(len(ref)) if groups[c] == j) for xi in X]
+            s_j = math.sqrt(sum(step ** 2 for step in steps) / len(steps))
+            total += math.log(max(max(abs(g_ref), margin) / (s_j + eps), eps))
+        terms["sev"] = total / len(names)
         return terms
     total, n_pos = 0.0, 0
     for xi in X:
@@ -127,20 +137,43 @@ def test_vol_opt_is_a_log_volume_and_theorem_5_scaling_holds_by_monte_carlo():
     factor = np.prod(np.abs(beta0_new / beta_new)) / np.prod(np.abs(beta0 / beta))
     for k in (2, 3):
         assert after[k] / before[k] == pytest.approx(factor, rel=0.05), k
-    ref = torch.zeros(p, dtype=torch.float64)
-    change = float(vol_opt(torch.tensor(beta_new), torch.tensor(beta0_new), ref, 0.0)
-                   - vol_opt(torch.tensor(beta), torch.tensor(beta0), ref, 0.0))
-    assert change == pytest.approx(math.log(after[2] / before[2]) / p, abs=0.02)
+    ref, axes = torch.zeros(p, dtype=torch.float64), torch.eye(p, dtype=torch.float64)
+    for spread in (np.ones(p), np.array([0.3, 2.0, 5.0])):  # a numeric axis's s_j = |β_j|·spread_j: a constant
+        moments = torch.diag(torch.tensor(spread ** 2))
+        change = float(vol_opt(torch.tensor(beta_new), torch.tensor(beta0_new), ref, moments, axes, 0.0)
+                       - vol_opt(torch.tensor(beta), torch.tensor(beta0), ref, moments, axes, 0.0))
+        assert change == pytest.approx(math.log(after[2] / before[2]) / p, abs=0.02)
+    plain = vol_opt(torch.tensor(beta), torch.tensor(beta0), ref, torch.eye(p, dtype=torch.float64), axes, 0.0)
+    assert float(plain) == pytest.approx(np.mean(np.log(np.abs(beta0 / beta))))  # eq. 5 itself
+
+
+def test_vol_opt_ignores_a_shift_of_a_one_hot_groups_coefficients(mixed):
+    """Adding c to every level's coefficient of a one-hot group and −c to the intercept changes no score and no
+    SEV; Vol-Opt over group axes does not change either (per encoded column it would)."""
+    base = trained_setup(mixed, "l2_lr", seed=0)
+    problem = prepare(base, TrainingSettings(objective="vol_opt"), device="cpu")
+    family = problem.family
+    block = torch.as_tensor(problem.parts.column_group == base.dataset.layout.names.index("c"))
+    coef, intercept = family.coef.detach(), family.intercept.detach()
+    shifted_coef, shifted_intercept = coef + 0.7 * block, intercept - 0.7
+    torch.testing.assert_close(family.X @ shifted_coef + shifted_intercept, family.X @ coef + intercept)
+    args = (family.reference, family.moments, family.groups, 1e-6)
+    assert float(vol_opt(shifted_coef, shifted_intercept, *args)) == pytest.approx(
+        float(vol_opt(coef, intercept, *args)), abs=1e-5)
+    per_column = torch.eye(len(coef))
+    assert abs(float(vol_opt(shifted_coef, shifted_intercept, family.reference, family.moments * per_column,
+                             per_column, 1e-6) - vol_opt(coef, intercept, family.reference,
+                                                         family.moments * per_column, per_column, 1e-6))) > 0.05
 
 
 def test_vol_opt_stops_pulling_the_reference_at_pos_base_margin():
-    coef, ref = torch.tensor([0.5, -2.0], requires_grad=True), torch.tensor([1.0, 0.0])
+    coef, ref, axes = torch.tensor([0.5, -2.0], requires_grad=True), torch.tensor([1.0, 0.0]), torch.eye(2)
     margin = reference_margin(0.5, 0.05)
     assert margin == pytest.approx(math.log(0.55 / 0.45))
-    near = vol_opt(coef, torch.tensor(-0.45, requires_grad=True), ref, 1e-6, margin)  # g_ref = −0.05
-    assert float(near.detach()) == pytest.approx((math.log(margin / 0.5) + math.log(margin / 2.0)) / 2, rel=1e-6)
+    near = vol_opt(coef, torch.tensor(-0.45, requires_grad=True), ref, axes, axes, 1e-6, margin)  # g_ref = −0.05
+    assert float(near.detach()) == pytest.approx((math.log(margin / 0.5) + math.log(margin / 2.0)) / 2, rel=1e-5)
     far = torch.tensor(-1.5, requires_grad=True)  # g_ref = −1: descent raises the intercept, towards the boundary
-    vol_opt(coef, far, ref, 1e-6, margin).backward()
+    vol_opt(coef, far, ref, axes, axes, 1e-6, margin).backward()
     assert far.grad < 0
 
 
@@ -214,28 +247,46 @@ def test_vol_opt_only_for_linear_models(mixed):
         train_sparse(trained_setup(mixed, "gbdt", seed=0), TrainingSettings(objective="vol_opt", **TINY))
 
 
-def test_export_as_skops_and_onnx_reloads_with_equal_predictions(base, tmp_path):
-    import skops.io as sio
-    from skl2onnx import convert_sklearn
-    from skl2onnx.common.data_types import FloatTensorType
+def reloaded_scores(content: bytes, suffix: str, setup, frame, tmp_path):
+    """Scores of a downloaded model file, loaded back the way the app loads an upload."""
+    path = tmp_path / f"m{suffix}"
+    path.write_bytes(content)
+    return wrap_model(load_model_file(path), setup.dataset, positive_class=setup.model.positive_class).score(frame)
 
+
+def assert_same_predictions(got, expected, threshold):
+    """Scores equal within float32 precision relative to their scale; labels equal away from the threshold."""
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6 * max(1.0, np.abs(expected).max()))
+    clear = np.abs(expected - threshold) > 1e-5
+    np.testing.assert_array_equal((got > threshold)[clear], (expected > threshold)[clear])
+
+
+def test_export_as_skops_and_onnx_reloads_with_equal_predictions(base, tmp_path):
     result = train_sparse(base, TrainingSettings(objective="all_opt_plus", **TINY), device="cpu")
     after = sparse_setup(base, result)
-    data = base.dataset
-    expected = after.model.score(data.features)
-    assert not np.allclose(expected, base.model.score(data.features))  # training changed the model
-    sio.dump(after.model.estimator, tmp_path / "m.skops")
-    reloaded = wrap_model(load_model_file(tmp_path / "m.skops"), data, positive_class=1)  # vetted types only
-    np.testing.assert_array_equal(reloaded.score(data.features), expected)
+    frame = base.dataset.features
+    expected = after.model.score(frame)
+    assert not np.allclose(expected, base.model.score(frame))  # training changed the model
+    # skops: vetted types only, exactly equal
+    np.testing.assert_array_equal(reloaded_scores(skops_bytes(after), ".skops", after, frame, tmp_path), expected)
+    # ONNX: one input per raw column, so the file alone (no encoder) reloads
+    assert_same_predictions(reloaded_scores(onnx_bytes(after), ".onnx", after, frame, tmp_path), expected,
+                            after.model.threshold)
 
-    encoder, estimator = result.pipeline[0], result.estimator
-    width = encoder.transform(data.features.iloc[:1]).shape[1]
-    options = {id(estimator): {"zipmap": False}}
-    onnx = convert_sklearn(estimator, initial_types=[("X", FloatTensorType([None, width]))], options=options)
-    (tmp_path / "m.onnx").write_bytes(onnx.SerializeToString())
-    from_onnx = wrap_model(load_model_file(tmp_path / "m.onnx"), data, encoder=encoder, positive_class=1)
-    np.testing.assert_allclose(from_onnx.score(data.features), expected, atol=1e-5)
-    assert (from_onnx.label(data.features) == after.model.label(data.features)).mean() > 0.99
+
+def test_onnx_export_imputes_and_ignores_unknown_categories_as_scikit_learn_does(tmp_path):
+    frame = mixed_frame(300, 5)
+    frame.loc[::7, "a"] = np.nan
+    frame.loc[::5, "c"] = np.nan
+    data = make_dataset(frame, "y", name="gaps")
+    for kind in ("l2_lr", "gbdt"):
+        setup = trained_setup(data, kind, seed=0)
+        rows = data.features.copy()
+        rows.loc[rows.index[:4], "c"] = "unseen"  # a category the encoder never saw: all zeros in both
+        expected = setup.model.score(rows)
+        assert rows["c"].isna().any() and rows["a"].isna().any()
+        assert_same_predictions(reloaded_scores(onnx_bytes(setup), ".onnx", setup, rows, tmp_path), expected,
+                                setup.model.threshold)
 
 
 def test_the_pdf_report_says_how_the_model_was_trained(mixed):

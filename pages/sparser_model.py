@@ -2,9 +2,9 @@
 base model on the test rows; make it the session's model or download it."""
 import streamlit as st
 
+from explain_core.onnx_export import onnx_bytes
 from explain_core.sev_losses import OBJECTIVES
 from explain_core.sparse_compare import KIND_LABELS, history_figure, prevalence_figure, sev_distributions, sev_sankey
-from explain_core.onnx_export import onnx_bytes
 from explain_core.sparse_training import (DEFAULT_STRENGTH, TRAINABLE_KINDS, TrainingSettings, base_setup, skops_bytes,
                                           sparse_setup, train_sparse)
 from explain_core.training import DEMO_KINDS

@@ -115,8 +115,8 @@ class NodeCurvature:
             ok = bool(np.isfinite(screen).all() and screen.sum() >= self.uniform.sum())
             self.screens.append(screen if ok else self.uniform)
 
-    def screen(self, ell: int, cols: np.ndarray) -> np.ndarray:
-        return self.screens[ell][cols]
+    def screen(self, ell: int) -> np.ndarray:
+        return self.screens[ell]
 
 
 def _cumulative_largest(values: np.ndarray, width: int) -> np.ndarray:

@@ -43,6 +43,7 @@ class _Search:
     def __post_init__(self):
         o = self.order
         self.G, self.c, self.a = self.problem.G[np.ix_(o, o)], self.problem.c[o], self.problem.x[o]
+        self.Gca = np.vstack([self.G, self.c, self.a])  # rows of the gradient Gp − c + λa as one product
         self.n = len(o)
         if self.bound is not None:  # root h, nondecreasing along the order (column 0 first: its h lowered to fit)
             self.h = self.bound.h[o]
@@ -69,8 +70,9 @@ def search_supports(problem: GramProblem, k: int, incumbent: np.ndarray, *, prun
     literals by their separable bound h_j (centred at the incumbent) and drops every subtree whose
     bound exceeds the incumbent. Column 0 (the bias) comes first: the separable bound gives it no
     curvature (D₀ = 0, :func:`.bounds.curvature`), so its h is the loosest; first in the order it is in
-    the prefix of every node below it, where its term vanishes, and a candidate of no other node. Stops at ``deadline`` or when ``stop()`` says so; the lower bound is then
-    the smallest bound over the subtrees left open (0 for the enumeration, which has none).
+    the prefix of every node below it, where its term vanishes, and a candidate of no other node.
+    Stops at ``deadline`` or when ``stop()`` says so; the lower bound is then the smallest bound over the
+    subtrees left open (0 for the enumeration, which has none).
     """
     s = min(k, problem.d)
     bound = separable_bound(problem, incumbent, 2 * s) if prune else None
@@ -259,20 +261,15 @@ def _prefix_bound(st: _Search, P, Mc, Ma, cc, ac, aa, candidates):
     """
     T, ell = P.shape
     r = st.s - ell
-    cols = np.flatnonzero(candidates.any(axis=0))
-    if len(cols) < r:
-        return np.full(T, np.inf), np.full((T, st.n), np.inf), np.full((T, r), np.inf)
     with np.errstate(divide="ignore", invalid="ignore"):
         lam = np.where(np.isinf(aa) | (aa == 0), 0.0, (ac - st.problem.fx) / aa)
     p = Mc - lam[:, None] * Ma
-    sparse_p = csr_matrix((p.ravel(), P.ravel(), np.arange(0, T * ell + 1, ell)), shape=(T, st.n))
-    g = np.asarray(sparse_p @ st.G[:, cols]) - st.c[cols] + lam[:, None] * st.a[cols]
-    h = coordinate_minima(st.curvature.screen(ell, cols)[None, :], g)
-    if len(cols) < st.n:
-        h_all = np.full((T, st.n), np.inf)
-        h_all[:, cols] = h
-        h = h_all
-    np.copyto(h, np.inf, where=~candidates)
+    entries = np.column_stack([p, np.full(T, -1.0), lam])  # g = Gp − c + λa: (p, −1, λ) times (G; c; a)
+    at = np.column_stack([P, np.full((T, 2), st.n) + np.arange(2)])
+    width = ell + 2
+    g = csr_matrix((entries.ravel(), at.ravel(), np.arange(0, T * width + 1, width)), shape=(T, st.n + 2)) @ st.Gca
+    h = coordinate_minima(st.curvature.screen(ell)[None, :], g)
+    np.copyto(h, np.inf, where=np.logical_not(candidates))
     smallest = _smallest(h, r)
     return _anchored_phi(st, cc, ac, aa) + smallest.sum(axis=1), h, smallest
 

@@ -4,7 +4,8 @@ Supports grow one literal at a time in a fixed order (a depth-first tree of comb
 node keeps G_P⁻¹ and a few scalars so a child costs O(|P|²) (block inversion, Schur complement η). A
 leaf's box-free value filters it; the survivors are solved exactly with the box. Branch-and-bound drops
 a subtree when a lower bound on every support below it exceeds the incumbent (:mod:`.bounds`); each
-node also narrows the columns its completions may use.
+node also narrows the columns each child's completions may use (:func:`completion_limit`), and a node two
+literals short of a leaf extends only by the pairs below the incumbent (:func:`pair_partners`).
 The search stops at its deadline (or when asked to) with a valid lower bound from what it left open.
 """
 from __future__ import annotations

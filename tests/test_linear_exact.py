@@ -12,8 +12,8 @@ from explain_core.linear import Sample, iht, sample_neighbourhood
 from explain_core.linear import exact as linear_exact
 from explain_core.linear.exact import OPTIMAL_GAP, exact_fit
 from explain_core.linear.problem import GramProblem, box_solve_many, solve_support
-from explain_core.linear.bounds import curvature
-from explain_core.linear.search import completion_limit, pair_partners, search_supports
+from explain_core.linear.bounds import coordinate_minima, curvature
+from explain_core.linear.search import box_free_minima, completion_limit, pair_partners, search_supports
 from test_linear import brute_fit, random_problem
 
 
@@ -92,6 +92,22 @@ def test_branch_and_bound_finds_the_optimum_from_the_runner_up():
         pruned = search_supports(P, k, incumbent, prune=True)
         assert pruned.complete
         assert 4 * pruned.objective == pytest.approx(values[ranked[0]], abs=1e-10 * max(1.0, P.yy)), trial
+
+
+def test_box_free_minima_bound_the_box_minima_from_below():
+    """The cheap first pass of the node bound: ≤ min over a grid of t ∈ [−1, 1] of D t² + 2g t, for D of
+    either sign and zero, and equal to the box minimum wherever that lies inside the box."""
+    rng = np.random.default_rng(8)
+    D = np.concatenate([rng.uniform(0.1, 1.0, 6), [0.0, -0.3]])
+    g = rng.normal(size=(50, len(D))) * rng.choice([0.05, 0.5, 3.0], size=(50, 1))
+    t = np.linspace(-1, 1, 20001)
+    grid = (D[None, :, None] * t**2 + 2 * g[:, :, None] * t).min(axis=2)
+    cheap, box = box_free_minima(D, g), coordinate_minima(D[None, :], g)
+    assert (cheap <= box + 1e-12).all() and (box <= grid + 1e-12).all() and (grid <= box + 1e-6).all()
+    inside = np.abs(g) < D[None, :]
+    assert np.allclose(cheap[inside], box[inside], rtol=1e-14, atol=0)  # the same up to rounding
+    assert np.array_equal(cheap[:, D <= 0], box[:, D <= 0])
+    assert (cheap[~inside & (D[None, :] > 0)] < box[~inside & (D[None, :] > 0)]).all()
 
 
 def test_pair_partners_hold_every_pair_below_the_slack_once():

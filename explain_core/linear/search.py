@@ -269,10 +269,31 @@ def _prefix_bound(st: _Search, P, Mc, Ma, cc, ac, aa, candidates):
     at = np.column_stack([P, np.full((T, 2), st.n) + np.arange(2)])
     width = ell + 2
     g = csr_matrix((entries.ravel(), at.ravel(), np.arange(0, T * width + 1, width)), shape=(T, st.n + 2)) @ st.Gca
-    h = coordinate_minima(st.curvature.screen(ell)[None, :], g)
-    np.copyto(h, np.inf, where=np.logical_not(candidates))
+    D = st.curvature.screen(ell)
+    excluded = np.logical_not(candidates)
+    phi = _anchored_phi(st, cc, ac, aa)
+    h = box_free_minima(D, g)  # ≤ the box minima: rows it prunes need no more
+    np.copyto(h, np.inf, where=excluded)
     smallest = _smallest(h, r)
-    return _anchored_phi(st, cc, ac, aa) + smallest.sum(axis=1), h, smallest
+    bound = phi + smallest.sum(axis=1)
+    live = np.flatnonzero(bound < st.threshold())
+    exact = coordinate_minima(D[None, :], g[live])
+    np.copyto(exact, np.inf, where=excluded[live])
+    h[live] = exact
+    smallest[live] = _smallest(exact, r)
+    bound[live] = phi[live] + smallest[live].sum(axis=1)
+    return bound, h, smallest
+
+
+def box_free_minima(D: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """A lower bound on :func:`.bounds.coordinate_minima` (T, n) in three passes instead of seven: −g²/D
+    (the minimum over every t, not only |t| ≤ 1) where D > 0, the box minimum D − 2|g| where D ≤ 0."""
+    flat = D <= 0
+    h = g * g
+    h *= -1 / np.where(flat, 1.0, D)
+    if flat.any():
+        h[:, flat] = coordinate_minima(D[flat], g[:, flat])
+    return h
 
 
 def _smallest(h: np.ndarray, r: int) -> np.ndarray:

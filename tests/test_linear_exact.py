@@ -11,9 +11,9 @@ import pytest
 from explain_core.linear import Sample, iht, sample_neighbourhood
 from explain_core.linear import exact as linear_exact
 from explain_core.linear.exact import OPTIMAL_GAP, exact_fit
-from explain_core.linear.problem import GramProblem, solve_support
-from explain_core.linear.bounds import curvature
-from explain_core.linear.search import search_supports
+from explain_core.linear.problem import GramProblem, box_solve_many, solve_support
+from explain_core.linear.bounds import coordinate_minima, curvature
+from explain_core.linear.search import box_free_minima, completion_limit, pair_partners, search_supports
 from test_linear import brute_fit, random_problem
 
 
@@ -73,6 +73,78 @@ def test_branch_and_bound_equals_the_enumeration_on_wider_problems():
         pruned = search_supports(P, k, P.start(), prune=True)
         assert full.complete and pruned.complete
         assert pruned.objective == pytest.approx(full.objective, abs=1e-10 * max(1.0, P.yy)), trial
+
+
+def test_branch_and_bound_finds_the_optimum_from_the_runner_up():
+    """The pruning rules are most active when the incumbent is nearly optimal: start from the second-best
+    support (every support valued with the box; d = 12–22, k = 3–5), so that a rule dropping the optimum
+    fails here."""
+    rng = np.random.default_rng(11)
+    for trial in range(40):
+        d, k = int(rng.integers(12, 23)), int(rng.integers(3, 6))
+        P = random_problem(rng, d, float(rng.choice([0.5, 1.0])), ("regression", "classification")[trial % 2],
+                           m=int(rng.choice([60, 400, 3000])))
+        supports = np.array(list(itertools.combinations(range(d), k)))
+        values = box_solve_many(P, supports)[1]
+        ranked = np.argsort(values)
+        runner_up = ranked[np.flatnonzero(values[ranked] > values[ranked[0]] + 1e-9)[0]]
+        incumbent = solve_support(P, supports[runner_up])[0]
+        pruned = search_supports(P, k, incumbent, prune=True)
+        assert pruned.complete
+        assert 4 * pruned.objective == pytest.approx(values[ranked[0]], abs=1e-10 * max(1.0, P.yy)), trial
+
+
+def test_box_free_minima_bound_the_box_minima_from_below():
+    """The cheap first pass of the node bound: ≤ min over a grid of t ∈ [−1, 1] of D t² + 2g t, for D of
+    either sign and zero, and equal to the box minimum wherever that lies inside the box."""
+    rng = np.random.default_rng(8)
+    D = np.concatenate([rng.uniform(0.1, 1.0, 6), [0.0, -0.3]])
+    g = rng.normal(size=(50, len(D))) * rng.choice([0.05, 0.5, 3.0], size=(50, 1))
+    t = np.linspace(-1, 1, 20001)
+    grid = (D[None, :, None] * t**2 + 2 * g[:, :, None] * t).min(axis=2)
+    cheap, box = box_free_minima(D, g), coordinate_minima(D[None, :], g)
+    assert (cheap <= box + 1e-12).all() and (box <= grid + 1e-12).all() and (grid <= box + 1e-6).all()
+    inside = np.abs(g) < D[None, :]
+    assert np.allclose(cheap[inside], box[inside], rtol=1e-14, atol=0)  # the same up to rounding
+    assert np.array_equal(cheap[:, D <= 0], box[:, D <= 0])
+    assert (cheap[~inside & (D[None, :] > 0)] < box[~inside & (D[None, :] > 0)]).all()
+
+
+def test_pair_partners_hold_every_pair_below_the_slack_once():
+    """Children P ∪ i for each i with 2h_i < slack, partners from :func:`pair_partners`: against every pair."""
+    rng = np.random.default_rng(5)
+    for trial in range(200):
+        n = int(rng.integers(2, 12))
+        h = np.round(rng.normal(size=(3, n)), 1)  # ties
+        h[rng.random(h.shape) < 0.2] = np.inf
+        slack = rng.normal(size=3) - 0.5
+        parent, i = np.nonzero(2 * h < slack[:, None])
+        partners = pair_partners(h[parent], i, slack[parent])
+        found = [(int(t), *sorted((int(a), int(b)))) for t, a, row in zip(parent, i, partners)
+                 for b in np.flatnonzero(row)]
+        expected = [(t, a, b) for t in range(3) for a, b in itertools.combinations(range(n), 2)
+                    if h[t, a] + h[t, b] < slack[t]]
+        assert sorted(found) == sorted(expected), trial
+
+
+def test_completion_limit_keeps_every_column_of_a_viable_completion():
+    """Every set T' of r − 1 columns with h_q + Σ_{T'} h < slack has each member under the limit; the limit
+    is not vacuous (some column fails it in most rows)."""
+    rng = np.random.default_rng(6)
+    binding = 0
+    for trial in range(300):
+        n, r = int(rng.integers(4, 10)), int(rng.integers(2, 5))
+        h = np.round(rng.normal(size=n), 1)
+        smallest = np.sort(h)[None, :r]
+        slack = float(np.sort(h)[:r].sum() + abs(rng.normal()))
+        for q in range(n):
+            limit = completion_limit(smallest, h[q:q + 1], np.array([slack]))[0]
+            others = [j for j in range(n) if j != q]
+            for T in itertools.combinations(others, r - 1):
+                if h[q] + h[list(T)].sum() < slack:
+                    assert all(h[j] < limit for j in T), (trial, q, T)
+            binding += any(h[j] >= limit for j in others)
+    assert binding > 300
 
 
 def test_sparse_curvature_is_valid_on_every_small_support():

@@ -60,10 +60,17 @@ def separable_bound(problem: GramProblem, p: np.ndarray, size: int) -> Separable
 
 
 def coordinate_minima(D: np.ndarray, g: np.ndarray) -> np.ndarray:
-    """min_{t∈[−1,1]} D t² + 2g t, elementwise (≤ 0): −g²/D where |g| < D, else D − 2|g|."""
+    """min_{t∈[−1,1]} D t² + 2g t, elementwise (≤ 0): −g²/D where |g| < D, else D − 2|g| (in place on
+    temporaries: this runs on every node of a search)."""
     a = np.abs(g)
-    inside = a < D
-    return np.where(inside, -a * a / np.where(inside, D, 1.0), D - 2 * a)
+    outside = a >= D
+    h = a * a
+    with np.errstate(divide="ignore", invalid="ignore"):  # D = 0 (no curvature) is outside for every g
+        h /= -D
+    a *= -2
+    a += D
+    np.copyto(h, a, where=outside)
+    return h
 
 
 class NodeCurvature:
@@ -108,8 +115,8 @@ class NodeCurvature:
             ok = bool(np.isfinite(screen).all() and screen.sum() >= self.uniform.sum())
             self.screens.append(screen if ok else self.uniform)
 
-    def screen(self, ell: int, cols: np.ndarray) -> np.ndarray:
-        return self.screens[ell][cols]
+    def screen(self, ell: int) -> np.ndarray:
+        return self.screens[ell]
 
 
 def _cumulative_largest(values: np.ndarray, width: int) -> np.ndarray:

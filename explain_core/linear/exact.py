@@ -28,6 +28,7 @@ from .search import search_supports
 ENUMERATION_LIMIT = 100_000  # exhaustive enumeration up to this many supports (the side-by-side run beyond)
 METHODS = ("auto", "enumeration", "branch_and_bound", "miqp", "side_by_side")
 MIQP_DELAY = 1.0  # seconds of search alone before the MIQP process starts (5% of the time limit if less)
+MIQP_GRACE = 0.02  # share of the MIQP's time it stops before the deadline, and waited for after it
 OPTIMAL_GAP = 1e-6  # "optimal" = certified to this relative gap (the search proves its optimum exactly)
 
 
@@ -121,9 +122,10 @@ class _MIQPBeside:
     """The MIQP worker process beside the search: started after a head start, polled, killed at the end."""
 
     def __init__(self, problem: GramProblem, k: int, start: np.ndarray, deadline: float):
-        self.args = (problem, k, start, deadline)
         self.deadline = deadline
         self.launch_at = time.monotonic() + min(MIQP_DELAY, 0.05 * (deadline - time.monotonic()))
+        self.grace = MIQP_GRACE * (deadline - self.launch_at)
+        self.args = (problem, k, start, deadline - self.grace)  # SCIP stops early enough for its reply to arrive
         self.process: subprocess.Popen | None = None
         self.launched = self.finished = False
         self.result: Outcome | None = None
@@ -141,11 +143,12 @@ class _MIQPBeside:
         return self.result is not None and _proved(self.result)
 
     def wait(self) -> None:
-        """After the search stopped at the deadline: SCIP stops at the same deadline; a little grace for its reply."""
+        """After the search stopped at the deadline: SCIP was told to stop one grace period earlier, and has
+        one more for its reply (its own overshoot, the polish and the exit took up to 0.6 s on a busy machine)."""
         if self.process is None or self.finished:
             return
         try:
-            self.process.wait(max(0.0, self.deadline - time.monotonic()) + 0.02 * (self.deadline - self.launch_at))
+            self.process.wait(max(0.0, self.deadline - time.monotonic()) + self.grace)
         except subprocess.TimeoutExpired:
             return
         self.finished, self.result = True, worker_result(self.process)

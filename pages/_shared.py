@@ -71,13 +71,12 @@ def warm_up() -> None:
 
     importlib.import_module("explain_core.plots")  # plotly and the figures of every explanation page
     PagesManager.uses_pages_directory = False
-    bare = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
-    level = bare.level
-    bare.setLevel(logging.ERROR)  # no "missing ScriptRunContext" for the loading spinner: no visitor to show it to
+    logging.disable(logging.WARNING)  # no "missing ScriptRunContext" warnings: there is no visitor to draw for yet
     try:
         demo(*DEFAULT_DEMO)
+        st.empty()  # Streamlit's first element in a process inspects the whole call stack once (~0.2 s here)
     finally:
-        bare.setLevel(level)
+        logging.disable(logging.NOTSET)
 
 
 TRIM_EVERY_S = 30

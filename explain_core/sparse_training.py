@@ -94,6 +94,7 @@ class TrainingSettings:
 
     @property
     def epochs(self) -> int:
+        """All epochs of a run (of settings with the defaults filled in: :meth:`resolved`, a result's)."""
         return self.warmup_epochs + self.sev_epochs
 
     def resolved(self, defaults: dict) -> "TrainingSettings":

@@ -260,6 +260,8 @@ def test_knobs_left_unset_take_the_model_familys_defaults(mixed):
         network.learning_rate_init = network_rate
     kept = prepare(mlp, TrainingSettings(objective="all_opt_plus", learning_rate=0.05, warmup_epochs=2), "cpu").settings
     assert (kept.learning_rate, kept.warmup_epochs, kept.sev_epochs, kept.strength) == (0.05, 2, 15, 0.1)
+    tuned = train_sparse(mlp, TrainingSettings(objective="all_opt_minus"), device="cpu")
+    assert [h["phase"] for h in tuned.history] == ["sev"] * 15 and tuned.settings.learning_rate == network_rate
     result = train_sparse(lr, TrainingSettings(objective="all_opt_minus", sev_epochs=1), device="cpu")
     assert result.settings == TrainingSettings(objective="all_opt_minus", strength=1.0, learning_rate=0.1,
                                                warmup_epochs=70, sev_epochs=1)

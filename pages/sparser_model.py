@@ -97,8 +97,10 @@ if compared.after.positive_share < compared.before.positive_share / 2:
                f"({compared.before.positive_share:.0%} → {compared.after.positive_share:.0%}): short explanations "
                "bought by predicting the negative class, which the paper warns of. Lower λ or the learning rate, "
                "and train again.", icon=":material/warning:")
-st.caption(f"Trained in {result.seconds:.1f} s on {result.device}. Mean SEV is over the test rows each model "
-           f"predicts {plain(s.dataset.class_name(1))}, against the same reference.")
+t = result.settings
+st.caption(f"Trained in {result.seconds:.1f} s on {result.device}: {t.warmup_epochs} warm-up epochs and {t.sev_epochs} "
+           f"with the SEV term, learning rate {t.learning_rate:g}. Mean SEV is over the test rows each model predicts "
+           f"{plain(s.dataset.class_name(1))}, against the same reference.")
 with st.container(key="sparse_table"):
     st.dataframe(table.style.format("{:.3f}"), width="stretch")
     shared.download_buttons("sparse_before_after", table, result, key="sparse_table")

@@ -5,10 +5,12 @@ For split s = 0..S−1 and each base kind (L2 LR, MLP 128-128, GBDT 200 trees de
 model of that split (``demo_model(data, kind, seed=s)``: stratified 80/20 split seeded by s, cached on disk) is the
 base; the reference is the mean / mode of the split's training rows of the negative class. Each objective
 (All-Opt⁺, All-Opt⁻, Vol-Opt for LR; All-Opt® with age and sex restricted on COMPAS) is trained from it with
-``train_sparse`` on the full App. B schedule unless told otherwise (70 warm-up epochs of BCE, 30 with the SEV
-term and ℓ_Pos_base, batches of 128, Adam at learning rate 0.1, λ = C₂ = 1, θ = 0.05, seed s; for Vol-Opt the
-library's defaults λ = 0.01 (the paper's authors' setting for Adult) and ε = 0.01, eq. 5 over one axis per feature
-group; ``--strength`` overrides λ for every objective). Then, on the
+``train_sparse`` at the library's defaults for the model's family unless told otherwise: for LR and GBDT the full
+App. B schedule (70 warm-up epochs of BCE, 30 with the SEV term and ℓ_Pos_base, Adam at learning rate 0.1, λ = 1;
+Vol-Opt λ = 0.01, the paper's authors' setting for Adult, and ε = 0.01, eq. 5 over one axis per feature group); for
+the MLP the fine-tuning schedule (its own learning rate 0.001, no warm-up, 15 epochs with the SEV term, λ = 0.1);
+All-Opt® λ = 3 for every model. All: batches of 128, C₂ = 1, θ = 0.05, seed s; ``--warmup``, ``--epochs``, ``--lr`` and
+``--strength`` override the defaults for every run. Each run prints the settings it used. Then, on the
 split's test rows: accuracy and AUC; mean SEV⁺ and SEV⁻ (and SEV®) over the test rows each model predicts
 positive that have an explanation within depth 6 (the app's default); the share with no SEV⁻ (SEV®) explanation;
 the share of test rows predicted positive; the reference's score; the change in test accuracy from the base model
@@ -17,7 +19,7 @@ Tables 4-9 (10 splits). "train s" is the wall time of ``train_sparse`` (encoding
 epoch); the SEV evaluation is not included.
 
 Run from the repository root:  python bench/sev_training.py [--splits 3] [--datasets adult compas]
-[--kinds l2_lr mlp gbdt] [--objectives vol_opt] [--warmup 70 --epochs 30] [--strength 1]
+[--kinds l2_lr mlp gbdt] [--objectives vol_opt] [--warmup 70 --epochs 30 --lr 0.1] [--strength 1]
 """
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ from explain_core.data import load_demo  # noqa: E402
 from explain_core.setup import Parameters, make_setup  # noqa: E402
 from explain_core.sev_losses import DEFAULT_EPS  # noqa: E402
 from explain_core.sparse_compare import model_sparsity  # noqa: E402
-from explain_core.sparse_training import DEFAULT_STRENGTH, TrainingSettings, sparse_setup, train_sparse  # noqa: E402
+from explain_core.sparse_training import DEFAULTS_NOTE, TrainingSettings, sparse_setup, train_sparse  # noqa: E402
 from explain_core.training import demo_model  # noqa: E402
 
 TITLE = {"l2_lr": "L2 LR", "mlp": "MLP", "gbdt": "GBDT"}
@@ -83,6 +85,10 @@ def measure(setup, params, seconds=float("nan")) -> dict:
             "seconds": seconds}
 
 
+def schedule(s: TrainingSettings) -> str:
+    return f"λ {s.strength:g}, lr {s.learning_rate:g}, {s.warmup_epochs} + {s.sev_epochs} epochs"
+
+
 def cell(values) -> str:
     values = np.array([v for v in values if np.isfinite(v)])
     if len(values) == 0:
@@ -95,17 +101,18 @@ def main() -> None:
     ap.add_argument("--splits", type=int, default=3)
     ap.add_argument("--datasets", nargs="+", default=["adult", "compas"])
     ap.add_argument("--kinds", nargs="+", default=list(TITLE), choices=list(TITLE))
-    ap.add_argument("--warmup", type=int, default=70)
-    ap.add_argument("--epochs", type=int, default=30)
+    ap.add_argument("--warmup", type=int, default=None, help="warm-up epochs (default: the library's)")
+    ap.add_argument("--epochs", type=int, default=None, help="epochs with the SEV term (default: the library's)")
+    ap.add_argument("--lr", type=float, default=None, help="Adam's learning rate (default: the library's)")
     ap.add_argument("--objectives", nargs="+", default=list(LABEL)[1:], choices=list(LABEL)[1:])
     ap.add_argument("--strength", type=float, default=None, help="λ for every objective (default: the library's)")
     args = ap.parse_args()
     params = Parameters().sev
+    overrides = {k: v for k, v in (("warmup", args.warmup), ("epochs", args.epochs), ("lr", args.lr),
+                                   ("λ", args.strength)) if v is not None}
     print(f"torch {torch.__version__} on {'CUDA' if torch.cuda.is_available() else 'CPU'}; {args.splits} splits; "
-          f"schedule {args.warmup} warm-up + {args.epochs} SEV epochs, batch 128, Adam lr 0.1, C₂ = 1, θ = 0.05; "
-          + (f"λ = {args.strength:g}" if args.strength is not None else
-             f"λ = 1 (Vol-Opt {DEFAULT_STRENGTH['vol_opt']:g})") + f"; Vol-Opt ε = {DEFAULT_EPS:g}; "
-          f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+          f"batch 128, Adam, C₂ = 1, θ = 0.05, Vol-Opt ε = {DEFAULT_EPS:g}; defaults: {DEFAULTS_NOTE}; overrides: "
+          f"{overrides or 'none'}; load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     for name in args.datasets:
         data = load_demo(name)
         for kind in args.kinds:
@@ -118,7 +125,8 @@ def main() -> None:
                 for objective in objectives:
                     settings = TrainingSettings(objective=objective, warmup_epochs=args.warmup, sev_epochs=args.epochs,
                                                 restricted=RESTRICTED.get(name, ()) if "restricted" in objective
-                                                else (), seed=split, strength=args.strength)
+                                                else (), seed=split, strength=args.strength,
+                                                learning_rate=args.lr)
                     started = time.perf_counter()
                     result = train_sparse(base, settings)
                     seconds = time.perf_counter() - started
@@ -127,8 +135,9 @@ def main() -> None:
                     print(f"  {name} {TITLE[kind]} split {split} {LABEL[objective]}: SEV⁺ {before['plus']:.2f} → "
                           f"{run['plus']:.2f}, SEV⁻ {before['minus']:.2f} → {run['minus']:.2f}, test acc "
                           f"{before['test_accuracy']:.4f} → {run['test_accuracy']:.4f} "
-                          f"(Δ {100 * (run['test_accuracy'] - before['test_accuracy']):+.2f} pt), "
-                          f"{seconds:.1f} s (load {os.getloadavg()[0]:.2f})", flush=True)
+                          f"(Δ {100 * (run['test_accuracy'] - before['test_accuracy']):+.2f} pt), no explanation "
+                          f"{before['unexplained']:.1%} → {run['unexplained']:.1%}, "
+                          f"{seconds:.1f} s (load {os.getloadavg()[0]:.2f}); {schedule(result.settings)}", flush=True)
             print(f"\n{name} · {TITLE[kind]} (mean ± sd over {args.splits} splits; paper: 10 splits)")
             print(f"{'':10s}" + "".join(f"{h:>13s}" for h in HEAD))
             for objective, runs in rows.items():

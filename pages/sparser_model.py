@@ -5,7 +5,7 @@ import streamlit as st
 from explain_core.onnx_export import onnx_bytes
 from explain_core.sev_losses import OBJECTIVES
 from explain_core.sparse_compare import KIND_LABELS, history_figure, prevalence_figure, sev_distributions, sev_sankey
-from explain_core.sparse_training import (DEFAULT_STRENGTH, TRAINABLE_KINDS, TrainingSettings, base_setup, skops_bytes,
+from explain_core.sparse_training import (DEFAULTS_NOTE, TRAINABLE_KINDS, TrainingSettings, base_setup, skops_bytes,
                                           sparse_setup, train_sparse)
 from explain_core.training import DEMO_KINDS
 from explain_core.vocabulary import plain
@@ -45,29 +45,28 @@ with st.form("sparse_form"):
                         else DEMO_KINDS[k])
     objective = c2.selectbox("Objective", list(OBJECTIVES), key="sparse_objective", format_func=OBJECTIVES.get,
                              help="; ".join(f"{OBJECTIVES[k]}: {v}" for k, v in OBJECTIVE_HELP.items()))
+    defaults = f"Empty: the model's default ({DEFAULTS_NOTE})."
     c1, c2, c3 = st.columns(3)
     strength = c1.number_input("λ (weight of the SEV term)", 0.0, 100.0, None, 0.01, key="sparse_lambda",
-                               placeholder="the objective's default",
-                               help="Empty: 1 for All-Opt, " + ", ".join(f"{OBJECTIVES[k]} {v:g}" for k, v in
-                                                                         DEFAULT_STRENGTH.items()) + ".")
-    warmup = c2.number_input("Warm-up epochs (accuracy only)", 0, 500, 70, key="sparse_warmup")
-    epochs = c3.number_input("Epochs with the SEV term", 0, 500, 30, key="sparse_epochs")
+                               placeholder="the model's default", help=defaults)
+    warmup = c2.number_input("Warm-up epochs (accuracy only)", 0, 500, None, key="sparse_warmup",
+                             placeholder="the model's default", help=defaults)
+    epochs = c3.number_input("Epochs with the SEV term", 0, 500, None, key="sparse_epochs",
+                             placeholder="the model's default", help=defaults)
     with st.expander("More settings"):
         c1, c2, c3, c4, c5 = st.columns(5)
         pos_base = c1.number_input("C₂ (keep the reference negative)", 0.0, 100.0, 1.0, 0.1, key="sparse_c2")
         theta = c2.number_input("θ margin", 0.0, 0.5, 0.05, 0.01, key="sparse_theta")
         batch = c3.number_input("Batch size", 1, 4096, 128, key="sparse_batch")
-        rate = c4.number_input("Learning rate", 0.0001, 1.0, 0.1, format="%.4f", key="sparse_lr",
-                               help="Adam's step (App. B: 0.1). For an MLP that ends up predicting the negative "
-                                    "class for most rows, try 0.01.")
+        rate = c4.number_input("Learning rate", 0.0001, 1.0, None, format="%.4f", key="sparse_lr",
+                               placeholder="the model's default", help="Adam's step. " + defaults)
         seed = c5.number_input("Seed", 0, 2**31 - 1, p.seed, key="sparse_seed")
     run = st.form_submit_button("Train", icon=":material/model_training:")
 
 if run:
-    settings = TrainingSettings(objective=objective, strength=None if strength is None else float(strength),
-                                pos_base_strength=float(pos_base), theta=float(theta), warmup_epochs=int(warmup),
-                                sev_epochs=int(epochs), batch_size=int(batch),
-                                learning_rate=float(rate), seed=int(seed),
+    settings = TrainingSettings(objective=objective, strength=strength, pos_base_strength=float(pos_base),
+                                theta=float(theta), warmup_epochs=warmup, sev_epochs=epochs, batch_size=int(batch),
+                                learning_rate=rate, seed=int(seed),
                                 restricted=s.restricted if objective == "all_opt_restricted" else ())
     base = s if kind == SESSION else base_model(s, s.key, kind)
     with shared.progress_bar(f"Training {OBJECTIVES[objective]}…") as progress:
@@ -75,9 +74,8 @@ if run:
     st.session_state["sparse_run"] = (base, sparse_setup(base, result))
 
 if "sparse_run" not in st.session_state:
-    st.caption("Choose a base model and an objective, then train. The paper's schedule (App. B) is the default: "
-               "70 warm-up epochs, 30 with the SEV term, batches of 128, Adam at learning rate 0.1; λ = 1 "
-               "(Vol-Opt: 0.01).")
+    st.caption(f"Choose a base model and an objective, then train. Batches of 128 and Adam; the defaults: "
+               f"{DEFAULTS_NOTE}.")
     st.stop()
 
 before, after = st.session_state["sparse_run"]
@@ -97,10 +95,12 @@ if compared.after.reference_score > after.model.threshold:
 if compared.after.positive_share < compared.before.positive_share / 2:
     st.warning(f"The trained model predicts {plain(s.dataset.class_name(1))} for far fewer test rows "
                f"({compared.before.positive_share:.0%} → {compared.after.positive_share:.0%}): short explanations "
-               "bought by predicting the negative class, which the paper warns of. Lower λ or the learning rate "
-               "(0.01 for an MLP), and train again.", icon=":material/warning:")
-st.caption(f"Trained in {result.seconds:.1f} s on {result.device}. Mean SEV is over the test rows each model "
-           f"predicts {plain(s.dataset.class_name(1))}, against the same reference.")
+               "bought by predicting the negative class, which the paper warns of. Lower λ or the learning rate, "
+               "and train again.", icon=":material/warning:")
+t = result.settings
+st.caption(f"Trained in {result.seconds:.1f} s on {result.device}: {t.warmup_epochs} warm-up epochs and {t.sev_epochs} "
+           f"with the SEV term, learning rate {t.learning_rate:g}. Mean SEV is over the test rows each model predicts "
+           f"{plain(s.dataset.class_name(1))}, against the same reference.")
 with st.container(key="sparse_table"):
     st.dataframe(table.style.format("{:.3f}"), width="stretch")
     shared.download_buttons("sparse_before_after", table, result, key="sparse_table")

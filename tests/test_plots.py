@@ -238,3 +238,13 @@ def test_prevalence_table_and_figure():
     with pytest.raises(ValueError, match="not in group_names"):
         prevalence_table(results, ["A", "B"])
     assert prevalence_table([], ["A"])["share"].tolist() == [0.0]
+
+
+def test_before_after_distributions_share_one_ordered_axis():
+    """Values seen by only one model still sit in numeric order, with "not explained" last."""
+    from explain_core.sparse_compare import sev_distributions
+
+    fig = sev_distributions({"before": [1, 2, None, 1], "after": [1, 4, 1]})
+    assert list(fig.layout.xaxis.categoryarray) == ["1", "2", "3", "4", NOT_EXPLAINED]
+    assert [list(t.x) for t in fig.data] == [["1", "2", NOT_EXPLAINED], ["1", "2", "3", "4", NOT_EXPLAINED]]
+    assert list(sev_distributions({"before": [None]}).layout.xaxis.categoryarray) == [NOT_EXPLAINED]

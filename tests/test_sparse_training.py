@@ -17,8 +17,8 @@ from explain_core.models import wrap_model
 from explain_core.setup import Parameters, trained_setup
 from explain_core.sev_losses import reference_margin, vol_opt
 from explain_core.onnx_export import onnx_bytes
-from explain_core.sparse_training import (TrainingCancelled, TrainingSettings, batch_loss, prepare, skops_bytes,
-                                          sparse_setup, train_sparse)
+from explain_core.sparse_training import (APP_B, TrainingCancelled, TrainingSettings, batch_loss, default_settings,
+                                          prepare, skops_bytes, sparse_setup, train_sparse)
 
 TINY = dict(warmup_epochs=1, sev_epochs=2)
 
@@ -105,7 +105,7 @@ def test_each_loss_equals_a_loop_over_its_equation(base, objective):
     settings = TrainingSettings(objective=objective, restricted=RESTRICTED if objective == "all_opt_restricted" else ())
     problem = prepare(base, settings, device="cpu")
     idx = torch.arange(len(problem.y))
-    terms = batch_loss(problem.family, idx, problem.y, settings, problem.movable, True)
+    terms = batch_loss(problem.family, idx, problem.y, problem.settings, problem.movable, True)
     got = {k: float(v.detach()) for k, v in terms.items()}
     want = loop_terms(base, problem, objective, eps=settings.eps)
     assert problem.parts.column_group.tolist().count(base.dataset.layout.names.index("c")) == 3  # a 3-column group
@@ -240,6 +240,36 @@ def test_seeded_progress_per_epoch_and_cancel(mixed):
     np.testing.assert_array_equal(one.estimator.coef_, two.estimator.coef_)
     with pytest.raises(TrainingCancelled):
         train_sparse(base, settings, cancel=lambda: True, device="cpu")
+
+
+def test_knobs_left_unset_take_the_model_familys_defaults(mixed):
+    """App. B for LR and GBDT (Vol-Opt λ 0.01); an MLP is fine-tuned at its own learning rate, without warm-up, for
+    15 epochs at λ 0.1; All-Opt® takes λ 3 everywhere. What the caller sets is kept, and a result records the settings it used."""
+    lr, gbdt, mlp = (trained_setup(mixed, kind, seed=0) for kind in ("l2_lr", "gbdt", "mlp"))
+    assert default_settings(lr, "all_opt_minus") == default_settings(gbdt, "all_opt_plus") == {**APP_B, "strength": 1}
+    assert default_settings(lr, "vol_opt")["strength"] == 0.01 and APP_B["learning_rate"] == 0.1
+    assert default_settings(lr, "all_opt_restricted")["strength"] == default_settings(gbdt, "all_opt_restricted")[
+        "strength"] == 3
+    network = mlp.model.estimator[-1]
+    network_rate = network.learning_rate_init
+    assert default_settings(mlp, "all_opt_minus") == {"learning_rate": network_rate, "warmup_epochs": 0,
+                                                      "sev_epochs": 15, "strength": 0.1}
+    assert default_settings(mlp, "all_opt_restricted")["strength"] == 3
+    network.learning_rate_init = 0.004  # read from the fitted network, not a constant
+    try:
+        assert default_settings(mlp, "all_opt_plus")["learning_rate"] == 0.004
+    finally:
+        network.learning_rate_init = network_rate
+    kept = prepare(mlp, TrainingSettings(objective="all_opt_plus", learning_rate=0.05, warmup_epochs=2), "cpu").settings
+    assert (kept.learning_rate, kept.warmup_epochs, kept.sev_epochs, kept.strength) == (0.05, 2, 15, 0.1)
+    tuned = train_sparse(mlp, TrainingSettings(objective="all_opt_minus"), device="cpu")
+    assert [h["phase"] for h in tuned.history] == ["sev"] * 15 and tuned.settings.learning_rate == network_rate
+    result = train_sparse(lr, TrainingSettings(objective="all_opt_minus", sev_epochs=1), device="cpu")
+    assert result.settings == TrainingSettings(objective="all_opt_minus", strength=1.0, learning_rate=0.1,
+                                               warmup_epochs=70, sev_epochs=1)
+    assert len(result.history) == 71
+    with pytest.raises(Exception, match="learning rate"):
+        TrainingSettings(learning_rate=0.0)
 
 
 def test_vol_opt_only_for_linear_models(mixed):

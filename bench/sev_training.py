@@ -9,8 +9,8 @@ base; the reference is the mean / mode of the split's training rows of the negat
 App. B schedule (70 warm-up epochs of BCE, 30 with the SEV term and ℓ_Pos_base, Adam at learning rate 0.1, λ = 1;
 Vol-Opt λ = 0.01, the paper's authors' setting for Adult, and ε = 0.01, eq. 5 over one axis per feature group); for
 the MLP the fine-tuning schedule (its own learning rate 0.001, no warm-up, 15 epochs with the SEV term, λ = 0.1);
-All-Opt® λ = 3 for every model. All: batches of 128, C₂ = 1, θ = 0.05, seed s; ``--warmup``, ``--epochs``, ``--lr`` and
-``--strength`` override the defaults for every run. Each run prints the settings it used. Then, on the
+All-Opt® λ = 3 for every model. All: batches of 128, C₂ = 1, θ = 0.05, seed s; ``--warmup``, ``--epochs``,
+``--lr`` and ``--strength`` override the defaults for every run. Each run prints the settings it used. Then, on the
 split's test rows: accuracy and AUC; mean SEV⁺ and SEV⁻ (and SEV®) over the test rows each model predicts
 positive that have an explanation within depth 6 (the app's default); the share with no SEV⁻ (SEV®) explanation;
 the share of test rows predicted positive; the reference's score; the change in test accuracy from the base model

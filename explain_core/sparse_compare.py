@@ -175,8 +175,7 @@ def sev_distributions(values: dict[str, Sequence[int | None]], *, label: str = "
     """Grouped bars: the share of rows at each SEV value, one colour per model (``{"before": [...], ...}``)."""
     fig = go.Figure()
     colours = {"before": BAR_COLOURS["evaluated"], "after": BAR_COLOURS["counts"]}
-    seen = sorted({int(v) for vals in values.values() for v in vals if v is not None})
-    order = [str(v) for v in range(seen[0], seen[-1] + 1)] if seen else []
+    order = [str(v) for v in sev_counts([v for vals in values.values() for v in vals])["sev"]]  # one axis for all
     for side, vals in values.items():
         counts = sev_counts(vals)
         fig.add_trace(go.Bar(x=[str(v) for v in counts["sev"]], y=counts["share"], name=side,
@@ -184,8 +183,7 @@ def sev_distributions(values: dict[str, Sequence[int | None]], *, label: str = "
                              hovertemplate=f"{side}: {label} = %{{x}}, %{{y:.1%}} (%{{customdata}} rows)"
                                            "<extra></extra>"))
     fig.update_layout(template=TEMPLATE, barmode="group", title=f"{label} distribution before and after",
-                      xaxis=dict(title=label, type="category", categoryorder="array",
-                                 categoryarray=order + [NOT_EXPLAINED]),
+                      xaxis=dict(title=label, type="category", categoryorder="array", categoryarray=order),
                       yaxis=dict(title="share of rows", tickformat=".0%"))
     return fig
 

@@ -14,16 +14,16 @@ The schedule (App. B): batches of 128, Adam, ``warmup_epochs`` of BCE alone, the
 ``λ·ℓ_SEV + C₂·ℓ_Pos_base`` added. A knob left at None takes its family's default (:func:`default_settings`):
 App. B for logistic regression and gradient boosting (learning rate 0.1, 70 + 30 epochs, λ = 1; Vol-Opt λ = 0.01, the
 paper's authors' setting for Adult: at λ = 1 the log-volume's gradient dwarfs the BCE's and costs ≈ 2 points of
-accuracy there). All-Opt® takes λ = 3 in every family: its restricted groups leave fewer moves to push, and at λ = 1
-COMPAS keeps 0-15 % (LR) and 0-22 % (MLP) of its positive test rows unexplained across splits, at 3 at most 3.5 %,
-for the paper's cost of about 3 points of accuracy (§5.5; bench/sev_training.py). An MLP is fine-tuned instead: App. B trains the authors' network from scratch, and applied to a
+accuracy there). An MLP is fine-tuned instead: App. B trains the authors' network from scratch, and applied to a
 fitted, early-stopped MLPClassifier its 70 BCE epochs over-fit and Adam's step of 0.1 throws the network off (Adult,
 3 splits: −0.5 to −4 points of test accuracy). So the MLP keeps its own Adam step (``learning_rate_init``), has no
 warm-up (the base model is the warm-up's result) and 15 epochs with the SEV term, at λ = 0.1 for All-Opt⁺ and
-All-Opt⁻ (the authors' Adult setting). The result is an ordinary
-scikit-learn estimator of the same class with its weights replaced, in a copy of the model's pipeline: it goes
-through the same adapter, exports as skops (the vetted types) and ONNX (:mod:`~explain_core.onnx_export`), and
-reloads with the same predictions.
+All-Opt⁻ (the authors' Adult setting). All-Opt® takes λ = 3 in every family: its restricted groups leave fewer moves
+to push, and at λ = 1 COMPAS keeps 0-15 % (LR) and 0-22 % (MLP) of its positive test rows unexplained across splits,
+at 3 at most 3.5 %, for the paper's cost of about 3 points of accuracy (§5.5; bench/sev_training.py). The result is
+an ordinary scikit-learn estimator of the same class with its weights replaced, in a copy of the model's pipeline:
+it goes through the same adapter, exports as skops (the vetted types) and ONNX (:mod:`~explain_core.onnx_export`),
+and reloads with the same predictions.
 """
 from __future__ import annotations
 
@@ -192,7 +192,7 @@ class _Linear(_Family):
 class _MLP(_Family):
     kind = "MLP"
     schedule = {"warmup_epochs": 0, "sev_epochs": 15}  # fine-tuning a fitted network (module docstring)
-    strengths = {"all_opt_plus": 0.1, "all_opt_minus": 0.1, "all_opt_restricted": 3.0}
+    strengths = {**_Family.strengths, "all_opt_plus": 0.1, "all_opt_minus": 0.1}
 
     @classmethod
     def defaults(cls, estimator: MLPClassifier, objective: str) -> dict:
@@ -308,9 +308,12 @@ def family_of(estimator) -> str:
                       "gradient boosting).")
 
 
-DEFAULTS_NOTE = ("logistic regression and gradient boosting: the paper's App. B schedule (learning rate 0.1, 70 warm-up "
-                 "epochs, 30 with the SEV term, λ = 1; Vol-Opt λ = 0.01); MLP: fine-tuned at its own learning rate, "
-                 "no warm-up, 15 epochs with the SEV term, λ = 0.1; All-Opt®: λ = 3 for every model")
+DEFAULTS_NOTE = (f"logistic regression and gradient boosting: the paper's App. B schedule (learning rate "
+                 f"{APP_B['learning_rate']:g}, {APP_B['warmup_epochs']} warm-up epochs, {APP_B['sev_epochs']} with the "
+                 f"SEV term, λ = 1; Vol-Opt λ = {_Family.strengths['vol_opt']:g}); MLP: fine-tuned at its own learning "
+                 f"rate, no warm-up, {_MLP.schedule['sev_epochs']} epochs with the SEV term, "
+                 f"λ = {_MLP.strengths['all_opt_plus']:g}; All-Opt®: λ = {_Family.strengths['all_opt_restricted']:g} "
+                 "for every model")
 
 
 def default_settings(setup: Setup, objective: str) -> dict:

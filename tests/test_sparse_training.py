@@ -244,7 +244,8 @@ def test_seeded_progress_per_epoch_and_cancel(mixed):
 
 def test_knobs_left_unset_take_the_model_familys_defaults(mixed):
     """App. B for LR and GBDT (Vol-Opt λ 0.01); an MLP is fine-tuned at its own learning rate, without warm-up, for
-    15 epochs at λ 0.1; All-Opt® takes λ 3 everywhere. What the caller sets is kept, and a result records the settings it used."""
+    15 epochs at λ 0.1; All-Opt® takes λ 3 everywhere. What the caller sets is kept, and a result records the
+    settings it used."""
     lr, gbdt, mlp = (trained_setup(mixed, kind, seed=0) for kind in ("l2_lr", "gbdt", "mlp"))
     assert default_settings(lr, "all_opt_minus") == default_settings(gbdt, "all_opt_plus") == {**APP_B, "strength": 1}
     assert default_settings(lr, "vol_opt")["strength"] == 0.01 and APP_B["learning_rate"] == 0.1

@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 import streamlit as st
 
 from explain_core import ExplainError
-from explain_core.vocabulary import plain
+from explain_core.views.vocabulary import plain
 
 log = logging.getLogger("explain_explorer")
 SIDEBAR_ROWS = 1000  # rows offered by the sidebar's switcher

@@ -6,7 +6,7 @@ its hypercube. Two variants, alternated in the same run:
 
 - ``plain``: ``import skops.io`` as skops ships it — its estimator walk imports every scikit-learn package,
   torch among them (``sklearn.externals.array_api_compat.torch``);
-- ``ours``: :func:`explain_core.skops_policy.skops_io`, whose walk skips the packages ``all_estimators`` never
+- ``ours``: :func:`explain_core.intake.skops_policy.skops_io`, whose walk skips the packages ``all_estimators`` never
   reads (same trusted-type list, checked by tests/test_cold_start.py).
 
 CPU time (``time.process_time``) is the figure to compare on a shared machine; wall time is shown beside it.

@@ -31,11 +31,11 @@ from sklearn.pipeline import Pipeline
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from explain_core import demo_model, load_demo  # noqa: E402
-from explain_core.data import make_dataset  # noqa: E402
-from explain_core.encoding import make_encoder  # noqa: E402
+from explain_core.intake.data import make_dataset
+from explain_core.intake.encoding import make_encoder
+from explain_core.intake.models import wrap_model
 from explain_core.lens import lens_contexts, opposite_references  # noqa: E402
 from explain_core.lens.search import search_factors  # noqa: E402
-from explain_core.models import wrap_model  # noqa: E402
 
 TAU = 0.9
 PAPER_COLUMNS = {"age": "age", "sex": None, "job": "job", "housing": "housing", "savings_account": "savings_account",

@@ -46,10 +46,10 @@ def prepare(case: str, folder: Path):
 
     import hostile
     from explain_core import lens_contexts
-    from explain_core.data import load_demo, make_dataset
-    from explain_core.loading import load_model_bytes, load_model_file
-    from explain_core.models import ModelAdapter
-    from explain_core.tables import read_table
+    from explain_core.intake.data import load_demo, make_dataset
+    from explain_core.intake.loading import load_model_bytes, load_model_file
+    from explain_core.intake.models import ModelAdapter
+    from explain_core.intake.tables import read_table
 
     if case == "parquet_rows":
         path = hostile.parquet_bomb(100_000_000, folder / "bomb.parquet")
@@ -85,14 +85,14 @@ def prepare(case: str, folder: Path):
     if case == "linear_m":
         from explain_core.linear import explain_linear, group_space
         from explain_core.reference import make_reference
-        from explain_core.training import demo_model
+        from explain_core.intake.demo_models import demo_model
 
         compas = load_demo("compas")
         trained = demo_model(compas, "l2_lr")
         space = group_space(trained.model, compas, compas.features.iloc[[0]], make_reference(compas))
         return lambda: explain_linear(space, m=1_000_000), "linear explanation with m = 10^6"
     if case == "train_rows":
-        from explain_core.training import train_model
+        from explain_core.intake.demo_models import train_model
 
         rng = np.random.default_rng(0)
         big = make_dataset(pd.DataFrame({"a": rng.normal(size=2_000_000), "y": rng.integers(0, 2, 2_000_000)}), "y")

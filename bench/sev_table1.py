@@ -34,9 +34,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from explain_core import load_demo, make_reference, sev_batch  # noqa: E402
-from explain_core.data import GroupLayout  # noqa: E402
-from explain_core.encoding import encoded_model  # noqa: E402
-from explain_core.training import train_model  # noqa: E402
+from explain_core.intake.data import GroupLayout
+from explain_core.intake.demo_models import train_model
+from explain_core.intake.encoding import encoded_model
 
 PAPER_LAYOUT_DEPTH = 6
 

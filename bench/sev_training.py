@@ -34,12 +34,12 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from explain_core.data import load_demo  # noqa: E402
+from explain_core.intake.data import load_demo
+from explain_core.intake.demo_models import demo_model
 from explain_core.setup import Parameters, make_setup  # noqa: E402
-from explain_core.sev_losses import DEFAULT_EPS  # noqa: E402
-from explain_core.sparse_compare import model_sparsity  # noqa: E402
-from explain_core.sparse_training import DEFAULTS_NOTE, TrainingSettings, sparse_setup, train_sparse  # noqa: E402
-from explain_core.training import demo_model  # noqa: E402
+from explain_core.sparse.compare import model_sparsity
+from explain_core.sparse.losses import DEFAULT_EPS
+from explain_core.sparse.training import DEFAULTS_NOTE, TrainingSettings, sparse_setup, train_sparse
 
 TITLE = {"l2_lr": "L2 LR", "mlp": "MLP", "gbdt": "GBDT"}
 OBJECTIVES = {"l2_lr": ("all_opt_plus", "all_opt_minus", "vol_opt"), "mlp": ("all_opt_plus", "all_opt_minus"),

@@ -9,23 +9,23 @@ Computation only — no Streamlit. Typical use::
     ex = explain_sev(trained.model, data, data.features.iloc[[42]], ref)
 
 The linear explanations (torch) live in :mod:`explain_core.linear`, the PDF reports in
-:mod:`explain_core.report`; importing this package imports neither.
+:mod:`explain_core.report`; importing this package imports neither, nor plotly: the figure names below come from
+:mod:`explain_core.views.sev` when first used.
 """
 from ._version import __version__
 from .baselines import Attribution, FlipPath, explain_lime, explain_shap, flip_number
-from .data import Dataset, FeatureGroup, GroupLayout, demo_names, load_demo, make_dataset
 from .errors import ComputationError, ExplainError, IntakeError, NonFiniteScores
+from .intake.data import Dataset, FeatureGroup, GroupLayout, demo_names, load_demo, make_dataset
+from .intake.demo_models import TrainedModel, demo_model, train_model
+from .intake.loading import UntrustedModelError, load_model_file, model_from_file
+from .intake.models import ModelAdapter, wrap_model
+from .intake.tables import read_table
 from .lens import (Factor, LensContext, LensResult, Measures, feature_mad, lens_contexts, opposite_references,
                    shap_curve)
 from .limits import Limits, limits
-from .loading import UntrustedModelError, load_model_file, model_from_file
-from .models import ModelAdapter, wrap_model
-from .plots import (feature_prevalence, hypercube_figure, lattice_counts, lattice_figure, prevalence_table,
-                    sev_counts, sev_histogram)
 from .reference import Reference, check_restricted, make_reference
-from .sev import SEVExplanation, SEVResult, explain_sev, hypercube, sev_batch
-from .tables import read_table
-from .training import TrainedModel, demo_model, train_model
+from .sev.engine import SEVExplanation, SEVResult, explain_sev, hypercube, sev_batch
+from .sev.summaries import lattice_counts, prevalence_table, sev_counts
 
 __all__ = [
     "__version__", "Dataset", "FeatureGroup", "GroupLayout", "IntakeError", "ExplainError", "ComputationError",
@@ -39,3 +39,13 @@ __all__ = [
     "feature_prevalence", "hypercube_figure", "lattice_counts", "lattice_figure", "prevalence_table",
     "sev_counts", "sev_histogram",
 ]
+
+FIGURES = ("feature_prevalence", "hypercube_figure", "lattice_figure", "sev_histogram")
+
+
+def __getattr__(name: str):
+    """The figure functions of :data:`FIGURES`, imported (with plotly) on first use."""
+    if name in FIGURES:
+        from .views import sev as figures
+        return getattr(figures, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,7 +16,6 @@ import numpy as np
 import pandas as pd
 
 from .baselines import Attribution, FlipPath, explain_lime, explain_shap, flip_number
-from .cube import ProgressFn, one_row
 from .lens import ALL_SUBSETS_UP_TO, LensContext, LensResult, lens_contexts, opposite_references
 from .lens.causal import CausalGraph, causal_contexts, fit_scm
 from .lens.search import LensSearch, search_factors
@@ -24,7 +23,8 @@ from .results import Explanation
 from .setup import (DEFAULT_DEMO, LINEAR_METHODS, BaselineParameters, LensParameters, LinearParameters, Parameters,
                     SEVParameters, Setup, demo_setup, file_setup, lens_max_size, make_setup, model_from_upload,
                     trained_setup)
-from .sev import SEVExplanation, SEVResult, explain_sev, sev_batch
+from .sev.cube import ProgressFn, one_row
+from .sev.engine import SEVExplanation, SEVResult, explain_sev, sev_batch
 
 if TYPE_CHECKING:
     from .linear.compare import LinearReport

@@ -11,13 +11,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .data import NO_COLUMN, Dataset
-from .encoding import encoded_model
 from .errors import IntakeError, names_method
-from .cube import mix
-from .models import ModelAdapter
+from .intake.data import NO_COLUMN, Dataset
+from .intake.encoding import encoded_model
+from .intake.models import ModelAdapter
 from .reference import Reference
 from .results import Explanation
+from .sev.cube import mix
 
 SCORE_OUTPUT = {"proba": "probability", "decision": "decision value", "predict": "prediction"}
 TREE_OUTPUT = {"log_odds": "log-odds", "probability": "probability", "raw_value": "prediction"}
@@ -185,7 +185,7 @@ def _model_matrix(model: ModelAdapter, dataset: Dataset):
     if model.takes != "raw" or not numeric:
         return None
     wrapper = model.estimator
-    inner = getattr(wrapper, "inner", wrapper)  # renamed / ordered inputs (explain_core.inputs)
+    inner = getattr(wrapper, "inner", wrapper)  # renamed / ordered inputs (explain_core.intake.inputs)
     prepare = getattr(wrapper, "prepare", lambda frame: frame)
     group_of = {c: i for i, g in enumerate(dataset.groups) for c in g.columns}
     return (getattr(inner, "booster", inner), getattr(inner, "classes_", None),

@@ -11,8 +11,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .data import Dataset, FeatureGroup, find_value, show
 from .errors import IntakeError, check_choice
+from .intake.data import Dataset, FeatureGroup, find_value, show
 
 STATISTICS = ("mean", "median", "nearest_row")
 STATISTIC_WORDS = {"mean": "mean", "median": "median", "nearest_row": "a real row (nearest to the median)"}

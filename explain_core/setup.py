@@ -1,6 +1,6 @@
 """What the analyst chose once (:class:`Setup`: data, model, reference, restricted groups) and every knob of every
 method (:class:`Parameters`, with the seeds), and the builders of setups: a bundled demo, a model trained here,
-or a model file — each with the one model-key scheme of :func:`~explain_core.training.model_key`.
+or a model file — each with the one model-key scheme of :func:`~explain_core.intake.demo_models.model_key`.
 
 ``Parameters`` splits into one small hashable object per method (``params.sev``, ``params.lens``,
 ``params.linear``, ``params.baselines``): what each method reads, and the cache key of its results.
@@ -17,17 +17,17 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .data import Dataset, find_value, load_demo
 from .errors import IntakeError, NonFiniteScores, check_choice
-from .cube import one_row
+from .intake.data import Dataset, find_value, load_demo
+from .intake.demo_models import TrainedModel, demo_model, evaluate, model_key, train_model
+from .intake.loading import load_model_bytes
+from .intake.models import ModelAdapter, wrap_model
+from .intake.tables import safe_name
 from .lens import CORRECTIONS, DIRECTIONS, default_max_size
-from .loading import load_model_bytes
-from .models import ModelAdapter, wrap_model
 from .reference import Reference, check_restricted, make_reference
 from .results import to_jsonable
-from .sev import DEFAULT_MAX_DEPTH
-from .tables import safe_name
-from .training import TrainedModel, demo_model, evaluate, model_key, train_model
+from .sev.cube import one_row
+from .sev.engine import DEFAULT_MAX_DEPTH
 
 LINEAR_METHODS = {"iht": ("iht",), "exact": ("exact",), "both": ("iht", "exact")}
 DEFAULT_DEMO = ("compas", "gbdt")
@@ -37,7 +37,7 @@ DEFAULT_DEMO = ("compas", "gbdt")
 class Setup:
     """What the analyst chose once: data, model (with its split and metrics), reference, restricted groups.
 
-    ``model_key`` identifies the model's content (:func:`~explain_core.training.model_key`); ``source``
+    ``model_key`` identifies the model's content (:func:`~explain_core.intake.demo_models.model_key`); ``source``
     says in words where the model came from.
     """
 
@@ -176,7 +176,7 @@ def trained_setup(dataset: Dataset, kind: str, *, seed: int = 0, restricted: Seq
 def model_from_upload(dataset: Dataset, data: bytes, filename: str, *, seed: int = 0, threshold: float | None = None,
                       positive_class=None, trusted: bool | None = None, trusted_types: Sequence[str] = (),
                       by_order: bool = False) -> TrainedModel:
-    """A model file's bytes loaded safely (:func:`~explain_core.loading.load_model_bytes`), wrapped for
+    """A model file's bytes loaded safely (:func:`~explain_core.intake.loading.load_model_bytes`), wrapped for
     ``dataset`` (``by_order``: unnamed inputs are the dataset's columns in order), checked on a few rows, and
     evaluated on its seeded split; keyed by the file's content and the wrapping choices."""
     name = safe_name(filename, "model")

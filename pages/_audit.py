@@ -4,8 +4,8 @@ partition files, so an audit of millions of rows opens at once."""
 import streamlit as st
 
 from explain_core.audit import audit_folders, read_audit
-from explain_core.plots import feature_prevalence, sev_histogram
-from explain_core.vocabulary import plain
+from explain_core.views.sev import feature_prevalence, sev_histogram
+from explain_core.views.vocabulary import plain
 from pages import _shared as shared
 
 FIRST_ROWS = 1000

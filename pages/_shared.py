@@ -25,11 +25,11 @@ from explain_core.analysis import (DEFAULT_DEMO, BaselineParameters, LensParamet
                                    SEVParameters, Setup, dataset_sev, demo_setup, flip_numbers, lens_report,
                                    lens_searches, row_baselines, row_lens_causal, row_lens_contexts, row_lens_search,
                                    row_linear, row_sev, score_of)
-from explain_core.lens.causal import CausalGraph
 from explain_core.export import to_csv, to_json
-from explain_core.loading import trusted_mode
+from explain_core.intake.loading import trusted_mode
+from explain_core.lens.causal import CausalGraph
 from explain_core.sev import hypercube
-from explain_core.vocabulary import plain
+from explain_core.views.vocabulary import plain
 
 SECRETS_TRUSTED = "trusted_models"
 
@@ -69,7 +69,8 @@ def warm_up() -> None:
     """
     from streamlit.runtime.pages_manager import PagesManager
 
-    importlib.import_module("explain_core.plots")  # plotly and the figures of every explanation page
+    for figures in ("sev", "lens", "linear", "compare"):  # plotly and the figures of every explanation page
+        importlib.import_module(f"explain_core.views.{figures}")
     PagesManager.uses_pages_directory = False
     logging.disable(logging.WARNING)  # no "missing ScriptRunContext" warnings: there is no visitor to draw for yet
     try:

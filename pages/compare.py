@@ -3,9 +3,9 @@ import pandas as pd
 import streamlit as st
 
 from explain_core.analysis import agreement
-from explain_core.plots import agreement_figure, attribution_figure, waterfall_figure
-from explain_core.sev_readings import explanation_lines
-from explain_core.vocabulary import plain
+from explain_core.sev.readings import explanation_lines
+from explain_core.views.compare import agreement_figure, attribution_figure, waterfall_figure
+from explain_core.views.vocabulary import plain
 from pages import _shared as shared
 
 CARD_LINES = 3  # SEV explanations listed per value in the card

@@ -16,12 +16,12 @@ import streamlit as st
 
 from explain_core import IntakeError, UntrustedModelError
 from explain_core.analysis import Setup, make_setup, model_from_upload
-from explain_core.data import KINDS, TASKS, Dataset, demo_names, infer_kind, infer_task, make_dataset
-from explain_core.loading import MODEL_SUFFIXES, TRUSTED_ENV
+from explain_core.intake.data import KINDS, TASKS, Dataset, demo_names, infer_kind, infer_task, make_dataset
+from explain_core.intake.demo_models import DEMO_KINDS, TrainedModel, train_model
+from explain_core.intake.loading import MODEL_SUFFIXES, TRUSTED_ENV
+from explain_core.intake.tables import read_table, safe_name
 from explain_core.reference import POPULATIONS, STATISTIC_WORDS, STATISTICS, Reference, make_reference
-from explain_core.tables import read_table, safe_name
-from explain_core.training import DEMO_KINDS, TrainedModel, train_model
-from explain_core.vocabulary import DEMO_LABELS, format_value, plain
+from explain_core.views.vocabulary import DEMO_LABELS, format_value, plain
 from pages import _shared as shared
 
 DATA_TYPES = ["csv", "parquet", "pq"]

@@ -1,9 +1,9 @@
 """Home: what the tool does, the current session, and where to start."""
 import streamlit as st
 
-from explain_core.data import demo_names
-from explain_core.training import DEMO_KINDS
-from explain_core.vocabulary import DEMO_LABELS, plain
+from explain_core.intake.data import demo_names
+from explain_core.intake.demo_models import DEMO_KINDS
+from explain_core.views.vocabulary import DEMO_LABELS, plain
 from pages import _shared as shared
 
 st.title("Explanation explorer")

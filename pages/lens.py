@@ -14,8 +14,8 @@ from explain_core.analysis import LensParameters
 from explain_core.errors import IntakeError
 from explain_core.lens import ALL_SUBSETS_UP_TO, LensResult, default_max_size, largest_factor_size, shap_curve
 from explain_core.lens.causal import CausalGraph, differences, german_graph
-from explain_core.plots import dag_figure, pn_curve_figure, ps_by_size_figure
-from explain_core.vocabulary import DIRECTION_LABELS, format_value, plain
+from explain_core.views.lens import dag_figure, pn_curve_figure, ps_by_size_figure
+from explain_core.views.vocabulary import DIRECTION_LABELS, format_value, plain
 from pages import _shared as shared
 
 DIRECTION_HELP = (

@@ -14,9 +14,9 @@ from explain_core.analysis import LINEAR_METHODS, LinearParameters, linear_sweep
 from explain_core.errors import IntakeError
 from explain_core.limits import limits
 from explain_core.linear.compare import SWEEP_GRIDS, Sweep
-from explain_core.plots import sweep_figure, weights_figure
-from explain_core.vocabulary import (LINEAR_CHOICE_LABELS, METHOD_LABELS, METRIC_COLUMNS, SWEEP_LABELS,
-                                     lemma4_sentence, linear_reading, plain)
+from explain_core.views.linear import sweep_figure, weights_figure
+from explain_core.views.vocabulary import (LINEAR_CHOICE_LABELS, METHOD_LABELS, METRIC_COLUMNS, SWEEP_LABELS,
+                                           lemma4_sentence, linear_reading, plain)
 from pages import _shared as shared
 
 MAX_SWEEP_VALUES = 12

@@ -2,13 +2,13 @@
 class balance) and what drives it over many rows (mean |SHAP|, beeswarm, dependence) beside SEV's prevalence."""
 import streamlit as st
 
-from explain_core.global_views import (beeswarm_figure, dependence_figure, global_shap, group_values,
-                                       importance_figure)
 from explain_core.limits import limits
-from explain_core.model_views import (balance_figure, calibration_figure, confusion_figure, model_performance,
+from explain_core.views.global_shap import (beeswarm_figure, dependence_figure, global_shap, group_values,
+                                            importance_figure)
+from explain_core.views.model import (balance_figure, calibration_figure, confusion_figure, model_performance,
                                       pr_figure, roc_figure)
-from explain_core.plots import feature_prevalence
-from explain_core.vocabulary import plain
+from explain_core.views.sev import feature_prevalence
+from explain_core.views.vocabulary import plain
 from pages import _shared as shared
 
 SHAP_ROWS = 200

@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explain_core.vocabulary import plain
+from explain_core.views.vocabulary import plain
 from pages import _shared as shared
 
 MAX_SHOWN = 2000

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explain_core.plots import HYPERCUBE_FIGURE_MAX_GROUPS
 from explain_core.report import (SECTION_TITLES, SECTIONS, build_row_report, needed_results, plotly_export_available,
                                  write_pdf)
-from explain_core.vocabulary import plain
+from explain_core.views.sev import HYPERCUBE_FIGURE_MAX_GROUPS
+from explain_core.views.vocabulary import plain
 from pages import _shared as shared
 
 SECTION_HELP = {

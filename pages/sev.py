@@ -2,11 +2,13 @@
 import streamlit as st
 
 from explain_core.limits import limits
-from explain_core.plots import (HYPERCUBE_FIGURE_MAX_GROUPS, feature_prevalence, flip_figure, hypercube_figure,
-                                lattice_figure, paths_figure, prevalence_table, sev_counts, sev_histogram)
 from explain_core.sev import HYPERCUBE_MAX_GROUPS
-from explain_core.sev_readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
-from explain_core.vocabulary import SEV_HELP, UNCHANGED, plain, text_table
+from explain_core.sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
+from explain_core.sev.summaries import prevalence_table, sev_counts
+from explain_core.views.compare import flip_figure
+from explain_core.views.sev import (HYPERCUBE_FIGURE_MAX_GROUPS, feature_prevalence, hypercube_figure, lattice_figure,
+                                    paths_figure, sev_histogram)
+from explain_core.views.vocabulary import SEV_HELP, UNCHANGED, plain, text_table
 from pages import _audit, _shared as shared
 
 AUTO_WIDE_GROUPS = 12  # wider data: the dataset-wide run is opt-in (it can take minutes)

@@ -2,13 +2,13 @@
 base model on the test rows; make it the session's model or download it."""
 import streamlit as st
 
-from explain_core.onnx_export import onnx_bytes
-from explain_core.sev_losses import OBJECTIVES
-from explain_core.sparse_compare import KIND_LABELS, history_figure, prevalence_figure, sev_distributions, sev_sankey
-from explain_core.sparse_training import (DEFAULTS_NOTE, TRAINABLE_KINDS, TrainingSettings, base_setup, skops_bytes,
+from explain_core.intake.demo_models import DEMO_KINDS
+from explain_core.intake.onnx_export import onnx_bytes
+from explain_core.sparse.compare import KIND_LABELS, history_figure, prevalence_figure, sev_distributions, sev_sankey
+from explain_core.sparse.losses import OBJECTIVES
+from explain_core.sparse.training import (DEFAULTS_NOTE, TRAINABLE_KINDS, TrainingSettings, base_setup, skops_bytes,
                                           sparse_setup, train_sparse)
-from explain_core.training import DEMO_KINDS
-from explain_core.vocabulary import plain
+from explain_core.views.vocabulary import plain
 from pages import _shared as shared
 
 SESSION = "session"

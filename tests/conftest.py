@@ -33,7 +33,7 @@ def in_ci() -> bool:
 
 
 def visible(markdown: str) -> str:
-    """What a reader sees of markdown source that escapes punctuation (``explain_core.vocabulary.plain``):
+    """What a reader sees of markdown source that escapes punctuation (``explain_core.views.vocabulary.plain``):
     the text without its backslash escapes."""
     return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
 

@@ -14,8 +14,8 @@ from conftest import visible
 from explain_core import IntakeError, explain_sev
 from explain_core.analysis import (DEFAULT_DEMO, Parameters, agreement, demo_setup, lens_report, predicted_rows, row_baselines,
                                    row_lens_contexts, row_linear)
-from explain_core.plots import sev_counts
-from explain_core.sev_readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
+from explain_core.sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
+from explain_core.sev.summaries import sev_counts
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 90

@@ -20,10 +20,10 @@ from conftest import ROOT
 from explain_core import IntakeError
 from explain_core.analysis import dataset_sev, demo_setup
 from explain_core.audit import AuditOptions, explain_partition, read_audit, run_audit
-from explain_core.data import make_dataset
+from explain_core.intake.data import make_dataset
 from explain_core.lens import lens_contexts, opposite_references
-from explain_core.plots import prevalence_table, sev_counts
 from explain_core.setup import Parameters, lens_max_size, trained_setup
+from explain_core.sev.summaries import prevalence_table, sev_counts
 
 ADULT_ROWS = 1200
 WORKER_MEMORY = 700 * 10**6
@@ -226,8 +226,8 @@ def test_bad_inputs_get_clear_messages(adult, adult_file, tmp_path):
 
 
 def test_cli_audit_writes_partitions_summary_and_pdf(explain_cache_dir, tmp_path):
-    from explain_core.__main__ import main
-    from explain_core.data import load_demo
+    from explain_core.cli.main import main
+    from explain_core.intake.data import load_demo
 
     data = load_demo("adult")
     frame = pd.concat([data.features, data.target], axis=1).iloc[:400]
@@ -248,7 +248,7 @@ def test_the_sev_page_shows_an_audit_the_server_offers(explain_cache_dir, adult,
                                                        chart_specs):
     from streamlit.testing.v1 import AppTest
 
-    from explain_core.plots import NOT_EXPLAINED
+    from explain_core.sev.summaries import NOT_EXPLAINED
 
     run_audit(adult, adult_file, tmp_path / "audits" / "adult-2026-11", scheduler="single")
     monkeypatch.setenv("EXPLAIN_AUDIT_DIR", str(tmp_path / "audits"))

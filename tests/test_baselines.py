@@ -12,9 +12,9 @@ from sklearn.preprocessing import OneHotEncoder, PolynomialFeatures
 from explain_core import demo_model, load_demo, make_reference
 from explain_core.baselines import (Attribution, GroupCodec, explain_lime, explain_shap,
                                     flip_number)
-from explain_core.data import GroupLayout, make_dataset
-from explain_core.encoding import encoded_column_groups, make_encoder
-from explain_core.models import ModelAdapter, wrap_model
+from explain_core.intake.data import GroupLayout, make_dataset
+from explain_core.intake.encoding import encoded_column_groups, make_encoder
+from explain_core.intake.models import ModelAdapter, wrap_model
 from explain_core.reference import Reference
 from explain_core.sev import sev
 

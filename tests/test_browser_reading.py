@@ -11,7 +11,7 @@ import pandas as pd
 from sklearn.metrics import roc_auc_score
 
 from explain_core.analysis import Parameters, demo_setup, predicted_rows, row_sev
-from explain_core.sev_readings import SHOWN_FIRST, explanation_lines
+from explain_core.sev.readings import SHOWN_FIRST, explanation_lines
 from test_browser import LIVE, charts_drawn, no_error, open_page, shot, upload_csv
 
 VIEWPORT = {"width": 1400, "height": 900}

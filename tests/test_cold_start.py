@@ -52,7 +52,7 @@ async def start():
 asyncio.run(start())
 _shared.demo(*_shared.DEFAULT_DEMO)  # a visitor's first request: served from the shared cache
 print(json.dumps({"app": isinstance(app.app, st.App), "calls": calls, "v1": PagesManager.uses_pages_directory,
-                  "plots": "explain_core.plots" in sys.modules}))
+                  "plots": "explain_core.views.sev" in sys.modules}))
 """
 
 

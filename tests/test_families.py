@@ -16,12 +16,12 @@ from sklearn.pipeline import Pipeline
 
 from explain_core import IntakeError, UntrustedModelError, explain_sev, lens_contexts, opposite_references
 from explain_core.analysis import Parameters, make_setup, model_from_upload, row_baselines
-from explain_core.data import load_demo, make_dataset
-from explain_core.encoding import make_encoder
+from explain_core.intake.data import load_demo, make_dataset
+from explain_core.intake.demo_models import TrainedModel, demo_model
+from explain_core.intake.encoding import make_encoder
+from explain_core.intake.models import ModelCallError, wrap_model
 from explain_core.linear import explain_linear, group_space
-from explain_core.models import ModelCallError, wrap_model
 from explain_core.reference import make_reference
-from explain_core.training import TrainedModel, demo_model
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning",
                                         "ignore::sklearn.exceptions.ConvergenceWarning")

@@ -5,9 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from explain_core.data import DEMO_DROPS, demo_cards, demo_names, find_value, load_demo, make_dataset
 from explain_core.errors import IntakeError
-from explain_core.tables import read_table
+from explain_core.intake.data import DEMO_DROPS, demo_cards, demo_names, find_value, load_demo, make_dataset
+from explain_core.intake.tables import read_table
 
 
 def raises(fn, *words):

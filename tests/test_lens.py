@@ -10,11 +10,11 @@ import pytest
 from scipy.stats import binomtest
 
 from explain_core.baselines import Attribution
-from explain_core.data import make_dataset
+from explain_core.intake.data import make_dataset
+from explain_core.intake.data import GroupLayout
+from explain_core.intake.models import ModelAdapter
 from explain_core.lens import factor_masks, lens_contexts, opposite_references, shap_curve
-from explain_core.models import ModelAdapter
 from explain_core.reference import Reference
-from explain_core.data import GroupLayout
 from explain_core.sev import sev
 
 

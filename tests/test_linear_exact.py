@@ -10,9 +10,9 @@ import pytest
 
 from explain_core.linear import Sample, iht, sample_neighbourhood
 from explain_core.linear import exact as linear_exact
+from explain_core.linear.bounds import coordinate_minima, curvature
 from explain_core.linear.exact import OPTIMAL_GAP, exact_fit
 from explain_core.linear.problem import GramProblem, box_solve_many, solve_support
-from explain_core.linear.bounds import coordinate_minima, curvature
 from explain_core.linear.search import box_free_minima, completion_limit, pair_partners, search_supports
 from test_linear import brute_fit, random_problem
 

@@ -11,8 +11,8 @@ from sklearn.metrics import average_precision_score, confusion_matrix, roc_auc_s
 from streamlit.testing.v1 import AppTest
 
 from explain_core.analysis import Parameters, demo_setup, row_baselines
-from explain_core.global_views import global_shap, group_values, importance_figure
-from explain_core.model_views import model_performance, roc_figure
+from explain_core.views.global_shap import global_shap, group_values, importance_figure
+from explain_core.views.model import model_performance, roc_figure
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 

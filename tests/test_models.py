@@ -17,15 +17,15 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 from sklearn.svm import LinearSVC
 
-from explain_core import training
 from explain_core.cache import CACHE_ENV
-from explain_core.data import load_demo, make_dataset
-from explain_core.encoding import make_encoder
 from explain_core.errors import IntakeError
-from explain_core.loading import TRUSTED_ENV, UntrustedModelError, load_model_file, model_from_file
-from explain_core.models import wrap_model
-from explain_core.onnx_model import OnnxModel
-from explain_core.training import demo_model
+from explain_core.intake import demo_models as training
+from explain_core.intake.data import load_demo, make_dataset
+from explain_core.intake.demo_models import demo_model
+from explain_core.intake.encoding import make_encoder
+from explain_core.intake.loading import TRUSTED_ENV, UntrustedModelError, load_model_file, model_from_file
+from explain_core.intake.models import wrap_model
+from explain_core.intake.onnx_model import OnnxModel
 
 
 @pytest.fixture(scope="module")
@@ -359,7 +359,7 @@ def test_custom_threshold_is_score_at_least_t():
 
 def test_engines_label_tie_rows_as_predict_does():
     """LENS and SEV read labels through the same rule: intervened rows at the tie get predict's label."""
-    from explain_core.data import GroupLayout
+    from explain_core.intake.data import GroupLayout
     from explain_core.lens import lens_contexts
     from explain_core.reference import Reference
     from explain_core.sev import sev

@@ -49,7 +49,7 @@ def test_wheel_holds_the_package_its_data_and_the_dashboard(wheel):
 
 
 def test_installed_package_reads_its_data_and_writes_its_cache_outside_itself(venv, tmp_path):
-    code = ("import explain_core, explain_core.cache as c, explain_core.__main__ as m; "
+    code = ("import explain_core, explain_core.cache as c, explain_core.cli.app as m; "
             "from explain_core import load_demo; print(explain_core.__file__); "
             "print(load_demo('german_credit').features.shape[0]); print(c.cache_dir()); print(m.app_file())")
     env = {k: v for k, v in os.environ.items() if k != cache.CACHE_ENV} | {"XDG_CACHE_HOME": str(tmp_path / "xdg")}

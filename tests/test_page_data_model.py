@@ -25,11 +25,11 @@ from streamlit.testing.v1 import AppTest
 from conftest import visible
 from explain_core import IntakeError, UntrustedModelError, load_demo, make_dataset, make_reference, read_table
 from explain_core.analysis import predicted_rows
-from explain_core.data import infer_task
-from explain_core.encoding import make_encoder
-from explain_core.loading import TRUSTED_ENV, load_model_bytes, load_model_file
-from explain_core.models import wrap_model
-from explain_core.training import demo_model, evaluate, train_model
+from explain_core.intake.data import infer_task
+from explain_core.intake.demo_models import demo_model, evaluate, train_model
+from explain_core.intake.encoding import make_encoder
+from explain_core.intake.loading import TRUSTED_ENV, load_model_bytes, load_model_file
+from explain_core.intake.models import wrap_model
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "pages/data_model.py"

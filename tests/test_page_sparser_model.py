@@ -12,11 +12,11 @@ from streamlit.testing.v1 import AppTest
 from conftest import visible
 
 from explain_core.analysis import DEFAULT_DEMO, demo_setup
-from explain_core.loading import load_model_file
-from explain_core.models import wrap_model
+from explain_core.intake.loading import load_model_file
+from explain_core.intake.models import wrap_model
 from explain_core.setup import Parameters
-from explain_core.sparse_compare import compare_sparsity
-from explain_core.sparse_training import TrainingSettings, sparse_setup, train_sparse
+from explain_core.sparse.compare import compare_sparsity
+from explain_core.sparse.training import TrainingSettings, sparse_setup, train_sparse
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 

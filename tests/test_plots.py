@@ -9,12 +9,13 @@ import pandas as pd
 import plotly.io as pio
 import pytest
 
-from explain_core.data import make_dataset
-from explain_core.plots import (LABEL_COLOURS, NOT_EXPLAINED, TEMPLATE, feature_prevalence, hypercube_figure, lattice_counts,
-                                lattice_figure, prevalence_table, sev_counts, sev_histogram)
+from explain_core.intake.data import make_dataset
+from explain_core.intake.data import GroupLayout
 from explain_core.reference import Reference
-from explain_core.data import GroupLayout
 from explain_core.sev import Hypercube, SEVResult, hypercube, sev
+from explain_core.sev.summaries import NOT_EXPLAINED, lattice_counts, prevalence_table, sev_counts
+from explain_core.views.sev import feature_prevalence, hypercube_figure, lattice_figure, sev_histogram
+from explain_core.views.style import LABEL_COLOURS, TEMPLATE
 from tests.test_sev import FIG1_COLUMNS, FIG1_QUERY, FIG1_REFERENCE, adapter, figure1_explanation, figure1_model
 
 
@@ -242,7 +243,7 @@ def test_prevalence_table_and_figure():
 
 def test_before_after_distributions_share_one_ordered_axis():
     """Values seen by only one model still sit in numeric order, with "not explained" last."""
-    from explain_core.sparse_compare import sev_distributions
+    from explain_core.sparse.compare import sev_distributions
 
     fig = sev_distributions({"before": [1, 2, None, 1], "after": [1, 4, 1]})
     assert list(fig.layout.xaxis.categoryarray) == ["1", "2", "3", "4", NOT_EXPLAINED]

@@ -1,11 +1,13 @@
-"""The LENS and linear figures of explain_core.plots: the data in their traces is the data of the input tables."""
+"""The LENS and linear figures of explain_core.views (LENS, linear, compare): the data in their traces is the data of the input tables."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from explain_core.plots import TEMPLATE, pn_curve_figure, ps_by_size_figure, sweep_figure, weights_figure
+from explain_core.views.lens import pn_curve_figure, ps_by_size_figure
+from explain_core.views.linear import sweep_figure, weights_figure
+from explain_core.views.style import TEMPLATE
 
 
 def values(seq) -> list:
@@ -175,7 +177,7 @@ def test_sweep_figure_of_a_real_sweep_summary():
 
 
 def test_dag_figure_draws_nodes_by_depth_and_one_arrow_per_edge():
-    from explain_core.plots import dag_figure
+    from explain_core.views.lens import dag_figure
     edges = [("a", "b"), ("a", "c"), ("b", "d"), ("c", "d")]
     fig = dag_figure(edges, {"a": 0, "b": 1, "c": 1, "d": 2, "e": 0}, highlight=["d"])
     nodes = fig.data[0]

@@ -1,4 +1,4 @@
-"""Explanations in words (explain_core.sev_readings), numbers by magnitude, one colour per method, LIME/SHAP
+"""Explanations in words (explain_core.sev.readings), numbers by magnitude, one colour per method, LIME/SHAP
 facets and the SHAP waterfall — checked against brute force on the COMPAS demo and against shap itself."""
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ import pandas as pd
 import pytest
 
 from explain_core.analysis import Parameters, demo_setup, predicted_rows, row_baselines, row_sev
-from explain_core.cube import mix
-from explain_core.plots import (METHOD_COLOURS, attribution_figure, flip_figure, sweep_figure, waterfall_figure,
-                                weights_figure)
-from explain_core.sev_readings import explanation_lines, line_sentence, summary_sentence
-from explain_core.vocabulary import METHOD_LABELS, format_number, format_value
+from explain_core.sev.cube import mix
+from explain_core.sev.readings import explanation_lines, line_sentence, summary_sentence
+from explain_core.views.compare import attribution_figure, flip_figure, waterfall_figure
+from explain_core.views.linear import sweep_figure, weights_figure
+from explain_core.views.style import METHOD_COLOURS
+from explain_core.views.vocabulary import METHOD_LABELS, format_number, format_value
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +129,7 @@ def test_lemma4_bound_and_caption_follow_each_w(demo, explained):
     """The old caption said dense SHAP is never covered while its w was anchored with 3 weights; coverage is
     now read off each w, the table's bound is blank where the lemma does not apply, and the caption agrees."""
     from explain_core.analysis import row_linear
-    from explain_core.vocabulary import lemma4_sentence
+    from explain_core.views.vocabulary import lemma4_sentence
 
     row, _ = explained[0]
     comparison = row_linear(demo, demo.query(row), Parameters(m=1000, linear_method="iht", k=4)).comparison
@@ -146,7 +147,7 @@ def test_lemma4_bound_and_caption_follow_each_w(demo, explained):
 
 def test_paths_follow_the_model_to_the_flip(demo, explained):
     """The large-p path view: each point is the model's score at that vertex, the last one flips."""
-    from explain_core.plots import path_scores, paths_figure
+    from explain_core.views.sev import path_scores, paths_figure
 
     names = list(demo.dataset.layout.names)
     checked = 0

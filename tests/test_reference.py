@@ -3,8 +3,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from explain_core.data import load_demo, make_dataset
 from explain_core.errors import IntakeError
+from explain_core.intake.data import load_demo, make_dataset
 from explain_core.reference import check_restricted, make_reference
 
 

@@ -24,13 +24,13 @@ import explain_core.report as rep
 from explain_core.report import figures
 from conftest import missing, visible
 from explain_core import demo_model, explain_sev, load_demo, make_reference
-from explain_core.__main__ import main as cli_main
 from explain_core.analysis import Parameters, dataset_sev, demo_setup
+from explain_core.cli.main import main as cli_main
 from explain_core.lens import lens_contexts, opposite_references
 from explain_core.linear.compare import compare
 from explain_core.linear.space import group_space
 from explain_core.report.replot import _colour
-from explain_core.vocabulary import METHOD_LABELS, format_value, linear_reading, sev_reading
+from explain_core.views.vocabulary import METHOD_LABELS, format_value, linear_reading, sev_reading
 
 ROOT = Path(__file__).resolve().parent.parent
 # small m / few LENS references / few LIME samples: the same code paths, a fraction of the time

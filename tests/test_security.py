@@ -18,18 +18,18 @@ from streamlit.testing.v1 import AppTest
 from conftest import visible
 from explain_core import NonFiniteScores, UntrustedModelError, explain_lime, explain_sev, lens_contexts, make_reference
 from explain_core.analysis import Parameters, make_setup
-from explain_core.data import load_demo, make_dataset
 from explain_core.errors import IntakeError
 from explain_core.export import neutralise, to_csv
+from explain_core.intake.data import load_demo, make_dataset
+from explain_core.intake.demo_models import demo_model, train_model
+from explain_core.intake.loading import TRUSTED_ENV, load_model_bytes, load_model_file
+from explain_core.intake.models import ModelAdapter, ModelCallError, wrap_model
+from explain_core.intake.onnx_model import OnnxModel
+from explain_core.intake.skops_policy import ALLOWED_TYPES, check_types, danger
+from explain_core.intake.tables import read_table, safe_name
 from explain_core.lens import opposite_references
 from explain_core.linear import explain_linear, group_space
-from explain_core.loading import TRUSTED_ENV, load_model_bytes, load_model_file
-from explain_core.models import ModelAdapter, ModelCallError, wrap_model
-from explain_core.onnx_model import OnnxModel
 from explain_core.report import write_index
-from explain_core.skops_policy import ALLOWED_TYPES, check_types, danger
-from explain_core.tables import read_table, safe_name
-from explain_core.training import demo_model, train_model
 from hostile import (DISGUISED, FORMULAS, disguised_skops, eval_payload_skops, markdown_table, nested_parquet,
                      onnx_loop, onnx_memory_hog, parquet_bomb, skops_array_bomb, wide_header)
 
@@ -171,7 +171,7 @@ def test_row4_parquet_expanding_past_the_row_limit_is_refused_from_its_footer(tm
 
 def test_row4_csv_is_read_in_chunks_and_stopped_at_the_limits(monkeypatch):
     monkeypatch.setenv("EXPLAIN_MAX_ROWS", "1000")
-    monkeypatch.setattr("explain_core.tables.CSV_CHUNK_ROWS", 500)
+    monkeypatch.setattr("explain_core.intake.tables.CSV_CHUNK_ROWS", 500)
     data = ("a,b\n" + "1,2\n" * 5000).encode()
     with pytest.raises(IntakeError, match=r"number of rows \(at least, counted so far\) is 1,500, over .* 1,000"):
         read_table(data, filename="long.csv")
@@ -296,7 +296,7 @@ def test_row6_user_names_are_never_markdown_on_any_page(markdown_setup, page):
 
 def test_row6_plot_labels_escape_html(markdown_setup):
     from explain_core.analysis import row_baselines
-    from explain_core.plots import attribution_figure
+    from explain_core.views.compare import attribution_figure
 
     base = row_baselines(markdown_setup, markdown_setup.query(0), Parameters(lime_samples=200, shap_background=20))
     fig = attribution_figure(markdown_setup.dataset.group_names, {"LIME": base.lime.values})
@@ -358,7 +358,7 @@ def test_row8_nan_scores_stop_each_method_with_its_name(nan_model):
 
 def test_row8_nan_scores_are_shown_as_a_message_on_the_page(nan_model):
     data, model, _ = nan_model
-    from explain_core.training import TrainedModel
+    from explain_core.intake.demo_models import TrainedModel
 
     train, test = data.split(0)
     setup = make_setup(data, TrainedModel(model, train, test, {}, key="nan", source="NaN on mixed rows"))

@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from explain_core.data import make_dataset
-from explain_core.models import ModelAdapter
+from explain_core.intake.data import make_dataset
+from explain_core.intake.data import GroupLayout
+from explain_core.intake.models import ModelAdapter
 from explain_core.reference import Reference
-from explain_core.data import GroupLayout
 from explain_core.sev import explain_sev, hypercube, sev, sev_batch
 
 
@@ -272,7 +272,7 @@ def test_negative_queries_are_explained_symmetrically():
 
 
 def test_layers_over_the_vertex_limit_are_not_searched(monkeypatch):
-    import explain_core.sev as sev_module
+    import explain_core.sev.engine as sev_module
 
     columns = [f"x{j}" for j in range(5)]
     model = adapter(lambda f: f[columns].to_numpy(float).sum(axis=1) - 3.5, columns, "decision")
@@ -303,9 +303,9 @@ def _adult_lr_with_missing_values():
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import Pipeline
 
-    from explain_core.data import load_demo
-    from explain_core.encoding import make_encoder
-    from explain_core.models import wrap_model
+    from explain_core.intake.data import load_demo
+    from explain_core.intake.encoding import make_encoder
+    from explain_core.intake.models import wrap_model
 
     data = load_demo("adult")
     rows = np.random.default_rng(0).choice(len(data.features), 3000, replace=False)
@@ -316,8 +316,8 @@ def _adult_lr_with_missing_values():
 
 
 def _gbdt_demo(name):
-    from explain_core.data import load_demo
-    from explain_core.training import demo_model
+    from explain_core.intake.data import load_demo
+    from explain_core.intake.demo_models import demo_model
 
     data = load_demo(name)
     trained = demo_model(data, "gbdt")
@@ -326,7 +326,7 @@ def _gbdt_demo(name):
 
 @pytest.mark.parametrize("case", ["compas", "german_credit", "adult_missing"])
 def test_encoded_fast_path_equals_raw_mixing(case, monkeypatch):
-    import explain_core.cube as sev_module
+    import explain_core.sev.cube as sev_module
     from explain_core.reference import make_reference
 
     data, model, rows = _adult_lr_with_missing_values() if case == "adult_missing" else _gbdt_demo(case)
@@ -353,8 +353,8 @@ def test_preprocessing_that_mixes_columns_is_not_split():
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import Pipeline
 
-    from explain_core.encoding import encoded_model
-    from explain_core.models import wrap_model
+    from explain_core.intake.encoding import encoded_model
+    from explain_core.intake.models import wrap_model
 
     rng = np.random.default_rng(0)
     frame = pd.DataFrame(rng.normal(size=(200, 4)), columns=list("abcd"))
@@ -375,9 +375,9 @@ def test_preprocessing_that_mixes_columns_is_not_split():
 # --- the one-row path: the dataset's rows encoded once, the first layers scored with the row ---------------
 
 def test_dataset_rows_are_encoded_once_and_edited_rows_afresh(monkeypatch):
-    from explain_core.encoding import EncodedModel
+    from explain_core.intake.encoding import EncodedModel
     from explain_core.reference import make_reference
-    from explain_core.training import train_model
+    from explain_core.intake.demo_models import train_model
 
     data = make_dataset(pd.DataFrame({"a": np.arange(40.0), "b": np.tile(["x", "y"], 20),
                                       "y": np.tile([0, 1, 1, 0], 10)}), "y")
@@ -394,7 +394,7 @@ def test_dataset_rows_are_encoded_once_and_edited_rows_afresh(monkeypatch):
     edited.loc[5, "a"] = 33.5  # same index, another value: not the dataset's row
     mine = explain_sev(model, data, edited, reference)
     assert calls[-1] == 1 and len(calls) == 3
-    monkeypatch.setattr("explain_core.cube.encoded_model", lambda *args: None)  # raw mixing, no cache at all
+    monkeypatch.setattr("explain_core.sev.cube.encoded_model", lambda *args: None)  # raw mixing, no cache at all
     raw_edited = explain_sev(model, data, edited, reference)
     assert (raw_edited.minus.value, raw_edited.minus.explanations) == (mine.minus.value, mine.minus.explanations)
     np.testing.assert_allclose(raw_edited.minus.vertex_scores, mine.minus.vertex_scores)

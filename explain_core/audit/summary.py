@@ -1,8 +1,8 @@
 """An audit folder: its partition files, the summary over all of them, and reading both back.
 
 The summary is computed by reading the partition files one at a time (only the columns it needs), so it costs
-one pass and little memory at any size: per SEV kind, the rows per value (:func:`~explain_core.plots.sev_counts`'s
-table), the statuses, the unexplainable share and the feature prevalence (:func:`~explain_core.plots.
+one pass and little memory at any size: per SEV kind, the rows per value (:func:`~explain_core.sev.summaries.sev_counts`'s
+table), the statuses, the unexplainable share and the feature prevalence (:func:`~explain_core.views.
 prevalence_table`'s); with LENS, the factor sizes and groups; with flips, LIME-C / SHAP-C beside SEV⁻.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from ..errors import IntakeError
-from ..plots import NOT_EXPLAINED
+from ..sev.summaries import NOT_EXPLAINED
 
 MANIFEST, PARTS, SUMMARY = "audit.json", "parts", "summary.json"
 AUDIT_DIR_ENV = "EXPLAIN_AUDIT_DIR"
@@ -110,7 +110,7 @@ class Audit:
         return list(self.summary["kinds"])
 
     def counts(self, kind: str = "minus") -> pd.DataFrame:
-        """Rows per SEV value, as :func:`~explain_core.plots.sev_counts` lays it out (``sev``, ``count``, ``share``)."""
+        """Rows per SEV value, as :func:`~explain_core.sev.summaries.sev_counts` lays it out (``sev``, ``count``, ``share``)."""
         k = self.summary["kinds"][kind]
         total = self.summary["rows"]
         levels = [int(v) for v in k["counts"]] + [NOT_EXPLAINED]
@@ -118,7 +118,7 @@ class Audit:
         return pd.DataFrame({"sev": levels, "count": counts, "share": [c / total if total else 0.0 for c in counts]})
 
     def prevalence(self, kind: str = "minus") -> pd.DataFrame:
-        """Per group, explained rows whose minimal explanations use it, as :func:`~explain_core.plots.
+        """Per group, explained rows whose minimal explanations use it, as :func:`~explain_core.views.
         prevalence_table` lays it out (``attrs``: ``explained``, ``queries``, ``label``)."""
         k = self.summary["kinds"][kind]
         table = pd.DataFrame({"group": list(k["prevalence"]), "count": list(k["prevalence"].values())})

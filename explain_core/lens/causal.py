@@ -24,10 +24,10 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from ..cube import DEFAULT_CHUNK_ROWS, ProgressFn, one_row
-from ..data import Dataset
 from ..errors import IntakeError, check_choice, names_method
-from ..models import ModelAdapter
+from ..intake.data import Dataset
+from ..intake.models import ModelAdapter
+from ..sev.cube import DEFAULT_CHUNK_ROWS, ProgressFn, one_row
 from .context import DIRECTIONS, LensContext
 from .sampling import _differs, _group_distances, check_budget, default_max_size, factor_masks, feature_mad
 

@@ -17,11 +17,11 @@ import numpy as np
 import pandas as pd
 from scipy.stats import median_abs_deviation
 
-from ..cube import DEFAULT_CHUNK_ROWS, ProgressFn, layer_masks, one_row
-from ..data import Dataset, GroupLayout
 from ..errors import IntakeError, check_choice, names_method
+from ..intake.data import Dataset, GroupLayout
+from ..intake.models import ModelAdapter
 from ..limits import limits, over
-from ..models import ModelAdapter
+from ..sev.cube import DEFAULT_CHUNK_ROWS, ProgressFn, layer_masks, one_row
 from .context import DIRECTIONS, LensContext
 
 DEFAULT_REFERENCES = 100

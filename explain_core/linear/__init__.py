@@ -24,9 +24,9 @@ from ..errors import check_choice, names_method
 from ..limits import limits, over
 from ..results import Explanation
 from .exact import ExactFit, exact_fit
-from .problem import GramProblem, support_of
 from .iht import PAPER_IHT, IHTResult, device, gshp, iht, project_anchored
 from .metrics import RELEVANCE_SAMPLES, Relevance, Scores, anchoring_gap, lemma4_bound, relevance, score
+from .problem import GramProblem, support_of
 from .space import (LiteralSpace, Sample, TargetScale, boolean_model, draw_sample, group_space,
                     sample_neighbourhood)
 

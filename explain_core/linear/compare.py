@@ -21,9 +21,9 @@ from ..errors import check_choice, names_method
 from ..results import Explanation
 from . import check_samples
 from .exact import exact_fit
-from .miqp import l1_relaxation
 from .iht import iht
 from .metrics import RELEVANCE_SAMPLES, Scores, score
+from .miqp import l1_relaxation
 from .space import LiteralSpace, Sample, draw_sample, sample_neighbourhood
 
 METHODS = ("iht", "exact", "lime", "shap", "shap_k", "l1_relax")

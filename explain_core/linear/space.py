@@ -30,12 +30,12 @@ from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.preprocessing import KBinsDiscretizer
 
 from ..cache import cache_dir, write_atomic
-from ..data import Dataset, FeatureGroup
 from ..errors import check_choice
-from ..cube import DEFAULT_CHUNK_ROWS, mix
-from ..models import ModelAdapter
+from ..intake.data import Dataset, FeatureGroup
+from ..intake.demo_models import load_own_skops
+from ..intake.models import ModelAdapter
 from ..reference import Reference
-from ..training import load_own_skops
+from ..sev.cube import DEFAULT_CHUNK_ROWS, mix
 from .problem import GramProblem
 
 K_BINS = 4  # §6.1: K = 4 quantile bins / at most K one-hot values / K−1 most frequent categories + "other"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from ..plots import feature_prevalence, sev_histogram
+from ..views.sev import feature_prevalence, sev_histogram
 from .figures import figure_png, figure_size, resolve_renderer
 from .pdf import Writer, _document
 

@@ -16,11 +16,13 @@ import plotly.graph_objects as go
 from ..analysis import (Agreement, Baselines, LensReport, Parameters, Setup, agreement, row_baselines, row_lens,
                         row_linear, row_sev, score_of)
 from ..errors import IntakeError
-from ..plots import (HYPERCUBE_FIGURE_MAX_GROUPS, agreement_figure, hypercube_figure, lattice_figure, pn_curve_figure,
-                     weights_figure)
-from ..sev import Hypercube, SEVExplanation, hypercube
-from ..sparse_compare import SparsityComparison
-from ..vocabulary import METHOD_LABELS, factor_text, fmt_ps, format_number, sev_reading
+from ..sev.engine import Hypercube, SEVExplanation, hypercube
+from ..sparse.compare import SparsityComparison
+from ..views.compare import agreement_figure
+from ..views.lens import pn_curve_figure
+from ..views.linear import weights_figure
+from ..views.sev import HYPERCUBE_FIGURE_MAX_GROUPS, hypercube_figure, lattice_figure
+from ..views.vocabulary import METHOD_LABELS, factor_text, fmt_ps, format_number, sev_reading
 
 if TYPE_CHECKING:
     from ..linear.compare import LinearReport

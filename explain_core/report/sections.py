@@ -10,10 +10,10 @@ import numpy as np
 
 from ..analysis import lens_searches
 from ..setup import lens_max_size
-from ..sev_readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
-from ..vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, UNCHANGED, factor_text, fmt_cost, fmt_metric, fmt_p,
-                          fmt_ps, fmt_weight, format_value, join_words, lemma4_sentence, linear_reading,
-                          outcome_text)
+from ..sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
+from ..views.vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, UNCHANGED, factor_text, fmt_cost, fmt_metric, fmt_p,
+                                fmt_ps, fmt_weight, format_value, join_words, lemma4_sentence, linear_reading,
+                                outcome_text)
 from .build import RowReport, smallest_factor
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import IntakeError
+from ..errors import IntakeError
 
 
 def input_names(estimator) -> list[str] | None:

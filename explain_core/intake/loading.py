@@ -5,7 +5,7 @@ boosters' own formats (XGBoost ``.json``/``.ubj``, LightGBM ``.txt``, CatBoost `
 Trusted mode belongs to whoever runs the server: the ``EXPLAIN_TRUSTED_MODELS=1`` environment variable, the
 command line's ``--trusted``, or the app's ``st.secrets`` (read by the app and passed here). Nothing a browser
 visitor sends can turn it on. Even in trusted mode a ``.skops`` file naming a type that could run code or
-touch files is refused (:mod:`explain_core.skops_policy`).
+touch files is refused (:mod:`explain_core.intake.skops_policy`).
 """
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from typing import Sequence
 
 import numpy as np
 
+from ..errors import IntakeError
+from ..limits import Limits, limits, over
 from .boosters import NATIVE_SUFFIXES, load_native, require
 from .data import Dataset
-from .errors import IntakeError
-from .limits import Limits, limits, over
 from .models import ModelAdapter, wrap_model
 from .onnx_model import OnnxModel
 from .skops_policy import TypeCheck, check_types, skops_io

@@ -1,6 +1,6 @@
 """The model seen over many rows: SHAP values of a seeded sample of test rows (one explainer, one background, as
 :func:`~explain_core.baselines.explain_shap` for one row), read as mean |SHAP| per feature, a beeswarm and a
-dependence plot — beside the dataset-wide SEV prevalence drawn by :func:`~explain_core.plots.feature_prevalence`.
+dependence plot — beside the dataset-wide SEV prevalence drawn by :func:`~explain_core.views.sev.feature_prevalence`.
 """
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .baselines import shap_rows
-from .plots import LABEL_COLOURS, TEMPLATE, method_colour, titled
-from .setup import Setup
+from ..baselines import shap_rows
+from ..setup import Setup
+from .style import LABEL_COLOURS, TEMPLATE, method_colour, titled
 from .vocabulary import html_text
 
 BEESWARM_JITTER = 0.32

@@ -2,7 +2,7 @@
 All-Opt® and Vol-Opt added to the binary cross-entropy, starting from a model the app already has.
 
 The families, each the final estimator of a model whose preprocessing is traced column by column
-(:func:`~explain_core.encoding.encoded_model`), trained on the encoded training rows:
+(:func:`~explain_core.intake.encoding.encoded_model`), trained on the encoded training rows:
 
 - logistic regression (``LogisticRegression``): the coefficients and the intercept train;
 - MLP (``MLPClassifier``, e.g. the demo's two hidden layers of 128): every weight and bias trains;
@@ -22,7 +22,7 @@ All-Opt⁻ (the authors' Adult setting). All-Opt® takes λ = 3 in every family:
 to push, and at λ = 1 COMPAS keeps 0-15 % (LR) and 0-22 % (MLP) of its positive test rows unexplained across splits,
 at 3 at most 3.5 %, for the paper's cost of about 3 points of accuracy (§5.5; bench/sev_training.py). The result is
 an ordinary scikit-learn estimator of the same class with its weights replaced, in a copy of the model's pipeline:
-it goes through the same adapter, exports as skops (the vetted types) and ONNX (:mod:`~explain_core.onnx_export`),
+it goes through the same adapter, exports as skops (the vetted types) and ONNX (:mod:`~explain_core.intake.onnx_export`),
 and reloads with the same predictions.
 """
 from __future__ import annotations
@@ -39,16 +39,16 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import Pipeline
 
-from .cube import ProgressFn
-from .encoding import EncodedModel, encoded_model
-from .errors import ExplainError, IntakeError, check_choice
-from .models import wrap_model
-from .setup import Setup, make_setup
-from .sparse_compare import SparseOrigin
-from .sev_losses import (DEFAULT_EPS, DEFAULT_THETA, OBJECTIVES, VERTEX_SIDE, all_opt_minus, all_opt_plus,
-                         group_matrix, group_moments, one_step_vertices, pos_base, reference_margin, vol_opt)
-from .data import demo_names
-from .training import TrainedModel, demo_model, evaluate, model_key, train_model
+from ..errors import ExplainError, IntakeError, check_choice
+from ..intake.data import demo_names
+from ..intake.demo_models import TrainedModel, demo_model, evaluate, model_key, train_model
+from ..intake.encoding import EncodedModel, encoded_model
+from ..intake.models import wrap_model
+from ..setup import Setup, make_setup
+from ..sev.cube import ProgressFn
+from .compare import SparseOrigin
+from .losses import (DEFAULT_EPS, DEFAULT_THETA, OBJECTIVES, VERTEX_SIDE, all_opt_minus, all_opt_plus, group_matrix,
+                     group_moments, one_step_vertices, pos_base, reference_margin, vol_opt)
 
 ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh, "logistic": torch.sigmoid, "identity": lambda h: h}
 

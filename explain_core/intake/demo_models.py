@@ -21,12 +21,12 @@ from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
-from .cache import cache_dir, write_atomic
+from ..cache import cache_dir, write_atomic
+from ..errors import check_choice
+from ..limits import limits, over
+from .boosters import require
 from .data import Dataset, load_demo
 from .encoding import make_encoder
-from .errors import check_choice
-from .limits import limits, over
-from .boosters import require
 from .loading import UntrustedModelError
 from .models import ModelAdapter, wrap_model
 from .skops_policy import ALLOWED_TYPES, skops_io
@@ -48,7 +48,7 @@ class TrainedModel:
     """A fitted model with the split it was trained (or is evaluated) on, its train/test metrics and its origin.
 
     ``key`` identifies the model's content (:func:`model_key`); ``source`` says in words where it came from;
-    ``dataset_key`` is the :attr:`~explain_core.data.Dataset.key` of the data it was fitted or checked on.
+    ``dataset_key`` is the :attr:`~explain_core.intake.data.Dataset.key` of the data it was fitted or checked on.
     """
 
     model: ModelAdapter

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import IntakeError
-from .limits import Limits, limits
+from ..errors import IntakeError
+from ..limits import Limits, limits
 
 ONNX_DTYPES = {"tensor(string)": object, "tensor(float)": np.float32, "tensor(double)": np.float64,
                "tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(bool)": bool}

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
-    from .setup import Setup
-    from .sev import SEVExplanation
+    from ..setup import Setup
+    from ..sev.engine import SEVExplanation
 
 UNCHANGED = "—"
 MISSING = "missing"

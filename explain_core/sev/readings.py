@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .sev import SEVExplanation, SEVResult
-from .vocabulary import format_value, join_words
+from ..views.vocabulary import format_value, join_words
+from .engine import SEVExplanation, SEVResult
 
 SHOWN_FIRST = 5  # explanations listed before "show all"
 

@@ -1,5 +1,5 @@
 """The model as encoder + estimator: the dataset's default encoding, and tracing which feature group each encoded
-column comes from, so hypercube vertices can be mixed as encoded arrays (see :class:`~explain_core.cube.VertexScorer`).
+column comes from, so hypercube vertices can be mixed as encoded arrays (see :class:`~explain_core.sev.cube.VertexScorer`).
 """
 from __future__ import annotations
 

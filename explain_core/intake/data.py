@@ -3,7 +3,7 @@
 A *feature group* is the unit every explanation moves: a numeric or binary column, a categorical
 column (one group however a model encodes it), or a declared set of one-hot columns. The groups of a
 dataset, with each model input column's group, are its :class:`GroupLayout` (``dataset.layout``).
-Reading files is :mod:`explain_core.tables`; bundled datasets ship inside the package
+Reading files is :mod:`explain_core.intake.tables`; bundled datasets ship inside the package
 (``explain_core/datasets``, read with :mod:`importlib.resources`).
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
-from .errors import IntakeError, check_choice
+from ..errors import IntakeError, check_choice
 
 KINDS = ("numeric", "binary", "categorical")
 TASKS = ("classification", "regression")
@@ -350,7 +350,7 @@ def _check_kind(column: pd.Series, kind: str) -> None:
 
 def bundled_file(name: str):
     """A file of the bundled datasets folder (``explain_core/datasets``) as an importlib resource."""
-    return resources.files(__package__).joinpath("datasets", name)
+    return resources.files("explain_core").joinpath("datasets", name)
 
 
 def demo_cards() -> dict[str, dict]:

@@ -16,8 +16,8 @@ from sklearn.calibration import calibration_curve
 from sklearn.metrics import (average_precision_score, confusion_matrix, precision_recall_curve, roc_auc_score,
                              roc_curve)
 
-from .plots import LABEL_COLOURS, LEGEND_BELOW, TEMPLATE, method_colour, titled
-from .setup import Setup
+from ..setup import Setup
+from .style import LABEL_COLOURS, LEGEND_BELOW, TEMPLATE, method_colour, titled
 from .vocabulary import html_text
 
 CALIBRATION_BINS = 10

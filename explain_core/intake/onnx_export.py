@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator
 from sklearn.impute import SimpleImputer
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
 
-from .errors import IntakeError
+from ..errors import IntakeError
 
 MISSING_TEXT = ("nan", "None", "<NA>")  # how NaN, None and pd.NA read once the loader casts text inputs to str
 UNKNOWN = "\x00unknown"  # a category no fitted encoder holds

@@ -1,5 +1,5 @@
 """Models: one adapter over any scikit-learn-compatible estimator (Pipelines, XGBoost/LightGBM sklearn API,
-ONNX graphs wrapped by :mod:`explain_core.onnx_model`).
+ONNX graphs wrapped by :mod:`explain_core.intake.onnx_model`).
 
 The adapter turns a feature table (the dataset's raw columns) into one score per row — the positive
 class probability, a decision value or a regression prediction — and a 0/1 label by its threshold.
@@ -19,8 +19,8 @@ import pandas as pd
 import sklearn
 from sklearn.exceptions import NotFittedError
 
+from ..errors import ExplainError, IntakeError, NonFiniteScores
 from .data import Dataset, find_value, show
-from .errors import ExplainError, IntakeError, NonFiniteScores
 from .inputs import RenamedInputs, by_position, closest, input_names, sanitised_mapping
 
 SCORE_KINDS = ("proba", "decision", "predict")

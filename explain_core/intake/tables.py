@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..errors import IntakeError
+from ..limits import Limits, limits, over
 from .data import check_unique
-from .errors import IntakeError
-from .limits import Limits, limits, over
 
 CSV_CHUNK_ROWS = 100_000
 SEPARATORS = ",;\t|"

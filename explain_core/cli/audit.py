@@ -20,7 +20,7 @@ DEFAULT_SAMPLE_ROWS = 50_000
 
 
 def add_audit_parser(commands) -> None:
-    from .__main__ import add_baseline_arguments, add_file_arguments, add_model_argument, add_sev_lens_arguments
+    from .common import add_baseline_arguments, add_file_arguments, add_model_argument, add_sev_lens_arguments
 
     audit = commands.add_parser(
         "audit", help="explain every row of a large table on a Dask cluster (Parquet partitions, resumable)",
@@ -64,11 +64,11 @@ def audit_setup(args):
     """The setup the audit explains with (see the module docstring for where it is built from)."""
     from argparse import Namespace
 
-    from .__main__ import UsageError, _bundled, _positive, load_setup, setup_of
-    from .audit import first_rows
-    from .data import make_dataset
+    from .common import UsageError, bundled_name, positive_class, load_setup, setup_of
+    from ..audit import first_rows
+    from ..intake.data import make_dataset
 
-    if args.setup_data is not None or _bundled(args.data) is not None:
+    if args.setup_data is not None or bundled_name(args.data) is not None:
         return load_setup(Namespace(**{**vars(args), "data": args.setup_data or args.data}))
     if not args.target:
         raise UsageError(f"{Path(args.data).name} is not a bundled dataset, so --target must name its target column "
@@ -76,23 +76,23 @@ def audit_setup(args):
     if args.sample_rows < 100:
         raise UsageError(f"--sample-rows must be at least 100, not {args.sample_rows}.")
     frame = first_rows(args.data, args.sample_rows, blocksize=args.blocksize)
-    dataset = make_dataset(frame, args.target, task=args.task, positive_class=_positive(args, frame),
+    dataset = make_dataset(frame, args.target, task=args.task, positive_class=positive_class(args, frame),
                            name=Path(args.data).stem)
     return setup_of(args, dataset, bundled=False)
 
 
 def rows_path(data: str) -> str:
     """The file behind ``--data``: itself, or a bundled dataset's CSV."""
-    from .__main__ import _bundled
-    from .data import bundled_file, demo_cards
+    from .common import bundled_name
+    from ..intake.data import bundled_file, demo_cards
 
-    name = _bundled(data)
+    name = bundled_name(data)
     return data if name is None or Path(data).exists() else str(bundled_file(demo_cards()[name]["file"]))
 
 
 def run_audit_command(args) -> int:
-    from .__main__ import UsageError, load_params
-    from .audit import AuditOptions, run_audit
+    from .common import UsageError, load_params
+    from ..audit import AuditOptions, run_audit
 
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers must be at least 1, not {args.workers}.")
@@ -110,7 +110,7 @@ def run_audit_command(args) -> int:
               f"{len(run.skipped)} already written) in {run.folder}/; mean SEV⁻ {minus['mean'] or float('nan'):.2f}, "
               f"unexplainable {minus['unexplainable_share']:.1%}", file=sys.stderr)
     if args.pdf:
-        from .audit import read_audit
-        from .report import write_audit_pdf
+        from ..audit import read_audit
+        from ..report import write_audit_pdf
         write_audit_pdf(read_audit(run.folder), run.folder / "audit.pdf", image_renderer=args.renderer)
     return 0

@@ -12,14 +12,15 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .analysis import DatasetSEV, dataset_sev, predicted_rows
-from .cube import ProgressFn
-from .plots import BAR_COLOURS, NOT_EXPLAINED, TEMPLATE, prevalence_table, sev_counts
-from .setup import SEVParameters, Setup
-from .vocabulary import html_text
+from ..analysis import DatasetSEV, dataset_sev, predicted_rows
+from ..setup import SEVParameters, Setup
+from ..sev.cube import ProgressFn
+from ..sev.summaries import NOT_EXPLAINED, prevalence_table, sev_counts
+from ..views.style import BAR_COLOURS, TEMPLATE
+from ..views.vocabulary import html_text
 
 if TYPE_CHECKING:
-    from .sparse_training import SparseTrainingResult
+    from .training import SparseTrainingResult
 
 NEGATIVE = "predicted negative"
 SIDES = ("before", "after")

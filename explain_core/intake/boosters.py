@@ -3,7 +3,7 @@
 
 A native booster (no scikit-learn wrapper) becomes a :class:`NativeBooster`: scikit-learn's ``predict`` /
 ``predict_proba`` with ``classes_`` (0/1 for a binary objective) and ``feature_names_in_`` from the file, so
-:func:`~explain_core.models.wrap_model` treats it as any other model. A library that is not installed is named
+:func:`~explain_core.intake.models.wrap_model` treats it as any other model. A library that is not installed is named
 with the command that installs it.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import IntakeError
+from ..errors import IntakeError
 
 NATIVE_SUFFIXES = {".json": "xgboost", ".ubj": "xgboost", ".txt": "lightgbm", ".cbm": "catboost"}
 INSTALL = {"xgboost": "pip install xgboost", "lightgbm": "pip install lightgbm", "catboost": "pip install catboost",

@@ -1,0 +1,8 @@
+"""SEV, the sparse explanation value (SEV paper Defs 1-4): the batched search (:mod:`.engine`) over the hypercube
+(:mod:`.cube`), the explanations in words (:mod:`.readings`) and the dataset-wide numbers (:mod:`.summaries`)."""
+from .engine import (DEFAULT_MAX_DEPTH, HYPERCUBE_MAX_GROUPS, Hypercube, SEVExplanation, SEVResult, explain_sev,
+                     hypercube, sev, sev_batch)
+from .summaries import NOT_EXPLAINED, lattice_counts, prevalence_table, sev_counts
+
+__all__ = ["DEFAULT_MAX_DEPTH", "HYPERCUBE_MAX_GROUPS", "Hypercube", "SEVExplanation", "SEVResult", "explain_sev",
+           "hypercube", "sev", "sev_batch", "NOT_EXPLAINED", "lattice_counts", "prevalence_table", "sev_counts"]

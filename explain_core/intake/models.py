@@ -125,6 +125,13 @@ class ModelAdapter:
             return (pred == self.positive_class).astype(float)
         return pred.astype(float)
 
+    def introspect(self, function, *args):
+        """``function(estimator, *args)``: plain data read off the fitted model (its trees, its coefficients).
+        ``function`` is a module-level function of this package that returns only JSON types and numpy arrays,
+        and its answer is validated by the caller, so the same call can run where an uploaded model lives (a
+        sandboxed worker process) without any object of the model's reaching this process."""
+        return function(self.estimator, *args)
+
     def label(self, frame: pd.DataFrame) -> np.ndarray:
         """1 where the model predicts the positive class, else 0 (see :meth:`labels_of`)."""
         return self.labels_of(self.score(frame))

@@ -14,7 +14,8 @@ import pandas as pd
 from .errors import IntakeError, names_method
 from .intake.data import NO_COLUMN, Dataset
 from .intake.encoding import encoded_model
-from .intake.models import ModelAdapter
+from .intake.boosters import NativeBooster
+from .intake.models import ModelAdapter, ModelCallError, read_model
 from .reference import Reference
 from .results import Explanation
 from .sev.cube import mix
@@ -188,28 +189,23 @@ def _model_matrix(model: ModelAdapter, dataset: Dataset):
     inner = getattr(wrapper, "inner", wrapper)  # renamed / ordered inputs (explain_core.intake.inputs)
     prepare = getattr(wrapper, "prepare", lambda frame: frame)
     group_of = {c: i for i, g in enumerate(dataset.groups) for c in g.columns}
-    return (getattr(inner, "booster", inner), getattr(inner, "classes_", None),
+    return (inner, getattr(inner, "classes_", None),
             lambda frame: prepare(frame[model.columns]), np.array([group_of[c] for c in model.columns]))
 
 
 def _encoded_shap(model: ModelAdapter, estimator, classes, bg, query):
     """(values per row and input column, base value, output, explainer name) of a linear or tree estimator, else
     None."""
-    import shap
-    from shap.utils._exceptions import InvalidModelError
-
-    masker = shap.maskers.Independent(bg, max_samples=len(bg))
-    if hasattr(estimator, "coef_") and hasattr(estimator, "intercept_"):
-        explainer, name = shap.LinearExplainer(estimator, masker), "LinearExplainer"
-        output = "log-odds" if hasattr(estimator, "predict_proba") else SCORE_OUTPUT[model.score_kind]
+    found = read_model(estimator, fitted_shap, bg, query)
+    if found is None:
+        return None
+    values, base = np.asarray(found["values"], dtype=float), np.ravel(np.asarray(found["expected"], dtype=float))
+    if values.shape[:2] != (len(query), np.shape(query)[1]) or values.ndim > 3 or not len(base):
+        raise ModelCallError(f"SHAP's explainer returned values of shape {values.shape} for {len(query)} row(s).")
+    if found["linear"]:
+        name, output = "LinearExplainer", "log-odds" if found["proba"] else SCORE_OUTPUT[model.score_kind]
     else:
-        try:
-            explainer = shap.TreeExplainer(estimator, bg, feature_perturbation="interventional")
-        except InvalidModelError:
-            return None
-        name, output = "TreeExplainer", TREE_OUTPUT.get(explainer.model.tree_output, "model output")
-    values = np.asarray(explainer.shap_values(query))
-    base = np.ravel(explainer.expected_value)
+        name, output = "TreeExplainer", TREE_OUTPUT.get(found["tree_output"], "model output")
     if model.task != "classification":
         return values, float(base[0]), output, name
     pos = list(classes).index(model.positive_class)
@@ -217,6 +213,28 @@ def _encoded_shap(model: ModelAdapter, estimator, classes, bg, query):
         return values[:, :, pos], float(base[pos]), output, name
     sign = 1.0 if pos == 1 else -1.0  # a binary margin is for classes_[1]
     return sign * values, sign * float(base[0]), output, name
+
+
+def fitted_shap(estimator, bg, query) -> dict | None:
+    """SHAP's LinearExplainer or TreeExplainer (interventional) of ``estimator`` on the matrix it takes, as plain data
+    (run where the model lives, :func:`~explain_core.intake.models.read_model`); None for any other estimator."""
+    import shap
+    from shap.utils._exceptions import InvalidModelError
+
+    if isinstance(estimator, NativeBooster):  # a booster loaded from its own file: its library's model
+        estimator = estimator.booster
+    linear = hasattr(estimator, "coef_") and hasattr(estimator, "intercept_")
+    if linear:
+        explainer = shap.LinearExplainer(estimator, shap.maskers.Independent(bg, max_samples=len(bg)))
+    else:
+        try:
+            explainer = shap.TreeExplainer(estimator, bg, feature_perturbation="interventional")
+        except InvalidModelError:
+            return None
+    return {"values": np.asarray(explainer.shap_values(query), dtype=float),
+            "expected": np.ravel(np.asarray(explainer.expected_value, dtype=float)), "linear": linear,
+            "proba": hasattr(estimator, "predict_proba"),
+            "tree_output": None if linear else str(explainer.model.tree_output)}
 
 
 def _permutation_shap(model: ModelAdapter, dataset: Dataset, query: pd.DataFrame, bg: pd.DataFrame,

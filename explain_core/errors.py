@@ -8,7 +8,10 @@ honest result (a model score that is NaN, a budget that ran out before anything 
 from __future__ import annotations
 
 import functools
+import re
 from typing import Iterable
+
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 class ExplainError(Exception):
@@ -21,6 +24,13 @@ class IntakeError(ExplainError, ValueError):
 
 class ComputationError(ExplainError, RuntimeError):
     """A method that cannot give an honest result on these inputs; the message names the method and why."""
+
+
+def one_line(exc: BaseException, limit: int | None = 300) -> str:
+    """An exception's message as one line of plain text (whitespace collapsed, terminal colour codes removed, cut
+    at ``limit`` characters), or its type's name when it has none."""
+    text = " ".join(ANSI.sub("", str(exc)).split()) or type(exc).__name__
+    return text if limit is None or len(text) <= limit else text[:limit] + "…"
 
 
 def check_choice(value, options: Iterable, what: str):

@@ -27,12 +27,20 @@ class Limits:
     columns: int = 2_000               # columns of a table
     cells: int = 50_000_000            # rows × columns of a table
     model_array_mb: float = 1_024.0    # one array stored in a .skops file, decoded
-    model_seconds: float = 20.0        # loading an ONNX model and its first prediction; each later call
-    model_memory_mb: float = 4_096.0   # address space of the worker that tries an ONNX model
+    model_seconds: float = 20.0        # an uploaded model: loading it, and each call (wall time; CPU time ≤ this ×
+                                       # the worker's threads)
+    model_memory_mb: float = 4_096.0   # address space of the worker process that holds an uploaded model
+    model_idle_seconds: float = 60.0   # a model's worker idle this long is stopped (restarted when next used)
+    model_classes: int = 1_000         # classes of an uploaded model
+    model_trees: int = 100_000         # trees a booster file declares
     train_rows: int = 100_000          # rows a model may be trained on here
+    train_steps: int = 200_000         # optimiser steps of one sparse-training run (epochs × batches)
     lens_samples: int = 5_000_000      # LENS: references × factors of one context
     linear_samples: int = 200_000      # linear explanations: m (one sample, and one hold-out sample)
     sev_rows: int = 100_000            # rows of one dataset-wide SEV run in the app
+    sev_depth: int = 64                # layers the SEV search may be asked for
+    shap_background: int = 5_000       # SHAP's background rows (each explained row is scored against every one)
+    run_seconds: float = 600.0         # a run's own time limit (the exact linear fit, the LENS search)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Limits":
@@ -55,14 +63,17 @@ class Limits:
         return replace(cls(), **changes)
 
 
+VARIABLES = tuple(ENV_PREFIX + f.name.upper() for f in fields(Limits))
+
+
 @lru_cache(maxsize=8)
-def _cached(items: tuple) -> Limits:
-    return Limits.from_env(dict(items))
+def _cached(values: tuple) -> Limits:
+    return Limits.from_env({k: v for k, v in zip(VARIABLES, values) if v is not None})
 
 
 def limits() -> Limits:
     """The limits in force now (the environment is read on every call; parsing is cached)."""
-    return _cached(tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(ENV_PREFIX))))
+    return _cached(tuple(map(os.environ.get, VARIABLES)))
 
 
 def over(what: str, value: float, limit: float, fix: str, unit: str = "") -> IntakeError:

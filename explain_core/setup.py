@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import IntakeError, NonFiniteScores, check_choice
+from .limits import limits, over
 from .intake.data import Dataset, find_value, load_demo
 from .intake.demo_models import TrainedModel, demo_model, evaluate, model_key, train_model
 from .intake.loading import load_model_bytes
@@ -275,6 +276,24 @@ class Parameters(BaselineParameters, LinearParameters, LensParameters, SEVParame
         check_choice(self.linear_method, LINEAR_METHODS, "linear method")
         if self.k < 1 or self.m < 10 or self.sigma < 0 or self.max_depth < 1 or self.lens_references < 1:
             raise IntakeError("k, max depth and the number of references must be at least 1, m at least 10 and σ ≥ 0.")
+        self._check_bounds(limits())
+
+    def _check_bounds(self, caps) -> None:
+        """Every knob that sets an amount of work within the operator's limits (each a clear message)."""
+        for what, value, limit, fix in (
+                ("The number of LIME samples", self.lime_samples, caps.linear_samples, "use fewer samples."),
+                ("The number of SHAP background rows", self.shap_background, caps.shap_background,
+                 "use fewer background rows."),
+                ("The number of linear samples m", self.m, caps.linear_samples, "use a smaller m."),
+                ("The number of LENS references", self.lens_references, caps.lens_samples, "use fewer references."),
+                ("The exact linear fit's time limit (s)", self.time_limit, caps.run_seconds, "use a shorter limit."),
+                ("The LENS search budget (s)", self.lens_budget, caps.run_seconds, "use a smaller budget."),
+                ("The SEV search depth", self.max_depth, caps.sev_depth, "search fewer layers.")):
+            if value > limit:
+                raise over(what, value, limit, fix)
+        if self.lime_samples < 10 or self.shap_background < 1 or not 0 < self.tau <= 1 or self.time_limit <= 0:
+            raise IntakeError("LIME needs at least 10 samples and SHAP one background row; τ must be in (0, 1] and "
+                              "the time limit positive.")
 
     def _part(self, kind):
         return kind(**{f.name: getattr(self, f.name) for f in fields(kind)})

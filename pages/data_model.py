@@ -327,15 +327,17 @@ def upload_model_form(dataset: Dataset, dkey: str, seed: int) -> TrainedModel | 
     trusted = shared.operator_trusted()
     if trusted:
         st.warning(f"Trusted mode is on for this server ({TRUSTED_ENV}=1 or `trusted_models` in its secrets): pickle "
-                   "files (`.joblib`, `.pkl`, `.pickle`) load, and loading one runs any code it contains.",
-                   icon=":material/warning:")
+                   "files (`.joblib`, `.pkl`, `.pickle`) load, and loading one runs any code it contains — inside "
+                   "the model's sandboxed worker process.", icon=":material/warning:")
     else:
-        st.caption(":material/shield: `.skops` files load when every type in them is a vetted scikit-learn, numpy, "
-                   "scipy, XGBoost, LightGBM or CatBoost part; other types are shown with what they really are and "
-                   "need your confirmation, and types that could run code or touch files are refused. `.onnx` files "
-                   "load after a trial run with time and memory limits; the boosters' own files (XGBoost `.json` / "
-                   "`.ubj`, LightGBM `.txt`, CatBoost `.cbm`) hold no code. Pickle files are refused: only the "
-                   f"server's operator can allow them (trusted mode, {TRUSTED_ENV}=1 when starting the server).")
+        st.caption(":material/shield: Every uploaded model is loaded and run in its own sandboxed worker process (no "
+                   "network, no files but the Python libraries, time and memory limits), never in the server. "
+                   "`.skops` files load when every class and function in them is a vetted scikit-learn, numpy, "
+                   "scipy, XGBoost, LightGBM or CatBoost part; a class off the list can be confirmed when building "
+                   "it runs no code, and anything the file would call is refused. `.onnx` files and the boosters' "
+                   "own files (XGBoost `.json` / `.ubj`, LightGBM `.txt`, CatBoost `.cbm`) hold no code. Pickle "
+                   "files are refused: only the server's operator can allow them (trusted mode, "
+                   f"{TRUSTED_ENV}=1 when starting the server).")
     file = st.file_uploader("Model file", type=MODEL_TYPES, key="dm_model_file",
                             help="A fitted model trained on this dataset's columns: a scikit-learn Pipeline or "
                                  "estimator, XGBoost, LightGBM or CatBoost (skops.io.dump, or the booster's "
@@ -379,9 +381,11 @@ def upload_model_form(dataset: Dataset, dkey: str, seed: int) -> TrainedModel | 
     pending = st.session_state.get("dm_untrusted")
     if result is None and pending and pending[0] == digest:
         st.checkbox(f"I trust the author of {plain(name)}: load it with these {len(pending[1])} unvetted types "
-                    "allowed (each runs its own code whenever the model is used)", key="dm_trust_types",
-                    help="Only types that cannot run code or touch files by themselves can be confirmed; the others "
-                         "are refused in every case. Tick this, then press Load model again.")
+                    "allowed (each runs its own code whenever the model is used, inside the sandbox)",
+                    key="dm_trust_types",
+                    help="Only classes whose loading runs no code can be confirmed; functions, and anything the "
+                         "file calls while loading, are refused in every case. Tick this, then press Load model "
+                         "again.")
     return result
 
 

@@ -69,9 +69,14 @@ if run:
                                 learning_rate=rate, seed=int(seed),
                                 restricted=s.restricted if objective == "all_opt_restricted" else ())
     base = s if kind == SESSION else base_model(s, s.key, kind)
+    st.button("Cancel training", key="sparse_cancel", icon=":material/cancel:",
+              help="Stops the run at its next progress step; nothing is kept.")  # a click reruns: the run stops
     with shared.progress_bar(f"Training {OBJECTIVES[objective]}…") as progress:
         result = train_sparse(base, settings, progress=progress)
     st.session_state["sparse_run"] = (base, sparse_setup(base, result))
+    st.rerun()  # the page without the Cancel button
+elif st.session_state.get("sparse_cancel"):
+    st.info("Training was cancelled; nothing was kept. Change the settings and train again.", icon=":material/info:")
 
 if "sparse_run" not in st.session_state:
     st.caption(f"Choose a base model and an objective, then train. Batches of 128 and Adam; the defaults: "

@@ -135,3 +135,125 @@ def markdown_table(port: int = 8599, rows: int = 200, seed: int = 0) -> pd.DataF
     return pd.DataFrame({image: x, bold: rng.normal(size=rows),
                          "colour": rng.choice(["<b>red</b>", "[blue](http://127.0.0.1:%d/c)" % port], size=rows),
                          "label": np.where(x + rng.normal(scale=0.5, size=rows) > 0, "yes", "no")})
+
+
+# --- model files whose loading calls a function of an installed package (skops reduce nodes) ---------------------
+
+def reduce_call_skops(module: str, name: str, *args) -> bytes:
+    """A skops file whose root node calls ``module.name(*args)`` when it is loaded (a ConstructorFromReduceNode,
+    skops' node for objects rebuilt by calling their type): the arguments are skops' own encoding of ``args``."""
+    import skops.io as sio
+
+    arguments = json.loads(zipfile.ZipFile(io.BytesIO(sio.dumps(tuple(args)))).read("schema.json"))
+    protocol, version = arguments.pop("protocol"), arguments.pop("_skops_version")
+    schema = {"__class__": name, "__module__": module, "__loader__": "ConstructorFromReduceNode",
+              "content": arguments, "protocol": protocol, "_skops_version": version}
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr("schema.json", json.dumps(schema))
+    return out.getvalue()
+
+
+def call_payloads(sentinel: Path) -> dict[str, tuple[str, str, tuple]]:
+    """The seven callables a visitor could confirm before the allow-list (issue 25), each called so that it creates
+    ``sentinel`` (a file or a folder): Python code, a shell command, a logging handler factory, a script runner, a
+    file handler, a mailbox, a version report written to a file."""
+    code = f"open({str(sentinel)!r}, 'w').close()"
+    config = {"version": 1, "handlers": {"h": {"()": "subprocess.getoutput", "cmd": f"touch '{sentinel}'"}}}
+    return {"timeit.timeit": ("timeit", "timeit", ("pass", code, None, 1)),
+            "pydoc.pipepager": ("pydoc", "pipepager", ("x", f"touch '{sentinel}'")),
+            "logging.config.dictConfig": ("logging.config", "dictConfig", (config,)),
+            "assert_run_python_script_without_output": ("sklearn.utils._testing",
+                                                        "assert_run_python_script_without_output", (code,)),
+            "logging.FileHandler": ("logging", "FileHandler", (str(sentinel),)),
+            "mailbox.Maildir": ("mailbox", "Maildir", (str(sentinel),)),
+            "pandas.show_versions": ("pandas", "show_versions", (str(sentinel),))}
+
+
+def function_skops(function) -> bytes:
+    """A FunctionTransformer holding ``function`` (a FunctionNode: the model calls it when it scores)."""
+    import skops.io as sio
+    from sklearn.preprocessing import FunctionTransformer
+
+    return sio.dumps(FunctionTransformer(func=function))
+
+
+def probe_pickle(sentinel: Path, secret: Path, port: int) -> bytes:
+    """A pickle that, unpickled, tries what an attacker would — write a file, read a secret, connect to a port, run
+    a shell command, list the environment — and raises with each outcome, so that the report comes back as the
+    load's error message (``PROBE {json}``)."""
+    import pickle
+
+    code = f"""
+import os, json, socket
+report = {{}}
+def tried(key, action):
+    try:
+        report[key] = str(action())
+    except BaseException as exc:
+        report[key] = "refused: " + type(exc).__name__
+tried("write", lambda: open({str(sentinel)!r}, "w").close())
+tried("read", lambda: open({str(secret)!r}).read())
+tried("connect", lambda: socket.create_connection(("127.0.0.1", {port}), 1))
+tried("shell", lambda: os.system("touch '{sentinel}-shell'"))
+tried("environment", lambda: ",".join(sorted(os.environ)))
+raise RuntimeError("PROBE " + json.dumps(report))
+"""
+
+    class Probe:
+        def __reduce__(self):
+            return exec, (code, {})
+    return pickle.dumps(Probe())
+
+
+def onnx_data_dependent(scale: float = 1e8) -> bytes:
+    """An ONNX graph of one float input (width 3) that allocates ``max(X) × scale`` floats: nothing for the all-zero
+    row a trial run would use, gigabytes for real rows."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("ReduceMax", ["X"], ["m"], keepdims=0),
+         helper.make_node("Mul", ["m", "scale"], ["n"]), helper.make_node("Cast", ["n"], ["ni"], to=TensorProto.INT64),
+         helper.make_node("Reshape", ["ni", "one_shape"], ["shape"]),
+         helper.make_node("ConstantOfShape", ["shape"], ["big"]), helper.make_node("ReduceSum", ["big"], ["s"]),
+         helper.make_node("Add", ["X", "s"], ["Y"])], "data_dependent",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, 3])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [None, 3])],
+        [helper.make_tensor("scale", TensorProto.FLOAT, [], [scale]),
+         helper.make_tensor("one_shape", TensorProto.INT64, [1], [1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+def lightgbm_text(edit: str | None = None) -> bytes:
+    """A small LightGBM binary model in its text format; ``edit`` "num_leaves" raises one tree's leaf count to
+    100,000 (LightGBM's parser aborts the process on it), "truncated" cuts the file in half, "classes" declares
+    100,000,000 classes."""
+    import re
+
+    import lightgbm as lgb
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(300, 4)), columns=["a", "b", "c", "d"])
+    text = lgb.LGBMClassifier(n_estimators=5, num_leaves=4, verbose=-1).fit(X, X["a"] > 0).booster_.model_to_string()
+    if edit == "num_leaves":
+        text = re.sub(r"num_leaves=\d+", "num_leaves=100000", text, count=1)
+    elif edit == "truncated":
+        text = text[: len(text) // 2]
+    elif edit == "classes":
+        text = re.sub(r"num_class=\d+", "num_class=100000000", text, count=1)
+    return text.encode()
+
+
+def xgboost_json(num_feature: str | None = None) -> bytes:
+    """A small XGBoost binary model in its JSON format, its header's ``num_feature`` optionally replaced."""
+    import xgboost
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(300, 4)), columns=["a", "b", "c", "d"])
+    booster = xgboost.XGBClassifier(n_estimators=5, max_depth=2).fit(X, X["a"] > 0).get_booster()
+    model = json.loads(booster.save_raw("json"))
+    if num_feature is not None:
+        model["learner"]["learner_model_param"]["num_feature"] = num_feature
+    return json.dumps(model).encode()

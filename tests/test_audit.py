@@ -225,6 +225,46 @@ def test_bad_inputs_get_clear_messages(adult, adult_file, tmp_path):
         read_audit(tmp_path / "c")
 
 
+def test_resume_refuses_a_planted_or_changed_part_and_a_damaged_folder_is_named(adult, adult_file, tmp_path):
+    out = tmp_path / "audit"
+    run_audit(adult, adult_file, out, scheduler="single")
+    planted = out / "parts" / "part-00099.parquet"
+    pq.write_table(pa.table({"sev_minus": [99] * 99}), planted)  # would move SEV⁻'s mean from 1.4 to 25.8
+    for reader in (lambda: run_audit(adult, adult_file, out, scheduler="single"), lambda: read_audit(out)):
+        with pytest.raises(IntakeError, match="part-00099.parquet was not written by this audit"):
+            reader()
+    planted.unlink()
+    first = out / "parts" / "part-00000.parquet"
+    table0 = pq.read_table(first)
+    pq.write_table(table0.set_column(table0.schema.get_field_index("sev_minus"), "sev_minus",
+                                     pa.array([9] * table0.num_rows, type=table0["sev_minus"].type)), first)
+    with pytest.raises(IntakeError, match="part-00000.parquet changed since the audit wrote it"):
+        run_audit(adult, adult_file, out, scheduler="single")
+    (out / "audit.json").write_text("{not json")
+    with pytest.raises(IntakeError, match="is damaged: audit.json"):
+        read_audit(out)
+
+
+def test_audit_inputs_are_checked_before_they_are_read(adult, tmp_path, monkeypatch):
+    from hostile import nested_parquet, parquet_bomb
+
+    (tmp_path / "out.txt").write_text("a file")
+    with pytest.raises(IntakeError, match="is a file; pass a folder"):
+        run_audit(adult, ROOT / "data" / "adult.csv", tmp_path / "out.txt")
+    (tmp_path / "nested.parquet").write_bytes(nested_parquet())
+    with pytest.raises(IntakeError, match="nested columns"):
+        run_audit(adult, tmp_path / "nested.parquet", tmp_path / "n")
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    (parts / "zero.parquet").symlink_to("/dev/zero")
+    with pytest.raises(IntakeError, match="not a regular file"):
+        run_audit(adult, parts, tmp_path / "z")
+    monkeypatch.setenv("EXPLAIN_MAX_ROWS", "1000000")
+    bomb = parquet_bomb(50_000_000, tmp_path / "bomb.parquet")  # a few hundred kB on disk
+    with pytest.raises(IntakeError, match="number of rows is 50,000,000, over this server's limit of 1,000,000"):
+        run_audit(adult, bomb, tmp_path / "b")
+
+
 def test_cli_audit_writes_partitions_summary_and_pdf(explain_cache_dir, tmp_path):
     from explain_core.cli.main import main
     from explain_core.intake.data import load_demo

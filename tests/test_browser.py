@@ -339,3 +339,37 @@ def test_upload_an_xgboost_and_an_onnx_model_and_compare(browser, streamlit_serv
         assert name in page.locator('[data-testid="stAlert"]').first.inner_text()  # the banner names the model
         shot(full_page_screenshot, page, f"compare-{name.replace('.', '-')}")
         open_page(page, wait_for_app, "Data & model")
+
+
+def test_a_model_file_that_crashes_its_parser_leaves_the_server_and_other_sessions_working(
+        browser, streamlit_server, demo, page, wait_for_app, tmp_path):
+    """A LightGBM file with one edited number makes LightGBM's parser abort its process: in the sandboxed worker,
+    that is a message on the page; the server still answers, this session and a new one still explain rows."""
+    import urllib.request
+
+    from hostile import lightgbm_text
+
+    (tmp_path / "model.txt").write_bytes(lightgbm_text("num_leaves"))
+    page.goto(streamlit_server)
+    wait_for_app(page)
+    open_page(page, wait_for_app, "Data & model")
+    page.locator(f'.st-key-dm_model_source{LIVE}').get_by_text("Upload a model file").click()
+    wait_for_app(page)
+    page.locator('.st-key-dm_model_file input[type="file"]').set_input_files(files=[str(tmp_path / "model.txt")])
+    wait_for_app(page)
+    page.locator(f'.st-key-dm_load_model{LIVE} button').first.click()
+    wait_for_app(page)
+    alert = page.locator('[data-testid="stAlertContentError"]').first.inner_text()
+    assert "LightGBM file is damaged" in alert and "SIGABRT" in alert, alert
+    with urllib.request.urlopen(f"{streamlit_server}/_stcore/health", timeout=10) as answer:
+        assert answer.read().strip() == b"ok"
+    other = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    other.goto(f"{streamlit_server}/sev?row=0")
+    wait_for_app(other)
+    ex = explain_sev(demo.model, demo.dataset, demo.query(0), demo.reference_for(demo.query(0)))
+    assert (metric(other, "minus"), metric(other, "plus")) == (ex.minus.shown, ex.plus.shown)
+    no_error(other)
+    other.context.close()
+    open_page(page, wait_for_app, "SEV")  # the session that uploaded the file goes on with its setup
+    assert metric(page, "minus") and metric(page, "plus")
+    no_error(page)

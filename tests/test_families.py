@@ -20,6 +20,8 @@ from explain_core.intake.data import load_demo, make_dataset
 from explain_core.intake.demo_models import TrainedModel, demo_model
 from explain_core.intake.encoding import make_encoder
 from explain_core.intake.models import ModelCallError, wrap_model
+from explain_core.intake.sandbox.loaders import open_model
+from explain_core.limits import limits
 from explain_core.linear import explain_linear, group_space
 from explain_core.reference import make_reference
 
@@ -251,10 +253,12 @@ def test_missing_package_is_named_with_its_install_command(monkeypatch, data, xy
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "xgboost" else 1)
     for module in [m for m in list(__import__("sys").modules) if m.split(".")[0] == "xgboost"]:
         monkeypatch.delitem(__import__("sys").modules, module)
-    with pytest.raises(UntrustedModelError, match="needs the package xgboost, which is not installed.*pip install xgboost"):
-        model_from_upload(data, blob, "xgb.skops")
-    with pytest.raises(IntakeError, match="needs the package xgboost, which is not installed.*pip install xgboost"):
-        model_from_upload(data, native, "xgb.json")
+    caps = limits()  # the loaders the model's worker runs, here without xgboost
+    missing = "needs the package xgboost, which is not installed.*pip install xgboost"
+    with pytest.raises(UntrustedModelError, match=missing):
+        open_model(blob, ".skops", "xgb.skops", False, (), caps)
+    with pytest.raises(IntakeError, match=missing):
+        open_model(native, ".json", "xgb.json", False, (), caps)
 
 
 def test_wrong_shapes_and_nan_are_refused_at_upload(data):

@@ -18,13 +18,13 @@ from streamlit.testing.v1 import AppTest
 from conftest import visible
 from explain_core import NonFiniteScores, UntrustedModelError, explain_lime, explain_sev, lens_contexts, make_reference
 from explain_core.analysis import Parameters, make_setup
+from explain_core.setup import model_from_upload
 from explain_core.errors import IntakeError
 from explain_core.export import neutralise, to_csv
 from explain_core.intake.data import load_demo, make_dataset
 from explain_core.intake.demo_models import demo_model, train_model
-from explain_core.intake.loading import TRUSTED_ENV, load_model_bytes, load_model_file
+from explain_core.intake.loading import TRUSTED_ENV, load_model_bytes
 from explain_core.intake.models import ModelAdapter, ModelCallError, wrap_model
-from explain_core.intake.onnx_model import OnnxModel
 from explain_core.intake.skops_policy import ALLOWED_TYPES, check_types, danger
 from explain_core.intake.tables import read_table, safe_name
 from explain_core.lens import opposite_references
@@ -71,10 +71,14 @@ def test_row1_a_visitor_cannot_turn_on_trusted_mode(tmp_path):
     upload_model(at, "model.pkl", payload)
     assert any("only the server's operator" in visible(e.value).lower() for e in at.error)
     assert not sentinel.exists()
-    # the operator's secrets (server side) do turn it on: the payload is live
+    # the operator's secrets (server side) do turn it on: the pickle is unpickled — in the sandboxed worker, where
+    # the payload's command cannot run
     at = open_data_model({"trusted_models": True})
     assert any("Trusted mode is on" in visible(w.value) for w in at.warning)
     upload_model(at, "model.pkl", payload)
+    assert any("not a model" in visible(e.value) for e in at.error)
+    assert not sentinel.exists()
+    pickle.loads(payload)  # the payload is live: unpickled in this process, it runs
     assert sentinel.exists()
 
 
@@ -192,19 +196,14 @@ def test_row4_skops_array_bomb_is_refused_before_decoding(monkeypatch):
         load_model_bytes(blob, "bomb.skops")
 
 
-def test_row5_onnx_that_never_returns_or_allocates_without_bound_is_refused(tmp_path, monkeypatch):
+def test_row5_onnx_that_never_returns_or_allocates_without_bound_is_refused_at_upload(monkeypatch):
+    """Through the upload path (which scores the data's first rows): a clear message each (more in test_sandbox)."""
     monkeypatch.setenv("EXPLAIN_MAX_MODEL_SECONDS", "3")
-    path = tmp_path / "loop.onnx"
-    path.write_bytes(onnx_loop())
-    with pytest.raises(IntakeError, match="did not load and score one row within 3 s"):
-        load_model_file(path)
-    stopped = OnnxModel(path, checked=True, seconds=0.5)  # past the trial run, each call is cut off
-    with pytest.raises(IntakeError, match="did not finish scoring 2 rows within 0.5 s"):
-        stopped.predict(np.zeros((2, 3), dtype=np.float32))
-    hog = tmp_path / "hog.onnx"
-    hog.write_bytes(onnx_memory_hog())
-    with pytest.raises(IntakeError, match="needs more than 4,?096 MB of memory"):
-        load_model_file(hog)
+    data = make_dataset(pd.DataFrame({"a": np.arange(30.0), "b": 1.0, "c": 2.0, "y": np.arange(30) % 2}), "y")
+    with pytest.raises(IntakeError, match="did not finish scoring 20 rows within 3 s"):
+        model_from_upload(data, onnx_loop(), "loop.onnx", by_order=True)
+    with pytest.raises(IntakeError, match="memory"):
+        model_from_upload(data, onnx_memory_hog(), "hog.onnx", by_order=True)
 
 
 def test_limits_are_the_operators_and_checked(monkeypatch):

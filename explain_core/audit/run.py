@@ -4,8 +4,10 @@ The rows are read by ``dask.dataframe`` (a Parquet file or folder: one partition
 ``blocksize`` bytes), one partition per task, on the workers. The setup (model, reference, the sample it was
 built from) is sent to each worker once (:mod:`.cluster`), never with a task. Each finished partition comes
 back to this process and is written as ``parts/part-NNNNN.parquet`` (atomically), so a rerun into the same folder
-computes only the partitions that are missing. Under :data:`SINGLE_PROCESS_BYTES` of input no cluster is
-started: the same partition function runs here, in order.
+computes only the partitions that are missing, after checking every file already there against the manifest
+(:mod:`.ledger`). Under :data:`SINGLE_PROCESS_BYTES` of input no cluster is started: the same partition function
+runs here, in order. The input is checked against the operator's row, column and cell limits before it is read
+(Parquet: from the files' footers; CSV: its header, then the row count before anything is explained).
 """
 from __future__ import annotations
 
@@ -23,10 +25,13 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from ..errors import IntakeError
+from ..intake.tables import check_source_shape
+from ..limits import limits
 from ..setup import Parameters, Setup
 from .cluster import Executor
+from .ledger import MANIFEST, part_entry, part_path, read_manifest, write_json, written_parts
 from .rows import AuditOptions, explain_partition
-from .summary import MANIFEST, PARTS, summarize
+from .summary import summarize
 
 SINGLE_PROCESS_BYTES = 8 * 2**20  # input files below this are audited here, without a cluster
 CSV_BLOCKSIZE = "16MB"
@@ -47,9 +52,7 @@ class AuditRun:
 def read_rows(data: str | Path, columns=None, *, blocksize: str = CSV_BLOCKSIZE) -> dd.DataFrame:
     """The ``columns`` (default all) of a Parquet file, a folder of Parquet parts, or a CSV file, as a lazy frame."""
     path = Path(data)
-    if not path.exists():
-        raise IntakeError(f"{data}: no such file or folder; pass a Parquet file, a folder of Parquet parts or a CSV.")
-    parquet = path.is_dir() or path.suffix.lower() in PARQUET_SUFFIXES
+    parquet = check_source_shape(path, PARQUET_SUFFIXES, limits())
     with dask.config.set({"dataframe.convert-string": False}):  # text as pandas reads it (missing = NaN, not pd.NA)
         frame = dd.read_parquet(str(path), split_row_groups=True) if parquet else \
             dd.read_csv(str(path), blocksize=blocksize)
@@ -104,7 +107,8 @@ def run_audit(setup: Setup, data: str | Path, out: str | Path, params: Parameter
                 "restricted": list(setup.restricted),
                 "params": params.as_dict(), "options": asdict(options), "blocksize": blocksize,
                 "partitions": frame.npartitions, "groups": list(setup.dataset.group_names)}
-    lengths = _check_manifest(out, manifest)
+    recorded = _check_manifest(out, manifest)
+    lengths = None if recorded is None else recorded["lengths"]
     parts = frame.to_delayed()
     if client is None and scheduler is None:
         small = workers is None and _input_bytes(Path(data)) < SINGLE_PROCESS_BYTES
@@ -113,13 +117,16 @@ def run_audit(setup: Setup, data: str | Path, out: str | Path, params: Parameter
         if lengths is None:
             counted = frame[[frame.columns[0]]].to_delayed()  # one column is read to count the rows
             lengths = [int(n) for n in run.compute([dask.delayed(len)(p) for p in counted])]
-            _write_json(out / MANIFEST, {**manifest, "lengths": lengths})
+            _check_rows(Path(data), sum(lengths), len(frame.columns))
+            recorded = {**manifest, "lengths": lengths, "parts": {}}
+            write_json(out / MANIFEST, recorded)
         offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(int).tolist()
-        done = {i for i in range(len(parts)) if _part_path(out, i).exists()}
+        done = set(written_parts(out, recorded, checksums=True))
         todo = [i for i in range(len(parts)) if i not in done]
         items = {i: (parts[i], offsets[i], params, options) for i in todo}
         for i, table in run.stream(setup, explain_partition, items, progress, unit="partitions"):
-            _write_part(out, i, table)
+            recorded["parts"][str(i)] = _write_part(out, i, table, offsets[i])
+            write_json(out / MANIFEST, recorded)
             if on_partition is not None:
                 on_partition(i)
         executor = run.name
@@ -127,35 +134,35 @@ def run_audit(setup: Setup, data: str | Path, out: str | Path, params: Parameter
     return AuditRun(out, tuple(todo), tuple(sorted(done)), summary, executor)
 
 
-def _check_manifest(out: Path, manifest: dict) -> list[int] | None:
-    """The partition lengths recorded by an earlier run of the same audit (None for a new folder)."""
-    path = out / MANIFEST
-    if not path.exists():
+def _check_manifest(out: Path, manifest: dict) -> dict | None:
+    """The manifest of an earlier run of the same audit (None for a new folder)."""
+    if out.exists() and not out.is_dir():
+        raise IntakeError(f"{out} is a file; pass a folder for the audit (created if missing).")
+    if not (out / MANIFEST).exists():
         if out.exists() and any(out.iterdir()):
             raise IntakeError(f"{out} is not empty and holds no audit; pass a new or empty output folder.")
         return None
-    recorded = json.loads(path.read_text())
+    recorded = read_manifest(out)
     differ = [k for k in manifest if json.dumps(recorded.get(k)) != json.dumps(manifest[k])]
     if differ:
         raise IntakeError(f"{out} holds an audit of other inputs ({', '.join(differ)} differ); pass a new output "
                           "folder, or delete this one to start again.")
-    return recorded["lengths"]
+    return recorded
 
 
-def _part_path(out: Path, i: int) -> Path:
-    return out / PARTS / f"part-{i:05d}.parquet"
+def _check_rows(data: Path, rows: int, columns: int) -> None:
+    """The row and cell limits, once a CSV's rows are counted (before anything is explained)."""
+    caps = limits()
+    if rows > caps.rows or rows * columns > caps.cells:
+        raise IntakeError(f"{data.name} has {rows:,} rows of {columns} columns, over this server's limits "
+                          f"({caps.rows:,} rows, {caps.cells:,} cells); the operator sets them with EXPLAIN_MAX_ROWS "
+                          "and EXPLAIN_MAX_CELLS.")
 
 
-def _write_part(out: Path, i: int, table) -> None:
-    path = _part_path(out, i)
+def _write_part(out: Path, i: int, table, start: int) -> dict:
+    path = part_path(out, i)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
     pq.write_table(table, tmp)
     os.replace(tmp, path)  # a partition file is whole or absent, even when a run is interrupted
-
-
-def _write_json(path: Path, value: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(value, indent=1))
-    os.replace(tmp, path)
+    return part_entry(path, start, table.num_rows)

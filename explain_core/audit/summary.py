@@ -21,20 +21,20 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from ..errors import IntakeError
 from ..sev.summaries import NOT_EXPLAINED
+from .ledger import MANIFEST, part_path, read_manifest, written_parts
 
-MANIFEST, PARTS, SUMMARY = "audit.json", "parts", "summary.json"
+SUMMARY = "summary.json"
 AUDIT_DIR_ENV = "EXPLAIN_AUDIT_DIR"
 FLIP_COLUMNS = ("sev_minus", "lime_c", "shap_c")  # "never": rows where it is not found
 LABELS = {"minus": "SEV⁻", "plus": "SEV⁺", "restricted": "SEV®"}
 
 
 def summarize(folder: str | Path) -> dict:
-    """The summary of every partition written in ``folder`` (also saved as ``summary.json``)."""
+    """The summary of every partition the manifest lists in ``folder`` (also saved as ``summary.json``)."""
     folder = Path(folder)
-    manifest = json.loads((folder / MANIFEST).read_text())
-    files = sorted((folder / PARTS).glob("part-*.parquet"))
+    manifest = read_manifest(folder)
+    files = [part_path(folder, i) for i in written_parts(folder, manifest, checksums=False)]
     kinds = ["minus", "plus"] + (["restricted"] if manifest["restricted"] else [])
     tally = {k: {"values": Counter(), "status": Counter(), "used": Counter()} for k in kinds}
     lens, flips, rows, seconds = Counter(), Counter(), 0, 0.0
@@ -128,7 +128,8 @@ class Audit:
 
     @cached_property
     def _dataset(self) -> ds.Dataset:
-        return ds.dataset(str(self.folder / PARTS), format="parquet")
+        files = [str(part_path(self.folder, i)) for i in written_parts(self.folder, self.manifest, checksums=False)]
+        return ds.dataset(files, format="parquet")
 
     def rows(self, columns: list[str] | None = None, *, limit: int | None = None, where=None) -> pd.DataFrame:
         """Audit rows (all columns, or ``columns``), at most ``limit`` of them, optionally filtered by a pyarrow
@@ -153,11 +154,12 @@ def read_audit(folder: str | Path) -> Audit:
     """The audit in ``folder`` (written by :func:`~explain_core.audit.run_audit`); its summary is recomputed when
     partitions were written after it (an interrupted run)."""
     folder = Path(folder)
-    if not (folder / MANIFEST).is_file():
-        raise IntakeError(f"{folder} holds no audit (no {MANIFEST}); run `python -m explain_core audit` first.")
-    manifest = json.loads((folder / MANIFEST).read_text())
-    files = len(list((folder / PARTS).glob("part-*.parquet")))
-    summary = json.loads((folder / SUMMARY).read_text()) if (folder / SUMMARY).is_file() else None
-    if summary is None or summary["partitions"] != files:
+    manifest = read_manifest(folder)
+    files = len(written_parts(folder, manifest, checksums=False))
+    try:
+        summary = json.loads((folder / SUMMARY).read_text()) if (folder / SUMMARY).is_file() else None
+    except (ValueError, UnicodeDecodeError):
+        summary = None
+    if not isinstance(summary, dict) or summary.get("partitions") != files:
         summary = summarize(folder)
     return Audit(folder, manifest, summary)

@@ -138,5 +138,3 @@ def load_params(args):
     return Parameters(**given)
 
 
-def one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())

@@ -23,9 +23,10 @@ import sys
 from typing import Sequence
 
 from .._version import __version__
+from ..errors import one_line
 from .app import run_app
 from .audit import add_audit_parser, run_audit_command
-from .common import UsageError, one_line
+from .common import UsageError
 from .report import add_report_parser, run_report
 
 
@@ -54,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return run_app(argv[1:])
         except UsageError as exc:
-            print(f"error: {one_line(exc)}", file=sys.stderr)
+            print(f"error: {one_line(exc, None)}", file=sys.stderr)
             return 2
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -71,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         hint = " From the command line: add --trusted." if isinstance(exc, UntrustedModelError) else ""
-        print(f"error: {one_line(exc)}{hint}", file=sys.stderr)
+        print(f"error: {one_line(exc, None)}{hint}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
@@ -79,6 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 — no traceback for a user, unless asked for
         if args.debug:
             raise
-        print(f"error: {type(exc).__name__}: {one_line(exc)} (run with --debug for the traceback)", file=sys.stderr)
+        print(f"error: {type(exc).__name__}: {one_line(exc, None)} (run with --debug for the traceback)",
+              file=sys.stderr)
         return 1
     return 0

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import importlib
 import json
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
 from ..errors import IntakeError
+from ..limits import Limits, over
 
 NATIVE_SUFFIXES = {".json": "xgboost", ".ubj": "xgboost", ".txt": "lightgbm", ".cbm": "catboost"}
 INSTALL = {"xgboost": "pip install xgboost", "lightgbm": "pip install lightgbm", "catboost": "pip install catboost",
            "sklearn": "pip install scikit-learn", "onnxruntime": "pip install onnxruntime",
            "skops": "pip install skops"}
+LIBRARY_NAMES = {"xgboost": "XGBoost", "lightgbm": "LightGBM", "catboost": "CatBoost"}
 BINARY = {"xgboost": ("binary:logistic", "binary:logitraw", "binary:hinge"),
           "lightgbm": ("binary", "cross_entropy", "xentropy"), "catboost": ("Logloss", "CrossEntropy")}
 
@@ -73,26 +73,77 @@ class NativeBooster:
         return (out > 0.5).astype(int) if hasattr(self, "classes_") else out
 
 
-def load_native(path: Path, name: str) -> NativeBooster:
-    """A native booster file (by its suffix; a ``.json`` is XGBoost's JSON model format)."""
-    library = NATIVE_SUFFIXES[path.suffix.lower()]
+def load_native(data: bytes, suffix: str, name: str) -> NativeBooster:
+    """A native booster from its file's bytes (by the file's suffix; a ``.json`` is XGBoost's JSON model format)."""
+    library = NATIVE_SUFFIXES[suffix]
     module = require(library, name)
     try:
         if library == "xgboost":
             booster = module.Booster()
-            booster.load_model(str(path))
+            booster.load_model(bytearray(data))
             objective = json.loads(booster.save_config())["learner"]["objective"]["name"]
             return NativeBooster(booster, library, objective, booster.feature_names or [])
         if library == "lightgbm":
-            booster = module.Booster(model_file=str(path))
+            booster = module.Booster(model_str=data.decode("utf-8"))
             objective = str(booster.params.get("objective") or booster.dump_model().get("objective", "")).split()[0]
             return NativeBooster(booster, library, objective, booster.feature_name())
         booster = module.CatBoost()
-        booster.load_model(str(path))
-        return NativeBooster(booster, library, str(booster.get_params().get("loss_function", "RMSE")),
+        booster.load_model(blob=data)
+        return NativeBooster(booster, library, str(booster.get_all_params().get("loss_function", "RMSE")),
                              booster.feature_names_)
     except IntakeError:
         raise
     except Exception as exc:
-        raise IntakeError(f"{name} is not a readable {library} model file ({' '.join(str(exc).split())[:200]}); "
-                          f"save it with the booster's save_model.") from exc
+        raise damaged(library, name, " ".join(str(exc).split())[:300]) from exc
+
+
+def damaged(library: str, name: str, detail: str) -> IntakeError:
+    return IntakeError(f"{name}: this {LIBRARY_NAMES[library]} file is damaged ({detail}); save the model again with "
+                       "the booster's save_model and upload the whole file.")
+
+
+def check_native_header(data: bytes, suffix: str, name: str, caps: Limits) -> None:
+    """Refuse a booster file whose header declares more features, classes or trees than the limits allow, or that
+    is cut short, before the library reads it (LightGBM text and XGBoost JSON; the binary formats are checked
+    after loading, by :func:`~explain_core.intake.sandbox.loaders.describe`, before any prediction)."""
+    library = NATIVE_SUFFIXES[suffix]
+    if suffix == ".txt":
+        sizes = _lightgbm_header(data, name)
+    elif suffix == ".json":
+        sizes = _xgboost_header(data, name)
+    else:
+        return
+    for what, value, limit in (("features", sizes["features"], caps.columns),
+                               ("classes", sizes["classes"], caps.model_classes),
+                               ("trees", sizes["trees"], caps.model_trees)):
+        if value > limit:
+            raise over(f"The number of {what} {name} declares", value, limit, "upload a smaller model.")
+    if min(sizes.values()) < 0:
+        raise damaged(library, name, "its header declares a negative size")
+
+
+def _lightgbm_header(data: bytes, name: str) -> dict:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise damaged("lightgbm", name, "it is not text") from None
+    head = text.split("\nTree=", 1)[0]
+    if not text.startswith("tree") or "end of trees" not in text:
+        raise damaged("lightgbm", name, "it is cut short: the line 'end of trees' is missing")
+    fields = dict(line.split("=", 1) for line in head.splitlines() if "=" in line)
+    try:
+        return {"features": int(fields["max_feature_idx"]) + 1, "classes": int(fields.get("num_class", 1)),
+                "trees": text.count("\nTree=")}
+    except (KeyError, ValueError) as exc:
+        raise damaged("lightgbm", name, f"its header has no valid {exc}") from None
+
+
+def _xgboost_header(data: bytes, name: str) -> dict:
+    try:
+        learner = json.loads(data)["learner"]
+        params = learner["learner_model_param"]
+        trees = learner["gradient_booster"].get("model", {}).get("gbtree_model_param", {}).get("num_trees", 0)
+        return {"features": int(params["num_feature"]), "classes": int(params.get("num_class", 0)),
+                "trees": int(trees)}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise damaged("xgboost", name, f"not an XGBoost JSON model: {' '.join(str(exc).split())[:200]}") from None

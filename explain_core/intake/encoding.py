@@ -16,6 +16,7 @@ from sklearn.preprocessing import (FunctionTransformer, KBinsDiscretizer, MaxAbs
 
 from .data import Dataset, FeatureGroup
 from .models import ModelAdapter
+from .sandbox.model import SandboxedModel
 
 COLUMNWISE_STEPS = (StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler, SimpleImputer, OrdinalEncoder,
                     KBinsDiscretizer, OneHotEncoder)
@@ -98,6 +99,10 @@ def encoded_model(model: ModelAdapter, groups: Sequence[FeatureGroup]) -> Encode
 def _split(model: ModelAdapter, groups: Sequence[FeatureGroup]) -> EncodedModel | None:
     if model.takes == "encoded":
         encoder, estimator = model.encoder, model.estimator
+    elif isinstance(model.estimator, SandboxedModel):  # an uploaded Pipeline, traced in its sandboxed worker
+        column_group = model.estimator.encoded_split(groups)
+        return None if column_group is None else EncodedModel(model.estimator.stage("encoder"),
+                                                              model.estimator.stage("final"), column_group)
     elif isinstance(model.estimator, Pipeline) and len(model.estimator.steps) == 2:
         encoder, estimator = model.estimator[0], model.estimator[-1]
     else:

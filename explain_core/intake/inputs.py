@@ -96,6 +96,23 @@ class OrderedInputs(_Wrapped):
         return X[list(self.feature_names_in_)].to_numpy(dtype=float)
 
 
+def unwrap(estimator) -> tuple[tuple, object]:
+    """(The wrappers around a model, outermost first, as plain data; the model inside them)."""
+    layers = []
+    while isinstance(estimator, (RenamedInputs, OrderedInputs)):
+        kind = "renamed" if isinstance(estimator, RenamedInputs) else "ordered"
+        layers.append((kind, estimator.mapping if kind == "renamed" else list(estimator.feature_names_in_)))
+        estimator = estimator.inner
+    return tuple(layers), estimator
+
+
+def rewrap(estimator, layers) -> object:
+    """:func:`unwrap`'s layers put back around ``estimator`` (in a model's worker, around the real model)."""
+    for kind, value in reversed(tuple(layers)):
+        estimator = RenamedInputs(estimator, value) if kind == "renamed" else OrderedInputs(estimator, value)
+    return estimator
+
+
 def by_position(estimator, frame: pd.DataFrame) -> OrderedInputs:
     """Unnamed model inputs mapped to the dataset's columns in order (the caller has confirmed the order); the
     counts must agree and every column must be numeric."""

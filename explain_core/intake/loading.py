@@ -1,16 +1,18 @@
-"""Loading model files safely: ``.skops`` by a vetted type policy, ``.onnx`` after a bounded trial run, the
-boosters' own formats (XGBoost ``.json``/``.ubj``, LightGBM ``.txt``, CatBoost ``.cbm``), and pickles
-(``.joblib``/``.pkl``) only in the operator's trusted mode.
+"""Loading model files safely: every uploaded model — ``.skops``, ``.onnx``, the boosters' own formats (XGBoost
+``.json``/``.ubj``, LightGBM ``.txt``, CatBoost ``.cbm``) and pickles (``.joblib``/``.pkl``, only in the operator's
+trusted mode) — is loaded and scored only inside its own sandboxed worker process
+(:class:`~explain_core.intake.sandbox.model.SandboxedModel`): the server holds the file's bytes and a proxy, never
+an object of the model's.
 
 Trusted mode belongs to whoever runs the server: the ``EXPLAIN_TRUSTED_MODELS=1`` environment variable, the
 command line's ``--trusted``, or the app's ``st.secrets`` (read by the app and passed here). Nothing a browser
-visitor sends can turn it on. Even in trusted mode a ``.skops`` file naming a type that could run code or
-touch files is refused (:mod:`explain_core.intake.skops_policy`).
+visitor sends can turn it on. Even in trusted mode a ``.skops`` file naming a function off the vetted list, or a
+type that could run code or touch files, is refused (:mod:`explain_core.intake.skops_policy`).
 """
 from __future__ import annotations
 
+import io
 import os
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import Sequence
@@ -19,11 +21,9 @@ import numpy as np
 
 from ..errors import IntakeError
 from ..limits import Limits, limits, over
-from .boosters import NATIVE_SUFFIXES, load_native, require
+from .boosters import NATIVE_SUFFIXES
 from .data import Dataset
 from .models import ModelAdapter, wrap_model
-from .onnx_model import OnnxModel
-from .skops_policy import TypeCheck, check_types, skops_io
 from .tables import safe_name
 
 TRUSTED_ENV = "EXPLAIN_TRUSTED_MODELS"
@@ -39,7 +39,7 @@ class UntrustedModelError(IntakeError):
     verdict on every type that is not on skops' own trusted list, with what each name resolves to.
     """
 
-    def __init__(self, message: str, types: Sequence[str] = (), checks: Sequence[TypeCheck] = ()):
+    def __init__(self, message: str, types: Sequence[str] = (), checks: Sequence = ()):
         super().__init__(message)
         self.types = tuple(types)
         self.checks = tuple(checks)
@@ -53,83 +53,51 @@ def trusted_mode(trusted: bool | None = None) -> bool:
 
 def load_model_file(path, *, trusted: bool | None = None, trusted_types: Sequence[str] | None = None,
                     name: str | None = None, caps: Limits | None = None):
-    """Load an estimator from ``.skops`` or ``.onnx``; ``.joblib``/``.pkl`` only in trusted mode.
-
-    Pickle-based files run arbitrary code when loaded, so they are refused (without being read) unless
-    trusted mode is on. A skops file loads when every type is vetted; unvetted harmless-looking types load
-    when listed in ``trusted_types`` (the user's confirmation) or in trusted mode; dangerous or unresolvable
-    types never load. ``name`` is the file's name in messages (default the path's).
-    """
+    """:func:`load_model_bytes` of a file on disk (refused past the ``upload_mb`` limit before it is read)."""
     path = Path(path)
-    name = safe_name(name or path.name, "model")
     caps = caps or limits()
-    suffix = path.suffix.lower()
-    if suffix == ".skops":
-        return _load_skops(path, name, trusted_mode(trusted), set(trusted_types or ()), caps)
-    if suffix == ".onnx":
-        return OnnxModel(path, name=name)
-    if suffix in NATIVE_SUFFIXES:
-        return load_native(path, name)
-    if suffix in PICKLE_SUFFIXES:
-        return _load_pickle(path, name, trusted_mode(trusted))
-    raise IntakeError(f"{name}: unsupported model format {suffix!r}; upload .skops, .onnx, or a booster's own file "
-                      "(XGBoost .json/.ubj, LightGBM .txt, CatBoost .cbm); .joblib/.pkl only when the server runs "
-                      "in trusted mode.")
+    size = path.stat().st_size
+    if size > caps.upload_mb * 2**20:
+        raise over(f"The size of {path.name}", size / 2**20, caps.upload_mb, "upload a smaller model file.", " MB")
+    return load_model_bytes(path.read_bytes(), name or path.name, trusted=trusted, trusted_types=trusted_types,
+                            caps=caps)
 
 
-def _load_pickle(path: Path, name: str, trusted: bool):
-    if not trusted:
+def load_model_bytes(data: bytes, filename: str, *, trusted: bool | None = None,
+                     trusted_types: Sequence[str] | None = None, caps: Limits | None = None):
+    """The model in a file's bytes, loaded in its sandboxed worker: a proxy with scikit-learn's interface.
+
+    Pickles are refused without being read unless trusted mode is on. A skops file loads when every type is
+    vetted; classes off the list load when listed in ``trusted_types`` (the user's confirmation) or in trusted
+    mode, and only when loading them cannot run code; functions off the list and dangerous types never load.
+    ``filename`` (its suffix says the format) names the file in messages.
+    """
+    from .sandbox.model import ModelFile, SandboxedModel
+
+    name = safe_name(filename, "model")
+    suffix = Path(name).suffix.lower()
+    caps = caps or limits()
+    if suffix not in MODEL_SUFFIXES:
+        raise IntakeError(f"{name}: unsupported model format {suffix!r}; upload .skops, .onnx, or a booster's own "
+                          "file (XGBoost .json/.ubj, LightGBM .txt, CatBoost .cbm); .joblib/.pkl only when the server "
+                          "runs in trusted mode.")
+    trusted = trusted_mode(trusted)
+    if suffix in PICKLE_SUFFIXES and not trusted:
         raise UntrustedModelError(
             f"{name} is a pickle file: loading it can run any code it contains, so it is refused. Save the model "
             "with skops (skops.io.dump) or export it to ONNX. Only the server's operator can allow pickles, for "
             f"files they made themselves ({TRUSTED_ENV}=1 when starting the server).")
-    import joblib
-
-    try:
-        return joblib.load(path)
-    except Exception as exc:
-        raise IntakeError(f"{name} could not be unpickled ({type(exc).__name__}: {exc}); re-save the "
-                          "model (skops.io.dump is safer) with the same library versions.") from exc
+    if suffix == ".skops":
+        check_skops_archive(data, name, caps)
+    return SandboxedModel(ModelFile(bytes(data), suffix, name, trusted, tuple(trusted_types or ())))
 
 
-def _load_skops(path: Path, name: str, trusted: bool, confirmed: set[str], caps: Limits):
-    sio = skops_io()
-
-    check_skops_archive(path, name, caps)
-    try:
-        untrusted = sio.get_untrusted_types(file=path)
-    except Exception as exc:
-        raise IntakeError(f"{name} is not a readable skops file ({exc}); save it with skops.io.dump.") from exc
-    checks = check_types(untrusted, trusted=trusted)
-    refused = [c for c in checks if c.verdict == "dangerous"]
-    if refused:
-        raise UntrustedModelError(
-            f"{name} is refused: it names types that could run code or touch files on this server — "
-            + "; ".join(f"{c.name} (really {c.resolved}: {c.reason})" for c in refused)
-            + ". Save a model built from scikit-learn, XGBoost or LightGBM parts only.", (), checks)
-    unresolved = [c for c in checks if c.verdict == "unresolved"]
-    if unresolved:
-        raise UntrustedModelError(f"{name} cannot be loaded: " + "; ".join(c.reason for c in unresolved) + ".",
-                                  (), checks)
-    unknown = [c.name for c in checks if c.verdict == "unknown" and c.name not in confirmed]
-    if unknown and not trusted:
-        raise UntrustedModelError(
-            f"{name} contains types that are not known to be safe: "
-            + "; ".join(f"{c.name} (really {c.resolved})" for c in checks if c.name in unknown)
-            + ". Load it only if you trust its author, by confirming these types.", unknown, checks)
-    try:
-        return sio.load(path, trusted=untrusted)
-    except ModuleNotFoundError as exc:
-        require(exc.name.split(".")[0], name)  # names the package and its install command
-        raise
-
-
-def check_skops_archive(path: Path, name: str, caps: Limits) -> None:
+def check_skops_archive(data: bytes, name: str, caps: Limits) -> None:
     """Refuse a skops file whose stored arrays decode past the ``model_array_mb`` limit, reading only the zip's
     directory and each array's header (nothing is decompressed)."""
     limit = caps.model_array_mb * 2**20
     try:
-        with zipfile.ZipFile(path) as archive:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
             members = archive.infolist()
             for info in members:
                 size = max(info.file_size, _npy_bytes(archive, info) if info.filename.endswith(".npy") else 0)
@@ -156,18 +124,6 @@ def _npy_bytes(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:
     except Exception:  # noqa: BLE001 — not a plain array: its declared size is checked instead
         return 0
     return int(np.prod(shape, dtype=float) * dtype.itemsize)
-
-
-def load_model_bytes(data: bytes, filename: str, *, trusted: bool | None = None,
-                     trusted_types: Sequence[str] | None = None):
-    """:func:`load_model_file` for an upload's bytes: written to a temporary folder (messages name the user's
-    file), loaded, and deleted."""
-    name = safe_name(filename, "model")
-    suffix = Path(name).suffix.lower()
-    with tempfile.TemporaryDirectory(prefix="explain-upload-") as folder:
-        path = Path(folder) / f"model{suffix}"
-        path.write_bytes(bytes(data))
-        return load_model_file(path, trusted=trusted, trusted_types=trusted_types, name=name)
 
 
 def model_from_file(path, dataset: Dataset, *, trusted: bool | None = None, encoder=None,

@@ -19,9 +19,10 @@ import pandas as pd
 import sklearn
 from sklearn.exceptions import NotFittedError
 
-from ..errors import ExplainError, IntakeError, NonFiniteScores
+from ..errors import ExplainError, IntakeError, NonFiniteScores, one_line
 from .data import Dataset, find_value, show
-from .inputs import RenamedInputs, by_position, closest, input_names, sanitised_mapping
+from .inputs import RenamedInputs, by_position, closest, input_names, sanitised_mapping, unwrap
+from .sandbox.model import SandboxedModel, Stage
 
 SCORE_KINDS = ("proba", "decision", "predict")
 TIE_BAND = 1e-9  # scores this close to the default threshold are decided by the model's own predict
@@ -75,8 +76,9 @@ class ModelAdapter:
         except ExplainError:
             raise
         except Exception as exc:  # the model's own code failed on these rows
-            raise ModelCallError(f"The model raised {type(exc).__name__} while scoring {len(X):,} row(s): "
-                                 f"{_short(exc)}. Check that it was trained on these columns and their types "
+            kind = getattr(exc, "remote_type", type(exc).__name__)  # the class of an error raised in a sandbox
+            raise ModelCallError(f"The model raised {kind} while scoring {len(X):,} row(s): "
+                                 f"{one_line(exc)}. Check that it was trained on these columns and their types "
                                  "(a Pipeline that includes its preprocessing is safest).") from exc
         bad = ~np.isfinite(scores)
         if bad.any():
@@ -101,8 +103,9 @@ class ModelAdapter:
         try:
             positive = np.asarray(predict(rows)).ravel() == self.positive_class
         except Exception as exc:
-            raise ModelCallError(f"The model raised {type(exc).__name__} in predict on {len(near):,} row(s) at its "
-                                 f"decision threshold: {_short(exc)}.") from exc
+            kind = getattr(exc, "remote_type", type(exc).__name__)
+            raise ModelCallError(f"The model raised {kind} in predict on {len(near):,} row(s) at its "
+                                 f"decision threshold: {one_line(exc)}.") from exc
         scores = scores.copy()
         above = np.nextafter(self.threshold, np.inf)
         scores[near] = np.where(positive, np.maximum(scores[near], above), np.minimum(scores[near], self.threshold))
@@ -128,8 +131,11 @@ class ModelAdapter:
     def introspect(self, function, *args):
         """``function(estimator, *args)``: plain data read off the fitted model (its trees, its coefficients).
         ``function`` is a module-level function of this package that returns only JSON types and numpy arrays,
-        and its answer is validated by the caller, so the same call can run where an uploaded model lives (a
-        sandboxed worker process) without any object of the model's reaching this process."""
+        and its answer is validated by the caller: for an uploaded model it runs in the model's sandboxed worker
+        process, on the real model wrapped as here (:func:`~explain_core.intake.inputs.unwrap`)."""
+        layers, core = unwrap(self.estimator)
+        if isinstance(core, SandboxedModel):
+            return core.introspect(function, *args, layers=layers)
         return function(self.estimator, *args)
 
     def label(self, frame: pd.DataFrame) -> np.ndarray:
@@ -155,16 +161,19 @@ class ModelAdapter:
         return list(self.estimator.classes_).index(self.positive_class)
 
 
+def read_model(estimator, function, *args):
+    """``function(estimator, *args)`` where ``estimator`` lives: in its sandboxed worker for an uploaded model (or
+    a stage of one), here otherwise (see :meth:`ModelAdapter.introspect`)."""
+    if isinstance(estimator, (SandboxedModel, Stage)):
+        return estimator.introspect(function, *args)
+    return function(estimator, *args)
+
+
 def _check_shape(values: np.ndarray, wanted: tuple[int, int], what: str) -> None:
     if values.shape != wanted:
         raise ModelCallError(f"The model returned {what} of shape {values.shape} for {wanted[0]:,} row(s), where "
                              f"{wanted} was expected (one row per input row, one column per class); check that it "
                              "is a fitted classifier or regressor for this target.")
-
-
-def _short(exc: BaseException, limit: int = 300) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def wrap_model(estimator, dataset: Dataset, *, encoder=None, threshold: float | None = None,

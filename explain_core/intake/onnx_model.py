@@ -1,79 +1,17 @@
-"""ONNX models (onnxruntime) behind scikit-learn's predict / predict_proba, with bounded work.
+"""ONNX models (onnxruntime) behind scikit-learn's predict / predict_proba.
 
-An uploaded graph is first loaded and run once on a synthetic row in a separate worker process with a time
-limit and a memory limit (:func:`probe`), so a graph that never returns or that allocates without bound is
-refused without touching the server. In the server each later call is cancelled by onnxruntime's terminate
-flag once it runs past the time limit.
+An uploaded graph is loaded and run only inside its sandboxed worker process (:mod:`.sandbox`), whose memory,
+time and CPU limits hold for every call; onnxruntime runs on one thread there, its log silenced (its messages
+carry terminal colour codes), and a graph that keeps its weights in separate files is refused with the reason.
 """
 from __future__ import annotations
 
-import subprocess
-import sys
-import threading
-from pathlib import Path
-
 import numpy as np
 
-from ..errors import IntakeError
-from ..limits import Limits, limits
+from ..errors import IntakeError, one_line
 
 ONNX_DTYPES = {"tensor(string)": object, "tensor(float)": np.float32, "tensor(double)": np.float64,
                "tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(bool)": bool}
-
-# Run with ``python -I -c PROBE path memory_mb``: loads the graph and runs it once on one synthetic row under an
-# address-space limit; prints "ok", or exits with status 3 when memory ran out. Imports only onnxruntime and numpy.
-PROBE = r"""
-import resource, sys
-limit = int(float(sys.argv[2]) * 2**20)
-resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-try:
-    import numpy as np, onnxruntime as ort
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = options.inter_op_num_threads = 1
-    session = ort.InferenceSession(sys.argv[1], options, providers=["CPUExecutionProvider"])
-    kinds = {"tensor(string)": object, "tensor(double)": np.float64, "tensor(int64)": np.int64,
-             "tensor(int32)": np.int32, "tensor(bool)": bool}
-    feed = {}
-    for i in session.get_inputs():
-        shape = [d if isinstance(d, int) and d > 0 else 1 for d in (i.shape or [1])]
-        kind = kinds.get(i.type, np.float32)
-        feed[i.name] = np.full(shape, "0", dtype=object) if kind is object else np.zeros(shape, dtype=kind)
-    try:
-        session.run(None, feed)
-    except MemoryError:
-        raise
-    except Exception as exc:
-        if "allocate" in str(exc).lower() or "bad_alloc" in str(exc):
-            sys.exit(3)
-        # otherwise a synthetic row may be invalid input: only time and memory are checked here
-except MemoryError:
-    sys.exit(3)
-except Exception as exc:
-    if "bad_alloc" in str(exc) or "allocate" in str(exc).lower():
-        sys.exit(3)
-    print("error:", " ".join(str(exc).split())[:300])
-    sys.exit(2)
-print("ok")
-"""
-
-
-def probe(path: Path, name: str, caps: Limits | None = None) -> None:
-    """Load and run the graph once in a worker process; an IntakeError when it fails, runs out of time or memory."""
-    caps = caps or limits()
-    command = [sys.executable, "-I", "-c", PROBE, str(path), str(caps.model_memory_mb)]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=caps.model_seconds)
-    except subprocess.TimeoutExpired:
-        raise IntakeError(f"{name} did not load and score one row within {caps.model_seconds:g} s (this server's "
-                          "limit), so it is refused; check the graph for unbounded loops, or export a smaller model.") \
-            from None
-    if done.returncode == 3:
-        raise IntakeError(f"{name} needs more than {caps.model_memory_mb:g} MB of memory to load and score one row "
-                          "(this server's limit), so it is refused; export a smaller model.")
-    if done.returncode != 0 or "ok" not in done.stdout:
-        detail = (done.stdout + done.stderr).strip().splitlines()
-        reason = detail[-1].removeprefix("error: ") if detail else f"exit status {done.returncode}"
-        raise IntakeError(f"{name} is not a loadable ONNX model ({reason[:300]}); re-export it.")
 
 
 class OnnxModel:
@@ -83,23 +21,30 @@ class OnnxModel:
     dataset's columns in order, or its encoded matrix with the encoder). Outputs follow skl2onnx and onnxmltools
     (the label first, then the probabilities: a tensor, or a ZipMap list of {class: probability}); a graph with
     one float output (torch, TensorFlow exporters) gives the positive class's probability (one column) or both
-    classes' (two columns) for classes 0 and 1, or a regression's prediction. Each call is cancelled after
-    ``seconds`` (default: the ``model_seconds`` limit).
+    classes' (two columns) for classes 0 and 1, or a regression's prediction.
     """
 
-    def __init__(self, path, *, name: str | None = None, seconds: float | None = None, checked: bool = False):
+    def __init__(self, data: bytes, *, name: str = "model.onnx"):
         import onnx
         import onnxruntime as ort
 
-        self.name = name or Path(path).name
-        self.seconds = limits().model_seconds if seconds is None else float(seconds)
-        if not checked:
-            probe(Path(path), self.name)
+        self.name = name
         try:
-            graph = onnx.load(str(path)).graph
-            self.session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+            model = onnx.load_model_from_string(bytes(data))
         except Exception as exc:
-            raise IntakeError(f"{self.name} is not a loadable ONNX model ({exc}); re-export it.") from exc
+            raise IntakeError(f"{name} is not a loadable ONNX model ({one_line(exc)}); re-export it.") from exc
+        if _external_data(model):
+            raise IntakeError(f"{name} keeps its weights in separate files (ONNX external data), which cannot be "
+                              "uploaded; export the model as one file (onnx.save with save_as_external_data=False).")
+        ort.set_default_logger_severity(4)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = options.inter_op_num_threads = 1
+        options.log_severity_level = 4
+        try:
+            self.session = ort.InferenceSession(bytes(data), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:
+            raise IntakeError(f"{name} is not a loadable ONNX model ({one_line(exc)}); re-export it.") from exc
+        graph = model.graph
         inputs = self.session.get_inputs()
         self.input_types = {i.name: ONNX_DTYPES.get(i.type, np.float32) for i in inputs}
         if len(inputs) > 1:
@@ -121,22 +66,7 @@ class OnnxModel:
                 for name, dtype in self.input_types.items()}
 
     def _run(self, outputs: list[str], X):
-        """``session.run`` cancelled by onnxruntime's terminate flag after ``seconds``."""
-        import onnxruntime as ort
-
-        options = ort.RunOptions()
-        timer = threading.Timer(self.seconds, setattr, (options, "terminate", True))
-        timer.daemon = True
-        timer.start()
-        try:
-            return self.session.run(outputs, self._feed(X), options)
-        except Exception:
-            if options.terminate:
-                raise IntakeError(f"{self.name} did not finish scoring {len(X):,} rows within {self.seconds:g} s "
-                                  "(this server's limit), so the run was stopped.") from None
-            raise
-        finally:
-            timer.cancel()
+        return self.session.run(outputs, self._feed(X))
 
     def predict(self, X):
         return np.asarray(self._run(self.outputs[:1], X)[0]).ravel()
@@ -177,3 +107,10 @@ def onnx_classes(graph) -> np.ndarray | None:
                 return np.array([v.decode() if isinstance(v, bytes) else v for v in values])
     init = next((i for i in graph.initializer if i.name == "classes"), None)
     return None if init is None else numpy_helper.to_array(init)
+
+
+def _external_data(model) -> bool:
+    """Whether any weight of the graph lives in a separate file."""
+    from onnx import TensorProto
+
+    return any(t.data_location == TensorProto.EXTERNAL for t in model.graph.initializer)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import IntakeError
+from ..errors import IntakeError, one_line
 from ..limits import Limits, limits, over
 from .data import check_unique
 
@@ -79,6 +79,57 @@ def _check_shape(name: str, rows: int, columns: int, caps: Limits, so_far: bool 
                    "upload a sample of the rows or fewer columns.")
 
 
+ROW_GROUP_BYTES = 2**30  # one Parquet row group, decoded, must fit in a worker's memory (a partition)
+
+
+def check_source_shape(path: Path, parquet_suffixes: tuple[str, ...], caps: Limits) -> bool:
+    """Check a table too large to read at once (an audit's input: a Parquet file, a folder of Parquet files, or a
+    CSV) against the limits before any data is read — Parquet from its footers (rows, columns, cells, nested
+    columns, a row group's decoded size), a CSV from its header — and that every file is a regular file. True for
+    Parquet."""
+    if not path.exists():
+        raise IntakeError(f"{path}: no such file or folder; pass a Parquet file, a folder of Parquet parts or a CSV.")
+    files = sorted(p for p in path.rglob("*") if not p.name.startswith(".")) if path.is_dir() else [path]
+    odd = [p for p in files if p.is_symlink() or not (p.is_file() or p.is_dir())]
+    if odd:
+        raise IntakeError(f"{odd[0]} is not a regular file (a link or a device); pass a table's own files.")
+    files = [p for p in files if p.is_file()]
+    parquet = path.is_dir() or path.suffix.lower() in parquet_suffixes
+    if not parquet:
+        with open(path, "rb") as handle:
+            header = handle.readline(1 << 20).decode("utf-8", "replace")
+        _check_shape(path.name, 0, len(next(csv.reader([header]), [])), caps)
+        return False
+    _check_parquet_footers(path, files, caps)
+    return True
+
+
+def _check_parquet_footers(path: Path, files: list[Path], caps: Limits) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows, schema = 0, None
+    for file in files:
+        try:
+            meta = pq.ParquetFile(file)
+        except Exception as exc:
+            raise _unreadable_parquet(file.name, exc) from exc
+        schema = schema or meta.schema_arrow
+        rows += meta.metadata.num_rows
+        groups = (meta.metadata.row_group(i).total_byte_size for i in range(meta.metadata.num_row_groups))
+        largest = max(groups, default=0)
+        if largest > ROW_GROUP_BYTES:
+            raise over(f"A row group of {file.name}, decoded,", largest / 2**20, ROW_GROUP_BYTES / 2**20,
+                       "write the table in smaller row groups.", " MB")
+    if schema is None:
+        raise IntakeError(f"{path} holds no Parquet files.")
+    nested = [f.name for f in schema if pa.types.is_nested(f.type)]
+    if nested:
+        raise IntakeError(f"{path.name} has nested columns (lists, structs or maps): {', '.join(map(str, nested[:10]))}"
+                          "; flatten them into one value per cell, or drop them.")
+    _check_shape(path.name, rows, len(schema.names), caps)
+
+
 def _read_parquet(raw: bytes, name: str, caps: Limits) -> pd.DataFrame:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -101,7 +152,7 @@ def _read_parquet(raw: bytes, name: str, caps: Limits) -> pd.DataFrame:
 
 
 def _unreadable_parquet(name: str, exc: BaseException) -> IntakeError:
-    return IntakeError(f"{name} is not a readable Parquet file ({_short(exc)}); re-export it, or upload a CSV.")
+    return IntakeError(f"{name} is not a readable Parquet file ({one_line(exc, 200)}); re-export it, or upload a CSV.")
 
 
 def _read_csv(raw: bytes, name: str, caps: Limits) -> pd.DataFrame:
@@ -141,7 +192,7 @@ def _parse_chunks(text: str, name: str, sep: str, decimal: str, width: int, caps
             _check_shape(name, rows, width, caps, so_far=True)
             parts.append(chunk)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise IntakeError(f"{name} could not be parsed as CSV ({_short(exc)}); check that every row has "
+        raise IntakeError(f"{name} could not be parsed as CSV ({one_line(exc, 200)}); check that every row has "
                           "as many fields as the header.") from exc
     if not parts:
         return pd.DataFrame()
@@ -174,8 +225,3 @@ def _check_decimal_commas(frame: pd.DataFrame, name: str) -> None:
             raise IntakeError(f"Column {column!r} of {name} holds numbers written with decimal commas "
                               f"({sample.iloc[0]!r}); save the file with '.' as the decimal mark, or as a "
                               "';'-separated CSV, and upload again.")
-
-
-def _short(exc: BaseException, limit: int = 200) -> str:
-    text = " ".join(str(exc).split())
-    return text if len(text) <= limit else text[:limit] + "…"

@@ -44,6 +44,7 @@ from ..intake.data import demo_names
 from ..intake.demo_models import TrainedModel, demo_model, evaluate, model_key, train_model
 from ..intake.encoding import EncodedModel, encoded_model
 from ..intake.models import wrap_model
+from ..limits import limits, over
 from ..setup import Setup, make_setup
 from ..sev.cube import ProgressFn
 from .compare import SparseOrigin
@@ -53,6 +54,7 @@ from .losses import (DEFAULT_EPS, DEFAULT_THETA, OBJECTIVES, VERTEX_SIDE, all_op
 ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh, "logistic": torch.sigmoid, "identity": lambda h: h}
 
 
+PROGRESS_BATCHES = 50  # progress is reported every this many batches (and each epoch)
 APP_B = {"learning_rate": 0.1, "warmup_epochs": 70, "sev_epochs": 30}
 SCHEDULE_KNOBS = ("strength", "learning_rate", "warmup_epochs", "sev_epochs")
 
@@ -405,6 +407,10 @@ def _train(setup: Setup, settings: TrainingSettings, progress: ProgressFn | None
     torch.manual_seed(settings.seed)
     problem = prepare(setup, settings, device)
     family, y, movable, settings = problem.family, problem.y, problem.movable, problem.settings
+    steps = settings.epochs * -(-len(y) // settings.batch_size)
+    if steps > limits().train_steps:
+        raise over("The number of optimiser steps (epochs × batches of the training rows)", steps,
+                   limits().train_steps, "use larger batches or fewer epochs.")
     optimiser = torch.optim.Adam(family.parameters, lr=settings.learning_rate)
     rng = np.random.default_rng(settings.seed)
     history = []
@@ -422,6 +428,9 @@ def _train(setup: Setup, settings: TrainingSettings, progress: ProgressFn | None
             for k, v in terms.items():
                 sums[k] = sums[k] + v.detach()  # summed on the device: no synchronisation per batch
             batches += 1
+            if progress is not None and batches % PROGRESS_BATCHES == 0:  # also where the app can stop a run
+                done = (epoch + start / len(y)) / settings.epochs
+                progress(done, f"epoch {epoch + 1} of {settings.epochs}, batch {batches}")
             if cancel is not None and cancel():
                 raise TrainingCancelled(f"Training cancelled in epoch {epoch + 1} of {settings.epochs}.")
         history.append({"epoch": epoch + 1, "phase": "sev" if sev_on else "warm-up",

@@ -92,9 +92,10 @@ _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|$<>~:&=\"'])")
 
 
 def html_text(text) -> str:
-    """``text`` with ``<``, ``>`` and ``&`` as entities, for plotly labels and hover texts (plotly reads a subset of
-    HTML there); plotly shows the characters themselves."""
-    return html.escape(str(text), quote=False)
+    """``text`` with ``<``, ``>``, ``&`` and ``$`` as entities, for plotly labels and hover texts (plotly reads a
+    subset of HTML there, and a text between two ``$`` as LaTeX, which a static export cannot typeset); plotly shows
+    the characters themselves."""
+    return html.escape(str(text), quote=False).replace("$", "&#36;")
 
 
 def plain(text) -> str:

@@ -1,0 +1,174 @@
+"""The server's side of a model's worker process: starting it, one request at a time under the limits, and
+turning a crash, a hang or a runaway into a clear message.
+
+:class:`Worker` spawns ``python -I -B`` (a fresh interpreter, never a fork of the server) with an empty
+environment but for thread counts, a private temporary folder as its working and home folder, its own session
+(no terminal), and pipes for stdin, stdout and stderr. Each request waits for its reply under a wall-time and a
+CPU-time limit (the worker's CPU time is read from ``/proc``); past either, or when the worker dies, it is killed
+and :class:`ModelCrashed` says what happened. The next request starts a new worker (:mod:`.model` reloads the
+model into it).
+"""
+from __future__ import annotations
+
+import collections
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from ...errors import IntakeError
+from .protocol import ProtocolError, read_reply, request_bytes
+from .worker import BOOT
+
+PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
+START_SECONDS = 120.0  # a fresh worker imports numpy, pandas and scikit-learn before it answers
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
+class ModelCrashed(IntakeError):
+    """The model's worker died, ran out of time or memory, or answered with malformed data; the server and every
+    other session are untouched and the next request starts a new worker."""
+
+
+def threads() -> int:
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def _environment(folder: str) -> dict:
+    """Nothing of the server's environment (no secrets): a path, a locale, the private folder, thread counts."""
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": folder, "TMPDIR": folder,
+           "PYTHONHASHSEED": "0"}
+    env.update(dict.fromkeys(THREAD_VARIABLES, str(threads())))
+    return env
+
+
+class Worker:
+    """One worker process: :meth:`call` sends a request and returns the reply's value."""
+
+    def __init__(self, memory_mb: float):
+        self.folder = tempfile.mkdtemp(prefix="explain-sandbox-")
+        self.stderr = collections.deque(maxlen=64)
+        self.buffer = bytearray()
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-B", "-c", BOOT, PACKAGE_ROOT, str(memory_mb)], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.folder, env=_environment(self.folder),
+            start_new_session=True, close_fds=True)
+        self.drain = threading.Thread(target=self._drain, daemon=True)
+        self.drain.start()
+        self.used = time.monotonic()
+        hello = self._reply(START_SECONDS, None, "starting")
+        self.confined: dict = hello.get("confined", {}) if isinstance(hello, dict) else {}
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def call(self, request: dict, *, seconds: float, what: str):
+        """The value of the worker's reply to ``request``; ``what`` names it in messages ("scoring 20 rows")."""
+        try:
+            self.process.stdin.write(request_bytes(request))
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise self._crashed(what) from None
+        reply = self._reply(seconds, seconds * threads(), what)
+        self.used = time.monotonic()
+        if not isinstance(reply, dict) or not ({"value", "error"} & set(reply)):
+            self.close()
+            raise ModelCrashed(f"The model's worker answered with malformed data while {what}; it was stopped.")
+        if "error" in reply:
+            raise RemoteError(reply["error"])
+        return reply["value"]
+
+    def _reply(self, seconds: float, cpu_seconds: float | None, what: str):
+        deadline, start_cpu = time.monotonic() + seconds, self._cpu()
+        budget = (start_cpu, cpu_seconds) if cpu_seconds is not None else None
+
+        def read_exact(n: int) -> bytes:
+            while len(self.buffer) < n:
+                self._fill(deadline, budget, seconds, what)
+            out = bytes(self.buffer[:n])
+            del self.buffer[:n]
+            return out
+
+        try:
+            return read_reply(read_exact)
+        except ProtocolError as exc:
+            self.close()
+            raise ModelCrashed(f"The model's worker answered with malformed data while {what} ({exc}); it was "
+                               "stopped.") from None
+
+    def _fill(self, deadline: float, budget, seconds: float, what: str) -> None:
+        out = self.process.stdout.fileno()
+        ready, _, _ = select.select([out], [], [], max(0.0, min(0.1, deadline - time.monotonic())))
+        if ready:
+            chunk = os.read(out, 1 << 20)
+            if not chunk:
+                raise self._crashed(what)
+            self.buffer += chunk
+            return
+        if time.monotonic() > deadline:
+            self.close()
+            raise ModelCrashed(f"The model did not finish {what} within {seconds:g} s (this server's limit), so its "
+                               "worker was stopped; a smaller batch or a simpler model may fit.")
+        if budget is not None and self._cpu() - budget[0] > budget[1]:
+            self.close()
+            raise ModelCrashed(f"The model used more than {budget[1]:g} s of CPU time {what} (this server's limit), "
+                               "so its worker was stopped.")
+        if not self.alive:
+            raise self._crashed(what)
+
+    def _cpu(self) -> float:
+        """CPU seconds the worker has used (all its threads), from /proc; 0 where /proc is not there."""
+        try:
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            return 0.0
+
+    def _crashed(self, what: str) -> ModelCrashed:
+        try:
+            self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:  # it closed its pipe but lives on: stopped here
+            self.process.kill()
+            self.process.wait()
+        self.drain.join(timeout=1)
+        code = self.process.returncode
+        how = (f"was stopped by signal {signal.Signals(-code).name}" if code is not None and code < 0 and
+               -code in signal.valid_signals() else f"exited with status {code}")
+        words = " ".join(" ".join(self.stderr).split())[-600:]
+        self.close()
+        hint = " (an allocation past this server's memory limit ends it this way too)" if code in (-6, -9) else ""
+        return ModelCrashed(f"The model crashed while {what}: its worker {how}{hint}."
+                            + (f" Its last output: {words}" if words else "")
+                            + " The server and other sessions are not affected; the next request starts a new worker.")
+
+    def _drain(self) -> None:
+        for line in iter(self.process.stderr.readline, b""):
+            self.stderr.append(line.decode("utf-8", "replace").strip()[:300])
+
+    def close(self) -> None:
+        """Stop the process (if running) and remove its folder."""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=5)
+        for pipe in (self.process.stdin, self.process.stdout):
+            try:
+                pipe.close()
+            except OSError:
+                pass
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class RemoteError(Exception):
+    """An error the model raised inside its worker (the worker itself goes on); ``info`` is the worker's report:
+    ``kind`` ("intake", "model" or "memory"), ``message``, and for a refused skops file ``types``/``checks``."""
+
+    def __init__(self, info):
+        self.info = info if isinstance(info, dict) else {"kind": "model", "message": str(info)[:2000]}
+        super().__init__(str(self.info.get("message", ""))[:2000])

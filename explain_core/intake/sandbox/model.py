@@ -1,0 +1,260 @@
+"""An uploaded model as the server sees it: :class:`SandboxedModel`, scikit-learn's interface over a worker process
+that holds the real model (:mod:`.worker`), with no object of the model's in the server.
+
+The proxy mirrors what the model reports (its methods, ``classes_``, its input names or count, all checked as
+plain data); ``predict_proba`` / ``decision_function`` / ``predict`` send the rows and return the worker's arrays;
+:meth:`~SandboxedModel.stage` gives the encoder and the final step of a two-step Pipeline, so hypercube vertices
+can be mixed as encoded arrays here and only the final step's scoring crosses the pipe;
+:meth:`~SandboxedModel.introspect` runs a function of this package on the real model (trees, coefficients) and
+returns its plain answer. A worker idle for ``model_idle_seconds`` is stopped (its memory returns to the system);
+the next request starts a new one and loads the model again from the file's bytes, as after a crash. A pickled
+proxy (a Dask worker's copy) carries the file, not the process.
+"""
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...errors import IntakeError
+from ...limits import limits
+from .client import ModelCrashed, RemoteError, Worker
+
+METHODS = ("predict_proba", "decision_function", "predict")
+_LIVE: "weakref.WeakSet[SandboxedModel]" = weakref.WeakSet()
+_REAPER: list[threading.Thread] = []
+
+
+@dataclass(frozen=True, repr=False)
+class ModelFile:
+    """What the worker loads: the file's bytes and how (``confirmed``: the skops types the visitor confirmed)."""
+
+    data: bytes
+    suffix: str
+    name: str
+    trusted: bool = False
+    confirmed: tuple[str, ...] = ()
+
+    def request(self) -> dict:
+        return {"op": "load", "file": {"data": self.data, "suffix": self.suffix, "name": self.name,
+                                       "trusted": self.trusted, "confirmed": self.confirmed, "caps": limits()}}
+
+
+class RemoteModelError(Exception):
+    """An exception the model's own code raised in its worker (``remote_type`` is its class's name)."""
+
+    def __init__(self, remote_type: str, message: str):
+        self.remote_type = remote_type
+        super().__init__(message)
+
+
+class SandboxedModel:
+    """An uploaded model living in its own worker process, behind scikit-learn's estimator interface."""
+
+    def __init__(self, source: ModelFile, info: dict | None = None):
+        self.source = source
+        self._lock = threading.RLock()
+        self._slot: list[Worker | None] = [None]
+        weakref.finalize(self, _close, self._slot)
+        self.info = check_info(info if info is not None else self._start(), source.name)
+        for attribute, value in (("classes_", self.info["classes"]), ("feature_names_in_", self.info["feature_names"]),
+                                 ("n_features_in_", self.info["n_features"])):
+            if value is not None:
+                setattr(self, attribute, np.array(value, dtype=object) if attribute == "feature_names_in_" else
+                        np.asarray(value) if attribute == "classes_" else value)
+        _LIVE.add(self)
+        _start_reaper()
+
+    def __reduce__(self):
+        return SandboxedModel, (self.source, self.info)
+
+    def __repr__(self) -> str:
+        return f"SandboxedModel({self.source.name}: {self.info['type']})"
+
+    @property
+    def predict_proba(self):
+        return self._method("predict_proba", "model")
+
+    @property
+    def decision_function(self):
+        return self._method("decision_function", "model")
+
+    @property
+    def predict(self):
+        return self._method("predict", "model")
+
+    def _method(self, method: str, stage: str):
+        if method not in self.info["methods"]:
+            raise AttributeError(f"{self.source.name} has no {method}")
+        return lambda X: self.request({"op": "call", "stage": stage, "method": method, "X": X},
+                                      f"scoring {len(X):,} rows")
+
+    def stage(self, name: str) -> "Stage":
+        return Stage(self, name)
+
+    def encoded_split(self, groups) -> np.ndarray | None:
+        """The feature group of each column the model's encoder outputs (a two-step Pipeline with a column-wise
+        encoder, traced in the worker), or None."""
+        found = self.request({"op": "split", "groups": list(groups)}, "reading its encoder")["column_group"]
+        if found is None:
+            return None
+        found = np.asarray(found)
+        if found.ndim != 1 or found.dtype.kind not in "iu" or len(found) > limits().cells or \
+                (len(found) and not 0 <= found.min() <= found.max() < len(groups)):
+            raise ModelCrashed(f"{self.source.name}'s worker described its encoder with malformed data.")
+        return found.astype(int)
+
+    def introspect(self, function, *args, layers=(), stage: str = "model"):
+        """``function(model, *args)`` run in the worker on the real model (wrapped in ``layers``, see
+        :func:`~explain_core.intake.inputs.rewrap`); its answer is plain data, to be validated by the caller."""
+        request = {"op": "introspect", "module": function.__module__, "function": function.__qualname__,
+                   "args": args, "layers": tuple(layers), "stage": stage}
+        return self.request(request, f"running {function.__qualname__}")
+
+    def request(self, request: dict, what: str):
+        """One request to the worker (started, and the model loaded, if there is none)."""
+        caps = limits()
+        with self._lock:
+            worker = self._slot[0]
+            if worker is None or not worker.alive:
+                self._start()
+                worker = self._slot[0]
+            try:
+                return worker.call(request, seconds=caps.model_seconds, what=what)
+            except RemoteError as exc:
+                raise translated(exc, self.source.name, what, caps) from None
+
+    def _start(self) -> dict:
+        caps = limits()
+        with self._lock:
+            worker = Worker(caps.model_memory_mb)
+            self._slot[0] = worker
+            try:
+                info = worker.call(self.source.request(), seconds=caps.model_seconds, what="loading")
+            except RemoteError as exc:
+                _close(self._slot)
+                raise translated(exc, self.source.name, "loading", caps) from None
+            except ModelCrashed as exc:
+                raise damaged(self.source, exc) from None
+            if getattr(self, "info", None) is not None and check_info(info, self.source.name) != self.info:
+                _close(self._slot)
+                raise ModelCrashed(f"{self.source.name} described itself differently when loaded again.")
+            return info
+
+    @property
+    def confined(self) -> dict:
+        """The layers that hold in the worker (``limits``, ``network``, ``files``, ``seccomp``), once started."""
+        worker = self._slot[0]
+        return dict(worker.confined) if worker is not None else {}
+
+    def close_if_idle(self, seconds: float) -> None:
+        if self._lock.acquire(blocking=False):
+            try:
+                worker = self._slot[0]
+                if worker is not None and time.monotonic() - worker.used > seconds:
+                    _close(self._slot)
+            finally:
+                self._lock.release()
+
+
+class Stage:
+    """The encoder (``transform``) or the final step (scoring) of a sandboxed two-step Pipeline."""
+
+    def __init__(self, model: SandboxedModel, name: str):
+        self.model, self.name = model, name
+        if hasattr(model, "classes_") and name == "final":
+            self.classes_ = model.classes_
+
+    def transform(self, X):
+        return self.model.request({"op": "call", "stage": self.name, "method": "transform", "X": X},
+                                  f"encoding {len(X):,} rows")
+
+    @property
+    def predict_proba(self):
+        return self.model._method("predict_proba", self.name)
+
+    @property
+    def decision_function(self):
+        return self.model._method("decision_function", self.name)
+
+    @property
+    def predict(self):
+        return self.model._method("predict", self.name)
+
+    def introspect(self, function, *args):
+        return self.model.introspect(function, *args, stage=self.name)
+
+
+def check_info(info, name: str) -> dict:
+    """The worker's description of its model, checked as plain data (its code may have run while loading)."""
+    caps = limits()
+    try:
+        methods = [m for m in info["methods"] if m in METHODS]
+        classes, names, count = info["classes"], info["feature_names"], info["n_features"]
+        assert classes is None or (isinstance(classes, list) and len(classes) <= caps.model_classes and
+                                   all(isinstance(c, (str, int, float, bool)) for c in classes))
+        assert names is None or (isinstance(names, list) and len(names) <= caps.columns and
+                                 all(isinstance(n, str) and len(n) <= 1000 for n in names))
+        assert count is None or (isinstance(count, int) and 0 <= count <= caps.columns)
+        return {"type": str(info["type"])[:200], "methods": methods, "classes": classes, "feature_names": names,
+                "n_features": count, "steps": int(info.get("steps", 0))}
+    except (AssertionError, KeyError, TypeError, ValueError):
+        raise ModelCrashed(f"{name}'s worker described the model with malformed data, so it is refused.") from None
+
+
+def translated(exc: RemoteError, name: str, what: str, caps) -> Exception:
+    """The worker's error report as this package's error."""
+    from ..loading import UntrustedModelError
+    from ..skops_policy import TypeCheck
+
+    info, message = exc.info, str(exc)
+    kind = info.get("kind")
+    if kind == "untrusted":
+        return UntrustedModelError(message, [str(t)[:300] for t in info.get("types", [])][:200],
+                                   [TypeCheck.from_dict(c) for c in info.get("checks", []) if isinstance(c, dict)])
+    if kind == "intake":
+        return IntakeError(message)
+    if kind == "memory":
+        return IntakeError(f"{name} ran out of memory while {what} (this server's limit: {caps.model_memory_mb:,.0f} "
+                           "MB per model); upload a smaller model, or explain fewer rows at once.")
+    if what == "loading":
+        return IntakeError(f"{name} could not be loaded ({info.get('type', 'error')}: {message}); save it again "
+                           "with the same library versions as this server's.")
+    return RemoteModelError(str(info.get("type", "Exception"))[:100], message)
+
+
+def damaged(source: ModelFile, exc: ModelCrashed) -> IntakeError:
+    """A crash while loading: for the boosters' own formats, the file is damaged (their parsers abort on it)."""
+    from ..boosters import LIBRARY_NAMES, NATIVE_SUFFIXES
+
+    library = NATIVE_SUFFIXES.get(source.suffix)
+    if library is None:
+        return exc
+    return ModelCrashed(f"{source.name}: this {LIBRARY_NAMES[library]} file is damaged — {exc} Save the model "
+                        "again with the booster's save_model and upload the whole file.")
+
+
+def _close(slot: list) -> None:
+    worker, slot[0] = slot[0], None
+    if worker is not None:
+        worker.close()
+
+
+def _start_reaper() -> None:
+    """A daemon thread that stops workers idle for longer than ``model_idle_seconds``."""
+    if _REAPER and _REAPER[0].is_alive():
+        return
+
+    def reap():
+        while True:
+            time.sleep(2.0)
+            idle = limits().model_idle_seconds
+            for model in list(_LIVE):
+                model.close_if_idle(idle)
+
+    thread = threading.Thread(target=reap, name="explain-sandbox-reaper", daemon=True)
+    _REAPER[:] = [thread]
+    thread.start()

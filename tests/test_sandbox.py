@@ -1,0 +1,201 @@
+"""Uploaded models load and run only in a sandboxed worker process (issue 25): every layer holds on this kernel,
+the payloads that ran on the server after one confirmation are refused by the allow-list (and live when the guard is
+bypassed), a crash, a hang or a runaway becomes a message while the server and other models go on."""
+from __future__ import annotations
+
+import json
+import operator
+import pickle
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import skops.io as sio
+from hostile import (call_payloads, function_skops, lightgbm_text, onnx_data_dependent, onnx_loop, onnx_memory_hog,
+                     probe_pickle, reduce_call_skops, xgboost_json)
+from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.linear_model import LogisticRegression
+
+from explain_core import IntakeError, UntrustedModelError, load_demo, make_dataset
+from explain_core.intake.boosters import check_native_header
+from explain_core.intake.loading import load_model_bytes
+from explain_core.intake.sandbox.client import ModelCrashed
+from explain_core.intake.sandbox.model import SandboxedModel
+from explain_core.intake.skops_policy import check_file, decide
+from explain_core.limits import limits
+from explain_core.setup import model_from_upload
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def lr_blob():
+    X = pd.DataFrame({"a": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0], "b": [1.0, 0.0, 1.0, 0.0, 1.0, 0.0]})
+    return sio.dumps(LogisticRegression().fit(X, [0, 0, 1, 0, 1, 1])), X
+
+
+def test_every_layer_holds_and_nothing_of_the_server_reaches_the_worker(tmp_path, monkeypatch):
+    """A trusted pickle runs its code in the worker: it cannot write a file, read the server's folder, connect
+    to a port, run a command, or see the server's environment (a secret set here)."""
+    secret = tmp_path / "secrets.toml"
+    secret.write_text("password = 'hunter2'")
+    sentinel = tmp_path / "written"
+    monkeypatch.setenv("EXPLAIN_TEST_SECRET", "hunter2")
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        blob = probe_pickle(sentinel, secret, listener.getsockname()[1])
+        with pytest.raises(IntakeError, match="PROBE") as info:
+            load_model_bytes(blob, "probe.pkl", trusted=True)
+    report = json.loads(re.search(r"PROBE (\{.*\})", str(info.value)).group(1))
+    assert report["write"].startswith("refused") and report["read"].startswith("refused"), report
+    assert report["connect"].startswith("refused") and report["shell"] == "32512", report  # spawning failed: 127
+    assert "EXPLAIN_TEST_SECRET" not in report["environment"] and "PATH" in report["environment"]
+    assert not sentinel.exists() and not Path(f"{sentinel}-shell").exists()
+    done = subprocess.run([sys.executable, "-c", "import pickle, sys; pickle.loads(sys.stdin.buffer.read())"],
+                          input=blob, capture_output=True)  # the same pickle outside the sandbox: it is live
+    assert b"PROBE" in done.stderr and sentinel.exists()
+
+
+def test_the_worker_reports_its_layers(lr_blob):
+    model = load_model_bytes(lr_blob[0], "lr.skops")
+    assert model.confined == {"limits": True, "network": True, "files": True, "seccomp": True}
+    np.testing.assert_allclose(model.predict_proba(lr_blob[1]), sio.loads(lr_blob[0]).predict_proba(lr_blob[1]))
+
+
+def test_confirmable_callables_of_issue_25_are_refused_and_live_when_bypassed(tmp_path):
+    """The seven callables that ran after one confirmation: refused by the policy even confirmed and in trusted
+    mode, with nothing to confirm (two of them through the worker, all by the policy it runs); each creates its
+    sentinel when skops loads the file without the guard."""
+    payloads = {name: reduce_call_skops(module, function, *args)
+                for name, (module, function, args) in call_payloads(tmp_path / "pwned").items()}
+    for name, blob in payloads.items():
+        untrusted = sio.get_untrusted_types(data=blob)
+        with pytest.raises(UntrustedModelError, match="refused") as info:
+            decide(check_file(blob, trusted=True), set(untrusted), True, "model.skops")
+        assert info.value.types == (), name
+    for name in ("timeit.timeit", "logging.FileHandler"):
+        with pytest.raises(UntrustedModelError, match="refused"):
+            load_model_bytes(payloads[name], "model.skops", trusted=True, trusted_types=["timeit.timeit",
+                                                                                         "logging.FileHandler"])
+    assert not (tmp_path / "pwned").exists()
+    live = {name: tmp_path / f"live-{i}" for i, name in enumerate(payloads)}
+    blobs = [reduce_call_skops(*call_payloads(live[name])[name][:2], *call_payloads(live[name])[name][2])
+             for name in payloads]
+    unguarded = ("import pickle, skops.io as sio, sys\nfor data in pickle.load(sys.stdin.buffer):\n    try:\n"
+                 "        sio.loads(data, trusted=sio.get_untrusted_types(data=data))\n    except Exception:\n        pass")
+    subprocess.run([sys.executable, "-c", unguarded], input=pickle.dumps(blobs), capture_output=True, timeout=300,
+                   cwd=tmp_path)
+    assert [name for name, sentinel in live.items() if not sentinel.exists()] == []  # each payload is live
+
+
+def test_functions_off_the_list_are_refused_partial_of_a_vetted_function_is_not():
+    import timeit
+
+    [check] = check_file(function_skops(operator.neg))  # a harmless function, but off the list: not confirmable
+    assert check.verdict == "dangerous" and "holds it as a function" in check.reason
+    [check] = check_file(function_skops(timeit.timeit))
+    assert check.verdict == "dangerous"
+    assert [c.verdict for c in check_file(function_skops(np.log1p))] == []  # a ufunc: trusted by skops itself
+    frame = pd.DataFrame({"x": np.arange(40.0), "c": pd.Categorical(list("abcd") * 10)})
+    hgb = HistGradientBoostingClassifier(categorical_features="from_dtype", max_iter=3).fit(frame, frame["x"] > 20)
+    blob = sio.dumps(hgb)
+    verdicts = {c.name: c.verdict for c in check_file(blob)}
+    assert verdicts["functools.partial"] == "allowed" and "unknown" not in verdicts.values(), verdicts
+    model = load_model_bytes(blob, "hgb.skops")  # scikit-learn's own native-categorical model: no question asked
+    np.testing.assert_allclose(model.predict_proba(frame), hgb.predict_proba(frame))
+
+
+def test_a_class_confirmable_only_when_loading_it_runs_no_code():
+    import random
+
+    from explain_core.intake.skops_policy import load_hook
+
+    assert load_hook(np.vectorize) is None
+    assert load_hook(random.Random) == "_random.Random.__new__"  # built by its own C constructor
+    assert "not a class" in load_hook(len)
+
+
+def test_a_lightgbm_file_that_aborts_its_parser_is_a_message_and_the_next_model_works(lr_blob):
+    with pytest.raises(ModelCrashed, match="this LightGBM file is damaged.*SIGABRT"):
+        load_model_bytes(lightgbm_text("num_leaves"), "model.txt")  # one edited number: LightGBM aborts
+    assert load_model_bytes(lr_blob[0], "lr.skops").predict(lr_blob[1]).shape == (6,)
+
+
+def test_booster_headers_past_the_limits_are_refused_before_loading():
+    caps = limits()  # the checks the worker runs before the booster's own parser sees the file
+    with pytest.raises(IntakeError, match="this LightGBM file is damaged.*cut short"):
+        check_native_header(lightgbm_text("truncated"), ".txt", "model.txt", caps)
+    with pytest.raises(IntakeError, match="number of classes.*100,000,000.*limit of 1,000"):
+        check_native_header(lightgbm_text("classes"), ".txt", "model.txt", caps)
+    with pytest.raises(IntakeError, match="number of features.*2,000,000,000.*limit of 2,000"):
+        check_native_header(xgboost_json("2000000000"), ".json", "model.json", caps)
+    with pytest.raises(IntakeError, match="this XGBoost file is damaged"):
+        check_native_header(b'{"learner": 3}', ".json", "model.json", caps)
+    check_native_header(lightgbm_text(), ".txt", "model.txt", caps)
+    with pytest.raises(IntakeError, match="number of features.*2,000,000,000"):  # and through the worker
+        load_model_bytes(xgboost_json("2000000000"), "model.json")
+    assert load_model_bytes(xgboost_json(), "model.json").predict_proba(np.zeros((3, 4))).shape == (3, 2)
+
+
+def test_every_onnx_call_runs_under_the_time_and_memory_limits(monkeypatch):
+    monkeypatch.setenv("EXPLAIN_MAX_MODEL_SECONDS", "3")
+    monkeypatch.setenv("EXPLAIN_MAX_MODEL_MEMORY_MB", "1500")
+    rows = np.array([[0.0, 0.0, 0.0], [30.0, 40.0, 50.0]], dtype=np.float32)
+    data_dependent = load_model_bytes(onnx_data_dependent(), "scan.onnx")
+    assert data_dependent.predict(rows[:1]).shape == (3,)  # the all-zero row a trial run would use: fine
+    with pytest.raises((IntakeError, ModelCrashed), match="memory"):
+        data_dependent.predict(rows)  # 5·10⁹ floats for a real row
+    assert data_dependent.predict(rows[:1]).shape == (3,)  # a new worker, the same model
+    started = time.monotonic()
+    with pytest.raises(ModelCrashed, match="did not finish scoring 2 rows within 3 s"):
+        load_model_bytes(onnx_loop(), "loop.onnx").predict(rows)
+    assert time.monotonic() - started < 30
+    with pytest.raises((IntakeError, ModelCrashed), match="memory"):
+        load_model_bytes(onnx_memory_hog(), "hog.onnx").predict(rows)
+
+
+def test_an_idle_worker_stops_and_a_pickled_proxy_carries_the_file(lr_blob, monkeypatch):
+    monkeypatch.setenv("EXPLAIN_MAX_MODEL_IDLE_SECONDS", "0.5")
+    model = load_model_bytes(lr_blob[0], "lr.skops")
+    first = model.predict_proba(lr_blob[1])
+    process = model._slot[0].process
+    deadline = time.monotonic() + 15
+    while model._slot[0] is not None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert model._slot[0] is None and process.poll() is not None  # its memory went back to the system
+    np.testing.assert_array_equal(model.predict_proba(lr_blob[1]), first)  # restarted on demand
+    copy = pickle.loads(pickle.dumps(model))
+    assert isinstance(copy, SandboxedModel) and copy._slot[0] is None
+    np.testing.assert_array_equal(copy.predict_proba(lr_blob[1]), first)
+
+
+def test_an_uploaded_model_explains_like_the_same_model_in_process():
+    from explain_core import demo_model
+    from explain_core.setup import make_setup
+    from explain_core.sev.engine import explain_sev
+
+    data = load_demo("compas")
+    trained = demo_model(data, "gbdt")
+    uploaded = make_setup(data, model_from_upload(data, sio.dumps(trained.model.estimator), "gbdt.skops"))
+    local = make_setup(data, trained)
+    assert isinstance(uploaded.model.estimator, SandboxedModel)
+    for row in uploaded.test_rows[:5]:
+        q = data.features.iloc[[int(row)]]
+        a, b = (explain_sev(s.model, data, q, s.reference_for(q)) for s in (uploaded, local))
+        assert (a.minus.value, a.minus.explanations, a.plus.explanations) == \
+            (b.minus.value, b.minus.explanations, b.plus.explanations)
+
+
+def test_a_model_that_raises_in_its_worker_gets_the_adapters_message():
+    frame = pd.DataFrame({"x": np.arange(20.0), "y": np.arange(20) % 2})
+    data = make_dataset(frame, "y")
+    blob = sio.dumps(LogisticRegression().fit(frame[["x"]].to_numpy()[:, :1].repeat(2, axis=1), frame["y"]))
+    with pytest.raises(IntakeError, match="does not record its input column names|expects 2"):
+        model_from_upload(data, blob, "two_inputs.skops", by_order=True)

@@ -30,10 +30,12 @@ if TYPE_CHECKING:
     from .linear.compare import LinearReport
 
 __all__ = ["DEFAULT_DEMO", "LINEAR_METHODS", "Agreement", "BaselineParameters", "Baselines", "DatasetSEV",
-           "LensParameters", "LensReport", "LensSearch", "LinearParameters", "Parameters", "SEVParameters", "Setup", "agreement",
+           "LensParameters", "LensReport", "LensSearch", "LinearParameters", "Parameters", "SEVParameters", "Setup",
+           "agreement",
            "dataset_sev", "demo_setup", "frame_sev", "file_setup", "flip_numbers", "lens_max_size", "lens_report",
            "linear_space", "linear_sweep", "make_setup", "model_from_upload", "predicted_rows", "row_baselines",
-           "lens_searches", "row_lens", "row_lens_causal", "row_lens_contexts", "row_lens_search", "row_linear", "row_sev", "score_of",
+           "lens_searches", "row_lens", "row_lens_causal", "row_lens_contexts", "row_lens_search", "row_linear",
+           "row_sev", "score_of",
            "trained_setup"]
 
 # ---------------------------------------------------------------------------------------------------

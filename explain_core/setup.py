@@ -133,7 +133,8 @@ class Setup:
     def query(self, row: int) -> pd.DataFrame:
         """Row ``row`` (position in the dataset) as a one-row frame of feature values."""
         if not 0 <= int(row) < len(self.dataset.features):
-            raise IntakeError(f"Row {row} is not in the data; choose a row between 0 and {len(self.dataset.features) - 1}.")
+            raise IntakeError(f"Row {row} is not in the data; choose a row between 0 and "
+                              f"{len(self.dataset.features) - 1}.")
         return self.dataset.features.iloc[[int(row)]]
 
     def summary(self) -> dict:

@@ -328,7 +328,8 @@ def download_buttons(name: str, table: pd.DataFrame | None = None, result=None, 
                                        file_name=f"{name}.csv", mime="text/csv",
                            key=f"csv_{key}", icon=":material/download:")
     if result is not None:
-        row_of_buttons.download_button("JSON", data=lambda: to_json(result, row=row(), setup=setup(), parameters=params()),
+        row_of_buttons.download_button("JSON",
+                                       data=lambda: to_json(result, row=row(), setup=setup(), parameters=params()),
                            file_name=f"{name}.json", mime="application/json", key=f"json_{key}",
                            icon=":material/download:")
 

@@ -56,7 +56,8 @@ def model_words(name: str, source: str) -> str:
 def show_metrics(metrics: dict, task: str) -> None:
     names = ([("Train accuracy", "train_accuracy"), ("Test accuracy", "test_accuracy"), ("Train AUC", "train_auc"),
               ("Test AUC", "test_auc")] if task == "classification" else
-             [("Train R²", "train_r2"), ("Test R²", "test_r2"), ("Train RMSE", "train_rmse"), ("Test RMSE", "test_rmse")])
+             [("Train R²", "train_r2"), ("Test R²", "test_r2"), ("Train RMSE", "train_rmse"),
+              ("Test RMSE", "test_rmse")])
     for column, (label, key) in zip(st.columns(len(names)), names):
         column.metric(label, f"{metrics.get(key, float('nan')):.3f}")
 
@@ -200,7 +201,8 @@ def reference_section(dataset: Dataset, dkey: str, model: TrainedModel, current:
     restricted = st.multiselect(
         "Restricted features", dataset.group_names, default=default, key="dm_restricted",
         help="Features an explanation may not change (SEV®), e.g. protected attributes. "
-             + (f"The dataset card suggests: {plain(', '.join(suggestion))}." if suggestion else "No suggestion on file."))
+             + (f"The dataset card suggests: {plain(', '.join(suggestion))}." if suggestion
+                else "No suggestion on file."))
     return reference, tuple(restricted)
 
 

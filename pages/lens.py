@@ -239,7 +239,8 @@ with st.container(key="lens_causal"):
         except IntakeError as exc:
             st.error(plain(exc), icon=":material/error:")
         else:
-            causal_groups = {g for f in table.loc[table["minimal in"] != "independent", "factor"] for g in f.split(", ")}
+            causal_factors = table.loc[table["minimal in"] != "independent", "factor"]
+            causal_groups = {g for f in causal_factors for g in f.split(", ")}
             st.plotly_chart(dag_figure(graph.edges, depth, highlight=sorted(causal_groups)), key="lens_dag_chart")
             changed = int((table["minimal in"] != "both").sum())
             st.caption(f"{changed} of {len(table)} τ-minimal factors (factors of up to {int(causal.sizes.max())} "

@@ -87,7 +87,8 @@ with st.container(key="sev_cube"):
     st.plotly_chart(fig, width="stretch", key="sev_cube_chart")
     if len(names) <= HYPERCUBE_MAX_GROUPS:
         cube = shared.cube(s, s.key, shared.query())
-        with st.expander(f"All {len(cube.scores)} vertices as a table", key="sev_cube_table", on_change="rerun") as full:
+        with st.expander(f"All {len(cube.scores)} vertices as a table", key="sev_cube_table",
+                         on_change="rerun") as full:
             if full.open:  # drawn only when opened
                 table = cube.table()
                 st.dataframe(table, width="stretch", height=300)

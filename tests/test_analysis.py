@@ -87,7 +87,8 @@ def test_agreement_reads_each_method_as_documented(demo, row):
     for label, result in (("SEV⁻", ex.minus), ("SEV⁺", ex.plus), ("SEV®", ex.restricted)):
         assert set(m.index[m[label]]) == {g for e in result.explanations for g in e}
     smallest = min(len(f.groups) for f in lens.factors.factors)
-    assert set(m.index[m["LENS R2I"]]) == {g for f in lens.factors.factors if len(f.groups) == smallest for g in f.groups}
+    assert set(m.index[m["LENS R2I"]]) == {g for f in lens.factors.factors if len(f.groups) == smallest
+                                           for g in f.groups}
     for method, column in (("iht", "Linear IHT"), ("exact", "Linear exact")):
         w = lin.weights()[method].to_numpy()
         assert set(m.index[m[column]]) == {demo.dataset.group_names[j - 1] for j in np.flatnonzero(w) if j > 0}

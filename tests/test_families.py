@@ -251,7 +251,8 @@ def test_missing_package_is_named_with_its_install_command(monkeypatch, data, xy
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "xgboost" else 1)
     for module in [m for m in list(__import__("sys").modules) if m.split(".")[0] == "xgboost"]:
         monkeypatch.delitem(__import__("sys").modules, module)
-    with pytest.raises(UntrustedModelError, match="needs the package xgboost, which is not installed.*pip install xgboost"):
+    with pytest.raises(UntrustedModelError,
+                       match="needs the package xgboost, which is not installed.*pip install xgboost"):
         model_from_upload(data, blob, "xgb.skops")
     with pytest.raises(IntakeError, match="needs the package xgboost, which is not installed.*pip install xgboost"):
         model_from_upload(data, native, "xgb.json")

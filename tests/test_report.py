@@ -310,7 +310,7 @@ def test_matplotlib_replot_draws_the_plotly_trace_data(report):
     points = sum(len(c.get_offsets()) for c in mfig.axes[0].collections)
     assert points == 2 ** len(report.setup.dataset.groups)
     paths = next(t for t in cube.data if t.meta and t.meta.get("role") == "paths")
-    line = next(l for l in mfig.axes[0].lines if np.allclose(l.get_color()[:3], _colour(paths.line.color)[:3]))
+    line = next(ln for ln in mfig.axes[0].lines if np.allclose(ln.get_color()[:3], _colour(paths.line.color)[:3]))
     assert np.array_equal(np.isnan(line.get_xdata()), np.array([v is None for v in paths.x]))
 
 

@@ -126,6 +126,7 @@ def _lens_columns(setup: Setup, query: pd.DataFrame, label: int, params: Paramet
                            max_size=params.lens_max_size, budget_s=None)
     factors = found.result.factors
     if not factors:
-        return {"factor": None, "factor_ps": None, "factor_status": "none" if found.stopped == "complete" else found.stopped}
+        return {"factor": None, "factor_ps": None,
+                "factor_status": "none" if found.stopped == "complete" else found.stopped}
     best = min(factors, key=lambda f: (len(f.groups), -f.ps))
     return {"factor": list(best.groups), "factor_ps": best.ps, "factor_status": "found"}

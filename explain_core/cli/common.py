@@ -25,7 +25,8 @@ def add_file_arguments(group) -> None:
     group.add_argument("--positive-class", help="the positive class of that target (as written in the file)")
     group.add_argument("--task", choices=("classification", "regression"), help="task of that target")
     group.add_argument("--by-order", action="store_true",
-                       help="the model file records no column names: its inputs are the data's feature columns in order")
+                       help="the model file records no column names: its inputs are the data's feature columns in "
+                            "order")
     group.add_argument("--trusted", action="store_true",
                        help="allow pickle model files and unvetted skops types (only for files you trust)")
     group.add_argument("--model-seed", type=int, default=0, help="seed of a demo model and its train/test split")

@@ -1,5 +1,6 @@
 """The model as encoder + estimator: the dataset's default encoding, and tracing which feature group each encoded
-column comes from, so hypercube vertices can be mixed as encoded arrays (see :class:`~explain_core.sev.cube.VertexScorer`).
+column comes from, so hypercube vertices can be mixed as encoded arrays (see
+:class:`~explain_core.sev.cube.VertexScorer`).
 """
 from __future__ import annotations
 
@@ -173,7 +174,8 @@ def _onehot_counts(step) -> list[int] | None:
 
 
 def make_encoder(dataset: Dataset) -> ColumnTransformer:
-    """The demo models' encoding (SEV paper App. A). Numeric: impute median + standardise; binary/categorical: impute mode + one-hot (one dummy for binary)."""
+    """The demo models' encoding (SEV paper App. A). Numeric: impute median + standardise; binary/categorical:
+    impute mode + one-hot (one dummy for binary)."""
     numeric = [c for g in dataset.groups if g.kind == "numeric" for c in g.columns]
     binary = [c for g in dataset.groups if g.kind == "binary" for c in g.columns]
     categorical = [c for g in dataset.groups if g.kind == "categorical" and len(g.columns) == 1 for c in g.columns]

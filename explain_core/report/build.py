@@ -99,7 +99,8 @@ class RowReport:
         """The report's parts in order, each with what it holds (for a preview), numbered as in the PDF."""
         kinds = "SEV⁻ / SEV⁺" + (" / SEV®" if self.sev is not None and self.sev.restricted is not None else "")
         described = {
-            "sev": ("SEV", [f"{kinds} with their minimal explanations (the paper's tables)", "the plain-language reading",
+            "sev": ("SEV", [f"{kinds} with their minimal explanations (the paper's tables)",
+                            "the plain-language reading",
                             "the hypercube" if self._cube_drawn else "the search by depth (lattice view)"]),
             "lens": ("LENS", ["τ-minimal factors with PS and p-values", "the cheapest (cost-order) factors",
                               "cumulative PN against τ"]),

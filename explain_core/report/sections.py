@@ -66,7 +66,8 @@ def summary(w: Writer, r: RowReport) -> None:
                 f"{metrics.get('test_auc', float('nan')):.3f} (train {metrics.get('train_accuracy', float('nan')):.3f}"
                 f" / {metrics.get('train_auc', float('nan')):.3f})")
     else:
-        perf = (f"test R² {metrics.get('test_r2', float('nan')):.3f}, test RMSE {metrics.get('test_rmse', float('nan')):.4g}"
+        perf = (f"test R² {metrics.get('test_r2', float('nan')):.3f}, "
+                f"test RMSE {metrics.get('test_rmse', float('nan')):.4g}"
                 f" (train R² {metrics.get('train_r2', float('nan')):.3f})")
     positive = (f"; positive class {data.positive_class}" + (f" = {card['positive_class_label']}"
                                                              if card.get("positive_class_label") else "")
@@ -219,7 +220,8 @@ def sev_section(w: Writer, r: RowReport, number: int, images: Images) -> None:
              getattr(ex, k).message] for k in kinds]
     w.table(["", "Value", "Minimal explanations", "Outcome"], rows, widths=(16, 18, 32, 114),
             align=("LEFT", "CENTER", "CENTER", "LEFT"))
-    w.note(f"The reference is the {r.setup.reference_of_label(r.label).description}. SEV⁻ counts features moved from this row to "
+    w.note(f"The reference is the {r.setup.reference_of_label(r.label).description}. "
+           "SEV⁻ counts features moved from this row to "
            f"the reference until the prediction flips; SEV⁺ counts features moved from the reference to this row's "
            f"values until the prediction is this row's; search depth {ex.minus.max_depth}.")
     for k in kinds:
@@ -259,10 +261,12 @@ def lens_section(w: Writer, r: RowReport, number: int, images: Images) -> None:
     best = smallest_factor(lens)
     if best is not None:
         if lens.direction == "r2i":
-            reading = (f"Setting {join_words(best.groups) if best.groups else 'no feature'} to this row's values gives "
-                       f"{best.ps:.0%} of the references the prediction {names[result.outcome]} (PS = {fmt_ps(best.ps)}).")
+            moved = join_words(best.groups) if best.groups else "no feature"
+            reading = (f"Setting {moved} to this row's values gives {best.ps:.0%} of the references the prediction "
+                       f"{names[result.outcome]} (PS = {fmt_ps(best.ps)}).")
         else:
-            reading = (f"Giving this row a reference's {join_words(best.groups) if best.groups else 'nothing'} changes the "
+            given = join_words(best.groups) if best.groups else "nothing"
+            reading = (f"Giving this row a reference's {given} changes the "
                        f"prediction to {names[result.outcome]} for {best.ps:.0%} of the references "
                        f"(PS = {fmt_ps(best.ps)}).")
         w.text(reading, size=9.5, style="B")
@@ -310,7 +314,8 @@ def linear_section(w: Writer, r: RowReport, number: int, images: Images) -> None
     rows = []
     for m in table.index:
         t = table.loc[m]
-        rel = fmt_metric(t["relevance"]) + ("" if t["relevance_method"] in ("exact",) else f" ({t['relevance_method']})")
+        rel = fmt_metric(t["relevance"])
+        rel += "" if t["relevance_method"] in ("exact",) else f" ({t['relevance_method']})"
         rows.append([METHOD_LABELS.get(m, m), fmt_metric(t["fidelity"]), fmt_metric(t["empirical_fidelity"]), rel,
                      fmt_metric(t["anchoring_gap"]), int(t["support_size"]), fmt_metric(t["bound"]),
                      str(t["detail"]) or "—"])

@@ -307,6 +307,6 @@ def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Referen
 
     minus, plus = search("minus"), search("plus")
     held = search("minus", restricted) if restricted else None
-    return SEVExplanation(row.iloc[0].rename(0), reference, layout, float(scorer.query_scores[0]), minus.explained_class,
-                          plus, minus, held)
+    return SEVExplanation(row.iloc[0].rename(0), reference, layout, float(scorer.query_scores[0]),
+                          minus.explained_class, plus, minus, held)
 

@@ -144,7 +144,8 @@ def hypercube_figure(cube: Hypercube, explanation: SEVExplanation | None = None,
             name=f"predicted {html_text(class_names[label])}", meta={"role": "vertices", "label": label}))
 
     title = "SEV hypercube" if result is None else f"SEV hypercube — {result.message}"
-    fig.update_layout(template=TEMPLATE, title=titled(title), height=height or min(1000, max(360, 60 * int(np.abs(y).max() + 2))),
+    fig.update_layout(template=TEMPLATE, title=titled(title),
+                      height=height or min(1000, max(360, 60 * int(np.abs(y).max() + 2))),
                       xaxis=dict(title="groups moved to the reference", dtick=1, range=[-0.5, p + 0.5],
                                  zeroline=False),
                       yaxis=dict(visible=False), legend=LEGEND_BELOW, margin=dict(b=90), hovermode="closest")
@@ -195,12 +196,14 @@ def path_scores(result: SEVResult, names: Sequence[str], groups: Sequence[str], 
     towards_one = (result.kind == "minus") == (result.explained_class == 0)  # the flip raises the score
     mask = np.ones(len(names), dtype=bool) if result.kind == "minus" else np.zeros(len(names), dtype=bool)
     scores, left = [float(start_score)], list(groups)
+
+    def step(mask: np.ndarray, g: str):
+        m = mask.copy()
+        m[list(names).index(g)] = result.kind != "minus"
+        return m, score_of.get(m.tobytes(), np.nan)
+
     while left:
-        def step(g):
-            m = mask.copy()
-            m[list(names).index(g)] = result.kind != "minus"
-            return m, score_of.get(m.tobytes(), np.nan)
-        options = [(g, *step(g)) for g in left]
+        options = [(g, *step(mask, g)) for g in left]
         g, mask, score = max(options, key=lambda o: -np.inf if np.isnan(o[2]) else (o[2] if towards_one else -o[2]))
         scores.append(score)
         left.remove(g)
@@ -224,7 +227,8 @@ def paths_figure(result: SEVResult, names: Sequence[str], start_score: float, th
                   annotation_text=f"threshold {threshold:.4g}", annotation_position="bottom right")
     more = f" — {len(shown)} of {len(result.explanations)} shown" if len(result.explanations) > len(shown) else ""
     start = "reference" if result.kind == "plus" else "row"
-    fig.update_layout(template=TEMPLATE, title=titled(f"Shortest flipping paths from the {start} ({result.label}){more}"),
+    fig.update_layout(template=TEMPLATE,
+                      title=titled(f"Shortest flipping paths from the {start} ({result.label}){more}"),
                       xaxis=dict(title="features moved", dtick=1), yaxis=dict(title="model score"),
                       legend=LEGEND_BELOW, margin=dict(b=110), height=420 + 18 * len(shown))
     return fig

@@ -25,19 +25,32 @@ LENS_MAX_FACTORS = 30  # factors listed in the LENS table
 
 
 def summary(w: Writer, r: RowReport) -> None:
-    s, h = r.setup, r.headline
-    data, model = s.dataset, s.model
-    card = data.card or {}
+    """The first page: the row and its prediction in words, the headline numbers, the data and model, the row beside
+    the reference and every parameter."""
+    s = r.setup
     w.h1(r.title)
-    w.note(f"Explanation report · created {r.created:%Y-%m-%d %H:%M %Z}".rstrip() + f" · dataset {data.name} · "
-           f"model {model.name}")
-    where = f"row {r.row}" if r.row is not None else "a custom row"
-    edited = " (values edited in the what-if editor)" if r.edited else ""
-    w.text(f"For {where}{edited} of the {data.name} data the model predicts {outcome_text(s, r.label)}: "
-           f"{s.score_text(r.score, digits=3)} (decision threshold {model.threshold:.4g}).", size=10)
+    w.note(f"Explanation report · created {r.created:%Y-%m-%d %H:%M %Z}".rstrip() + f" · dataset {s.dataset.name} · "
+           f"model {s.model.name}")
+    w.text(f"For {_where(r)} of the {s.dataset.name} data the model predicts {outcome_text(s, r.label)}: "
+           f"{s.score_text(r.score, digits=3)} (decision threshold {s.model.threshold:.4g}).", size=10)
     if r.reading:
         w.text(r.reading, size=10, style="B")
+    headline_numbers(w, r)
+    data_and_model(w, r)
+    if r.sparsity is not None:
+        sparse_training(w, r)
+    row_and_reference(w, r)
+    parameters_table(w, r)
 
+
+def _where(r: RowReport) -> str:
+    """``row 42`` or ``a custom row``, with a note when the what-if editor changed its values."""
+    where = f"row {r.row}" if r.row is not None else "a custom row"
+    return where + (" (values edited in the what-if editor)" if r.edited else "")
+
+
+def headline_numbers(w: Writer, r: RowReport) -> None:
+    s, h = r.setup, r.headline
     w.h2("Headline numbers")
     rows = [["Prediction", f"{h.prediction} ({s.score_text(r.score, digits=3)})", "the model's output for this row"]]
     if r.sev is not None:
@@ -59,6 +72,11 @@ def summary(w: Writer, r: RowReport) -> None:
         rows.append(["Named by most methods", ", ".join(names), f"{count} of {total} methods"])
     w.table(["Quantity", "Value", "Meaning"], rows, widths=(38, 62, 80))
 
+
+def data_and_model(w: Writer, r: RowReport) -> None:
+    s = r.setup
+    data, model = s.dataset, s.model
+    card = data.card or {}
     w.h2("Data and model")
     metrics = s.metrics or {}
     if data.task == "classification":
@@ -83,12 +101,13 @@ def summary(w: Writer, r: RowReport) -> None:
         ["Score", f"{s.score_text(r.score, digits=3)}; label 1 by {model.rule}"],
         ["Reference", s.reference_of_label(r.label).description],
         ["Restricted features", ", ".join(s.restricted) or "none"],
-        ["Row", f"{where}{edited} ({split} row)"],
+        ["Row", f"{_where(r)} ({split} row)"],
     ]
     w.table(["", ""], info, widths=(32, 148))
-    if r.sparsity is not None:
-        sparse_training(w, r)
 
+
+def row_and_reference(w: Writer, r: RowReport) -> None:
+    s, data = r.setup, r.setup.dataset
     w.h2("The row and the reference")
     query = s.dataset.layout.values(r.query.iloc[0].to_dict())
     ref = s.dataset.layout.values(s.reference_of_label(r.label).values)
@@ -96,6 +115,9 @@ def summary(w: Writer, r: RowReport) -> None:
              "yes" if g.name in s.restricted else ""] for g in data.groups]
     w.table(["Feature", "Kind", "This row", "Reference", "Restricted"], rows, widths=(60, 22, 38, 38, 22))
 
+
+def parameters_table(w: Writer, r: RowReport) -> None:
+    s = r.setup
     w.h2("Parameters (enough to reproduce every number)")
     p = r.params
     lens_size = lens_max_size(s, p)

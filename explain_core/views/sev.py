@@ -96,16 +96,7 @@ def hypercube_figure(cube: Hypercube, explanation: SEVExplanation | None = None,
     names = list(cube.names)
     masks = np.asarray(cube.masks, dtype=bool)
     p = len(names)
-    if p > HYPERCUBE_FIGURE_MAX_GROUPS:
-        raise IntakeError(f"The hypercube is drawn for at most {HYPERCUBE_FIGURE_MAX_GROUPS} groups, not {p}; "
-                          "use lattice_figure.")
-    if masks.shape != (2 ** p, p):
-        raise ValueError(f"expected {2 ** p} vertex masks over {p} groups, got shape {masks.shape}")
-    codes = _codes(masks)
-    if len(set(codes.tolist())) != 2 ** p:
-        raise ValueError("the hypercube's masks are not the 2^p distinct vertices")
-    row_of = np.empty(2 ** p, dtype=np.intp)
-    row_of[codes] = np.arange(2 ** p)
+    codes, row_of = _vertex_codes(masks, p)
     x, y = _layout_positions(masks)
     labels = np.asarray(cube.labels).astype(int)
     scores = np.asarray(cube.scores, dtype=float)
@@ -130,16 +121,15 @@ def hypercube_figure(cube: Hypercube, explanation: SEVExplanation | None = None,
                                  meta={"role": "paths", "edges": [list(e) for e in highlighted]}))
 
     query_row, reference_row = row_of[2 ** p - 1], row_of[0]
-    hover = [_vertex_hover(masks[r], names, scores[r], class_names[labels[r]], values,
-                           "query" if r == query_row else "reference" if r == reference_row else None)
+    role = {reference_row: "reference", query_row: "query"}  # p = 0: one vertex, the query
+    hover = [_vertex_hover(masks[r], names, scores[r], class_names[labels[r]], values, role.get(r))
              for r in range(2 ** p)]
     for label in (0, 1):
         rows = np.flatnonzero(labels == label)
-        size = [18 if r in (query_row, reference_row) else 10 for r in rows]
-        text = ["query" if r == query_row else "reference" if r == reference_row else "" for r in rows]
         fig.add_trace(go.Scatter(
-            x=x[rows], y=y[rows], mode="markers+text", text=text, textposition="top center",
-            marker=dict(color=LABEL_COLOURS[label], size=size, line=dict(color="white", width=1)),
+            x=x[rows], y=y[rows], mode="markers+text", text=[role.get(r, "") for r in rows], textposition="top center",
+            marker=dict(color=LABEL_COLOURS[label], size=[18 if r in role else 10 for r in rows],
+                        line=dict(color="white", width=1)),
             hovertext=[hover[r] for r in rows], hoverinfo="text", customdata=codes[rows],
             name=f"predicted {html_text(class_names[label])}", meta={"role": "vertices", "label": label}))
 
@@ -150,6 +140,21 @@ def hypercube_figure(cube: Hypercube, explanation: SEVExplanation | None = None,
                                  zeroline=False),
                       yaxis=dict(visible=False), legend=LEGEND_BELOW, margin=dict(b=90), hovermode="closest")
     return fig
+
+
+def _vertex_codes(masks: np.ndarray, p: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each mask row's vertex code and, per code, its row; an error unless the rows are the 2^p vertices (p ≤ 8)."""
+    if p > HYPERCUBE_FIGURE_MAX_GROUPS:
+        raise IntakeError(f"The hypercube is drawn for at most {HYPERCUBE_FIGURE_MAX_GROUPS} groups, not {p}; "
+                          "use lattice_figure.")
+    if masks.shape != (2 ** p, p):
+        raise ValueError(f"expected {2 ** p} vertex masks over {p} groups, got shape {masks.shape}")
+    codes = _codes(masks)
+    if len(set(codes.tolist())) != 2 ** p:
+        raise ValueError("the hypercube's masks are not the 2^p distinct vertices")
+    row_of = np.empty(2 ** p, dtype=np.intp)
+    row_of[codes] = np.arange(2 ** p)
+    return codes, row_of
 
 
 def _vertex_hover(mask, names, score, label_name, values, role) -> str:

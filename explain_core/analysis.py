@@ -271,11 +271,9 @@ def agreement(groups: Sequence[str], *, sev: SEVExplanation | None = None, lens:
     """
     named, rules = {}, {}
     if sev is not None:
-        for which in ("minus", "plus", "restricted"):
-            result = getattr(sev, which)
-            if result is not None:
-                named[result.label] = _union(result.explanations)
-                rules[result.label] = "in some minimal explanation"
+        for result in sev.results().values():
+            named[result.label] = _union(result.explanations)
+            rules[result.label] = "in some minimal explanation"
     if lens is not None:
         smallest = min((len(f.groups) for f in lens.factors), default=0)
         named[f"LENS {lens.direction.upper()}"] = _union(f.groups for f in lens.factors if len(f.groups) == smallest)

@@ -195,7 +195,7 @@ def _figures(report: RowReport, cube: Hypercube | None) -> dict[str, go.Figure]:
             cube = cube or hypercube(s.model, s.dataset.layout, report.query, s.reference_of_label(report.label))
             figs["sev"] = hypercube_figure(cube, report.sev, which=which, class_names=s.class_names)
         else:
-            figs["sev"] = lattice_figure(getattr(report.sev, which), threshold=s.model.threshold)
+            figs["sev"] = lattice_figure(report.sev.result(which), threshold=s.model.threshold)
     if report.lens is not None and "lens" in report.sections:
         figs["lens"] = pn_curve_figure(report.lens.pn_curve, direction=report.lens.direction)
     if report.linear is not None and "linear" in report.sections:

@@ -185,7 +185,7 @@ def _sev_table(w: Writer, r: RowReport, which: str) -> None:
     At most ``SEV_MAX_EXPLANATIONS`` explanations are listed; the count of the others is given.
     """
     ex = r.sev
-    result = getattr(ex, which)
+    result = ex.result(which)
     table = ex.table(which, unchanged=UNCHANGED)
     direction = ("features moved from this row to the reference" if result.kind == "minus"
                  else "features moved from the reference to this row's values")
@@ -221,7 +221,7 @@ def _sev_table(w: Writer, r: RowReport, which: str) -> None:
 
 def _sev_words(w: Writer, r: RowReport, which: str) -> None:
     """The explanations of one SEV value in words (moved features only, strongest first), capped with the count."""
-    result = getattr(r.sev, which)
+    result = r.sev.result(which)
     lines = explanation_lines(r.sev, which, r.setup.model.threshold)
     if not lines:
         return
@@ -237,9 +237,9 @@ def sev_section(w: Writer, r: RowReport, number: int, images: Images) -> None:
     ex = r.sev
     w.h1(f"{number}. SEV — sparse explanation values")
     w.text(r.reading, size=10, style="B")
-    kinds = ["minus", "plus"] + (["restricted"] if ex.restricted is not None else [])
-    rows = [[getattr(ex, k).label, getattr(ex, k).shown, len([e for e in getattr(ex, k).explanations if e]),
-             getattr(ex, k).message] for k in kinds]
+    kinds = list(ex.results())
+    rows = [[res.label, res.shown, len([e for e in res.explanations if e]), res.message]
+            for res in ex.results().values()]
     w.table(["", "Value", "Minimal explanations", "Outcome"], rows, widths=(16, 18, 32, 114),
             align=("LEFT", "CENTER", "CENTER", "LEFT"))
     w.note(f"The reference is the {r.setup.reference_of_label(r.label).description}. "
@@ -250,7 +250,7 @@ def sev_section(w: Writer, r: RowReport, number: int, images: Images) -> None:
         _sev_words(w, r, k)
     for k in kinds:
         _sev_table(w, r, k)
-    shown = getattr(ex, r.sev_shown)
+    shown = ex.result(r.sev_shown)
     if r._cube_drawn:
         caption = (f"The SEV hypercube: each dot mixes this row and the reference (x = features at the reference), "
                    f"coloured by predicted class; orange edges are the shortest flipping paths of {shown.label}.")

@@ -28,6 +28,7 @@ DEFAULT_MAX_DEPTH = 6
 MAX_LAYER_VERTICES = 2_000_000  # one layer per query; deeper layers of wide data are cut off (status beyond_depth)
 HYPERCUBE_MAX_GROUPS = 12
 KINDS = ("minus", "plus")
+SEV_RESULTS = ("minus", "plus", "restricted")  # the results an SEVExplanation holds, by name (SEV⁻, SEV⁺, SEV®)
 
 
 @dataclass(frozen=True)
@@ -275,11 +276,22 @@ class SEVExplanation(Explanation):
     def searched_depth(self) -> int:
         return self.minus.max_depth
 
-    def table(self, which: str = "minus", unchanged: str = "—") -> pd.DataFrame:
-        """The paper's table (Fig. 1c/1d): query, one row per explanation (moved groups only), reference."""
-        result = {"plus": self.plus, "minus": self.minus, "restricted": self.restricted}[which]
+    def result(self, which: str) -> SEVResult:
+        """The result named ``which``: ``minus`` (SEV⁻), ``plus`` (SEV⁺) or ``restricted`` (SEV®); an
+        :class:`IntakeError` for another name, or for ``restricted`` when no features were restricted."""
+        check_choice(which, SEV_RESULTS, "SEV result")
+        result = getattr(self, which)
         if result is None:
             raise IntakeError("No SEV® here: pass restricted features to explain_sev.")
+        return result
+
+    def results(self) -> dict[str, SEVResult]:
+        """The results this explanation holds, by name, in the order SEV⁻, SEV⁺, SEV® (SEV® only when computed)."""
+        return {which: getattr(self, which) for which in SEV_RESULTS if getattr(self, which) is not None}
+
+    def table(self, which: str = "minus", unchanged: str = "—") -> pd.DataFrame:
+        """The paper's table (Fig. 1c/1d): query, one row per explanation (moved groups only), reference."""
+        result = self.result(which)
         query_row = self.layout.values(self.query.to_dict())
         ref_row = self.layout.values(self.reference.values)
         moved_to = ref_row if result.kind == "minus" else query_row

@@ -12,14 +12,13 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..errors import IntakeError, check_choice
+from ..errors import IntakeError
 from ..sev.engine import Hypercube, SEVExplanation, SEVResult
 from ..sev.summaries import lattice_counts, prevalence_table, sev_counts
 from .style import BAR_COLOURS, EDGE_COLOUR, LABEL_COLOURS, LEGEND_BELOW, PATH_COLOUR, TEMPLATE, titled
 from .vocabulary import html_text
 
 HYPERCUBE_FIGURE_MAX_GROUPS = 8
-_WHICH = ("minus", "plus", "restricted")
 
 
 # --- hypercube (p ≤ 8) ---------------------------------------------------------------------------------------
@@ -74,14 +73,6 @@ def path_edges(result: SEVResult, names: Sequence[str]) -> set[tuple[int, int]]:
     return edges
 
 
-def _pick(explanation: SEVExplanation, which: str) -> SEVResult:
-    check_choice(which, _WHICH, "SEV result")
-    result = getattr(explanation, which)
-    if result is None:
-        raise IntakeError("No SEV® here: pass restricted features to explain_sev.")
-    return result
-
-
 def hypercube_figure(cube: Hypercube, explanation: SEVExplanation | None = None, *, which: str = "minus",
                      class_names: Sequence[str] = ("0", "1"), height: int | None = None) -> go.Figure:
     """The SEV hypercube of one query (p ≤ 8 groups) as a layered graph.
@@ -101,7 +92,7 @@ def hypercube_figure(cube: Hypercube, explanation: SEVExplanation | None = None,
     labels = np.asarray(cube.labels).astype(int)
     scores = np.asarray(cube.scores, dtype=float)
 
-    result = _pick(explanation, which) if explanation is not None else None
+    result = explanation.result(which) if explanation is not None else None
     values = None
     if explanation is not None:
         if tuple(explanation.layout.names) != tuple(names):

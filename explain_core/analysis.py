@@ -27,7 +27,7 @@ from .sev.cube import ProgressFn, one_row
 from .sev.engine import SEVExplanation, SEVResult, explain_sev, sev_batch
 
 if TYPE_CHECKING:
-    from .linear.compare import LinearReport
+    from .linear.compare import LinearExplanation
 
 __all__ = ["DEFAULT_DEMO", "LINEAR_METHODS", "Agreement", "BaselineParameters", "Baselines", "DatasetSEV",
            "LensParameters", "LensReport", "LensSearch", "LinearParameters", "Parameters", "SEVParameters", "Setup",
@@ -212,15 +212,15 @@ def lens_report(context: LensContext, params: LensParameters | Parameters, note:
 # ---------------------------------------------------------------------------------------------------
 # Anchored k-sparse linear explanations (torch is imported only when one is asked for)
 
-def row_linear(setup: Setup, query: pd.DataFrame, params: LinearParameters | Parameters) -> "LinearReport":
-    """IHT / exact fits of (P4) beside LIME (k−1 + intercept) and SHAP (dense and top k−1), PLE §6."""
-    from .linear.compare import LinearReport, compare
+def row_linear(setup: Setup, query: pd.DataFrame, params: LinearParameters | Parameters) -> "LinearExplanation":
+    """The linear explanation of the query (:func:`~explain_core.linear.explain_linear`): the IHT / exact fits of
+    (P4) beside LIME (k−1 + intercept) and SHAP (dense and top k−1) on the same sample, PLE §6."""
+    from .linear.compare import explain_linear
 
-    space = linear_space(setup, query)
-    methods = LINEAR_METHODS[params.linear_method] + ("lime", "shap", "shap_k")
-    comp = compare(space, params.k, params.sigma, params.m, seed=params.seed, methods=methods,
-                   time_limit=params.time_limit)
-    return LinearReport(space.names, tuple(setup.dataset.group_names), comp.fx, comp)
+    fits = LINEAR_METHODS[params.linear_method]
+    return explain_linear(linear_space(setup, query), params.k, params.sigma, params.m, seed=params.seed,
+                          solver="exact" if "exact" in fits else "iht", methods=fits + ("lime", "shap", "shap_k"),
+                          time_limit=params.time_limit)
 
 
 def linear_space(setup: Setup, query: pd.DataFrame):
@@ -262,7 +262,7 @@ class Agreement(Explanation):
 
 
 def agreement(groups: Sequence[str], *, sev: SEVExplanation | None = None, lens: LensResult | None = None,
-              linear: "LinearReport | None" = None, baselines: Baselines | None = None, top: int = 3) -> Agreement:
+              linear: "LinearExplanation | None" = None, baselines: Baselines | None = None, top: int = 3) -> Agreement:
     """Which groups each available method names for the row.
 
     SEV: every group in some minimal explanation (SEV⁻, SEV⁺, SEV®); LENS: the groups of the smallest

@@ -25,7 +25,7 @@ from ..views.sev import HYPERCUBE_FIGURE_MAX_GROUPS, hypercube_figure, lattice_f
 from ..views.vocabulary import METHOD_LABELS, factor_text, fmt_ps, format_number, sev_reading
 
 if TYPE_CHECKING:
-    from ..linear.compare import LinearReport
+    from ..linear.compare import LinearExplanation
 
 SECTIONS = ("sev", "lens", "linear", "agreement", "appendix")
 SECTION_TITLES = {"sev": "SEV", "lens": "LENS", "linear": "Linear", "agreement": "Agreement", "appendix": "Appendix"}
@@ -69,7 +69,7 @@ class RowReport:
     sev: SEVExplanation | None = None
     baselines: Baselines | None = None
     lens: LensReport | None = None
-    linear: LinearReport | None = None
+    linear: LinearExplanation | None = None
     agreement: Agreement | None = None
     figures: dict[str, go.Figure] = field(default_factory=dict)
     headline: Headline | None = None
@@ -151,7 +151,7 @@ def check_sections(sections: Iterable[str]) -> tuple[str, ...]:
 def build_row_report(setup: Setup, row: int | pd.DataFrame, params: Parameters | None = None,
                      sections: Iterable[str] = SECTIONS, *, row_position: int | None = None, edited: bool = False,
                      sev: SEVExplanation | None = None, baselines: Baselines | None = None,
-                     lens: LensReport | None = None, linear: LinearReport | None = None,
+                     lens: LensReport | None = None, linear: LinearExplanation | None = None,
                      cube: Hypercube | None = None) -> RowReport:
     """Gather one row's results for a report.
 
@@ -205,13 +205,13 @@ def _figures(report: RowReport, cube: Hypercube | None) -> dict[str, go.Figure]:
     return figs
 
 
-def _weights(linear: LinearReport) -> pd.DataFrame:
+def _weights(linear: LinearExplanation) -> pd.DataFrame:
     """The weights table with the methods' display names as columns."""
     w = linear.weights()
     return w.rename(columns=lambda m: METHOD_LABELS.get(m, m))
 
 
-def linear_support_method(linear: LinearReport) -> str:
+def linear_support_method(linear: LinearExplanation) -> str:
     methods = [r.method for r in linear.comparison.results]
     return "exact" if "exact" in methods else "iht"
 

@@ -4,11 +4,12 @@ import streamlit as st
 
 from explain_core.intake.demo_models import DEMO_KINDS
 from explain_core.intake.onnx_export import onnx_bytes
-from explain_core.sparse.compare import KIND_LABELS, history_figure, prevalence_figure, sev_distributions, sev_sankey
-from explain_core.sparse.losses import OBJECTIVES
+from explain_core.sparse.compare import KIND_LABELS
 from explain_core.sparse.families import DEFAULTS_NOTE
+from explain_core.sparse.losses import OBJECTIVES
 from explain_core.sparse.training import (TRAINABLE_KINDS, TrainingSettings, base_setup, skops_bytes, sparse_setup,
                                           train_sparse)
+from explain_core.views.sparse import history_figure, prevalence_figure, sev_distributions, sev_sankey
 from explain_core.views.vocabulary import plain
 from pages import _shared as shared
 

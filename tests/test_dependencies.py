@@ -91,6 +91,22 @@ def test_no_module_is_over_600_lines():
     assert not long, f"split these modules by concern: {long}"
 
 
+def test_the_numbers_import_no_plotly():
+    """Figures live in explain_core.views (and the reports that draw them): the package, the audit workers and the
+    sparse training import no plotly, so a Dask worker or a training job never loads it."""
+    code = ("import sys, explain_core, explain_core.analysis, explain_core.audit, explain_core.audit.rows, "
+            "explain_core.audit.run, explain_core.audit.cluster, explain_core.audit.summary, "
+            "explain_core.sparse.training, explain_core.sparse.compare, explain_core.sev.summaries, "
+            "explain_core.cli.main; print(sorted(m for m in sys.modules if m.split('.')[0] == 'plotly'))")
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert done.stdout.strip() == "[]"
+    figures = subprocess.run([sys.executable, "-c", "import sys, explain_core.views.sparse; "
+                              "print('plotly' in sys.modules)"], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert figures.stdout.strip() == "True"  # the check above can fail: the figure modules do import it
+
+
 def test_the_core_imports_neither_streamlit_nor_torch():
     """explain_core never imports Streamlit, and importing it (or its reports) does not import torch."""
     code = ("import sys, explain_core, explain_core.analysis, explain_core.report; "

@@ -1,6 +1,16 @@
 """Results as JSON: :func:`to_jsonable` for any result, and the :class:`Explanation` mixin that gives each method's
 result ``meta`` (method, parameters, package version) and a JSON round trip (``to_json`` / ``from_json``), as
 alibi's explanations do. Models are never serialised: a result holds numbers, names and row values only.
+
+The one JSON format (every download of the app, the command line, the API)::
+
+    {"meta": {"type": "SEVExplanation", "method": …, "parameters": {…}, "explain_core": "…"},
+     "row": 42, "setup": {…}, "parameters": {…},      # optional context: what the result was computed on
+     "result": {…}}                                   # the result's fields, NaN/±inf as "NaN"/"Infinity"
+
+``type(result).from_json(text)`` (or :func:`load_result`, which reads ``meta.type``) rebuilds the result;
+:func:`json_context` returns the context keys. JSON written before the context existed (``"data"`` in place of
+``"result"``) decodes too.
 """
 from __future__ import annotations
 
@@ -17,6 +27,7 @@ import pandas as pd
 from ._version import __version__
 
 NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+RESERVED_KEYS = ("meta", "result", "data")  # the format's own keys: no context key may take them
 
 
 def to_jsonable(obj: Any, *, exact: bool = False) -> Any:
@@ -71,6 +82,11 @@ class Explanation:
     """
 
     meta_parameters: ClassVar[tuple[str, ...]] = ()
+    types: ClassVar[dict[str, type]] = {}  # every result type by name (meta.type), filled as classes are defined
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        Explanation.types[cls.__name__] = cls
 
     def parameters(self) -> dict:
         """The parameters the result was computed with (``meta_parameters`` by default)."""
@@ -81,18 +97,47 @@ class Explanation:
         return {"type": type(self).__name__, "method": getattr(self, "method", "") or type(self).__name__,
                 "parameters": to_jsonable(self.parameters()), "explain_core": __version__}
 
-    def to_json(self, indent: int | None = 2) -> str:
-        payload = {"meta": self.meta, "data": to_jsonable(self, exact=True)}
+    def to_json(self, indent: int | None = 2, **context) -> str:
+        """Strict JSON of the result with its ``meta``; ``context`` (e.g. ``row``, ``setup``, ``parameters``: what it
+        was computed on) is written beside it as plain JSON and ignored by :meth:`from_json`."""
+        taken = [k for k in context if k in RESERVED_KEYS]
+        if taken:
+            raise ValueError(f"context keys {taken} are the format's own; name them otherwise")
+        payload = {"meta": self.meta, **{k: to_jsonable(v) for k, v in context.items()},
+                   "result": to_jsonable(self, exact=True)}
         return json.dumps(payload, indent=indent, ensure_ascii=False, allow_nan=False)
 
     @classmethod
     def from_json(cls, text: str):
-        payload = json.loads(text)
+        payload = _payload(text)
         kind = payload.get("meta", {}).get("type")
         if kind != cls.__name__:
             from .errors import IntakeError
             raise IntakeError(f"This JSON holds a {kind or 'result of unknown type'}, not a {cls.__name__}.")
-        return decode(cls, payload["data"])
+        return decode(cls, payload["result"] if "result" in payload else payload["data"])
+
+
+def _payload(text: str) -> dict:
+    payload = json.loads(text)
+    if not isinstance(payload, dict) or not isinstance(payload.get("meta"), dict):
+        from .errors import IntakeError
+        raise IntakeError("This JSON is not a saved explanation: it has no \"meta\" with the result's type.")
+    return payload
+
+
+def load_result(text: str) -> Explanation:
+    """The result a JSON text holds, as the type its ``meta.type`` names (a type of an imported module)."""
+    kind = _payload(text)["meta"].get("type")
+    if kind not in Explanation.types:
+        from .errors import IntakeError
+        raise IntakeError(f"This JSON holds a {kind or 'result of unknown type'}, which this version does not know "
+                          "(or whose module is not imported).")
+    return Explanation.types[kind].from_json(text)
+
+
+def json_context(text: str) -> dict:
+    """The context a result's JSON was written with (``row``, ``setup``, ``parameters``, …)."""
+    return {k: v for k, v in _payload(text).items() if k not in RESERVED_KEYS}
 
 
 def decode(kind, value):

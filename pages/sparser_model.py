@@ -105,7 +105,7 @@ st.caption(f"Trained in {result.seconds:.1f} s on {result.device}: {t.warmup_epo
            f"{plain(s.dataset.class_name(1))}, against the same reference.")
 with st.container(key="sparse_table"):
     st.dataframe(table.style.format("{:.3f}"), width="stretch")
-    shared.download_buttons("sparse_before_after", table, result, key="sparse_table")
+    shared.download_buttons("sparse_before_after", table, compared, key="sparse_table", context={"training": result})
 
 kind = st.radio("Explanations shown", list(compared.kinds), horizontal=True, key="sparse_kind",
                 format_func=KIND_LABELS.get)

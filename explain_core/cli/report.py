@@ -46,6 +46,9 @@ def add_report_parser(commands) -> None:
     out.add_argument("--scheduler", help="fan the rows out over Dask: 'local' (a LocalCluster) or a scheduler's "
                                          "address (tcp://host:8786); default: this process")
     out.add_argument("--workers", type=int, help="workers of the LocalCluster (default: one per core)")
+    out.add_argument("--json", action="store_true",
+                     help="also each row's results as JSON beside its PDF (<pdf>.sev.json, .lens.json, "
+                          ".linear.json, …: the app's JSON download format, read back with from_json)")
     out.add_argument("--quiet", action="store_true", help="no progress bar")
     out.add_argument("--debug", action="store_true", help="show tracebacks")
 
@@ -149,7 +152,8 @@ def run_report(args) -> int:
 
     try:
         index_path, index = batch_reports(setup, chosen, params, out, sections=sections, image_renderer=args.renderer,
-                                          progress=progress, scheduler=args.scheduler, workers=args.workers)
+                                          progress=progress, scheduler=args.scheduler, workers=args.workers,
+                                          json=args.json)
     finally:
         bar.close()
     failed = [r for r in index if r.get("error")]

@@ -313,6 +313,19 @@ def _check_order(order: str) -> None:
     check_choice(order, ORDERS, "partial order")
 
 
+@dataclass(frozen=True)
+class AttributionCurve(Explanation):
+    """§5.1, Fig. 2 as a result: per factor size, the best PS of any factor of that size beside the PS of the
+    top groups by an attribution (``attribution`` names it, e.g. SHAP); ``table`` is :func:`shap_curve`'s."""
+
+    direction: str
+    attribution: str
+    table: pd.DataFrame
+
+    method = "LENS against the top features of an attribution (PS by size)"
+    meta_parameters = ("direction", "attribution")
+
+
 def shap_curve(context: LensContext, attribution) -> pd.DataFrame:
     """§5.1, Fig. 2 (I2R: Fig. 7): per size k, the best PS(c, y) of any factor of k groups beside the PS
     of the top-k groups by |attribution| (an :class:`~explain_core.baselines.Attribution`)."""

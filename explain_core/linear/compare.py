@@ -356,13 +356,16 @@ def explain_linear(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int =
 # Sweeps (Figs. 4-6)
 
 @dataclass(frozen=True, eq=False)
-class Sweep:
+class Sweep(Explanation):
     """Relevance (and the other metrics) against one parameter: ``table`` has one row per
     (value, instance, method) — long format, ready for a line plot of ``summary()``."""
 
     parameter: str
-    values: tuple
+    values: tuple[int | float, ...]
     table: pd.DataFrame
+
+    method = "linear explanations against one parameter"
+    meta_parameters = ("parameter", "values")
 
     def summary(self, metric: str = "relevance") -> pd.DataFrame:
         """Mean and standard deviation of ``metric`` over instances, per (value, method)."""

@@ -122,6 +122,15 @@ class RowReport:
     def _cube_drawn(self) -> bool:
         return len(self.setup.dataset.groups) <= HYPERCUBE_FIGURE_MAX_GROUPS
 
+    def json_files(self) -> dict[str, str]:
+        """Each result of the report as the app's JSON download (``<pdf name>.<part>.json``: the result's own
+        ``to_json`` with the row, the setup and the parameters beside it)."""
+        stem = self.file_name.removesuffix(".pdf")
+        parts = {"sev": self.sev, "lens": self.lens, "linear": self.linear, "baselines": self.baselines,
+                 "agreement": self.agreement}
+        return {f"{stem}.{part}.json": result.to_json(row=self.row, setup=self.setup, parameters=self.params)
+                for part, result in parts.items() if result is not None}
+
     def index_row(self, pdf: str = "") -> dict:
         """The headline numbers as one row of the batch index (see :data:`INDEX_COLUMNS`)."""
         h = self.headline

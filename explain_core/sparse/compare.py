@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis import DatasetSEV, dataset_sev, predicted_rows
+from ..results import Explanation
 from ..setup import SEVParameters, Setup
 from ..sev.cube import ProgressFn
 from ..sev.summaries import NOT_EXPLAINED, prevalence_table
@@ -57,13 +58,15 @@ def model_sparsity(setup: Setup, params: SEVParameters, progress: ProgressFn | N
 
 
 @dataclass(frozen=True)
-class SparsityComparison:
+class SparsityComparison(Explanation):
     """The base model (``before``) and the trained one (``after``) on the same test rows."""
 
     before: ModelSparsity
     after: ModelSparsity
     test_rows: np.ndarray
     group_names: tuple[str, ...]
+
+    method = "sparse-explanation training, before and after"
 
     @property
     def kinds(self) -> tuple[str, ...]:

@@ -29,14 +29,12 @@ from .sev.engine import SEVExplanation, SEVResult, explain_sev, sev_batch
 if TYPE_CHECKING:
     from .linear.compare import LinearExplanation
 
-__all__ = ["DEFAULT_DEMO", "LINEAR_METHODS", "Agreement", "BaselineParameters", "Baselines", "DatasetSEV",
-           "LensParameters", "LensReport", "LensSearch", "LinearParameters", "Parameters", "SEVParameters", "Setup",
-           "agreement",
-           "dataset_sev", "demo_setup", "frame_sev", "file_setup", "flip_numbers", "lens_max_size", "lens_report",
-           "linear_space", "linear_sweep", "make_setup", "model_from_upload", "predicted_rows", "row_baselines",
-           "lens_searches", "row_lens", "row_lens_causal", "row_lens_contexts", "row_lens_search", "row_linear",
-           "row_sev", "score_of",
-           "trained_setup"]
+__all__ = ["DEFAULT_DEMO", "LINEAR_METHODS", "ROW_CHOICES", "Agreement", "BaselineParameters", "Baselines",
+           "DatasetSEV", "LensParameters", "LensReport", "LensSearch", "LinearParameters", "Parameters",
+           "SEVParameters", "Setup", "agreement", "dataset_sev", "demo_setup", "frame_sev", "file_setup",
+           "flip_numbers", "lens_max_size", "lens_report", "linear_space", "linear_sweep", "make_setup",
+           "model_from_upload", "predicted_rows", "row_baselines", "lens_searches", "row_lens", "row_lens_causal",
+           "row_lens_contexts", "row_lens_search", "row_linear", "row_sev", "score_of", "trained_setup"]
 
 # ---------------------------------------------------------------------------------------------------
 # SEV
@@ -61,6 +59,9 @@ class DatasetSEV(Explanation):
     @property
     def values(self) -> list[int | None]:
         return [r.value if r.explainable else None for r in self.results]
+
+
+ROW_CHOICES = {"all": None, "predicted-positive": 1, "predicted-negative": 0}  # rows by predicted label, in words
 
 
 def predicted_rows(setup: Setup, rows: Sequence[int] | None = None, label: int | None = 1) -> np.ndarray:

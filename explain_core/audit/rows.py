@@ -14,14 +14,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ..analysis import frame_sev, row_baselines
+from ..analysis import ROW_CHOICES, frame_sev, row_baselines
 from ..errors import check_choice
 from ..lens import opposite_references
 from ..lens.search import search_factors
 from ..setup import Parameters, Setup
 from ..sev.engine import SEV_RESULTS
 
-ROW_CHOICES = {"all": None, "predicted-positive": 1, "predicted-negative": 0}
 GROUP_LISTS = pa.list_(pa.list_(pa.string()))
 
 

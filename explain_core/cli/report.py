@@ -5,10 +5,15 @@ import re
 import sys
 from pathlib import Path
 
-from .common import (UsageError, add_baseline_arguments, add_file_arguments, add_model_argument, add_sev_lens_arguments,
-                     load_params, load_setup)
+from .common import (UsageError, add_baseline_arguments, add_file_arguments, add_lens_budget_argument,
+                     add_linear_arguments, add_model_argument, add_sev_lens_arguments, load_params, load_setup)
 
-ROW_KEYWORDS = {"predicted-positive": 1, "predicted-negative": 0}
+
+def row_keywords() -> dict[str, int]:
+    """The words ``--rows`` takes for test rows by predicted label (:data:`~explain_core.analysis.ROW_CHOICES`)."""
+    from ..analysis import ROW_CHOICES
+
+    return {word: label for word, label in ROW_CHOICES.items() if label is not None}
 
 
 def add_report_parser(commands) -> None:
@@ -31,11 +36,8 @@ def add_report_parser(commands) -> None:
 
     knobs = report.add_argument_group("parameters (defaults as in the app)")
     add_sev_lens_arguments(knobs)
-    knobs.add_argument("--sigma", type=float, default=None, help="linear: concentration σ")
-    knobs.add_argument("-k", type=int, default=None, help="linear: sparsity budget k")
-    knobs.add_argument("-m", type=int, default=None, help="linear: samples m")
-    knobs.add_argument("--linear-method", choices=("iht", "exact", "both"), default=None)
-    knobs.add_argument("--time-limit", type=float, default=None, help="exact linear fit time limit (s)")
+    add_lens_budget_argument(knobs)
+    add_linear_arguments(knobs)
     add_baseline_arguments(knobs)
 
     out = report.add_argument_group("output")
@@ -54,9 +56,10 @@ def add_report_parser(commands) -> None:
 
 
 def parse_rows(text: str) -> list[int] | str:
-    """``3,17,42`` / ``10-20`` (inclusive) → positions, or a keyword of :data:`ROW_KEYWORDS`."""
+    """``3,17,42`` / ``10-20`` (inclusive) → positions, or a keyword of :func:`row_keywords`."""
     text = text.strip()
-    if text in ROW_KEYWORDS:
+    keywords = row_keywords()
+    if text in keywords:
         return text
     rows: list[int] = []
     for token in filter(None, (t.strip() for t in text.split(","))):
@@ -70,7 +73,7 @@ def parse_rows(text: str) -> list[int] | str:
             rows.append(int(token))
         else:
             raise UsageError(f"--rows must be row positions such as 3,17,42 or 10-20, or one of "
-                             f"{', '.join(ROW_KEYWORDS)}; {token!r} is neither.")
+                             f"{', '.join(keywords)}; {token!r} is neither.")
     if not rows:
         raise UsageError("--rows is empty; give row positions such as 3,17,42, or predicted-positive.")
     return list(dict.fromkeys(rows))
@@ -83,7 +86,7 @@ def choose_rows(setup, rows, limit: int | None) -> list[int]:
     if limit is not None and limit < 1:
         raise UsageError(f"--limit must be at least 1, not {limit}.")
     if isinstance(rows, str):
-        chosen = [int(r) for r in predicted_rows(setup, label=ROW_KEYWORDS[rows])]
+        chosen = [int(r) for r in predicted_rows(setup, label=row_keywords()[rows])]
         if not chosen:
             raise UsageError(f"No test rows are {rows.replace('-', ' ')}; nothing to report.")
     else:

@@ -45,7 +45,7 @@ def row_sev(setup: Setup, query: pd.DataFrame, params: SEVParameters | Parameter
                        max_depth=params.max_depth)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DatasetSEV(Explanation):
     """SEV of every chosen row (one :class:`SEVResult` each), as the dataset-wide view draws it."""
 
@@ -101,7 +101,7 @@ def frame_sev(setup: Setup, frame: pd.DataFrame, *, kind: str, restricted: Seque
 # ---------------------------------------------------------------------------------------------------
 # LIME / SHAP
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Baselines(Explanation):
     """LIME and SHAP of one row per feature group, with their LIME-C / SHAP-C flip paths (SEV §5)."""
 
@@ -185,7 +185,7 @@ def row_lens(setup: Setup, query: pd.DataFrame, params: LensParameters | Paramet
     return lens_report(row_lens_contexts(setup, query, params, progress)[params.lens_direction], params)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LensReport(Explanation):
     """The τ-minimal factors of the chosen context in subset order and in cost order, and the PN curve."""
 
@@ -242,7 +242,7 @@ def linear_sweep(setup: Setup, query: pd.DataFrame, params: LinearParameters | P
 # ---------------------------------------------------------------------------------------------------
 # Agreement across methods
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Agreement(Explanation):
     """Feature × method: does the method name the feature? ``named`` maps method → the groups it names,
     ``rules`` says in words how each method's set was read off its result."""

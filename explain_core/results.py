@@ -68,13 +68,55 @@ def to_jsonable(obj: Any, *, exact: bool = False) -> Any:
     return str(obj)
 
 
+def same_value(a: Any, b: Any) -> bool:
+    """Value equality of results and their parts: dataclasses of one type field by field (fields with
+    ``compare=False``, such as memos, left out), arrays by shape and element, frames and series by labels and
+    values, NaN equal to NaN; never the ambiguous truth value of an array."""
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        return type(a) is type(b) and all(same_value(getattr(a, f.name), getattr(b, f.name))
+                                          for f in dataclasses.fields(a) if f.compare)
+    if isinstance(a, (pd.DataFrame, pd.Series)) or isinstance(b, (pd.DataFrame, pd.Series)):
+        return (type(a) is type(b) and a.shape == b.shape and list(a.index) == list(b.index)
+                and (isinstance(a, pd.Series) or list(a.columns) == list(b.columns))
+                and same_value(a.to_numpy(), b.to_numpy()))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape:
+            return False
+        if a.dtype.kind in "biuf" and b.dtype.kind in "biuf":
+            return bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f" or b.dtype.kind == "f"))
+        return all(same_value(x, y) for x, y in zip(a.ravel().tolist(), b.ravel().tolist()))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, (float, np.floating)) and isinstance(b, (float, np.floating)) and math.isnan(a):
+        return math.isnan(b)
+    return bool(a == b)
+
+
+class ValueEquality:
+    """One equality for the result types (and their parts) that hold arrays or frames: by value, with
+    :func:`same_value` — two results are equal when every field is, so a result read back from its JSON equals
+    it. Such a result is unhashable (it holds arrays). A dataclass using it is declared with ``eq=False``, so that
+    the dataclass does not generate its own ``__eq__`` (which would compare arrays with ``==`` and raise)."""
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return same_value(self, other)
+
+    __hash__ = None
+
+
 def named_index(frame: pd.DataFrame) -> bool:
     """Keep an index that carries information (names such as "Query"/"Explanation 1" or a named index)."""
     return frame.index.name is not None or not isinstance(frame.index, pd.RangeIndex)
 
 
-class Explanation:
-    """Mixin for a method's result dataclass: ``meta`` and a lossless JSON round trip.
+class Explanation(ValueEquality):
+    """Mixin for a method's result dataclass (declared ``eq=False``): ``meta``, a lossless JSON round trip and
+    equality by value (:class:`ValueEquality`).
 
     A subclass names its method (a class attribute, property or field ``method``) and the attributes that are
     its parameters (``meta_parameters``, or an overridden :meth:`parameters`); ``to_json`` writes
@@ -156,6 +198,8 @@ def decode(kind, value):
         hints = typing.get_type_hints(kind)
         return kind(**{f.name: decode(hints[f.name], value[f.name]) for f in dataclasses.fields(kind)
                        if f.init and f.name in value})
+    if kind is tuple:
+        return tuple(value)
     if origin is tuple:
         if len(args) == 2 and args[1] is Ellipsis:
             return tuple(decode(args[0], v) for v in value)

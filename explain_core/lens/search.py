@@ -39,7 +39,7 @@ DENSE_INDEX_GROUPS = 24  # up to 2^24 factors: a key → column table (64 MB at 
 SEARCH_SAMPLES = 50_000_000  # labels kept (1 byte each) — the search's memory bound
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LensSearch(Explanation):
     """What the layered search found (one direction).
 

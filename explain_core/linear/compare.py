@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..errors import IntakeError, check_choice, names_method
 from ..limits import limits, over
-from ..results import Explanation
+from ..results import Explanation, ValueEquality
 from .exact import ExactFit, exact_fit
 from .iht import IHTResult, iht
 from .metrics import RELEVANCE_SAMPLES, Scores, score
@@ -72,7 +72,7 @@ def lime_fit(sample: Sample, k: int, *, seed: int = 0, kernel_width: float | Non
 
 
 @dataclass(frozen=True, eq=False)
-class ShapValues:
+class ShapValues(ValueEquality):
     """KernelSHAP in b-space against a background drawn from D_{x,σ}: φ_0 = E_bg[f], φ_j per literal.
 
     ``dense`` is the anchored linear model φ_0 + Σφ_j (b_j − b̄_j)/(1 − b̄_j) in z-space (every
@@ -129,7 +129,7 @@ def kernel_shap(space: LiteralSpace, sigma: float, *, seed: int = 0, background:
 # One task, every method on the same sample
 
 @dataclass(frozen=True, eq=False)
-class MethodResult:
+class MethodResult(ValueEquality):
     """One explainer's w with its metrics; ``detail`` says e.g. the exact fit's method or SHAP's φ_0.
 
     ``status`` and ``gap`` are the exact fit's certificate (``optimal`` with gap 0, or ``time_limit`` with the

@@ -21,7 +21,7 @@ from ..errors import IntakeError, check_choice, names_method
 from ..intake.data import Dataset, GroupLayout
 from ..intake.models import ModelAdapter
 from ..reference import Reference
-from ..results import Explanation
+from ..results import Explanation, ValueEquality
 from .cube import DEFAULT_CHUNK_ROWS, ProgressFn, VertexScorer, layer_masks, one_row
 
 DEFAULT_MAX_DEPTH = 6
@@ -31,7 +31,7 @@ KINDS = ("minus", "plus")
 SEV_RESULTS = ("minus", "plus", "restricted")  # the results an SEVExplanation holds, by name (SEV⁻, SEV⁺, SEV®)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SEVResult(Explanation):
     """One SEV value for one query, with every minimal explanation and the vertices evaluated.
 
@@ -216,8 +216,8 @@ def sev(model: ModelAdapter, layout: GroupLayout, query: pd.DataFrame | pd.Serie
                      max_depth=max_depth)[0]
 
 
-@dataclass(frozen=True)
-class Hypercube:
+@dataclass(frozen=True, eq=False)
+class Hypercube(ValueEquality):
     """Scores of all 2^p vertices; row v has mask bits (v >> g) & 1 (1 = query value of group g)."""
 
     names: tuple[str, ...]
@@ -251,7 +251,7 @@ def hypercube(model: ModelAdapter, layout: GroupLayout, query, reference: Refere
     return Hypercube(layout.names, masks, scores, model.labels_of(scores))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SEVExplanation(Explanation):
     """SEV⁺, SEV⁻ and (with restricted groups) SEV® of one query, with what a table needs."""
 

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis import DatasetSEV, dataset_sev, predicted_rows
-from ..results import Explanation
+from ..results import Explanation, ValueEquality
 from ..setup import SEVParameters, Setup
 from ..sev.cube import ProgressFn
 from ..sev.summaries import NOT_EXPLAINED, prevalence_table
@@ -25,8 +25,8 @@ SIDES = ("before", "after")
 KIND_LABELS = {"plus": "SEV⁺", "minus": "SEV⁻", "restricted": "SEV®"}
 
 
-@dataclass(frozen=True)
-class ModelSparsity:
+@dataclass(frozen=True, eq=False)
+class ModelSparsity(ValueEquality):
     """One model on its test rows: metrics, the share predicted positive, and SEV of every positive test row
     (``restricted`` only with restricted features)."""
 
@@ -57,7 +57,7 @@ def model_sparsity(setup: Setup, params: SEVParameters, progress: ProgressFn | N
                          float(setup.model.score(reference)[0]))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SparsityComparison(Explanation):
     """The base model (``before``) and the trained one (``after``) on the same test rows."""
 

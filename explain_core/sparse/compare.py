@@ -5,13 +5,14 @@ Numbers only: the figures drawn from them are in :mod:`explain_core.views.sparse
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from ..analysis import DatasetSEV, dataset_sev, predicted_rows
+from ..cache import Memo, memo_field
 from ..results import Explanation, ValueEquality
 from ..setup import SEVParameters, Setup
 from ..sev.cube import ProgressFn
@@ -133,13 +134,10 @@ class SparseOrigin:
     """Where a model trained for sparse explanations came from (``Setup.training``): the run and the base setup;
     the before/after comparison is computed once per SEV parameters (the page and the report share it)."""
 
-    result: "SparseTrainingResult"
+    result: SparseTrainingResult
     base: Setup
-    memo: dict = field(default_factory=dict, compare=False, repr=False)
+    comparisons: Memo = memo_field("before/after comparisons by SEV parameters", max_entries=8)
 
     def comparison(self, after: Setup, params: SEVParameters,
                    progress: ProgressFn | None = None) -> SparsityComparison:
-        key = (after.key, params)
-        if key not in self.memo:
-            self.memo[key] = compare_sparsity(self.base, after, params, progress)
-        return self.memo[key]
+        return self.comparisons.get((after.key, params), lambda: compare_sparsity(self.base, after, params, progress))

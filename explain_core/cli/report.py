@@ -113,9 +113,6 @@ class _Counter:
             end = "\n" if self.done >= self.total else ""
             print(f"\rreports: {self.done}/{self.total}", end=end, file=sys.stderr, flush=True)
 
-    def set_postfix_str(self, text: str) -> None:
-        pass
-
     def close(self) -> None:
         pass
 

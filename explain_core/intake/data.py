@@ -152,10 +152,6 @@ class Dataset:
         train, test = train_test_split(idx, test_size=test_size, random_state=seed, stratify=strata)
         return np.sort(train), np.sort(test)
 
-    def group_value(self, group: str, values: Mapping):
-        """A group's value in ``values`` (column → value): the column's value, or a one-hot block's active column."""
-        return self.group(group).value_of(values)
-
     def class_value(self, label: int):
         """The target value of label 1 (the positive class) or 0 (the other class, or "not <positive>")."""
         if label == 1:

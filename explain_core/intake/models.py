@@ -24,7 +24,6 @@ from ..errors import ExplainError, IntakeError, NonFiniteScores
 from .data import Dataset, find_value, show
 from .inputs import RenamedInputs, by_position, closest, input_names, sanitised_mapping
 
-SCORE_KINDS = ("proba", "decision", "predict")
 TIE_BAND = 1e-9  # scores this close to the default threshold are decided by the model's own predict
 
 

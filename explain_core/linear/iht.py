@@ -173,10 +173,6 @@ class IHTResult(ValueEquality):
     def support(self) -> tuple[int, ...]:
         return support_of(self.w)
 
-    @property
-    def iterate_in_box(self) -> bool:
-        return bool(np.abs(self.iterate).max() <= 1 + 1e-9)
-
 
 def iht(sample: Sample, k: int, *, step_scales: Sequence[float] = DEFAULT_STEP_SCALES,
         starts: Sequence[str] = DEFAULT_STARTS, max_iter: int = 5000, tol: float = 1e-12, patience: int = PATIENCE,

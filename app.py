@@ -2,7 +2,8 @@
 
 Run with ``streamlit run app.py``. Streamlit imports this file once to start the server (``app``, an ``st.App``
 whose start-up imports what the pages use and loads the default demo, so the first visitor does not wait for
-it); every visit then runs it as the script (``__main__``), which draws the navigation and the chosen page. Each page in ``pages/`` is a thin view over ``explain_core``; the
+it); every visit then runs it as the script (``__main__``), which draws the navigation and the chosen page. Each
+page in ``pages/`` is a thin view over ``explain_core``; the
 session (dataset, model, reference, restricted features, row, parameters) lives in ``st.session_state``
 (see ``pages/_shared.py``) and follows the analyst from page to page.
 """

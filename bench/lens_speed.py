@@ -111,7 +111,8 @@ def bench_paper(args) -> dict:
         agree += found == theirs
         for d in counts:
             counts[d].append(len(found[d]))
-        log(f"  input {i + 1:3d}/{len(inputs)} (row {row}): engine {ours[-1]:.3f} s, paper's algorithm {base[-1]:.2f} s, "
+        log(f"  input {i + 1:3d}/{len(inputs)} (row {row}): engine {ours[-1]:.3f} s, "
+            f"paper's algorithm {base[-1]:.2f} s, "
             f"factors R2I {len(found['r2i'])} I2R {len(found['i2r'])}, identical: {found == theirs}")
     med_ours, med_base = float(np.median(ours)), float(np.median(base))
     log(f"  {len(inputs)} inputs, {len(data.groups)} features, {2 ** len(data.groups)} subsets × 2 directions × "
@@ -120,7 +121,8 @@ def bench_paper(args) -> dict:
         f"{med_base:.2f} s (p95 {np.percentile(base, 95):.2f}) → ratio of medians {med_base / med_ours:.1f}×; "
         f"total {sum(base) / sum(ours):.1f}×")
     log(f"  τ-minimal factors per input: R2I median {np.median(counts['r2i']):g} (total {sum(counts['r2i'])}), "
-        f"I2R median {np.median(counts['i2r']):g} (total {sum(counts['i2r'])}); identical sets on {agree}/{len(inputs)}")
+        f"I2R median {np.median(counts['i2r']):g} (total {sum(counts['i2r'])}); "
+        f"identical sets on {agree}/{len(inputs)}")
     return {"ratio": med_base / med_ours, "agree": agree, "n": len(inputs)}
 
 

@@ -181,8 +181,8 @@ def main() -> None:
         done = subprocess.run([sys.executable, __file__, "--case", case, "--json"], capture_output=True, text=True,
                               cwd=ROOT)
         if done.returncode != 0:
-            last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode
-            print(f"{case:<14} FAILED: {last}")
+            why = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode
+            print(f"{case:<14} FAILED: {why}")
             continue
         r = json.loads(done.stdout.strip().splitlines()[-1])
         timed = case == "onnx_loop"

@@ -50,7 +50,9 @@ def main() -> int:
     renderer = rep.resolve_renderer("auto")
     print(f"{args.dataset} · {setup.model.name} · {len(setup.dataset.groups)} features · default parameters "
           f"(m = {params.m}, {params.lens_references} LENS references, {params.lime_samples} LIME samples)")
-    print(f"figures: {'plotly static export (kaleido, ' + str(rep.find_chromium()) + ')' if renderer == 'plotly' else 'matplotlib (no plotly export here)'}")
+    drawn = (f"plotly static export (kaleido, {rep.find_chromium()})" if renderer == "plotly"
+             else "matplotlib (no plotly export here)")
+    print(f"figures: {drawn}")
     print(f"setup: import {imported:.2f} s, demo model and reference {loaded:.2f} s (once per process)\n")
 
     folder = Path(tempfile.mkdtemp(prefix="report-speed-"))
@@ -73,7 +75,8 @@ def main() -> int:
         med = statistics.median(total)
         print(f"{name:<12} median {med:5.2f} s per report  (compute {statistics.median(b for b, _, _ in runs):.2f} s "
               f"+ PDF {statistics.median(w for _, w, _ in runs):.2f} s; min {min(total):.2f}, max {max(total):.2f}; "
-              f"{len(runs)} row{'s' if len(runs) > 1 else ''}; figures by {', '.join(sorted({u for *_, us in runs for u in us}))})")
+              f"{len(runs)} row{'s' if len(runs) > 1 else ''}; "
+              f"figures by {', '.join(sorted({u for *_, us in runs for u in us}))})")
         return med
 
     line("cold", [cold])

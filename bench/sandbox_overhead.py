@@ -75,11 +75,11 @@ def calls_per_row(setup, rows) -> float:
     return count[0] / (5 * REPEATS)
 
 
-def compare(name: str, local, blob: bytes, filename: str) -> None:
+def compare(name: str, local, blob: bytes, filename: str, positive=None) -> None:
     import skops.io  # noqa: F401 — imported before the clock starts, as a running server has it
 
     start = time.perf_counter()
-    trained = model_from_upload(local.dataset, blob, filename)
+    trained = model_from_upload(local.dataset, blob, filename, positive_class=positive)
     uploaded = make_setup(local.dataset, trained, reference=local.reference)
     started = time.perf_counter() - start
     rows = [r for r in uploaded.test_rows if uploaded.model.label(uploaded.dataset.features.iloc[[int(r)]])[0] == 1]
@@ -98,7 +98,7 @@ def main() -> None:
     for dataset in ("compas", "adult"):
         for kind in ("gbdt", "l2_lr"):
             local = demo_setup(dataset, kind)
-            compare(f"{dataset} {kind} (.skops)", local, sio.dumps(local.model.estimator), f"{kind}.skops")
+            compare(f"{dataset} {kind} (.skops)", local, sio.dumps(local.model.estimator), f"{kind}.skops", 1)
         base = demo_setup(dataset, "gbdt")
         for library in ("xgboost", "lightgbm"):
             blob, filename, columns = booster_file(base, library)
@@ -106,7 +106,7 @@ def main() -> None:
             frame = data.features[list(columns)].assign(**{str(data.target.name): data.target})
             numeric = make_dataset(frame, str(data.target.name), positive_class=data.positive_class, name=data.name)
             compare(f"{dataset} {library} (.{filename.split('.')[1]})", _in_process(numeric, blob, filename), blob,
-                    filename)
+                    filename, positive=1)
     print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())} at the end")
 
 
@@ -117,9 +117,9 @@ def _in_process(dataset, blob: bytes, filename: str):
     from explain_core.intake.boosters import load_native
     from explain_core.intake.models import wrap_model
 
-    setup = make_setup(dataset, model_from_upload(dataset, blob, filename))
+    setup = make_setup(dataset, model_from_upload(dataset, blob, filename, positive_class=1))
     return replace(setup, model=wrap_model(load_native(blob, "." + filename.split(".")[1], filename), dataset,
-                                           name=filename))
+                                           positive_class=1, name=filename))
 
 
 if __name__ == "__main__":

@@ -88,7 +88,8 @@ def main() -> None:
         port = s.getsockname()[1]
     with tempfile.TemporaryDirectory() as cache:
         server = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+             "--server.port", str(port),
              "--server.address", "127.0.0.1", "--server.fileWatcherType", "none", "--browser.gatherUsageStats",
              "false", "--server.disconnectedSessionTTL", str(TTL_S)],
             cwd=ROOT, env={**os.environ, "EXPLAIN_CACHE_DIR": cache}, stdout=subprocess.DEVNULL,

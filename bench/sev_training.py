@@ -38,8 +38,9 @@ from explain_core.intake.data import load_demo
 from explain_core.intake.demo_models import demo_model
 from explain_core.setup import Parameters, make_setup  # noqa: E402
 from explain_core.sparse.compare import model_sparsity
+from explain_core.sparse.families import DEFAULTS_NOTE
 from explain_core.sparse.losses import DEFAULT_EPS
-from explain_core.sparse.training import DEFAULTS_NOTE, TrainingSettings, sparse_setup, train_sparse
+from explain_core.sparse.training import TrainingSettings, sparse_setup, train_sparse
 
 TITLE = {"l2_lr": "L2 LR", "mlp": "MLP", "gbdt": "GBDT"}
 OBJECTIVES = {"l2_lr": ("all_opt_plus", "all_opt_minus", "vol_opt"), "mlp": ("all_opt_plus", "all_opt_minus"),

@@ -27,14 +27,14 @@ from .sev.cube import ProgressFn, one_row
 from .sev.engine import SEVExplanation, SEVResult, explain_sev, sev_batch
 
 if TYPE_CHECKING:
-    from .linear.compare import LinearReport
+    from .linear.compare import LinearExplanation
 
-__all__ = ["DEFAULT_DEMO", "LINEAR_METHODS", "Agreement", "BaselineParameters", "Baselines", "DatasetSEV",
-           "LensParameters", "LensReport", "LensSearch", "LinearParameters", "Parameters", "SEVParameters", "Setup", "agreement",
-           "dataset_sev", "demo_setup", "frame_sev", "file_setup", "flip_numbers", "lens_max_size", "lens_report",
-           "linear_space", "linear_sweep", "make_setup", "model_from_upload", "predicted_rows", "row_baselines",
-           "lens_searches", "row_lens", "row_lens_causal", "row_lens_contexts", "row_lens_search", "row_linear", "row_sev", "score_of",
-           "trained_setup"]
+__all__ = ["DEFAULT_DEMO", "LINEAR_METHODS", "ROW_CHOICES", "Agreement", "BaselineParameters", "Baselines",
+           "DatasetSEV", "LensParameters", "LensReport", "LensSearch", "LinearParameters", "Parameters",
+           "SEVParameters", "Setup", "agreement", "dataset_sev", "demo_setup", "frame_sev", "file_setup",
+           "flip_numbers", "lens_max_size", "lens_report", "linear_space", "linear_sweep", "make_setup",
+           "model_from_upload", "predicted_rows", "row_baselines", "lens_searches", "row_lens", "row_lens_causal",
+           "row_lens_contexts", "row_lens_search", "row_linear", "row_sev", "score_of", "trained_setup"]
 
 # ---------------------------------------------------------------------------------------------------
 # SEV
@@ -45,7 +45,7 @@ def row_sev(setup: Setup, query: pd.DataFrame, params: SEVParameters | Parameter
                        max_depth=params.max_depth)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DatasetSEV(Explanation):
     """SEV of every chosen row (one :class:`SEVResult` each), as the dataset-wide view draws it."""
 
@@ -59,6 +59,9 @@ class DatasetSEV(Explanation):
     @property
     def values(self) -> list[int | None]:
         return [r.value if r.explainable else None for r in self.results]
+
+
+ROW_CHOICES = {"all": None, "predicted-positive": 1, "predicted-negative": 0}  # rows by predicted label, in words
 
 
 def predicted_rows(setup: Setup, rows: Sequence[int] | None = None, label: int | None = 1) -> np.ndarray:
@@ -98,7 +101,7 @@ def frame_sev(setup: Setup, frame: pd.DataFrame, *, kind: str, restricted: Seque
 # ---------------------------------------------------------------------------------------------------
 # LIME / SHAP
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Baselines(Explanation):
     """LIME and SHAP of one row per feature group, with their LIME-C / SHAP-C flip paths (SEV §5)."""
 
@@ -182,7 +185,7 @@ def row_lens(setup: Setup, query: pd.DataFrame, params: LensParameters | Paramet
     return lens_report(row_lens_contexts(setup, query, params, progress)[params.lens_direction], params)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LensReport(Explanation):
     """The τ-minimal factors of the chosen context in subset order and in cost order, and the PN curve."""
 
@@ -210,15 +213,15 @@ def lens_report(context: LensContext, params: LensParameters | Parameters, note:
 # ---------------------------------------------------------------------------------------------------
 # Anchored k-sparse linear explanations (torch is imported only when one is asked for)
 
-def row_linear(setup: Setup, query: pd.DataFrame, params: LinearParameters | Parameters) -> "LinearReport":
-    """IHT / exact fits of (P4) beside LIME (k−1 + intercept) and SHAP (dense and top k−1), PLE §6."""
-    from .linear.compare import LinearReport, compare
+def row_linear(setup: Setup, query: pd.DataFrame, params: LinearParameters | Parameters) -> "LinearExplanation":
+    """The linear explanation of the query (:func:`~explain_core.linear.explain_linear`): the IHT / exact fits of
+    (P4) beside LIME (k−1 + intercept) and SHAP (dense and top k−1) on the same sample, PLE §6."""
+    from .linear.compare import explain_linear
 
-    space = linear_space(setup, query)
-    methods = LINEAR_METHODS[params.linear_method] + ("lime", "shap", "shap_k")
-    comp = compare(space, params.k, params.sigma, params.m, seed=params.seed, methods=methods,
-                   time_limit=params.time_limit)
-    return LinearReport(space.names, tuple(setup.dataset.group_names), comp.fx, comp)
+    fits = LINEAR_METHODS[params.linear_method]
+    return explain_linear(linear_space(setup, query), params.k, params.sigma, params.m, seed=params.seed,
+                          solver="exact" if "exact" in fits else "iht", methods=fits + ("lime", "shap", "shap_k"),
+                          time_limit=params.time_limit)
 
 
 def linear_space(setup: Setup, query: pd.DataFrame):
@@ -239,7 +242,7 @@ def linear_sweep(setup: Setup, query: pd.DataFrame, params: LinearParameters | P
 # ---------------------------------------------------------------------------------------------------
 # Agreement across methods
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Agreement(Explanation):
     """Feature × method: does the method name the feature? ``named`` maps method → the groups it names,
     ``rules`` says in words how each method's set was read off its result."""
@@ -260,7 +263,7 @@ class Agreement(Explanation):
 
 
 def agreement(groups: Sequence[str], *, sev: SEVExplanation | None = None, lens: LensResult | None = None,
-              linear: "LinearReport | None" = None, baselines: Baselines | None = None, top: int = 3) -> Agreement:
+              linear: "LinearExplanation | None" = None, baselines: Baselines | None = None, top: int = 3) -> Agreement:
     """Which groups each available method names for the row.
 
     SEV: every group in some minimal explanation (SEV⁻, SEV⁺, SEV®); LENS: the groups of the smallest
@@ -269,11 +272,9 @@ def agreement(groups: Sequence[str], *, sev: SEVExplanation | None = None, lens:
     """
     named, rules = {}, {}
     if sev is not None:
-        for which in ("minus", "plus", "restricted"):
-            result = getattr(sev, which)
-            if result is not None:
-                named[result.label] = _union(result.explanations)
-                rules[result.label] = "in some minimal explanation"
+        for result in sev.results().values():
+            named[result.label] = _union(result.explanations)
+            rules[result.label] = "in some minimal explanation"
     if lens is not None:
         smallest = min((len(f.groups) for f in lens.factors), default=0)
         named[f"LENS {lens.direction.upper()}"] = _union(f.groups for f in lens.factors if len(f.groups) == smallest)

@@ -24,7 +24,7 @@ SCORE_OUTPUT = {"proba": "probability", "decision": "decision value", "predict":
 TREE_OUTPUT = {"log_odds": "log-odds", "probability": "probability", "raw_value": "prediction"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Attribution(Explanation):
     """One attribution per feature group, in dataset group order.
 
@@ -47,7 +47,7 @@ class Attribution(Explanation):
         return tuple(self.groups[i] for i in np.argsort(-np.abs(self.values), kind="stable"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FlipPath(Explanation):
     """LIME-C / SHAP-C: groups aligned to the reference cumulatively in ``order``.
 

@@ -1,14 +1,19 @@
-"""Where explain_core keeps what it writes: the demo models it trains (skops files) and their metadata.
+"""What explain_core keeps: on disk, the demo models it trains (skops files) and their metadata; in memory, the
+:class:`Memo` of an object that computes something once for its lifetime.
 
-A per-user cache folder (``platformdirs.user_cache_dir("explain-explorer")``, e.g. ``~/.cache/explain-explorer``),
-or the folder named by ``EXPLAIN_CACHE_DIR``; never next to the package. Files are written atomically, so a
-process reading the cache never sees half a file.
+The disk cache is a per-user folder (``platformdirs.user_cache_dir("explain-explorer")``, e.g.
+``~/.cache/explain-explorer``), or the folder named by ``EXPLAIN_CACHE_DIR``; never next to the package. Files are
+written atomically, so a process reading the cache never sees half a file.
 """
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Hashable, TypeVar
+
+T = TypeVar("T")
 
 CACHE_ENV = "EXPLAIN_CACHE_DIR"
 APP_NAME = "explain-explorer"
@@ -28,6 +33,59 @@ def cache_dir(part: str = "models") -> Path:
     path = cache_root() / part
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+class Memo:
+    """Values one object computes once and keeps for its own lifetime, by key: a setup's mirrored references, a
+    model's encoder/estimator splits, an encoding's rows and references, a trained model's before/after comparison.
+
+    The scope is the owner: a dataclass holds its memo in a field with ``init=False, compare=False, repr=False``, so
+    every instance (a ``dataclasses.replace`` copy too) starts with its own empty memo, and the memo is no part of
+    the owner's value (equality, JSON). The key names what the value depends on beyond the owner. At most
+    ``max_entries`` values are kept (the least recently used goes first); a pickled memo arrives empty (a Dask
+    worker computes its own). Safe to share between threads (two may compute the same value once each).
+    """
+
+    def __init__(self, name: str, max_entries: int = 64):
+        self.name, self.max_entries = name, max_entries
+        self._values: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """The value kept for ``key``, else ``compute()`` kept and returned."""
+        with self._lock:
+            if key in self._values:
+                self._values.move_to_end(key)
+                return self._values[key]
+        value = compute()
+        with self._lock:
+            self._values[key] = value
+            while len(self._values) > self.max_entries:
+                self._values.popitem(last=False)
+        return value
+
+    def __contains__(self, key) -> bool:
+        return key in self._values
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
+
+    def __reduce__(self):
+        return Memo, (self.name, self.max_entries)
+
+    def __repr__(self) -> str:
+        return f"Memo({self.name!r}, {len(self)} of at most {self.max_entries})"
+
+
+def memo_field(name: str, max_entries: int = 64):
+    """A dataclass field holding its instance's own :class:`Memo` (no part of the instance's value)."""
+    from dataclasses import field
+
+    return field(default_factory=lambda: Memo(name, max_entries), init=False, compare=False, repr=False)
 
 
 def write_atomic(path: Path, write: Callable[[Path], object]) -> None:

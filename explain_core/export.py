@@ -1,30 +1,27 @@
 """Results as JSON and tables as CSV: what the app's download buttons and the report's index write.
 
-JSON: :func:`to_json` wraps any result (plus top-level keys such as the row and the setup) as strict JSON
-(NaN and ±inf become ``null``); a method's own result also has ``to_json``/``from_json`` with its ``meta``.
-CSV: :func:`to_csv` is the one writer of every CSV download and of the command line's index, and neutralises
-cells that a spreadsheet would run as a formula (OWASP's CSV-injection advice).
+JSON: :func:`to_json` is a result's own :meth:`~explain_core.results.Explanation.to_json` with the context it was
+computed on (the row, the setup, the parameters) beside it: the one format, which ``type(result).from_json`` reads
+back (:mod:`explain_core.results`). CSV: :func:`to_csv` is the one writer of every CSV download and of the command
+line's index, and neutralises cells that a spreadsheet would run as a formula (OWASP's CSV-injection advice).
 """
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pandas as pd
 
-from .results import named_index, to_jsonable
+from .results import Explanation, named_index, to_jsonable
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 __all__ = ["FORMULA_STARTS", "neutralise", "safe_table", "to_csv", "to_json", "to_jsonable"]
 
 
-def to_json(obj: Any, **extra) -> str:
-    """``obj`` (plus ``extra`` top-level keys) as indented strict JSON text."""
-    payload = to_jsonable(obj)
-    if extra:
-        payload = {**{k: to_jsonable(v) for k, v in extra.items()}, "result": payload}
-    return json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)
+def to_json(result: Explanation, **context) -> str:
+    """A result as a download: ``result.to_json(**context)`` (e.g. ``row=``, ``setup=``, ``parameters=``), strict JSON
+    that ``type(result).from_json`` decodes."""
+    if not isinstance(result, Explanation):
+        raise TypeError(f"a download is a method's result (an Explanation), not a {type(result).__name__}")
+    return result.to_json(**context)
 
 
 def neutralise(value):

@@ -12,11 +12,12 @@ import json
 from dataclasses import asdict, dataclass, field, fields, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import pandas as pd
 
+from .cache import Memo, memo_field
 from .errors import IntakeError, NonFiniteScores, check_choice
 from .limits import limits, over
 from .intake.data import Dataset, find_value, load_demo
@@ -29,6 +30,9 @@ from .reference import Reference, check_restricted, make_reference
 from .results import to_jsonable
 from .sev.cube import one_row
 from .sev.engine import DEFAULT_MAX_DEPTH
+
+if TYPE_CHECKING:
+    from .sparse.compare import SparseOrigin
 
 LINEAR_METHODS = {"iht": ("iht",), "exact": ("exact",), "both": ("iht", "exact")}
 DEFAULT_DEMO = ("compas", "gbdt")
@@ -51,8 +55,8 @@ class Setup:
     model_key: str
     source: str
     restricted: tuple[str, ...] = ()
-    _mirrors: dict = field(default_factory=dict, compare=False, repr=False)  # reference_for's memo
-    training: object = field(default=None, compare=False, repr=False)  # a SparseOrigin: trained on the Sparser page
+    training: SparseOrigin | None = field(default=None, compare=False, repr=False)  # trained on the Sparser page
+    mirrors: Memo = memo_field("references of the other class (reference_of_label)", max_entries=4)
 
     @cached_property
     def key(self) -> str:
@@ -65,7 +69,7 @@ class Setup:
         return hashlib.sha1(text.encode()).hexdigest()[:12]
 
     def with_reference(self, reference: Reference) -> "Setup":
-        return replace(self, reference=reference, _mirrors={})
+        return replace(self, reference=reference)
 
     def reference_for(self, query: pd.DataFrame) -> Reference:
         """The reference a row is explained against (SEV §3: a typical member of the other class).
@@ -81,11 +85,9 @@ class Setup:
         ref = self.reference
         if ref.population != "opposite" or label == ref.explain_class:
             return ref
-        if label not in self._mirrors:
-            self._mirrors[label] = make_reference(self.dataset, self.train_rows, statistic=ref.statistic,
-                                                  population="opposite", explain_class=label, threshold=ref.threshold,
-                                                  rounded=ref.rounded)
-        return self._mirrors[label]
+        return self.mirrors.get(label, lambda: make_reference(
+            self.dataset, self.train_rows, statistic=ref.statistic, population="opposite", explain_class=label,
+            threshold=ref.threshold, rounded=ref.rounded))
 
     def with_restricted(self, names: Sequence[str]) -> "Setup":
         return replace(self, restricted=check_restricted(self.dataset, names))
@@ -134,7 +136,8 @@ class Setup:
     def query(self, row: int) -> pd.DataFrame:
         """Row ``row`` (position in the dataset) as a one-row frame of feature values."""
         if not 0 <= int(row) < len(self.dataset.features):
-            raise IntakeError(f"Row {row} is not in the data; choose a row between 0 and {len(self.dataset.features) - 1}.")
+            raise IntakeError(f"Row {row} is not in the data; choose a row between 0 and "
+                              f"{len(self.dataset.features) - 1}.")
         return self.dataset.features.iloc[[int(row)]]
 
     def summary(self) -> dict:

@@ -318,9 +318,10 @@ def row_banner() -> None:
 
 
 def download_buttons(name: str, table: pd.DataFrame | None = None, result=None, key: str | None = None,
-                     what: str = "") -> None:
-    """CSV of ``table`` and JSON of ``result`` (built on click), side by side; ``what`` names the table on the
-    buttons where a section has several ("counts (CSV)")."""
+                     what: str = "", context: dict | None = None) -> None:
+    """CSV of ``table`` and JSON of ``result`` (a method's result, built on click: its own ``to_json`` with the row,
+    the setup, the parameters and ``context`` beside it, which ``type(result).from_json`` reads back), side by side;
+    ``what`` names the table on the buttons where a section has several ("counts (CSV)")."""
     key = key or name
     row_of_buttons = st.container(horizontal=True)
     if table is not None:
@@ -328,7 +329,9 @@ def download_buttons(name: str, table: pd.DataFrame | None = None, result=None, 
                                        file_name=f"{name}.csv", mime="text/csv",
                            key=f"csv_{key}", icon=":material/download:")
     if result is not None:
-        row_of_buttons.download_button("JSON", data=lambda: to_json(result, row=row(), setup=setup(), parameters=params()),
+        row_of_buttons.download_button("JSON",
+                                       data=lambda: to_json(result, row=row(), setup=setup(), parameters=params(),
+                                                            **(context or {})),
                            file_name=f"{name}.json", mime="application/json", key=f"json_{key}",
                            icon=":material/download:")
 

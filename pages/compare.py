@@ -39,7 +39,7 @@ c1, c2, c3 = st.columns(3)
 
 def sev_card(which: str) -> None:
     """One SEV value with its first explanations in words (moved features only), the rest counted."""
-    result = getattr(ex, which)
+    result = ex.result(which)
     lines = explanation_lines(ex, which, s.model.threshold)
     st.markdown(f"{result.label} = {result.shown}" + ("" if lines else f": {plain(result.message)}"))
     if lines:
@@ -51,9 +51,8 @@ def sev_card(which: str) -> None:
 with c1.container(border=True, key="cmp_sev"):
     st.markdown("**SEV** — minimal explanations (features moved: row → reference for SEV⁻/SEV®, "
                 "reference → row for SEV⁺)")
-    for which in ("minus", "plus", "restricted"):
-        if getattr(ex, which) is not None:
-            sev_card(which)
+    for which in ex.results():
+        sev_card(which)
 with c2.container(border=True, key="cmp_lens"):
     st.markdown(f"**LENS** ({lens.direction.upper()}, τ = {p.tau:g}) — τ-minimal factors")
     factors = lens.factors.factors

@@ -19,7 +19,8 @@ s = shared.setup()
 st.subheader("Current session")
 metrics = s.metrics
 c = st.columns([1.3, 2.6, 1, 1, 0.8])  # the model's name is the longest value: room for it in full
-c[0].metric("Dataset", plain(s.dataset.name), help=f"{len(s.dataset.features):,} rows, {len(s.dataset.groups)} features")
+c[0].metric("Dataset", plain(s.dataset.name),
+            help=f"{len(s.dataset.features):,} rows, {len(s.dataset.groups)} features")
 c[1].metric("Model", plain(s.model.name.split(" on ")[0]), help=plain(s.source))
 if s.dataset.task == "classification":
     c[2].metric("Test accuracy", f"{metrics.get('test_accuracy', float('nan')):.3f}")

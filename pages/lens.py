@@ -12,7 +12,8 @@ import streamlit as st
 
 from explain_core.analysis import LensParameters
 from explain_core.errors import IntakeError
-from explain_core.lens import ALL_SUBSETS_UP_TO, LensResult, default_max_size, largest_factor_size, shap_curve
+from explain_core.lens import (ALL_SUBSETS_UP_TO, AttributionCurve, LensResult, default_max_size, largest_factor_size,
+                               shap_curve)
 from explain_core.lens.causal import CausalGraph, differences, german_graph
 from explain_core.views.lens import dag_figure, pn_curve_figure, ps_by_size_figure
 from explain_core.views.vocabulary import DIRECTION_LABELS, format_value, plain
@@ -174,11 +175,12 @@ with st.container(key="lens_curve"):
     st.plotly_chart(figure, key="lens_curve_chart")
     st.caption("How much of the outcome the τ-minimal factors account for as τ rises (LENS App. B): "
                "strict thresholds keep fewer, more reliable factors.")
-    shared.download_buttons("lens_pn_curve", report.pn_curve, report.pn_curve, key="lens_pn_curve")
+    shared.download_buttons("lens_pn_curve", report.pn_curve, report, key="lens_pn_curve")
 
 st.subheader("PS by cardinality: LENS vs top-k SHAP")
 with st.container(key="lens_ps_by_size"):
-    curve = shap_curve(context, shared.baselines_now().shap)
+    shap = shared.baselines_now().shap
+    curve = shap_curve(context, shap)
     st.plotly_chart(ps_by_size_figure(curve), key="lens_ps_by_size_chart")
     st.caption("For each k: the best PS of any factor of k features (LENS) beside the PS of the k features SHAP "
                "ranks highest (LENS §5.1, Fig. 2). LENS is at least as high by construction; the gap shows what "
@@ -187,7 +189,8 @@ with st.container(key="lens_ps_by_size"):
                          attribution_factor=curve["attribution_factor"].map(", ".join))
     with st.expander("Table"):
         st.dataframe(table, hide_index=True, key="lens_ps_by_size_table")
-    shared.download_buttons("lens_ps_by_size", table, table, key="lens_ps_by_size")
+    shared.download_buttons("lens_ps_by_size", table, AttributionCurve(report.direction, shap.method, curve),
+                            key="lens_ps_by_size")
 
 st.subheader("Recourse: factors by cost")
 with st.container(key="lens_recourse"):
@@ -239,7 +242,8 @@ with st.container(key="lens_causal"):
         except IntakeError as exc:
             st.error(plain(exc), icon=":material/error:")
         else:
-            causal_groups = {g for f in table.loc[table["minimal in"] != "independent", "factor"] for g in f.split(", ")}
+            causal_factors = table.loc[table["minimal in"] != "independent", "factor"]
+            causal_groups = {g for f in causal_factors for g in f.split(", ")}
             st.plotly_chart(dag_figure(graph.edges, depth, highlight=sorted(causal_groups)), key="lens_dag_chart")
             changed = int((table["minimal in"] != "both").sum())
             st.caption(f"{changed} of {len(table)} τ-minimal factors (factors of up to {int(causal.sizes.max())} "

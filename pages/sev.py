@@ -17,7 +17,7 @@ AUTO_WIDE_GROUPS = 12  # wider data: the dataset-wide run is opt-in (it can take
 def show_result(ex, which: str) -> None:
     """One SEV value: the number, its explanations in words (moved features only, strongest first, capped with
     "show all"), and the paper's full table in an expander."""
-    result = getattr(ex, which)
+    result = ex.result(which)
     with st.container(key=f"sev_{which}", border=True):
         st.metric(result.label, result.shown, help=SEV_HELP[which])
         lines = explanation_lines(ex, which, s.model.threshold)
@@ -61,25 +61,25 @@ st.caption(
     f"Each explanation lists only the features it moves, as *value in the row → value at the reference* (SEV⁻, "
     f"SEV®) or *reference → row* (SEV⁺), strongest flip first with the score it reaches. The reference is the "
     f"{plain(ex.reference.description)}; the model gives it {plain(s.score_text(ref_score))}.")
-kinds = ["minus", "plus"] + (["restricted"] if ex.restricted is not None else [])
+kinds = list(ex.results())
 for column, which in zip(st.columns(len(kinds)), kinds):
     with column:
         show_result(ex, which)
 
 st.subheader("The hypercube of moves between the row and the reference")
 which = st.radio("Highlight the shortest paths of", kinds, horizontal=True, key="sev_paths",
-                 format_func=lambda k: getattr(ex, k).label)
+                 format_func=lambda k: ex.result(k).label)
 with st.container(key="sev_cube"):
     if len(names) <= HYPERCUBE_FIGURE_MAX_GROUPS:
         fig = hypercube_figure(shared.cube(s, s.key, shared.query()), ex, which=which, class_names=s.class_names)
         st.caption("Each dot is one vertex: a mix of the row and the reference (x = features at the reference). "
                    "Hover a vertex for its feature values and score; orange edges are the shortest flipping paths.")
     else:
-        fig = lattice_figure(getattr(ex, which), threshold=s.model.threshold, log_y=True)
+        fig = lattice_figure(ex.result(which), threshold=s.model.threshold, log_y=True)
         st.caption(f"With {len(names)} features (> {HYPERCUBE_FIGURE_MAX_GROUPS}) the cube is summarised by depth "
                    "(log scale: the few flipping vertices show beside the many evaluated), and each shortest path "
                    "is drawn as the score after each move, up to the flip.")
-        result = getattr(ex, which)
+        result = ex.result(which)
         if result.explainable and result.value:
             start = ex.score if result.kind == "minus" else ref_score
             st.plotly_chart(paths_figure(result, names, start, s.model.threshold), width="stretch",
@@ -87,7 +87,8 @@ with st.container(key="sev_cube"):
     st.plotly_chart(fig, width="stretch", key="sev_cube_chart")
     if len(names) <= HYPERCUBE_MAX_GROUPS:
         cube = shared.cube(s, s.key, shared.query())
-        with st.expander(f"All {len(cube.scores)} vertices as a table", key="sev_cube_table", on_change="rerun") as full:
+        with st.expander(f"All {len(cube.scores)} vertices as a table", key="sev_cube_table",
+                         on_change="rerun") as full:
             if full.open:  # drawn only when opened
                 table = cube.table()
                 st.dataframe(table, width="stretch", height=300)

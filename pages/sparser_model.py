@@ -4,10 +4,12 @@ import streamlit as st
 
 from explain_core.intake.demo_models import DEMO_KINDS
 from explain_core.intake.onnx_export import onnx_bytes
-from explain_core.sparse.compare import KIND_LABELS, history_figure, prevalence_figure, sev_distributions, sev_sankey
+from explain_core.sparse.compare import KIND_LABELS
+from explain_core.sparse.families import DEFAULTS_NOTE
 from explain_core.sparse.losses import OBJECTIVES
-from explain_core.sparse.training import (DEFAULTS_NOTE, TRAINABLE_KINDS, TrainingSettings, base_setup, skops_bytes,
-                                          sparse_setup, train_sparse)
+from explain_core.sparse.training import (TRAINABLE_KINDS, TrainingSettings, base_setup, skops_bytes, sparse_setup,
+                                          train_sparse)
+from explain_core.views.sparse import history_figure, prevalence_figure, sev_distributions, sev_sankey
 from explain_core.views.vocabulary import plain
 from pages import _shared as shared
 
@@ -108,7 +110,7 @@ st.caption(f"Trained in {result.seconds:.1f} s on {result.device}: {t.warmup_epo
            f"{plain(s.dataset.class_name(1))}, against the same reference.")
 with st.container(key="sparse_table"):
     st.dataframe(table.style.format("{:.3f}"), width="stretch")
-    shared.download_buttons("sparse_before_after", table, result, key="sparse_table")
+    shared.download_buttons("sparse_before_after", table, compared, key="sparse_table", context={"training": result})
 
 kind = st.radio("Explanations shown", list(compared.kinds), horizontal=True, key="sparse_kind",
                 format_func=KIND_LABELS.get)

@@ -101,7 +101,8 @@ def onnx_loop(steps: int = 10**10) -> bytes:
         [helper.make_node("Loop", ["M", "cond", "X"], ["Y"], body=body)], "loop",
         [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, 3])],
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [None, 3])],
-        [helper.make_tensor("M", TensorProto.INT64, [], [steps]), helper.make_tensor("cond", TensorProto.BOOL, [], [True])])
+        [helper.make_tensor("M", TensorProto.INT64, [], [steps]),
+         helper.make_tensor("cond", TensorProto.BOOL, [], [True])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model.SerializeToString()

@@ -87,7 +87,8 @@ def test_agreement_reads_each_method_as_documented(demo, row):
     for label, result in (("SEV⁻", ex.minus), ("SEV⁺", ex.plus), ("SEV®", ex.restricted)):
         assert set(m.index[m[label]]) == {g for e in result.explanations for g in e}
     smallest = min(len(f.groups) for f in lens.factors.factors)
-    assert set(m.index[m["LENS R2I"]]) == {g for f in lens.factors.factors if len(f.groups) == smallest for g in f.groups}
+    assert set(m.index[m["LENS R2I"]]) == {g for f in lens.factors.factors if len(f.groups) == smallest
+                                           for g in f.groups}
     for method, column in (("iht", "Linear IHT"), ("exact", "Linear exact")):
         w = lin.weights()[method].to_numpy()
         assert set(m.index[m[column]]) == {demo.dataset.group_names[j - 1] for j in np.flatnonzero(w) if j > 0}
@@ -127,3 +128,35 @@ def test_rows_predicted_negative_are_explained_against_the_other_class(demo):
     assert both.values[0] == ex.minus.value
     everyone = make_reference(demo.dataset, demo.train_rows, population="all")
     assert demo.with_reference(everyone).reference_for(q) is everyone  # a reference over all rows serves every row
+
+
+def test_one_linear_pipeline_for_the_app_the_pdf_and_the_api(demo, row):
+    """row_linear (the app's Linear page, the PDF) is explain_linear on the row's group space; its w, scores and
+    certificate are its comparison's; compare() on the same space and seed gives the same fits."""
+    from explain_core.analysis import linear_space
+    from explain_core.linear import LinearExplanation, compare, explain_linear
+
+    q = demo.query(row)
+    for method in ("both", "iht", "exact"):
+        p = Parameters(k=3, m=600, linear_method=method)
+        lin = row_linear(demo, q, p)
+        assert isinstance(lin, LinearExplanation) and lin.groups == tuple(demo.dataset.group_names)
+        api = explain_linear(linear_space(demo, q), 3, 1.0, 600, seed=0, solver=lin.solver,
+                             methods=[r.method for r in lin.comparison.results])
+        comp = compare(linear_space(demo, q), 3, 1.0, 600, seed=0, methods=[r.method for r in lin.comparison.results])
+        for other in (api.comparison, comp):
+            assert [r.method for r in other.results] == [r.method for r in lin.comparison.results]
+            for a, b in zip(lin.comparison.results, other.results):
+                assert np.array_equal(a.w, b.w) and a.scores.fidelity == b.scores.fidelity
+        assert lin.solver == ("iht" if method == "iht" else "exact")
+        chosen = lin.comparison.result(lin.solver)
+        assert np.array_equal(lin.w, chosen.w) and lin.scores is chosen.scores
+        assert (lin.exact is not None) == (method != "iht") and lin.iht is not None
+        if lin.exact is not None:
+            assert np.array_equal(lin.w, lin.exact.w) and lin.exact.certified
+        assert lin.table()["contribution"].sum() == pytest.approx(lin.fx)
+        assert lin.support_groups(lin.solver) == tuple(g for g, s in zip(demo.dataset.group_names, lin.w[1:]) if s)
+    with pytest.raises(IntakeError, match="solver 'exact' must be among the methods"):
+        explain_linear(linear_space(demo, q), 3, m=200, methods=("iht", "lime"))
+    with pytest.raises(IntakeError, match="No .l1_relax. fit here"):
+        row_linear(demo, q, Parameters(k=3, m=200, linear_method="iht")).comparison.result("l1_relax")

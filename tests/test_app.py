@@ -12,8 +12,8 @@ from streamlit.testing.v1 import AppTest
 
 from conftest import visible
 from explain_core import IntakeError, explain_sev
-from explain_core.analysis import (DEFAULT_DEMO, Parameters, agreement, demo_setup, lens_report, predicted_rows, row_baselines,
-                                   row_lens_contexts, row_linear)
+from explain_core.analysis import (DEFAULT_DEMO, Parameters, agreement, demo_setup, lens_report, predicted_rows,
+                                   row_baselines, row_lens_contexts, row_linear)
 from explain_core.sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
 from explain_core.sev.summaries import sev_counts
 
@@ -205,7 +205,8 @@ def test_another_row_updates_every_sev_value(demo, flagged):
     at = open_page("pages/pick_row.py")
     first = expected(demo, flagged[0])
     other = next(r for r in flagged[1:60]
-                 if (expected(demo, r).minus.value, expected(demo, r).plus.value) != (first.minus.value, first.plus.value))
+                 if (expected(demo, r).minus.value, expected(demo, r).plus.value)
+                 != (first.minus.value, first.plus.value))
     at.number_input(key="pick_number").set_value(other).run()
     assert not at.exception and at.session_state["row"] == other
     at.switch_page("pages/sev.py").run()
@@ -306,7 +307,8 @@ def test_compare_agreement_matrix_matches(demo, flagged, chart_specs):
                      linear=row_linear(demo, q, p), baselines=row_baselines(demo, q, p), top=3)
     table = at.dataframe[-1].value
     assert table.drop(columns="methods naming it").astype(bool).equals(want.matrix().rename_axis("feature"))
-    heat = trace(next(c for c in chart_specs(at) if c["data"][0].get("meta", {}).get("role") == "agreement"), "agreement")
+    heat = trace(next(c for c in chart_specs(at) if c["data"][0].get("meta", {}).get("role") == "agreement"),
+                 "agreement")
     assert heat["z"] == want.matrix().astype(int).to_numpy().tolist()
     at.slider(key="cmp_top").set_value(1).run()
     assert not at.exception

@@ -86,8 +86,10 @@ def choose_sidebar_row(page, wait_for_app, row: int, values: tuple[str, str]) ->
     option.click()
     page.wait_for_function(
         """([row, minus, plus]) => {
-             const value = k => document.querySelector(`.st-key-sev_${k}:not([data-stale="true"]) [data-testid="stMetricValue"]`);
-             const banner = [...document.querySelectorAll('[data-testid="stAlert"]')].some(e => e.innerText.includes(`Row ${row}`));
+             const value = k => document.querySelector(
+               `.st-key-sev_${k}:not([data-stale="true"]) [data-testid="stMetricValue"]`);
+             const banner = [...document.querySelectorAll('[data-testid="stAlert"]')]
+               .some(e => e.innerText.includes(`Row ${row}`));
              return banner && value("minus")?.innerText === minus && value("plus")?.innerText === plus;
            }""", arg=[row, *values], polling="raf")
     seconds = time.perf_counter() - start
@@ -111,7 +113,8 @@ def first_explanation_in_a_new_session(browser, url: str, row: int, values: tupl
         page.goto(f"{url}/sev?row={row}")
         page.wait_for_function(
             """([minus, plus]) => {
-                 const value = k => document.querySelector(`.st-key-sev_${k}:not([data-stale="true"]) [data-testid="stMetricValue"]`);
+                 const value = k => document.querySelector(
+                   `.st-key-sev_${k}:not([data-stale="true"]) [data-testid="stMetricValue"]`);
                  return value("minus")?.innerText === minus && value("plus")?.innerText === plus;
                }""", arg=list(values), polling="raf", timeout=60_000)
         page.locator(f".st-key-sev_cube{LIVE} [data-testid='stPlotlyChart'] .main-svg").first.wait_for()
@@ -148,10 +151,12 @@ def test_explain_a_row_with_every_method(browser, streamlit_server, demo, page, 
     assert (metric(page, "minus"), metric(page, "plus")) == expected_sev(demo, other)
     cached = choose_sidebar_row(page, wait_for_app, flagged[0], expected_sev(demo, flagged[0]))
     assert (metric(page, "minus"), metric(page, "plus")) == expected_sev(demo, flagged[0])
-    new_session = first_explanation_in_a_new_session(browser, streamlit_server, flagged[7], expected_sev(demo, flagged[7]))
+    new_session = first_explanation_in_a_new_session(browser, streamlit_server, flagged[7],
+                                                     expected_sev(demo, flagged[7]))
     with capsys.disabled():  # printed in every run, also in CI's quiet mode
         print(f"\nbrowser timings (page load → first full SEV explanation, target ≤ 3 s cold): "
-              f"first request to a fresh server {cold:.2f} s (the server started in {streamlit_server.started_in:.2f} s, "
+              f"first request to a fresh server {cold:.2f} s "
+              f"(the server started in {streamlit_server.started_in:.2f} s, "
               f"its imports and the default demo's model loaded then); "
               f"new session on the running server, row never explained (?row={flagged[7]}) {new_session:.2f} s; "
               f"new row from the sidebar {fresh:.2f} s; cached re-selection {cached:.2f} s (target ≤ 0.3 s)")

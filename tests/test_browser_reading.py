@@ -19,7 +19,8 @@ VIEWPORT = {"width": 1400, "height": 900}
 # Every chart: its title lines and legend inside the drawn SVG, and no title line over the legend.
 CLIPPED = """() => {
   const out = [];
-  const inside = (a, b) => a.left >= b.left - 1 && a.right <= b.right + 1 && a.top >= b.top - 1 && a.bottom <= b.bottom + 1;
+  const inside = (a, b) => a.left >= b.left - 1 && a.right <= b.right + 1
+                           && a.top >= b.top - 1 && a.bottom <= b.bottom + 1;
   const meets = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
   const boxes = (chart, sel) => [...chart.querySelectorAll(sel)].map(e => [e.textContent, e.getBoundingClientRect()])
                                    .filter(([, r]) => r.width > 0);
@@ -27,7 +28,8 @@ CLIPPED = """() => {
     const svg = chart.querySelector('.main-svg');
     if (!svg) continue;
     const box = svg.getBoundingClientRect();
-    const titles = boxes(chart, '.gtitle, .g-xtitle text, .g-ytitle text, [class^="g-x"][class$="title"] text, .annotation-text');
+    const titles = boxes(chart,
+      '.gtitle, .g-xtitle text, .g-ytitle text, [class^="g-x"][class$="title"] text, .annotation-text');
     const others = boxes(chart, '.xtick text, .ytick text, .legend .legendtext');
     const legend = chart.querySelector('.legend');
     const lbox = legend && legend.getBoundingClientRect();
@@ -64,7 +66,8 @@ def no_clipped_text(page) -> None:
 def wide_table(rows: int = 600, features: int = 30, seed: int = 0) -> pd.DataFrame:
     """30 whole-valued features; the label depends on three of them (a wide upload like the issue's)."""
     rng = np.random.default_rng(seed)
-    frame = pd.DataFrame(rng.integers(0, 10, size=(rows, features)), columns=[f"feature_{i:02d}" for i in range(features)])
+    frame = pd.DataFrame(rng.integers(0, 10, size=(rows, features)),
+                         columns=[f"feature_{i:02d}" for i in range(features)])
     frame["label"] = ((frame["feature_03"] + frame["feature_17"] - frame["feature_25"]
                        + rng.normal(0, 1.5, rows)) > 4.5).astype(int)
     return frame

@@ -91,6 +91,33 @@ def test_no_module_is_over_600_lines():
     assert not long, f"split these modules by concern: {long}"
 
 
+def test_modules_and_functions_are_short():
+    """The project's standard: no module over 450 lines, no function over 60 (explain_core, pages, app.py)."""
+    long_modules = {str(p.relative_to(ROOT)): n for p in SHIPPED if (n := len(p.read_text().splitlines())) > 450}
+    long_functions = {f"{p.relative_to(ROOT)}:{node.lineno} {node.name}": node.end_lineno - node.lineno + 1
+                      for p in SHIPPED for node in ast.walk(ast.parse(p.read_text()))
+                      if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                      and node.end_lineno - node.lineno + 1 > 60}
+    assert not long_modules, f"split these modules by concern: {long_modules}"
+    assert not long_functions, f"split these functions: {long_functions}"
+
+
+def test_the_numbers_import_no_plotly():
+    """Figures live in explain_core.views (and the reports that draw them): the package, the audit workers and the
+    sparse training import no plotly, so a Dask worker or a training job never loads it."""
+    code = ("import sys, explain_core, explain_core.analysis, explain_core.audit, explain_core.audit.rows, "
+            "explain_core.audit.run, explain_core.audit.cluster, explain_core.audit.summary, "
+            "explain_core.sparse.training, explain_core.sparse.compare, explain_core.sev.summaries, "
+            "explain_core.cli.main; print(sorted(m for m in sys.modules if m.split('.')[0] == 'plotly'))")
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert done.stdout.strip() == "[]"
+    figures = subprocess.run([sys.executable, "-c", "import sys, explain_core.views.sparse; "
+                              "print('plotly' in sys.modules)"], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert figures.stdout.strip() == "True"  # the check above can fail: the figure modules do import it
+
+
 def test_the_core_imports_neither_streamlit_nor_torch():
     """explain_core never imports Streamlit, and importing it (or its reports) does not import torch."""
     code = ("import sys, explain_core, explain_core.analysis, explain_core.report; "

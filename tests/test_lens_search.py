@@ -68,7 +68,7 @@ def test_each_row_is_scored_once_and_lower_layers_are_reused():
     for direction in ("r2i", "i2r"):
         calls = []
         counted = dataclasses.replace(model)
-        counted.score = lambda f: calls.append(len(f)) or model.score(f)
+        counted.score = lambda f: calls.append(len(f)) or model.score(f)  # noqa: B023 (used in this iteration)
         found = search_factors(counted, data, frame.iloc[[0]], refs, direction=direction, tau=1.0, until="all",
                                mad=mad, budget_s=None)
         query = frame.iloc[0]
@@ -88,7 +88,8 @@ def test_budget_and_memory_bound_stop_with_an_honest_answer():
     found = search_factors(model, data, frame.iloc[[0]], frame.iloc[1:], tau=1.0, budget_s=1.5, mad=mad,
                            chunk_rows=1, clock=lambda: float(next(ticks)))
     assert found.stopped == "time" and found.searched_size < len(groups)
-    assert {len(found.context.factor(j)) for j in range(len(found.context.masks))} <= set(range(found.searched_size + 1))
+    sizes = {len(found.context.factor(j)) for j in range(len(found.context.masks))}
+    assert sizes <= set(range(found.searched_size + 1))
     assert f"No sufficient factor up to size {found.searched_size}" in found.message
     n = len(frame) - 1
     capped = search_factors(model, data, frame.iloc[[0]], frame.iloc[1:], tau=1.0, budget_s=None, mad=mad,

@@ -67,8 +67,8 @@ def test_branch_and_bound_equals_the_enumeration_on_wider_problems():
     rng = np.random.default_rng(7)
     for trial in range(24):
         d, k = int(rng.integers(14, 25)), int(rng.integers(3, 7))
-        P = random_problem(rng, d, float(rng.choice([0.5, 1.0, 2.0])), ("regression", "classification", "box")[trial % 3],
-                           m=int(rng.choice([60, 400, 3000])))
+        P = random_problem(rng, d, float(rng.choice([0.5, 1.0, 2.0])),
+                           ("regression", "classification", "box")[trial % 3], m=int(rng.choice([60, 400, 3000])))
         full = search_supports(P, k, P.start(), prune=False)
         pruned = search_supports(P, k, P.start(), prune=True)
         assert full.complete and pruned.complete
@@ -150,7 +150,7 @@ def test_completion_limit_keeps_every_column_of_a_viable_completion():
 def test_sparse_curvature_is_valid_on_every_small_support():
     """ΔᵀGΔ ≥ Σ D_jΔ_j² for every Δ with ≤ size non-bias entries: λ_min(G̃_U − D_U) ≥ 0 for every U."""
     rng = np.random.default_rng(3)
-    for trial in range(6):
+    for _ in range(6):
         P = random_problem(rng, 11, 1.0, "classification", m=int(rng.choice([30, 200])))
         cov = P.covariance
         for size in (2, 3, 4):

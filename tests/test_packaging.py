@@ -30,11 +30,28 @@ def wheel(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def venv(wheel, tmp_path_factory) -> Path:
-    """A fresh venv that sees this machine's dependencies but gets explain-explorer only from the wheel."""
+    """A fresh venv that sees the installing environment's dependencies but gets explain-explorer only from the
+    wheel. ``--system-site-packages`` shows the *base* interpreter's packages; when the tests run in a virtual
+    environment (the README's way), its packages are added too (:func:`see_installing_environment`)."""
     folder = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(folder)], check=True)
+    see_installing_environment(folder)
     subprocess.run([folder / "bin" / "pip", "install", "-q", "--no-deps", str(wheel)], check=True, capture_output=True)
     return folder
+
+
+def see_installing_environment(folder: Path) -> None:
+    """A .pth file in the venv at ``folder`` that adds this interpreter's site-packages (after the venv's own, so
+    the wheel's explain_core comes first); nothing to add when this interpreter is the base one."""
+    import site
+
+    if sys.prefix == sys.base_prefix:
+        return
+    where = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    purelib = subprocess.run([folder / "bin" / "python", "-c", where], capture_output=True, text=True,
+                             check=True).stdout.strip()
+    lines = [f"import site; site.addsitedir({path!r})" for path in site.getsitepackages()]
+    (Path(purelib) / "installing-environment.pth").write_text("\n".join(lines) + "\n")
 
 
 def test_wheel_holds_the_package_its_data_and_the_dashboard(wheel):
@@ -42,7 +59,8 @@ def test_wheel_holds_the_package_its_data_and_the_dashboard(wheel):
     assert {"explain_core/datasets/compas.csv", "explain_core/datasets/datasets.json",
             "explain_core/linear/iht.py", "explain_core/report/pdf.py"} <= names
     shared = [n for n in names if ".data/data/share/explain-explorer/" in n]
-    assert {n.split("share/explain-explorer/")[1] for n in shared} >= {"app.py", "pages/sev.py", ".streamlit/config.toml"}
+    assert ({n.split("share/explain-explorer/")[1] for n in shared}
+            >= {"app.py", "pages/sev.py", ".streamlit/config.toml"})
     assert not [n for n in names if n.startswith(("tests/", "bench/"))]
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "explain-core = explain_core.__main__:main" in zipfile.ZipFile(wheel).read(entry_points).decode()

@@ -124,7 +124,8 @@ def test_page_renders_the_current_demo_setup(compas):
     assert table.at["age", "computed"] == cell(reference.values["age"])
     assert table.at["sex", "computed"] == str(reference.values["sex"])
     assert table["custom"].isna().all()
-    assert f"**Reference in use after “Use this setup”**: {reference.description}." in [visible(c) for c in at.caption.values]
+    assert (f"**Reference in use after “Use this setup”**: {reference.description}."
+            in [visible(c) for c in at.caption.values])
     assert at.multiselect(key="dm_restricted").value == []
     assert "sex, age" in at.multiselect(key="dm_restricted").help  # the card's suggestion, as a hint only
 
@@ -139,7 +140,7 @@ def test_bad_data_files_show_their_message_and_keep_the_session():
            "latin1.csv": "a,city,label\n1,Malmö,x\n".encode("latin-1"),
            "broken.parquet": b"PAR1 not really parquet"}
     for name, data in bad.items():
-        expected = message_of(lambda: read_table(data, filename=name))
+        expected = message_of(lambda: read_table(data, filename=name))  # noqa: B023 (called here)
         upload(at, "dm_upload", name, data)
         assert errors(at) == [expected], name
         assert name in expected

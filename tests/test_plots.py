@@ -243,7 +243,7 @@ def test_prevalence_table_and_figure():
 
 def test_before_after_distributions_share_one_ordered_axis():
     """Values seen by only one model still sit in numeric order, with "not explained" last."""
-    from explain_core.sparse.compare import sev_distributions
+    from explain_core.views.sparse import sev_distributions
 
     fig = sev_distributions({"before": [1, 2, None, 1], "after": [1, 4, 1]})
     assert list(fig.layout.xaxis.categoryarray) == ["1", "2", "3", "4", NOT_EXPLAINED]

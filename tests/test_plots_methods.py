@@ -1,4 +1,5 @@
-"""The LENS and linear figures of explain_core.views (LENS, linear, compare): the data in their traces is the data of the input tables."""
+"""The LENS and linear figures of explain_core.views (LENS, linear, compare): the data in their traces is the data of
+the input tables."""
 from __future__ import annotations
 
 import numpy as np

@@ -140,7 +140,7 @@ def test_lemma4_bound_and_caption_follow_each_w(demo, explained):
         assert (coverage[r.method] == "covered") == (anchored and sparse)
         assert np.isnan(table.loc[r.method, "bound"]) == (coverage[r.method] != "covered")
     sentence = lemma4_sentence(coverage, comparison.k, comparison.sigma)
-    for method, verdict in coverage.items():
+    for method in coverage:
         assert METHOD_LABELS[method] in sentence
     assert "not computed" not in sentence
 
@@ -156,7 +156,8 @@ def test_paths_follow_the_model_to_the_flip(demo, explained):
             result = getattr(ex, kind)
             if not result.explainable or not result.value or result.value < 2:
                 continue
-            start = ex.score if kind == "minus" else float(demo.model.score(ex.reference.as_frame(demo.dataset.columns))[0])
+            start = (ex.score if kind == "minus"
+                     else float(demo.model.score(ex.reference.as_frame(demo.dataset.columns))[0]))
             for groups in result.explanations[:3]:
                 scores = path_scores(result, names, groups, start)
                 assert len(scores) == len(groups) + 1 and scores[0] == pytest.approx(start)
@@ -168,7 +169,8 @@ def test_paths_follow_the_model_to_the_flip(demo, explained):
                            (~mask if kind == "minus" else mask)[None, :])
                 assert scores[-1] == pytest.approx(float(demo.model.score(last)[0]))
             fig = paths_figure(result, names, start, demo.model.threshold, top=2)
-            assert len([t for t in fig.data if t.meta and t.meta["role"] == "paths"]) == min(2, len(result.explanations))
+            paths = [t for t in fig.data if t.meta and t.meta["role"] == "paths"]
+            assert len(paths) == min(2, len(result.explanations))
             checked += 1
     assert checked >= 2
 

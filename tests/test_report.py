@@ -310,7 +310,7 @@ def test_matplotlib_replot_draws_the_plotly_trace_data(report):
     points = sum(len(c.get_offsets()) for c in mfig.axes[0].collections)
     assert points == 2 ** len(report.setup.dataset.groups)
     paths = next(t for t in cube.data if t.meta and t.meta.get("role") == "paths")
-    line = next(l for l in mfig.axes[0].lines if np.allclose(l.get_color()[:3], _colour(paths.line.color)[:3]))
+    line = next(ln for ln in mfig.axes[0].lines if np.allclose(ln.get_color()[:3], _colour(paths.line.color)[:3]))
     assert np.array_equal(np.isnan(line.get_xdata()), np.array([v is None for v in paths.x]))
 
 
@@ -448,6 +448,28 @@ def test_cli_predicted_positive_with_limit_uses_the_flagged_test_rows(tmp_path, 
     assert code == 0, capsys.readouterr().err
     index = pd.read_csv(tmp_path / "index.csv")
     assert index["row"].tolist() == positive_rows[:2]
+
+
+def test_cli_json_writes_each_result_in_the_download_format(tmp_path, positive_rows, demo, capsys):
+    """--json: beside each PDF, every result of the row as the app's JSON download, decoding to the same result."""
+    from explain_core.results import json_context, load_result
+
+    data, trained, reference = demo
+    row = positive_rows[0]
+    code = cli_main(["report", "--data", "compas", "--model", "gbdt", "--rows", str(row), "--out", str(tmp_path),
+                     "--sections", "sev,linear", "-m", "300", "-k", "3", "--quiet", "--renderer", "matplotlib",
+                     "--json"])
+    assert code == 0, capsys.readouterr().err
+    files = sorted(p.name for p in tmp_path.glob("*.json"))
+    assert files == [f"compas_row{row}.linear.json", f"compas_row{row}.sev.json"]
+    sev = load_result((tmp_path / f"compas_row{row}.sev.json").read_text())
+    ex = explain_sev(trained.model, data, data.features.iloc[[row]], reference)
+    assert (sev.minus.value, sev.plus.value, sev.minus.explanations) == (ex.minus.value, ex.plus.value,
+                                                                         ex.minus.explanations)
+    text = (tmp_path / f"compas_row{row}.linear.json").read_text()
+    linear = load_result(text)
+    assert type(linear).__name__ == "LinearExplanation" and (linear.k, linear.m) == (3, 300)
+    assert json_context(text)["row"] == row and json_context(text)["parameters"]["m"] == 300
 
 
 @pytest.mark.parametrize("args, message", [

@@ -15,6 +15,7 @@ from explain_core.analysis import (BaselineParameters, LensParameters, LinearPar
                                    agreement, dataset_sev, demo_setup, lens_report, predicted_rows, row_baselines,
                                    row_lens_contexts, row_linear, row_sev)
 from explain_core.errors import ComputationError, ExplainError, IntakeError, check_choice
+from explain_core.linear.compare import MethodResult
 from explain_core.results import Explanation
 
 PARAMS = Parameters(m=500, lens_references=30, lime_samples=300, shap_background=20, k=3)
@@ -78,6 +79,41 @@ def test_results_round_trip_through_json(results, name):
     same(result, back)
     assert back.to_json() == text
     assert "estimator" not in text and "ModelAdapter" not in text  # the model is never serialised
+
+
+@pytest.mark.parametrize("name", ["sev", "sev_result", "baselines", "lime", "flip", "lens", "factors", "linear",
+                                  "comparison", "wide", "agreement"])
+def test_results_are_equal_by_value_and_never_raise(results, name):
+    """One convention for results holding arrays and frames: value equality (Explanation's __eq__, NaN equal
+    NaN), so a result read back from its JSON equals it; comparing never raises; results are unhashable."""
+    result = results[name]
+    back = type(result).from_json(result.to_json())
+    assert back == result and not back != result and result == result
+    assert result != "not a result" and result != results["agreement" if name != "agreement" else "sev"]
+    with pytest.raises(TypeError):
+        hash(result)
+
+
+def test_equality_sees_every_array_element(results):
+    minus = results["sev_result"]
+    assert minus.vertex_scores is not None and len(minus.vertex_scores) > 1
+    assert minus == dataclasses.replace(minus, vertex_scores=minus.vertex_scores.copy())
+    nudged = minus.vertex_scores.copy()
+    nudged[-1] += 1e-12
+    assert minus != dataclasses.replace(minus, vertex_scores=nudged)
+    assert minus != dataclasses.replace(minus, vertex_masks=None)
+    lens = results["lens"]
+    curve = lens.pn_curve.copy()
+    curve.iloc[0, -1] = np.nan
+    assert dataclasses.replace(lens, pn_curve=curve) == dataclasses.replace(lens, pn_curve=curve.copy())
+    assert dataclasses.replace(lens, pn_curve=curve) != lens
+    linear = results["linear"]
+    assert linear.comparison.results[0] == linear.comparison.results[0].__class__(
+        **{f.name: getattr(linear.comparison.results[0], f.name) for f in dataclasses.fields(MethodResult)})
+    from explain_core.sev.engine import Hypercube
+    cube = Hypercube(("a", "b"), np.array([[True, False]]), np.array([0.5]), np.array([1]))
+    assert cube == Hypercube(("a", "b"), np.array([[True, False]]), np.array([0.5]), np.array([1]))
+    assert cube != Hypercube(("a", "b"), np.array([[True, True]]), np.array([0.5]), np.array([1]))
 
 
 def test_meta_names_the_parameters(results):

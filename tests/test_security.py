@@ -94,7 +94,8 @@ class _WritesSentinel:
 
 def test_allow_list_resolves_to_harmless_classes_and_functions():
     checks = check_types(sorted(ALLOWED_TYPES))
-    assert [c.verdict for c in checks] == ["allowed"] * len(ALLOWED_TYPES), [c for c in checks if c.verdict != "allowed"]
+    assert [c.verdict for c in checks] == ["allowed"] * len(ALLOWED_TYPES), [c for c in checks
+                                                                             if c.verdict != "allowed"]
     assert all("(class)" in c.resolved or "(function)" in c.resolved for c in checks)
 
 
@@ -131,7 +132,7 @@ def test_row2_eval_payload_is_refused_even_confirmed_and_in_trusted_mode(tmp_pat
                                                                                    "functools.partial"}
     assert not sentinel.exists()
     loaded = sio.loads(blob, trusted=types)  # bypassing the guard: the payload runs on the first scoring call
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017 (whatever the payload raises: what matters is that it ran)
         loaded.predict(pd.DataFrame({"a": [1.0], "b": [0.0]}))
     assert sentinel.exists()
 
@@ -189,7 +190,8 @@ def test_row4_skops_array_bomb_is_refused_before_decoding(monkeypatch):
     blob = skops_array_bomb(2_000_000)  # 16 MB of zeros, compressed to a few KB
     assert len(blob) < 100_000
     monkeypatch.setenv("EXPLAIN_MAX_MODEL_ARRAY_MB", "8")
-    with pytest.raises(IntakeError, match=r"decoded size of the stored array .* in bomb.skops is 15 MB, over this server's limit of 8 MB"):
+    with pytest.raises(IntakeError, match=r"decoded size of the stored array .* in bomb.skops is 15 MB, "
+                                          r"over this server's limit of 8 MB"):
         load_model_bytes(blob, "bomb.skops")
     monkeypatch.setattr(sio, "load", lambda *a, **k: pytest.fail("decoded"))
     with pytest.raises(IntakeError):
@@ -305,7 +307,8 @@ def test_row6_plot_labels_escape_html(markdown_setup):
 # --- 7 · exports ---------------------------------------------------------------------------------------------------
 
 def test_row7_csv_cells_and_headers_starting_a_formula_are_neutralised(tmp_path):
-    table = pd.DataFrame({"=1+2": list(FORMULAS), "n": [-1.5, 2.0, 3.0, -4.0, 5.0], "tab": ["\tx", "\ry", "z", "", "a"]})
+    table = pd.DataFrame({"=1+2": list(FORMULAS), "n": [-1.5, 2.0, 3.0, -4.0, 5.0],
+                          "tab": ["\tx", "\ry", "z", "", "a"]})
     header, *rows = list(csv.reader(io.StringIO(to_csv(table).decode(), newline="")))
     assert header == ["'=1+2", "n", "tab"]
     assert [r[0] for r in rows] == ["'" + f for f in FORMULAS]

@@ -240,6 +240,34 @@ def test_restricted_sev_holds_features_fixed():
     assert "not explainable" in fully.restricted.message
 
 
+def test_one_accessor_names_each_result_and_one_error_for_a_bad_or_absent_kind():
+    """SEVExplanation.result(which) is the one lookup of a result by name; a name that is not a kind and SEV® of an
+    explanation without restricted features are the same IntakeError wherever they are asked for."""
+    from explain_core import IntakeError
+    from explain_core.sev.readings import explanation_lines
+    from explain_core.views.sev import hypercube_figure
+
+    frame = pd.DataFrame([FIG1_QUERY, FIG1_REFERENCE]).assign(risk=["High", "Low"])
+    data = make_dataset(frame, "risk", positive_class="High")
+    row, ref = frame[FIG1_COLUMNS].iloc[[0]], Reference(FIG1_REFERENCE, "fig1")
+    plain, held = figure1_explanation(), explain_sev(figure1_model(), data, row, ref, restricted=["Housing"])
+    assert plain.result("minus") is plain.minus and plain.result("plus") is plain.plus
+    assert held.result("restricted") is held.restricted
+    assert list(plain.results()) == ["minus", "plus"]
+    assert list(held.results()) == ["minus", "plus", "restricted"]
+    assert list(held.results().values()) == [held.minus, held.plus, held.restricted]
+    cube = hypercube(figure1_model(), data.layout, row, ref)
+    for ask in (lambda: plain.result("restricted"), lambda: plain.table("restricted"),
+                lambda: explanation_lines(plain, "restricted", 0.5),
+                lambda: hypercube_figure(cube, plain, which="restricted")):
+        with pytest.raises(IntakeError, match="No SEV® here"):
+            ask()
+    for ask in (lambda: plain.result("both"), lambda: plain.table("both"),
+                lambda: explanation_lines(plain, "both", 0.5), lambda: hypercube_figure(cube, plain, which="both")):
+        with pytest.raises(IntakeError, match="Unknown SEV result 'both'.*minus, plus, restricted"):
+            ask()
+
+
 # --- Theorem 5's linear case ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("p", [2, 3, 4, 5, 6])

@@ -17,7 +17,8 @@ from explain_core.intake.models import wrap_model
 from explain_core.intake.onnx_export import onnx_bytes
 from explain_core.setup import Parameters, trained_setup
 from explain_core.sparse.losses import reference_margin, vol_opt
-from explain_core.sparse.training import (APP_B, TrainingCancelled, TrainingSettings, batch_loss, default_settings,
+from explain_core.sparse.families import APP_B
+from explain_core.sparse.training import (TrainingCancelled, TrainingSettings, batch_loss, default_settings,
                                           prepare, skops_bytes, sparse_setup, train_sparse)
 
 TINY = dict(warmup_epochs=1, sev_epochs=2)

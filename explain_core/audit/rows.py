@@ -14,14 +14,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ..analysis import frame_sev, row_baselines
+from ..analysis import ROW_CHOICES, frame_sev, row_baselines
 from ..errors import check_choice
 from ..lens import opposite_references
 from ..lens.search import search_factors
 from ..setup import Parameters, Setup
+from ..sev.engine import SEV_RESULTS
 
-ROW_CHOICES = {"all": None, "predicted-positive": 1, "predicted-negative": 0}
-SEV_KINDS = ("minus", "plus", "restricted")
 GROUP_LISTS = pa.list_(pa.list_(pa.string()))
 
 
@@ -44,7 +43,7 @@ def schema(restricted: bool, options: AuditOptions) -> pa.Schema:
     status with restricted groups, SEV⁻'s without; ``lime_c`` / ``shap_c`` are null where the prediction never
     flips."""
     fields = [("row", pa.int64()), ("prediction", pa.int8()), ("score", pa.float64())]
-    for kind in SEV_KINDS if restricted else SEV_KINDS[:2]:
+    for kind in SEV_RESULTS if restricted else SEV_RESULTS[:2]:
         fields += [(f"sev_{kind}", pa.int16()), (f"sev_{kind}_status", pa.string()),
                    (f"sev_{kind}_explanations", GROUP_LISTS)]
     if options.lens:
@@ -126,6 +125,7 @@ def _lens_columns(setup: Setup, query: pd.DataFrame, label: int, params: Paramet
                            max_size=params.lens_max_size, budget_s=None)
     factors = found.result.factors
     if not factors:
-        return {"factor": None, "factor_ps": None, "factor_status": "none" if found.stopped == "complete" else found.stopped}
+        return {"factor": None, "factor_ps": None,
+                "factor_status": "none" if found.stopped == "complete" else found.stopped}
     best = min(factors, key=lambda f: (len(f.groups), -f.ps))
     return {"factor": list(best.groups), "factor_ps": best.ps, "factor_status": "found"}

@@ -1,9 +1,10 @@
 """An audit folder: its partition files, the summary over all of them, and reading both back.
 
 The summary is computed by reading the partition files one at a time (only the columns it needs), so it costs
-one pass and little memory at any size: per SEV kind, the rows per value (:func:`~explain_core.sev.summaries.sev_counts`'s
-table), the statuses, the unexplainable share and the feature prevalence (:func:`~explain_core.views.
-prevalence_table`'s); with LENS, the factor sizes and groups; with flips, LIME-C / SHAP-C beside SEV⁻.
+one pass and little memory at any size: per SEV kind, the rows per value
+(:func:`~explain_core.sev.summaries.sev_counts`'s table), the statuses, the unexplainable share and the feature
+prevalence (:func:`~explain_core.sev.summaries.prevalence_table`'s); with LENS, the factor sizes and groups; with
+flips, LIME-C / SHAP-C beside SEV⁻.
 """
 from __future__ import annotations
 
@@ -110,7 +111,8 @@ class Audit:
         return list(self.summary["kinds"])
 
     def counts(self, kind: str = "minus") -> pd.DataFrame:
-        """Rows per SEV value, as :func:`~explain_core.sev.summaries.sev_counts` lays it out (``sev``, ``count``, ``share``)."""
+        """Rows per SEV value, as :func:`~explain_core.sev.summaries.sev_counts` lays it out (``sev``, ``count``,
+        ``share``)."""
         k = self.summary["kinds"][kind]
         total = self.summary["rows"]
         levels = [int(v) for v in k["counts"]] + [NOT_EXPLAINED]

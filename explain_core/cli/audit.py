@@ -20,6 +20,8 @@ DEFAULT_SAMPLE_ROWS = 50_000
 
 
 def add_audit_parser(commands) -> None:
+    from ..analysis import ROW_CHOICES
+    from ..report.figures import RENDERERS
     from .common import add_baseline_arguments, add_file_arguments, add_model_argument, add_sev_lens_arguments
 
     audit = commands.add_parser(
@@ -38,8 +40,7 @@ def add_audit_parser(commands) -> None:
     what.add_argument("--sample-rows", type=int, default=DEFAULT_SAMPLE_ROWS,
                       help="rows of --data the setup is built from without --setup-data "
                            f"(default {DEFAULT_SAMPLE_ROWS:,})")
-    what.add_argument("--rows", choices=("all", "predicted-positive", "predicted-negative"), default="all",
-                      help="which rows to explain (default: all)")
+    what.add_argument("--rows", choices=tuple(ROW_CHOICES), default="all", help="which rows to explain (default: all)")
 
     methods = audit.add_argument_group("methods and their parameters (defaults as in the app)")
     methods.add_argument("--lens", action="store_true", help="also the smallest τ-sufficient LENS factor (per row)")
@@ -54,7 +55,7 @@ def add_audit_parser(commands) -> None:
     run.add_argument("--blocksize", default="16MB", help="CSV bytes per partition (Parquet: one per row group)")
     run.add_argument("--batch-rows", type=int, default=4096, help="rows per SEV call within a partition")
     run.add_argument("--pdf", action="store_true", help="also write OUT/audit.pdf, the summary as a report")
-    run.add_argument("--renderer", choices=("auto", "plotly", "matplotlib"), default="auto",
+    run.add_argument("--renderer", choices=RENDERERS, default="auto",
                      help="the PDF's figures: plotly static export (needs Chromium), matplotlib, or auto")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument("--debug", action="store_true", help="show tracebacks")

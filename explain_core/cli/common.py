@@ -23,9 +23,12 @@ def add_file_arguments(group) -> None:
     """How to read a data file and a model file (shared by ``report`` and ``audit``)."""
     group.add_argument("--target", help="target column of a data file that is not bundled")
     group.add_argument("--positive-class", help="the positive class of that target (as written in the file)")
-    group.add_argument("--task", choices=("classification", "regression"), help="task of that target")
+    from ..intake.data import TASKS
+
+    group.add_argument("--task", choices=TASKS, help="task of that target")
     group.add_argument("--by-order", action="store_true",
-                       help="the model file records no column names: its inputs are the data's feature columns in order")
+                       help="the model file records no column names: its inputs are the data's feature columns in "
+                            "order")
     group.add_argument("--trusted", action="store_true",
                        help="allow pickle model files and unvetted skops types (only for files you trust)")
     group.add_argument("--model-seed", type=int, default=0, help="seed of a demo model and its train/test split")
@@ -33,17 +36,42 @@ def add_file_arguments(group) -> None:
 
 
 def add_sev_lens_arguments(group) -> None:
+    """SEV's and LENS's parameters (:class:`~explain_core.setup.SEVParameters`, :class:`~explain_core.setup.
+    LensParameters`; the seed comes with :func:`add_baseline_arguments`, the search budget with
+    :func:`add_lens_budget_argument`); defaults as in the app."""
+    from ..lens import CORRECTIONS, DIRECTIONS
+
     group.add_argument("--max-depth", type=int, default=None, help="SEV search depth")
     group.add_argument("--tau", type=float, default=None, help="LENS sufficiency threshold τ")
     group.add_argument("--alpha", type=float, default=None, help="LENS test level α (default: exact mode)")
-    group.add_argument("--lens-direction", choices=("r2i", "i2r"), default=None, help="LENS context")
+    group.add_argument("--lens-correction", choices=CORRECTIONS, default=None,
+                       help="LENS multiple-testing correction with --alpha (holm: family-wise over the row's factors)")
+    group.add_argument("--lens-direction", choices=DIRECTIONS, default=None, help="LENS context")
     group.add_argument("--lens-references", type=int, default=None, help="LENS reference rows")
     group.add_argument("--lens-max-size", type=int, default=None, help="largest LENS factor")
 
 
+def add_lens_budget_argument(group) -> None:
+    group.add_argument("--lens-budget", type=float, default=None,
+                       help="seconds for LENS's layered search on wide data (more than 12 features, no "
+                            "--lens-max-size)")
+
+
+def add_linear_arguments(group) -> None:
+    """The linear explanations' parameters (:class:`~explain_core.setup.LinearParameters`)."""
+    from ..setup import LINEAR_METHODS
+
+    group.add_argument("--sigma", type=float, default=None, help="linear: concentration σ")
+    group.add_argument("-k", type=int, default=None, help="linear: sparsity budget k")
+    group.add_argument("-m", type=int, default=None, help="linear: samples m")
+    group.add_argument("--linear-method", choices=tuple(LINEAR_METHODS), default=None,
+                       help="linear: IHT, the certified exact fit, or both")
+    group.add_argument("--time-limit", type=float, default=None, help="exact linear fit time limit (s)")
+
+
 def add_baseline_arguments(group) -> None:
-    group.add_argument("--lime-samples", type=int, default=None)
-    group.add_argument("--shap-background", type=int, default=None)
+    group.add_argument("--lime-samples", type=int, default=None, help="LIME's samples")
+    group.add_argument("--shap-background", type=int, default=None, help="SHAP's background rows")
     group.add_argument("--seed", type=int, default=None, help="seed of every random draw")
 
 
@@ -128,13 +156,13 @@ def _typed(value: str, column):
 
 
 def load_params(args):
+    """The :class:`~explain_core.setup.Parameters` of the arguments: each flag is its field (``--lens-budget`` is
+    ``lens_budget``), a flag left out keeps the app's default."""
+    from dataclasses import fields
+
     from ..setup import Parameters
 
-    names = {"max_depth": "max_depth", "tau": "tau", "alpha": "alpha", "lens_direction": "lens_direction",
-             "lens_references": "lens_references", "lens_max_size": "lens_max_size", "sigma": "sigma", "k": "k",
-             "m": "m", "linear_method": "linear_method", "time_limit": "time_limit", "lime_samples": "lime_samples",
-             "shap_background": "shap_background", "seed": "seed"}
-    given = {field: getattr(args, arg) for arg, field in names.items() if getattr(args, arg, None) is not None}
-    return Parameters(**given)
+    return Parameters(**{f.name: getattr(args, f.name) for f in fields(Parameters)
+                         if getattr(args, f.name, None) is not None})
 
 

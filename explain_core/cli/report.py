@@ -5,10 +5,15 @@ import re
 import sys
 from pathlib import Path
 
-from .common import (UsageError, add_baseline_arguments, add_file_arguments, add_model_argument, add_sev_lens_arguments,
-                     load_params, load_setup)
+from .common import (UsageError, add_baseline_arguments, add_file_arguments, add_lens_budget_argument,
+                     add_linear_arguments, add_model_argument, add_sev_lens_arguments, load_params, load_setup)
 
-ROW_KEYWORDS = {"predicted-positive": 1, "predicted-negative": 0}
+
+def row_keywords() -> dict[str, int]:
+    """The words ``--rows`` takes for test rows by predicted label (:data:`~explain_core.analysis.ROW_CHOICES`)."""
+    from ..analysis import ROW_CHOICES
+
+    return {word: label for word, label in ROW_CHOICES.items() if label is not None}
 
 
 def add_report_parser(commands) -> None:
@@ -31,11 +36,8 @@ def add_report_parser(commands) -> None:
 
     knobs = report.add_argument_group("parameters (defaults as in the app)")
     add_sev_lens_arguments(knobs)
-    knobs.add_argument("--sigma", type=float, default=None, help="linear: concentration σ")
-    knobs.add_argument("-k", type=int, default=None, help="linear: sparsity budget k")
-    knobs.add_argument("-m", type=int, default=None, help="linear: samples m")
-    knobs.add_argument("--linear-method", choices=("iht", "exact", "both"), default=None)
-    knobs.add_argument("--time-limit", type=float, default=None, help="exact linear fit time limit (s)")
+    add_lens_budget_argument(knobs)
+    add_linear_arguments(knobs)
     add_baseline_arguments(knobs)
 
     out = report.add_argument_group("output")
@@ -46,14 +48,18 @@ def add_report_parser(commands) -> None:
     out.add_argument("--scheduler", help="fan the rows out over Dask: 'local' (a LocalCluster) or a scheduler's "
                                          "address (tcp://host:8786); default: this process")
     out.add_argument("--workers", type=int, help="workers of the LocalCluster (default: one per core)")
+    out.add_argument("--json", action="store_true",
+                     help="also each row's results as JSON beside its PDF (<pdf>.sev.json, .lens.json, "
+                          ".linear.json, …: the app's JSON download format, read back with from_json)")
     out.add_argument("--quiet", action="store_true", help="no progress bar")
     out.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
 def parse_rows(text: str) -> list[int] | str:
-    """``3,17,42`` / ``10-20`` (inclusive) → positions, or a keyword of :data:`ROW_KEYWORDS`."""
+    """``3,17,42`` / ``10-20`` (inclusive) → positions, or a keyword of :func:`row_keywords`."""
     text = text.strip()
-    if text in ROW_KEYWORDS:
+    keywords = row_keywords()
+    if text in keywords:
         return text
     rows: list[int] = []
     for token in filter(None, (t.strip() for t in text.split(","))):
@@ -67,7 +73,7 @@ def parse_rows(text: str) -> list[int] | str:
             rows.append(int(token))
         else:
             raise UsageError(f"--rows must be row positions such as 3,17,42 or 10-20, or one of "
-                             f"{', '.join(ROW_KEYWORDS)}; {token!r} is neither.")
+                             f"{', '.join(keywords)}; {token!r} is neither.")
     if not rows:
         raise UsageError("--rows is empty; give row positions such as 3,17,42, or predicted-positive.")
     return list(dict.fromkeys(rows))
@@ -80,7 +86,7 @@ def choose_rows(setup, rows, limit: int | None) -> list[int]:
     if limit is not None and limit < 1:
         raise UsageError(f"--limit must be at least 1, not {limit}.")
     if isinstance(rows, str):
-        chosen = [int(r) for r in predicted_rows(setup, label=ROW_KEYWORDS[rows])]
+        chosen = [int(r) for r in predicted_rows(setup, label=row_keywords()[rows])]
         if not chosen:
             raise UsageError(f"No test rows are {rows.replace('-', ' ')}; nothing to report.")
     else:
@@ -106,9 +112,6 @@ class _Counter:
         if not self.disable:
             end = "\n" if self.done >= self.total else ""
             print(f"\rreports: {self.done}/{self.total}", end=end, file=sys.stderr, flush=True)
-
-    def set_postfix_str(self, text: str) -> None:
-        pass
 
     def close(self) -> None:
         pass
@@ -149,7 +152,8 @@ def run_report(args) -> int:
 
     try:
         index_path, index = batch_reports(setup, chosen, params, out, sections=sections, image_renderer=args.renderer,
-                                          progress=progress, scheduler=args.scheduler, workers=args.workers)
+                                          progress=progress, scheduler=args.scheduler, workers=args.workers,
+                                          json=args.json)
     finally:
         bar.close()
     failed = [r for r in index if r.get("error")]

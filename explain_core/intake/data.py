@@ -152,10 +152,6 @@ class Dataset:
         train, test = train_test_split(idx, test_size=test_size, random_state=seed, stratify=strata)
         return np.sort(train), np.sort(test)
 
-    def group_value(self, group: str, values: Mapping):
-        """A group's value in ``values`` (column → value): the column's value, or a one-hot block's active column."""
-        return self.group(group).value_of(values)
-
     def class_value(self, label: int):
         """The target value of label 1 (the positive class) or 0 (the other class, or "not <positive>")."""
         if label == 1:
@@ -221,12 +217,14 @@ def make_dataset(frame: pd.DataFrame, target: str, *, task: str | None = None, p
     """
     check_unique(frame.columns, "The table")
     if target not in frame.columns:
-        raise IntakeError(f"Target column {target!r} is not in the file; choose one of: {', '.join(map(str, frame.columns))}.")
+        raise IntakeError(f"Target column {target!r} is not in the file; choose one of: "
+                          f"{', '.join(map(str, frame.columns))}.")
     frame = frame.drop(columns=[c for c in drop if c in frame.columns and c != target])
     _check_columns(frame, target)
     y = frame[target]
     if y.isna().any():
-        raise IntakeError(f"Target {target!r} has {int(y.isna().sum())} missing values; drop those rows or pick another target.")
+        raise IntakeError(f"Target {target!r} has {int(y.isna().sum())} missing values; drop those rows or pick "
+                          "another target.")
     if y.nunique() < 2:
         raise IntakeError(f"Target {target!r} is constant: every row has {show(y.iloc[:1])}, a single class/value; "
                           "a model needs at least two outcomes — pick another target.")
@@ -311,7 +309,8 @@ def build_groups(features: pd.DataFrame, kinds: Mapping[str, str],
     declared = [c for cols in onehot_groups.values() for c in cols]
     bad = [k for k in list(kinds) + declared if k not in features.columns]
     if bad:
-        raise IntakeError(f"Unknown columns in kinds/groups: {', '.join(map(str, bad))}; use names from the file's header.")
+        raise IntakeError(f"Unknown columns in kinds/groups: {', '.join(map(str, bad))}; use names from the file's "
+                          "header.")
     twice = sorted({str(c) for c in declared if declared.count(c) > 1})
     if twice:
         raise IntakeError(f"Columns declared in more than one group: {', '.join(twice)}; put each in one group.")
@@ -323,7 +322,8 @@ def build_groups(features: pd.DataFrame, kinds: Mapping[str, str],
     for g, cols in onehot_groups.items():
         values = features[list(cols)]
         if not values.isin([0, 1]).all().all() or (values.sum(axis=1) > 1).any():
-            raise IntakeError(f"Group {g!r} is not one-hot: each of {', '.join(cols)} must be 0/1 with at most one 1 per row.")
+            raise IntakeError(f"Group {g!r} is not one-hot: each of {', '.join(cols)} must be 0/1 with at most one 1 "
+                              "per row.")
     in_block = {c: g for g, cols in onehot_groups.items() for c in cols}
     groups, seen = [], set()
     for col in features.columns:

@@ -86,7 +86,9 @@ def make_estimator(kind: str, task: str, seed: int = 0):
         "lgbm": lambda: _lightgbm().LGBMRegressor(**boost, num_leaves=8, verbose=-1),
     }
     model = (classifiers if task == "classification" else regressors)[kind]()
-    return model if task == "classification" else TransformedTargetRegressor(regressor=model, transformer=StandardScaler())
+    if task == "classification":
+        return model
+    return TransformedTargetRegressor(regressor=model, transformer=StandardScaler())
 
 
 def _xgboost():

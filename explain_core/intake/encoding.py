@@ -1,9 +1,10 @@
 """The model as encoder + estimator: the dataset's default encoding, and tracing which feature group each encoded
-column comes from, so hypercube vertices can be mixed as encoded arrays (see :class:`~explain_core.sev.cube.VertexScorer`).
+column comes from, so hypercube vertices can be mixed as encoded arrays (see
+:class:`~explain_core.sev.cube.VertexScorer`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -14,6 +15,7 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import (FunctionTransformer, KBinsDiscretizer, MaxAbsScaler, MinMaxScaler, OneHotEncoder,
                                    OrdinalEncoder, RobustScaler, StandardScaler)
 
+from ..cache import Memo, memo_field
 from .data import Dataset, FeatureGroup
 from .models import ModelAdapter
 from .sandbox.model import SandboxedModel
@@ -32,14 +34,15 @@ class EncodedModel:
 
     ``column_group[j]`` is the feature group behind encoded column j. Because every step works column
     by column, mixing encoded rows group by group equals encoding the mixed raw rows. The encoding of a
-    dataset's rows and of a reference are computed once and kept (``memo``): explaining a row of the data
-    then calls no preprocessing at all.
+    dataset's rows (``rows``, the latest dataset) and of a reference (``references``) are computed once and kept:
+    explaining a row of the data then calls no preprocessing at all.
     """
 
     encoder: Any
     estimator: Any
     column_group: np.ndarray
-    memo: dict = field(default_factory=dict, compare=False, repr=False)
+    rows: Memo = memo_field("a dataset's encoded rows", max_entries=1)
+    references: Memo = memo_field("encoded references", max_entries=64)
 
     def encode(self, frame: pd.DataFrame) -> np.ndarray:
         """``encoder.transform(frame)`` as a float array (in chunks of rows)."""
@@ -57,19 +60,16 @@ class EncodedModel:
         plain_index = source is not None and source.index.equals(pd.RangeIndex(len(source)))
         if not plain_index or len(source) * len(self.column_group) > ROW_CACHE_CELLS:
             return self.encode(frame)
-        kept = self.memo.get("rows")
-        if kept is None or kept[0] is not source or kept[1] != columns:
-            kept = (source, columns, source[columns].to_numpy(dtype=object), self.encode(source[columns]))
-            self.memo["rows"] = kept
-        positions = rows_of(frame, kept[2])
-        return self.encode(frame) if positions is None else kept[3][positions]
+        # keyed by the frame itself (the value holds it, so its id is not reused while kept)
+        kept = self.rows.get((id(source), tuple(columns)), lambda: (
+            source, source[columns].to_numpy(dtype=object), self.encode(source[columns])))
+        positions = rows_of(frame, kept[1]) if kept[0] is source else None
+        return self.encode(frame) if positions is None else kept[2][positions]
 
     def encode_reference(self, values: dict, columns) -> np.ndarray:
         """The encoded reference point (kept by its values)."""
-        key = ("reference", tuple(columns), tuple((c, repr(values[c])) for c in columns))
-        if key not in self.memo:
-            self.memo[key] = self.encode(pd.DataFrame({c: [values[c]] for c in columns}))[0]
-        return self.memo[key]
+        key = (tuple(columns), tuple((c, repr(values[c])) for c in columns))
+        return self.references.get(key, lambda: self.encode(pd.DataFrame({c: [values[c]] for c in columns}))[0])
 
 
 def rows_of(frame: pd.DataFrame, source: np.ndarray) -> np.ndarray | None:
@@ -91,9 +91,7 @@ def rows_of(frame: pd.DataFrame, source: np.ndarray) -> np.ndarray | None:
 def encoded_model(model: ModelAdapter, groups: Sequence[FeatureGroup]) -> EncodedModel | None:
     """Split ``model`` into encoder + estimator over ``groups``; None unless the encoding is column-wise."""
     key = tuple(groups)
-    if key not in model.splits:
-        model.splits[key] = _split(model, key)
-    return model.splits[key]
+    return model.splits.get(key, lambda: _split(model, key))
 
 
 def _split(model: ModelAdapter, groups: Sequence[FeatureGroup]) -> EncodedModel | None:
@@ -178,7 +176,8 @@ def _onehot_counts(step) -> list[int] | None:
 
 
 def make_encoder(dataset: Dataset) -> ColumnTransformer:
-    """The demo models' encoding (SEV paper App. A). Numeric: impute median + standardise; binary/categorical: impute mode + one-hot (one dummy for binary)."""
+    """The demo models' encoding (SEV paper App. A). Numeric: impute median + standardise; binary/categorical:
+    impute mode + one-hot (one dummy for binary)."""
     numeric = [c for g in dataset.groups if g.kind == "numeric" for c in g.columns]
     binary = [c for g in dataset.groups if g.kind == "binary" for c in g.columns]
     categorical = [c for g in dataset.groups if g.kind == "categorical" and len(g.columns) == 1 for c in g.columns]

@@ -11,7 +11,7 @@ Every score passes :meth:`ModelAdapter.scores_of`, which turns a model that rais
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,12 +19,12 @@ import pandas as pd
 import sklearn
 from sklearn.exceptions import NotFittedError
 
+from ..cache import Memo, memo_field
 from ..errors import ExplainError, IntakeError, NonFiniteScores, one_line
 from .data import Dataset, find_value, show
 from .inputs import RenamedInputs, by_position, closest, input_names, sanitised_mapping, unwrap
 from .sandbox.model import SandboxedModel, Stage
 
-SCORE_KINDS = ("proba", "decision", "predict")
 TIE_BAND = 1e-9  # scores this close to the default threshold are decided by the model's own predict
 
 
@@ -53,7 +53,7 @@ class ModelAdapter:
     score_kind: str = "proba"
     name: str = "model"
     custom_threshold: bool = False
-    splits: dict = field(default_factory=dict, repr=False, compare=False)  # encoded_model() by groups
+    splits: Memo = memo_field("encoder/estimator splits (encoded_model) by feature groups", max_entries=8)
 
     def inputs(self, frame: pd.DataFrame):
         frame = frame[self.columns]

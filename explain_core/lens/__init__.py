@@ -5,12 +5,13 @@ size; :mod:`.search` goes layer by layer until the first layer holding a τ-suff
 budget (wide data); :mod:`.context` reads PS/PN and τ-minimal factors off a scored sample; :mod:`.stats` holds
 the sample mode's binomial tests and Holm's correction.
 """
-from .context import (DIRECTIONS, ORDERS, Factor, LensContext, LensResult, Measures, shap_curve)
+from .context import (DIRECTIONS, ORDERS, AttributionCurve, Factor, LensContext, LensResult, Measures, shap_curve)
 from .sampling import (ALL_SUBSETS_UP_TO, DEFAULT_MAX_SIZE, DEFAULT_REFERENCES, check_budget, default_max_size,
                        factor_count, factor_masks, feature_mad, largest_factor_size, lens_contexts,
                        opposite_references)
 from .stats import CORRECTIONS
 
 __all__ = ["ALL_SUBSETS_UP_TO", "CORRECTIONS", "DEFAULT_MAX_SIZE", "DEFAULT_REFERENCES", "DIRECTIONS", "ORDERS",
-           "Factor", "LensContext", "LensResult", "Measures", "check_budget", "default_max_size", "factor_count",
+           "AttributionCurve", "Factor", "LensContext", "LensResult", "Measures", "check_budget", "default_max_size",
+           "factor_count",
            "factor_masks", "feature_mad", "largest_factor_size", "lens_contexts", "opposite_references", "shap_curve"]

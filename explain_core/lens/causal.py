@@ -169,11 +169,12 @@ def intervene(scm: StructuralModel, layout, base: pd.DataFrame, source: pd.DataF
         moved &= ~masks[:, at[node]]  # an intervened node keeps its value
         if not moved.any():
             continue
-        now = out.loc[moved, [scm.columns[p] for p in equation.parents]].set_axis(list(equation.parents), axis=1)
+        parent_columns = [scm.columns[p] for p in equation.parents]
+        now = out.loc[moved, parent_columns].set_axis(list(equation.parents), axis=1)
         column = scm.columns[node]
         if equation.kind == "additive":
             out[column] = out[column].astype(float)
-            before = base.loc[moved, [scm.columns[p] for p in equation.parents]].set_axis(list(equation.parents), axis=1)
+            before = base.loc[moved, parent_columns].set_axis(list(equation.parents), axis=1)
             noise = base.loc[moved, column].to_numpy(float) - equation.estimator.predict(before)
             values = equation.estimator.predict(now) + noise
         else:

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import IntakeError, check_choice
-from ..results import Explanation
+from ..results import Explanation, ValueEquality
 from .stats import CORRECTIONS, error_statement, passes, power_limit
 
 DIRECTIONS = ("r2i", "i2r")
@@ -53,7 +53,7 @@ class Factor:
     reference: object
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LensResult(Explanation):
     """Alg. 1's output: τ-minimal factors and the cumulative PN of their upward closure.
 
@@ -101,8 +101,8 @@ class LensResult(Explanation):
         })
 
 
-@dataclass(frozen=True)
-class LensContext:
+@dataclass(frozen=True, eq=False)
+class LensContext(ValueEquality):
     """The sampled context D̂ of one direction: one sample per (reference r, factor j) (§3, §5).
 
     ``labels[r, j]``: the model's label of the intervened row (R2I: reference r with factor j's groups
@@ -311,6 +311,19 @@ def _check_threshold(tau: float, alpha: float | None) -> None:
 
 def _check_order(order: str) -> None:
     check_choice(order, ORDERS, "partial order")
+
+
+@dataclass(frozen=True, eq=False)
+class AttributionCurve(Explanation):
+    """§5.1, Fig. 2 as a result: per factor size, the best PS of any factor of that size beside the PS of the
+    top groups by an attribution (``attribution`` names it, e.g. SHAP); ``table`` is :func:`shap_curve`'s."""
+
+    direction: str
+    attribution: str
+    table: pd.DataFrame
+
+    method = "LENS against the top features of an attribution (PS by size)"
+    meta_parameters = ("direction", "attribution")
 
 
 def shap_curve(context: LensContext, attribution) -> pd.DataFrame:

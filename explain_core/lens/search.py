@@ -39,7 +39,7 @@ DENSE_INDEX_GROUPS = 24  # up to 2^24 factors: a key → column table (64 MB at 
 SEARCH_SAMPLES = 50_000_000  # labels kept (1 byte each) — the search's memory bound
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LensSearch(Explanation):
     """What the layered search found (one direction).
 
@@ -90,17 +90,9 @@ def search_factors(model: ModelAdapter, dataset: Dataset, query, references: pd.
     model calls; a layer cut short is discarded. ``max_samples`` bounds the labels kept (references × factors;
     default the smaller of ``limits().lens_samples`` × 10 and 5·10⁷).
     """
-    check_choice(direction, DIRECTIONS, "LENS context")
-    check_choice(until, UNTIL, "search stop")
-    _check_threshold(tau, alpha)
-    if len(references) == 0:
-        raise IntakeError("No references given; a context needs at least one reference row.")
     layout = dataset.layout
     p = layout.size
-    if p > MAX_GROUPS:
-        raise IntakeError(f"The layered LENS search handles at most {MAX_GROUPS} feature groups, not {p}; group "
-                          "related columns into features or restrict the factors' size.")
-    max_size = p if max_size is None else min(int(max_size), p)
+    max_size = _checked_search(direction, until, tau, alpha, len(references), p, max_size)
     cap = max_samples or min(SEARCH_SAMPLES, 10 * limits().lens_samples)
     start = clock()
     query = one_row(query)[list(layout.columns)]
@@ -143,6 +135,20 @@ def search_factors(model: ModelAdapter, dataset: Dataset, query, references: pd.
     return LensSearch(ctx, result, searched, max_size, stopped, clock() - start,
                       ctx.factor(best) if len(ctx.masks) else (), float(ctx.ps[best]) if len(ctx.masks) else np.nan,
                       layers.scored)
+
+
+def _checked_search(direction: str, until: str, tau: float, alpha: float | None, references: int, p: int,
+                    max_size: int | None) -> int:
+    """The largest factor size to search (at most ``p``), once the search's settings are checked."""
+    check_choice(direction, DIRECTIONS, "LENS context")
+    check_choice(until, UNTIL, "search stop")
+    _check_threshold(tau, alpha)
+    if references == 0:
+        raise IntakeError("No references given; a context needs at least one reference row.")
+    if p > MAX_GROUPS:
+        raise IntakeError(f"The layered LENS search handles at most {MAX_GROUPS} feature groups, not {p}; group "
+                          "related columns into features or restrict the factors' size.")
+    return p if max_size is None else min(int(max_size), p)
 
 
 class _Layers:

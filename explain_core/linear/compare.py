@@ -4,7 +4,9 @@ of relevance against k, σ and m (Figs. 4-6) as plot-ready tables.
 
 LIME and KernelSHAP work on LIME's interpretable representation b ∈ {0,1}^{d−1}, b_j = (1 + z_j x_j)/2
 ("literal j keeps the query's value"); a linear model β₀ + Σβ_j b_j is the z-space explanation
-w_j = β_j x_j / 2, w_0 = β₀ + Σβ_j / 2.
+w_j = β_j x_j / 2, w_0 = β₀ + Σβ_j / 2. :func:`compare` is the one fitting pipeline: the linear explanation of a
+row (:func:`explain_linear`, the app, the PDF) is its result with the row's literals. lime and shap are imported
+when LIME or SHAP runs.
 """
 from __future__ import annotations
 
@@ -14,22 +16,29 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
-import shap
-from lime.lime_base import LimeBase
 
-from ..errors import check_choice, names_method
-from ..results import Explanation
-from . import check_samples
-from .exact import exact_fit
-from .iht import iht
+from ..errors import IntakeError, check_choice, names_method
+from ..limits import limits, over
+from ..results import Explanation, ValueEquality
+from .exact import ExactFit, exact_fit
+from .iht import IHTResult, iht
 from .metrics import RELEVANCE_SAMPLES, Scores, score
 from .miqp import l1_relaxation
-from .space import LiteralSpace, Sample, draw_sample, sample_neighbourhood
+from .problem import support_of
+from .space import LiteralSpace, Sample, TargetScale, draw_sample, sample_neighbourhood
 
 METHODS = ("iht", "exact", "lime", "shap", "shap_k", "l1_relax")
 SWEEP_GRIDS = {"k": tuple(range(1, 9)), "sigma": tuple(np.round(np.arange(0, 2.0, 0.25), 2)),
                "m": (100, 300, 1000, 3000, 10_000, 30_000, 100_000)}
 SHAP_BACKGROUND = 50
+SOLVERS = ("exact", "iht")
+
+
+def check_samples(m: int) -> None:
+    """m is capped by the ``linear_samples`` limit (a sample and a hold-out sample of m rows each)."""
+    cap = limits().linear_samples
+    if m > cap:
+        raise over("The number of samples m", m, cap, "choose a smaller m (a few thousand is usually enough).")
 
 
 def to_z_space(intercept: float, coef: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -44,6 +53,8 @@ def lime_fit(sample: Sample, k: int, *, seed: int = 0, kernel_width: float | Non
     """LIME (``lime.lime_base.LimeBase``, defaults) on the shared sample in b-space: k−1 features plus
     the intercept, exponential kernel on the Euclidean distance to x with LimeTabular's default width
     0.75·√(d−1); x itself is prepended as LIME's first row."""
+    from lime.lime_base import LimeBase
+
     x = sample.x
     B = np.vstack([np.ones(len(x) - 1), (1 + sample.Z[:, 1:] * x[1:]) / 2])
     labels = np.concatenate([[sample.fx], sample.y])[:, None]
@@ -61,7 +72,7 @@ def lime_fit(sample: Sample, k: int, *, seed: int = 0, kernel_width: float | Non
 
 
 @dataclass(frozen=True, eq=False)
-class ShapValues:
+class ShapValues(ValueEquality):
     """KernelSHAP in b-space against a background drawn from D_{x,σ}: φ_0 = E_bg[f], φ_j per literal.
 
     ``dense`` is the anchored linear model φ_0 + Σφ_j (b_j − b̄_j)/(1 − b̄_j) in z-space (every
@@ -94,6 +105,8 @@ class ShapValues:
 def kernel_shap(space: LiteralSpace, sigma: float, *, seed: int = 0, background: int = SHAP_BACKGROUND,
                 nsamples: int | str = "auto") -> ShapValues:
     """KernelSHAP (``shap.KernelExplainer``, no ℓ1 selection: dense) of f at x in b-space (seeded)."""
+    import shap
+
     x = space.x.astype(float)
     bg = (1 + sample_neighbourhood(space.x, sigma, background, seed)[:, 1:] * x[1:]) / 2
 
@@ -116,7 +129,7 @@ def kernel_shap(space: LiteralSpace, sigma: float, *, seed: int = 0, background:
 # One task, every method on the same sample
 
 @dataclass(frozen=True, eq=False)
-class MethodResult:
+class MethodResult(ValueEquality):
     """One explainer's w with its metrics; ``detail`` says e.g. the exact fit's method or SHAP's φ_0.
 
     ``status`` and ``gap`` are the exact fit's certificate (``optimal`` with gap 0, or ``time_limit`` with the
@@ -142,9 +155,19 @@ class Comparison(Explanation):
     seed: int
     fx: float
     results: tuple[MethodResult, ...]
+    iht: IHTResult | None = None  # Alg. 1's run (every comparison runs it: the exact fit's incumbent)
+    exact: ExactFit | None = None  # the certified fit, when "exact" is among the methods
 
     method = "linear explanations compared"
     meta_parameters = ("k", "sigma", "m", "seed")
+
+    def result(self, method: str) -> MethodResult:
+        """The result of ``method``; an IntakeError naming the methods compared when it was not among them."""
+        found = [r for r in self.results if r.method == method]
+        if not found:
+            raise IntakeError(f"No {method!r} fit here; the methods compared are: "
+                              f"{', '.join(r.method for r in self.results)}.")
+        return found[0]
 
     def table(self) -> pd.DataFrame:
         """One row per method: F̂, F, R (with its method), |w·x − f(x)|, ‖w‖₀, Lemma 4 bound (NaN where it does not
@@ -181,19 +204,28 @@ def _row(r: MethodResult, covered: bool) -> dict:
 @names_method("the linear explanations")
 def compare(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int = 5000, *, seed: int = 0,
             methods: Sequence[str] = ("iht", "exact", "lime"), time_limit: float = 10.0,
-            relevance_samples: int = RELEVANCE_SAMPLES, shap_background: int = SHAP_BACKGROUND) -> Comparison:
+            relevance_samples: int = RELEVANCE_SAMPLES, shap_background: int = SHAP_BACKGROUND,
+            holdout_m: int | None = None) -> Comparison:
     """Fit every method in ``methods`` (see ``METHODS``) on one sample of D_{x,σ} and score them on a
-    fresh one (§6.1: all explainers receive the same sample)."""
+    fresh one of ``holdout_m`` (default m) points (§6.1: all explainers receive the same sample)."""
+    return _compare(space, k, sigma, m, seed, tuple(methods), time_limit, relevance_samples, shap_background,
+                    holdout_m or m)
+
+
+def _compare(space: LiteralSpace, k: int, sigma: float, m: int, seed: int, methods: tuple[str, ...],
+             time_limit: float, relevance_samples: int, shap_background: int, holdout_m: int) -> Comparison:
+    """The one fitting pipeline: IHT (always: the exact fit's incumbent), then each method asked for."""
     for method in methods:
         check_choice(method, METHODS, "linear explainer")
-    check_samples(m)
+    check_samples(max(m, holdout_m))
     train = draw_sample(space, sigma, m, seed)
-    holdout = draw_sample(space, sigma, m, seed + 1)
+    holdout = draw_sample(space, sigma, holdout_m, seed + 1)
     fits: dict[str, tuple[np.ndarray, float, str]] = {}
     certificates: dict[str, tuple[str, float]] = {}
     t0 = time.monotonic()
     fit = iht(train, k)
     fits["iht"] = (fit.w, time.monotonic() - t0, f"{fit.iterations} iterations")
+    ex = None
     if "exact" in methods:
         ex = exact_fit(train.gram, k, fit.w, time_limit=time_limit)
         fits["exact"] = (ex.w, ex.seconds, f"{ex.method} {ex.status}" + (f" gap {ex.gap:.2%}" if ex.gap else ""))
@@ -214,26 +246,81 @@ def compare(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int = 5000, 
                                                 relevance_samples=relevance_samples), secs, detail,
                                  *certificates.get(name, ("", None)))
                     for name in methods for w, secs, detail in [fits[name]])
-    return Comparison(k, sigma, m, seed, train.fx, results)
+    return Comparison(k, sigma, m, seed, train.fx, results, fit, ex)
 
 
-@dataclass(frozen=True)
-class LinearReport(Explanation):
-    """Every linear explainer fitted on one shared sample of D_{x,σ} in the group-literal space.
+@dataclass(frozen=True, eq=False)
+class LinearExplanation(Explanation):
+    """The anchored k-sparse linear explanation of f at x: the solver's w (the certified exact fit when it ran,
+    else IHT's), with every explainer fitted beside it on the same sample (``comparison``: IHT, the exact fit,
+    LIME, SHAP, …; each w with its fidelity, relevance, anchoring gap and Lemma 4 bound).
 
-    ``names`` are the literals (0 = bias, j = "keeps <group j> = <value>"); ``comparison`` holds each
-    method's w and scores (fidelity, relevance, anchoring gap, Lemma 4 bound, exact-fit status).
+    ``names`` are the literals (0 = bias; in a group space j = "keeps <group j> = <value>"), ``groups`` the feature
+    group of each non-bias literal (empty outside a group space).
     """
 
     names: tuple[str, ...]
-    groups: tuple[str, ...]
+    x: np.ndarray
     fx: float
+    target: TargetScale
     comparison: Comparison
+    groups: tuple[str, ...] = ()
 
-    method = "linear explanations of one row"
+    method = "anchored k-sparse linear explanation"
+    meta_parameters = ("k", "sigma", "m", "seed")
 
-    def parameters(self) -> dict:
-        return self.comparison.parameters()
+    @property
+    def k(self) -> int:
+        return self.comparison.k
+
+    @property
+    def sigma(self) -> float:
+        return self.comparison.sigma
+
+    @property
+    def m(self) -> int:
+        return self.comparison.m
+
+    @property
+    def seed(self) -> int:
+        return self.comparison.seed
+
+    @property
+    def iht(self) -> IHTResult:
+        return self.comparison.iht
+
+    @property
+    def exact(self) -> ExactFit | None:
+        return self.comparison.exact
+
+    @property
+    def solver(self) -> str:
+        return "exact" if self.exact is not None else "iht"
+
+    @property
+    def w(self) -> np.ndarray:
+        return self.comparison.result(self.solver).w
+
+    @property
+    def scores(self) -> Scores:
+        return self.comparison.result(self.solver).scores
+
+    @property
+    def support(self) -> tuple[str, ...]:
+        return tuple(self.names[j] for j in support_of(self.w))
+
+    def table(self) -> pd.DataFrame:
+        """One row per literal in the support: does x satisfy it, w_j, and its contribution w_j·x_j to f(x)
+        — the contributions sum to f(x) (anchoring); in model units they sum to the model's output
+        (the bias row carries the offset)."""
+        rows = []
+        for j in support_of(self.w):
+            contribution = float(self.w[j] * self.x[j])
+            rows.append({"literal": self.names[j], "holds": bool(self.x[j] > 0), "weight": float(self.w[j]),
+                         "contribution": contribution,
+                         "contribution (model units)": contribution * self.target.unit
+                         + (self.target.offset if j == 0 else 0.0)})
+        return pd.DataFrame(rows)
 
     def weights(self) -> pd.DataFrame:
         """One row per literal, one column per method: the fitted weights side by side."""
@@ -241,21 +328,44 @@ class LinearReport(Explanation):
 
     def support_groups(self, method: str) -> tuple[str, ...]:
         """The feature groups whose literal has a non-zero weight in ``method``'s w (bias excluded)."""
-        w = next(r.w for r in self.comparison.results if r.method == method)
-        return tuple(self.groups[j - 1] for j in np.flatnonzero(np.abs(w) > 1e-12) if j > 0)
+        w = self.comparison.result(method).w
+        names = self.groups or self.names[1:]
+        return tuple(names[j - 1] for j in np.flatnonzero(np.abs(w) > 1e-12) if j > 0)
+
+
+@names_method("the linear explanation")
+def explain_linear(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int = 5000, *, seed: int = 0,
+                   solver: str = "exact", methods: Sequence[str] | None = None, time_limit: float = 10.0,
+                   holdout_m: int | None = None, relevance_samples: int = RELEVANCE_SAMPLES,
+                   shap_background: int = SHAP_BACKGROUND) -> LinearExplanation:
+    """Fit (P4) on m samples of D_{x,σ}: IHT with :func:`iht`'s default (Alg. 1 from f(x)e₁ and from the
+    projected anchored least-squares solution, steps η·{1, 2}, best polished iterate), then
+    (``solver="exact"``) the certified optimum within ``time_limit`` seconds; score it on a fresh sample
+    of ``holdout_m`` (default m) points. ``methods`` (default IHT and the solver; see ``METHODS``) are every
+    explainer fitted on the same sample, the solver among them: :func:`compare`'s pipeline."""
+    check_choice(solver, SOLVERS, "linear solver")
+    methods = tuple(dict.fromkeys(("iht", solver))) if methods is None else tuple(methods)
+    if solver not in methods:
+        raise IntakeError(f"The linear solver {solver!r} must be among the methods fitted ({', '.join(methods)}).")
+    comparison = _compare(space, k, sigma, m, seed, methods, time_limit, relevance_samples, shap_background,
+                          holdout_m or m)
+    return LinearExplanation(space.names, space.x, comparison.fx, space.target, comparison, space.groups)
 
 
 # ---------------------------------------------------------------------------------------------------
 # Sweeps (Figs. 4-6)
 
 @dataclass(frozen=True, eq=False)
-class Sweep:
+class Sweep(Explanation):
     """Relevance (and the other metrics) against one parameter: ``table`` has one row per
     (value, instance, method) — long format, ready for a line plot of ``summary()``."""
 
     parameter: str
-    values: tuple
+    values: tuple[int | float, ...]
     table: pd.DataFrame
+
+    method = "linear explanations against one parameter"
+    meta_parameters = ("parameter", "values")
 
     def summary(self, metric: str = "relevance") -> pd.DataFrame:
         """Mean and standard deviation of ``metric`` over instances, per (value, method)."""

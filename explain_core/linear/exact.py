@@ -21,6 +21,7 @@ from math import comb
 import numpy as np
 
 from ..errors import check_choice
+from ..results import ValueEquality
 from .miqp import solve_miqp, start_worker, worker_result
 from .problem import BOX_TOL, GramProblem, Outcome, support_of
 from .search import search_supports
@@ -32,8 +33,8 @@ MIQP_GRACE = 0.02  # share of the MIQP's time it stops before the deadline, and 
 OPTIMAL_GAP = 1e-6  # "optimal" = certified to this relative gap (the search proves its optimum exactly)
 
 
-@dataclass(frozen=True)
-class ExactFit:
+@dataclass(frozen=True, eq=False)
+class ExactFit(ValueEquality):
     """The result of :func:`exact_fit`.
 
     ``status`` is ``optimal`` (certified: ``gap`` ≤ OPTIMAL_GAP), ``time_limit`` (the best solution found

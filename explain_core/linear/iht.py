@@ -20,6 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import IntakeError, check_choice
+from ..results import ValueEquality
 from .problem import GramProblem, solve_support, support_of
 from .space import Sample
 
@@ -145,7 +146,7 @@ def anchored_least_squares(problem: GramProblem) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class IHTResult:
+class IHTResult(ValueEquality):
     """The best polished result over the runs of Algorithm 1 (one per start × step size).
 
     ``iterate`` is the winning run's best iterate (anchored, k-sparse, not boxed; F̂ ≤ that run's
@@ -171,10 +172,6 @@ class IHTResult:
     @property
     def support(self) -> tuple[int, ...]:
         return support_of(self.w)
-
-    @property
-    def iterate_in_box(self) -> bool:
-        return bool(np.abs(self.iterate).max() <= 1 + 1e-9)
 
 
 def iht(sample: Sample, k: int, *, step_scales: Sequence[float] = DEFAULT_STEP_SCALES,

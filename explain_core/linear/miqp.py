@@ -62,21 +62,7 @@ def solve_miqp(problem: GramProblem, k: int, incumbent: np.ndarray, *, deadline:
                                 if problem.G[i, j] != 0)
         model.minimize((quad + linear) / 4)
     else:
-        delta = problem.min_curvature
-        D = np.full(d, delta)
-        D[0] = 0.0
-        L = _factor(problem.G - np.diag(D))
-        u = [model.add_variable(lb=-np.inf, ub=np.inf, name=f"u{i}") for i in range(L.shape[1])]
-        for i in range(L.shape[1]):
-            model.add_linear_constraint(u[i] == mathopt.fast_sum(float(L[j, i]) * w[j] for j in range(d)
-                                                                 if L[j, i] != 0))
-        theta = {j: model.add_variable(lb=0, ub=1, name=f"theta{j}") for j in range(1, d) if delta > 0}
-        for j, th in theta.items():
-            model.add_quadratic_constraint(w[j] * w[j] <= th * s[j])
-        model.minimize((mathopt.fast_sum(ui * ui for ui in u) + delta * mathopt.fast_sum(theta.values()) + linear) / 4)
-        uval = L.T @ incumbent
-        hint.update({u[i]: float(uval[i]) for i in range(len(u))})
-        hint.update({th: float(incumbent[j] ** 2) for j, th in theta.items()})
+        hint.update(_perspective(model, problem, w, s, linear, incumbent))
     from ortools.math_opt.solvers.gscip import gscip_pb2
 
     precise = gscip_pb2.GScipParameters(real_params=SCIP_TOLERANCES)
@@ -95,6 +81,30 @@ def solve_miqp(problem: GramProblem, k: int, incumbent: np.ndarray, *, deadline:
     lower = max(0.0, min(best_value, dual)) if np.isfinite(dual) else 0.0
     optimal = result.termination.reason == mathopt.TerminationReason.OPTIMAL
     return Outcome(best, best_value, lower, int(result.solve_stats.node_count), optimal)
+
+
+def _perspective(model, problem: GramProblem, w: list, s: list, linear, incumbent: np.ndarray) -> dict:
+    """The perspective objective on ``model``: G = Q + D with D = diag(0, δ, …, δ), θ_j ≥ w_j²/s_j carrying D and
+    Q = LLᵀ as Σu_i² with linear rows u = Lᵀw; returns the hint values of u and θ at ``incumbent``."""
+    from ortools.math_opt.python import mathopt
+
+    d = problem.d
+    delta = problem.min_curvature
+    D = np.full(d, delta)
+    D[0] = 0.0
+    L = _factor(problem.G - np.diag(D))
+    u = [model.add_variable(lb=-np.inf, ub=np.inf, name=f"u{i}") for i in range(L.shape[1])]
+    for i in range(L.shape[1]):
+        model.add_linear_constraint(u[i] == mathopt.fast_sum(float(L[j, i]) * w[j] for j in range(d)
+                                                             if L[j, i] != 0))
+    theta = {j: model.add_variable(lb=0, ub=1, name=f"theta{j}") for j in range(1, d) if delta > 0}
+    for j, th in theta.items():
+        model.add_quadratic_constraint(w[j] * w[j] <= th * s[j])
+    model.minimize((mathopt.fast_sum(ui * ui for ui in u) + delta * mathopt.fast_sum(theta.values()) + linear) / 4)
+    uval = L.T @ incumbent
+    hint = {u[i]: float(uval[i]) for i in range(len(u))}
+    hint.update({th: float(incumbent[j] ** 2) for j, th in theta.items()})
+    return hint
 
 
 def start_worker(problem: GramProblem, k: int, incumbent: np.ndarray, deadline: float) -> subprocess.Popen:

@@ -90,6 +90,7 @@ class LiteralSpace:
     mode: str
     deterministic: bool = True
     chunk_rows: int = DEFAULT_CHUNK_ROWS
+    groups: tuple[str, ...] = ()  # the feature group of each non-bias literal (a group space)
 
     @property
     def d(self) -> int:
@@ -389,7 +390,8 @@ def group_space(model: ModelAdapter, dataset: Dataset, row: pd.DataFrame, refere
         y = dataset.y[rows]
         target = TargetScale("regression", float(y.min()), float(y.max()))
         f = lambda Z, seed: target.to_f(model.score(inputs(Z, seed)))  # noqa: E731
-    return LiteralSpace(names, x, f, target, replace, deterministic=replace == "reference")
+    return LiteralSpace(names, x, f, target, replace, deterministic=replace == "reference",
+                        groups=tuple(g.name for g in dataset.groups))
 
 
 def _class_pair(dataset: Dataset, own_label: int) -> tuple:

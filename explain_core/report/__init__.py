@@ -4,8 +4,8 @@
 the app's own cached results passed in) with their figures and :class:`Headline` numbers in a :class:`RowReport`;
 :func:`write_pdf` lays it out on A4 (:mod:`.pdf`, :mod:`.sections`); figures are plotly's static export or the
 matplotlib re-plot of the same data (:mod:`.figures`, :mod:`.replot`); :func:`batch_reports` writes one PDF per
-row and an index (:mod:`.batch`); :func:`write_audit_pdf` reports a dataset-wide audit (:mod:`.audit`). No Streamlit here: the app's Report page and ``python -m explain_core report``
-both call this package.
+row and an index (:mod:`.batch`); :func:`write_audit_pdf` reports a dataset-wide audit (:mod:`.audit`). No
+Streamlit here: the app's Report page and ``python -m explain_core report`` both call this package.
 """
 from .audit import write_audit_pdf
 from .batch import batch_reports, write_index

@@ -1,4 +1,5 @@
-"""Many rows (the command line's batch mode): one PDF per row and ``index.csv`` with the headline numbers."""
+"""Many rows (the command line's batch mode): one PDF per row and ``index.csv`` with the headline numbers; with
+``json``, each row's results too, in the app's JSON download format."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,9 +28,10 @@ def write_index(rows: Sequence[dict], path: str | Path) -> Path:
 def batch_reports(setup: Setup, rows: Sequence[int], params: Parameters, out: str | Path, *,
                   sections: Iterable[str] = SECTIONS, image_renderer: str = "auto",
                   progress: Callable[[int, int], None] | None = None, scheduler: str | None = None,
-                  workers: int | None = None, client=None) -> tuple[Path, list[dict]]:
+                  workers: int | None = None, client=None, json: bool = False) -> tuple[Path, list[dict]]:
     """One PDF per row in ``out`` and ``index.csv`` with the headline numbers; a row whose explanation fails
-    is recorded in the index with its error and the others go on. Returns the index path and its rows.
+    is recorded in the index with its error and the others go on. Returns the index path and its rows. With
+    ``json``, each row's results (:meth:`~explain_core.report.build.RowReport.json_files`) are written beside its PDF.
 
     ``scheduler`` / ``workers`` / ``client`` fan the rows out over a Dask cluster as audits do
     (:class:`~explain_core.audit.cluster.Executor`: the setup sent to each worker once, one task per row, the PDF's
@@ -37,11 +39,13 @@ def batch_reports(setup: Setup, rows: Sequence[int], params: Parameters, out: st
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     found: dict[int, dict] = {}
-    items = {i: (int(row), params, tuple(sections), image_renderer) for i, row in enumerate(rows)}
+    items = {i: (int(row), params, tuple(sections), image_renderer, json) for i, row in enumerate(rows)}
     try:
-        for i, (name, pdf, entry) in _reports(setup, items, scheduler, workers, client):
+        for i, (name, pdf, entry, files) in _reports(setup, items, scheduler, workers, client):
             if pdf is not None:
                 (out / name).write_bytes(pdf)
+            for file, text in files.items():
+                (out / file).write_text(text, encoding="utf-8")
             found[i] = entry
             if progress is not None:
                 progress(len(found), len(rows))
@@ -60,10 +64,13 @@ def _reports(setup: Setup, items: dict, scheduler: str | None, workers: int | No
         yield from run.stream(setup, row_report, items, unit="reports")
 
 
-def row_report(setup: Setup, row: int, params: Parameters, sections: tuple[str, ...], image_renderer: str):
-    """(file name, PDF bytes, index row) of one row's report; (None, None, the row and its error) when it fails."""
+def row_report(setup: Setup, row: int, params: Parameters, sections: tuple[str, ...], image_renderer: str,
+               json: bool = False):
+    """(file name, PDF bytes, index row, JSON files) of one row's report (the JSON files only with ``json``);
+    (None, None, the row and its error, {}) when it fails."""
     try:
         report = build_row_report(setup, row, params, sections)
-        return report.file_name, write_pdf(report, image_renderer=image_renderer), report.index_row(report.file_name)
+        pdf = write_pdf(report, image_renderer=image_renderer)
+        return report.file_name, pdf, report.index_row(report.file_name), report.json_files() if json else {}
     except ExplainError as exc:
-        return None, None, {"row": row, "error": str(exc)}
+        return None, None, {"row": row, "error": str(exc)}, {}

@@ -25,7 +25,7 @@ from ..views.sev import HYPERCUBE_FIGURE_MAX_GROUPS, hypercube_figure, lattice_f
 from ..views.vocabulary import METHOD_LABELS, factor_text, fmt_ps, format_number, sev_reading
 
 if TYPE_CHECKING:
-    from ..linear.compare import LinearReport
+    from ..linear.compare import LinearExplanation
 
 SECTIONS = ("sev", "lens", "linear", "agreement", "appendix")
 SECTION_TITLES = {"sev": "SEV", "lens": "LENS", "linear": "Linear", "agreement": "Agreement", "appendix": "Appendix"}
@@ -69,7 +69,7 @@ class RowReport:
     sev: SEVExplanation | None = None
     baselines: Baselines | None = None
     lens: LensReport | None = None
-    linear: LinearReport | None = None
+    linear: LinearExplanation | None = None
     agreement: Agreement | None = None
     figures: dict[str, go.Figure] = field(default_factory=dict)
     headline: Headline | None = None
@@ -99,7 +99,8 @@ class RowReport:
         """The report's parts in order, each with what it holds (for a preview), numbered as in the PDF."""
         kinds = "SEV⁻ / SEV⁺" + (" / SEV®" if self.sev is not None and self.sev.restricted is not None else "")
         described = {
-            "sev": ("SEV", [f"{kinds} with their minimal explanations (the paper's tables)", "the plain-language reading",
+            "sev": ("SEV", [f"{kinds} with their minimal explanations (the paper's tables)",
+                            "the plain-language reading",
                             "the hypercube" if self._cube_drawn else "the search by depth (lattice view)"]),
             "lens": ("LENS", ["τ-minimal factors with PS and p-values", "the cheapest (cost-order) factors",
                               "cumulative PN against τ"]),
@@ -120,6 +121,15 @@ class RowReport:
     @property
     def _cube_drawn(self) -> bool:
         return len(self.setup.dataset.groups) <= HYPERCUBE_FIGURE_MAX_GROUPS
+
+    def json_files(self) -> dict[str, str]:
+        """Each result of the report as the app's JSON download (``<pdf name>.<part>.json``: the result's own
+        ``to_json`` with the row, the setup and the parameters beside it)."""
+        stem = self.file_name.removesuffix(".pdf")
+        parts = {"sev": self.sev, "lens": self.lens, "linear": self.linear, "baselines": self.baselines,
+                 "agreement": self.agreement}
+        return {f"{stem}.{part}.json": result.to_json(row=self.row, setup=self.setup, parameters=self.params)
+                for part, result in parts.items() if result is not None}
 
     def index_row(self, pdf: str = "") -> dict:
         """The headline numbers as one row of the batch index (see :data:`INDEX_COLUMNS`)."""
@@ -150,7 +160,7 @@ def check_sections(sections: Iterable[str]) -> tuple[str, ...]:
 def build_row_report(setup: Setup, row: int | pd.DataFrame, params: Parameters | None = None,
                      sections: Iterable[str] = SECTIONS, *, row_position: int | None = None, edited: bool = False,
                      sev: SEVExplanation | None = None, baselines: Baselines | None = None,
-                     lens: LensReport | None = None, linear: LinearReport | None = None,
+                     lens: LensReport | None = None, linear: LinearExplanation | None = None,
                      cube: Hypercube | None = None) -> RowReport:
     """Gather one row's results for a report.
 
@@ -194,7 +204,7 @@ def _figures(report: RowReport, cube: Hypercube | None) -> dict[str, go.Figure]:
             cube = cube or hypercube(s.model, s.dataset.layout, report.query, s.reference_of_label(report.label))
             figs["sev"] = hypercube_figure(cube, report.sev, which=which, class_names=s.class_names)
         else:
-            figs["sev"] = lattice_figure(getattr(report.sev, which), threshold=s.model.threshold)
+            figs["sev"] = lattice_figure(report.sev.result(which), threshold=s.model.threshold)
     if report.lens is not None and "lens" in report.sections:
         figs["lens"] = pn_curve_figure(report.lens.pn_curve, direction=report.lens.direction)
     if report.linear is not None and "linear" in report.sections:
@@ -204,13 +214,13 @@ def _figures(report: RowReport, cube: Hypercube | None) -> dict[str, go.Figure]:
     return figs
 
 
-def _weights(linear: LinearReport) -> pd.DataFrame:
+def _weights(linear: LinearExplanation) -> pd.DataFrame:
     """The weights table with the methods' display names as columns."""
     w = linear.weights()
     return w.rename(columns=lambda m: METHOD_LABELS.get(m, m))
 
 
-def linear_support_method(linear: LinearReport) -> str:
+def linear_support_method(linear: LinearExplanation) -> str:
     methods = [r.method for r in linear.comparison.results]
     return "exact" if "exact" in methods else "iht"
 

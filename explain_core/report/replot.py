@@ -153,7 +153,8 @@ def matplotlib_figure(fig: go.Figure, width: int = FIGURE_WIDTH_PX, height: int 
                 handle.set_sizes([30])
     title = layout.title.text if layout.title is not None else None
     if title:
-        ax.set_title("\n".join(textwrap.wrap(re.sub(r"<[^>]+>", "", re.sub(r"<br\s*/?>", " ", title)), max(40, width // 8))),
+        plain_title = re.sub(r"<[^>]+>", "", re.sub(r"<br\s*/?>", " ", title))
+        ax.set_title("\n".join(textwrap.wrap(plain_title, max(40, width // 8))),
                      loc="left", fontsize=11, color=_TEXT_COLOUR, pad=24 if above else 6)
     mfig.tight_layout()
     return mfig

@@ -25,19 +25,32 @@ LENS_MAX_FACTORS = 30  # factors listed in the LENS table
 
 
 def summary(w: Writer, r: RowReport) -> None:
-    s, h = r.setup, r.headline
-    data, model = s.dataset, s.model
-    card = data.card or {}
+    """The first page: the row and its prediction in words, the headline numbers, the data and model, the row beside
+    the reference and every parameter."""
+    s = r.setup
     w.h1(r.title)
-    w.note(f"Explanation report · created {r.created:%Y-%m-%d %H:%M %Z}".rstrip() + f" · dataset {data.name} · "
-           f"model {model.name}")
-    where = f"row {r.row}" if r.row is not None else "a custom row"
-    edited = " (values edited in the what-if editor)" if r.edited else ""
-    w.text(f"For {where}{edited} of the {data.name} data the model predicts {outcome_text(s, r.label)}: "
-           f"{s.score_text(r.score, digits=3)} (decision threshold {model.threshold:.4g}).", size=10)
+    w.note(f"Explanation report · created {r.created:%Y-%m-%d %H:%M %Z}".rstrip() + f" · dataset {s.dataset.name} · "
+           f"model {s.model.name}")
+    w.text(f"For {_where(r)} of the {s.dataset.name} data the model predicts {outcome_text(s, r.label)}: "
+           f"{s.score_text(r.score, digits=3)} (decision threshold {s.model.threshold:.4g}).", size=10)
     if r.reading:
         w.text(r.reading, size=10, style="B")
+    headline_numbers(w, r)
+    data_and_model(w, r)
+    if r.sparsity is not None:
+        sparse_training(w, r)
+    row_and_reference(w, r)
+    parameters_table(w, r)
 
+
+def _where(r: RowReport) -> str:
+    """``row 42`` or ``a custom row``, with a note when the what-if editor changed its values."""
+    where = f"row {r.row}" if r.row is not None else "a custom row"
+    return where + (" (values edited in the what-if editor)" if r.edited else "")
+
+
+def headline_numbers(w: Writer, r: RowReport) -> None:
+    s, h = r.setup, r.headline
     w.h2("Headline numbers")
     rows = [["Prediction", f"{h.prediction} ({s.score_text(r.score, digits=3)})", "the model's output for this row"]]
     if r.sev is not None:
@@ -59,6 +72,11 @@ def summary(w: Writer, r: RowReport) -> None:
         rows.append(["Named by most methods", ", ".join(names), f"{count} of {total} methods"])
     w.table(["Quantity", "Value", "Meaning"], rows, widths=(38, 62, 80))
 
+
+def data_and_model(w: Writer, r: RowReport) -> None:
+    s = r.setup
+    data, model = s.dataset, s.model
+    card = data.card or {}
     w.h2("Data and model")
     metrics = s.metrics or {}
     if data.task == "classification":
@@ -66,7 +84,8 @@ def summary(w: Writer, r: RowReport) -> None:
                 f"{metrics.get('test_auc', float('nan')):.3f} (train {metrics.get('train_accuracy', float('nan')):.3f}"
                 f" / {metrics.get('train_auc', float('nan')):.3f})")
     else:
-        perf = (f"test R² {metrics.get('test_r2', float('nan')):.3f}, test RMSE {metrics.get('test_rmse', float('nan')):.4g}"
+        perf = (f"test R² {metrics.get('test_r2', float('nan')):.3f}, "
+                f"test RMSE {metrics.get('test_rmse', float('nan')):.4g}"
                 f" (train R² {metrics.get('train_r2', float('nan')):.3f})")
     positive = (f"; positive class {data.positive_class}" + (f" = {card['positive_class_label']}"
                                                              if card.get("positive_class_label") else "")
@@ -82,12 +101,13 @@ def summary(w: Writer, r: RowReport) -> None:
         ["Score", f"{s.score_text(r.score, digits=3)}; label 1 by {model.rule}"],
         ["Reference", s.reference_of_label(r.label).description],
         ["Restricted features", ", ".join(s.restricted) or "none"],
-        ["Row", f"{where}{edited} ({split} row)"],
+        ["Row", f"{_where(r)} ({split} row)"],
     ]
     w.table(["", ""], info, widths=(32, 148))
-    if r.sparsity is not None:
-        sparse_training(w, r)
 
+
+def row_and_reference(w: Writer, r: RowReport) -> None:
+    s, data = r.setup, r.setup.dataset
     w.h2("The row and the reference")
     query = s.dataset.layout.values(r.query.iloc[0].to_dict())
     ref = s.dataset.layout.values(s.reference_of_label(r.label).values)
@@ -95,6 +115,9 @@ def summary(w: Writer, r: RowReport) -> None:
              "yes" if g.name in s.restricted else ""] for g in data.groups]
     w.table(["Feature", "Kind", "This row", "Reference", "Restricted"], rows, widths=(60, 22, 38, 38, 22))
 
+
+def parameters_table(w: Writer, r: RowReport) -> None:
+    s = r.setup
     w.h2("Parameters (enough to reproduce every number)")
     p = r.params
     lens_size = lens_max_size(s, p)
@@ -162,7 +185,7 @@ def _sev_table(w: Writer, r: RowReport, which: str) -> None:
     At most ``SEV_MAX_EXPLANATIONS`` explanations are listed; the count of the others is given.
     """
     ex = r.sev
-    result = getattr(ex, which)
+    result = ex.result(which)
     table = ex.table(which, unchanged=UNCHANGED)
     direction = ("features moved from this row to the reference" if result.kind == "minus"
                  else "features moved from the reference to this row's values")
@@ -198,7 +221,7 @@ def _sev_table(w: Writer, r: RowReport, which: str) -> None:
 
 def _sev_words(w: Writer, r: RowReport, which: str) -> None:
     """The explanations of one SEV value in words (moved features only, strongest first), capped with the count."""
-    result = getattr(r.sev, which)
+    result = r.sev.result(which)
     lines = explanation_lines(r.sev, which, r.setup.model.threshold)
     if not lines:
         return
@@ -214,19 +237,20 @@ def sev_section(w: Writer, r: RowReport, number: int, images: Images) -> None:
     ex = r.sev
     w.h1(f"{number}. SEV — sparse explanation values")
     w.text(r.reading, size=10, style="B")
-    kinds = ["minus", "plus"] + (["restricted"] if ex.restricted is not None else [])
-    rows = [[getattr(ex, k).label, getattr(ex, k).shown, len([e for e in getattr(ex, k).explanations if e]),
-             getattr(ex, k).message] for k in kinds]
+    kinds = list(ex.results())
+    rows = [[res.label, res.shown, len([e for e in res.explanations if e]), res.message]
+            for res in ex.results().values()]
     w.table(["", "Value", "Minimal explanations", "Outcome"], rows, widths=(16, 18, 32, 114),
             align=("LEFT", "CENTER", "CENTER", "LEFT"))
-    w.note(f"The reference is the {r.setup.reference_of_label(r.label).description}. SEV⁻ counts features moved from this row to "
+    w.note(f"The reference is the {r.setup.reference_of_label(r.label).description}. "
+           "SEV⁻ counts features moved from this row to "
            f"the reference until the prediction flips; SEV⁺ counts features moved from the reference to this row's "
            f"values until the prediction is this row's; search depth {ex.minus.max_depth}.")
     for k in kinds:
         _sev_words(w, r, k)
     for k in kinds:
         _sev_table(w, r, k)
-    shown = getattr(ex, r.sev_shown)
+    shown = ex.result(r.sev_shown)
     if r._cube_drawn:
         caption = (f"The SEV hypercube: each dot mixes this row and the reference (x = features at the reference), "
                    f"coloured by predicted class; orange edges are the shortest flipping paths of {shown.label}.")
@@ -259,10 +283,12 @@ def lens_section(w: Writer, r: RowReport, number: int, images: Images) -> None:
     best = smallest_factor(lens)
     if best is not None:
         if lens.direction == "r2i":
-            reading = (f"Setting {join_words(best.groups) if best.groups else 'no feature'} to this row's values gives "
-                       f"{best.ps:.0%} of the references the prediction {names[result.outcome]} (PS = {fmt_ps(best.ps)}).")
+            moved = join_words(best.groups) if best.groups else "no feature"
+            reading = (f"Setting {moved} to this row's values gives {best.ps:.0%} of the references the prediction "
+                       f"{names[result.outcome]} (PS = {fmt_ps(best.ps)}).")
         else:
-            reading = (f"Giving this row a reference's {join_words(best.groups) if best.groups else 'nothing'} changes the "
+            given = join_words(best.groups) if best.groups else "nothing"
+            reading = (f"Giving this row a reference's {given} changes the "
                        f"prediction to {names[result.outcome]} for {best.ps:.0%} of the references "
                        f"(PS = {fmt_ps(best.ps)}).")
         w.text(reading, size=9.5, style="B")
@@ -310,7 +336,8 @@ def linear_section(w: Writer, r: RowReport, number: int, images: Images) -> None
     rows = []
     for m in table.index:
         t = table.loc[m]
-        rel = fmt_metric(t["relevance"]) + ("" if t["relevance_method"] in ("exact",) else f" ({t['relevance_method']})")
+        rel = fmt_metric(t["relevance"])
+        rel += "" if t["relevance_method"] in ("exact",) else f" ({t['relevance_method']})"
         rows.append([METHOD_LABELS.get(m, m), fmt_metric(t["fidelity"]), fmt_metric(t["empirical_fidelity"]), rel,
                      fmt_metric(t["anchoring_gap"]), int(t["support_size"]), fmt_metric(t["bound"]),
                      str(t["detail"]) or "—"])

@@ -21,16 +21,17 @@ from ..errors import IntakeError, check_choice, names_method
 from ..intake.data import Dataset, GroupLayout
 from ..intake.models import ModelAdapter
 from ..reference import Reference
-from ..results import Explanation
+from ..results import Explanation, ValueEquality
 from .cube import DEFAULT_CHUNK_ROWS, ProgressFn, VertexScorer, layer_masks, one_row
 
 DEFAULT_MAX_DEPTH = 6
 MAX_LAYER_VERTICES = 2_000_000  # one layer per query; deeper layers of wide data are cut off (status beyond_depth)
 HYPERCUBE_MAX_GROUPS = 12
 KINDS = ("minus", "plus")
+SEV_RESULTS = ("minus", "plus", "restricted")  # the results an SEVExplanation holds, by name (SEV⁻, SEV⁺, SEV®)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SEVResult(Explanation):
     """One SEV value for one query, with every minimal explanation and the vertices evaluated.
 
@@ -94,6 +95,83 @@ class SEVResult(Explanation):
         return f"{self.label}: not explainable — moving every feature{held} does not flip the prediction"
 
 
+class _Search:
+    """The state of one batched BFS over many queries: what each query has seen and, once found, its flips."""
+
+    def __init__(self, kind: str, names: tuple[str, ...], classes: np.ndarray, keep_scores: bool):
+        self.kind, self.names, self.classes, self.keep_scores = kind, names, classes, keep_scores
+        self.seen_masks: list[list[np.ndarray]] = [[] for _ in classes]
+        self.seen_scores: list[list[np.ndarray]] = [[] for _ in classes]
+        self.found: dict[int, tuple[int, list[tuple[str, ...]]]] = {}  # query → (depth, moved groups of each flip)
+
+    def see(self, qi: int, masks: np.ndarray, scores: np.ndarray) -> None:
+        if self.keep_scores:
+            self.seen_masks[qi].append(masks)
+            self.seen_scores[qi].append(scores)
+
+    def pending(self) -> np.ndarray:
+        return np.array([i for i in range(len(self.classes)) if i not in self.found], dtype=np.intp)
+
+    def flipped(self, part: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """Which scored vertices of the queries ``part`` reach the goal: leave the query's class (``minus``) or
+        reach it (``plus``)."""
+        own = self.classes[part, None]
+        return (labels != own) if self.kind == "minus" else (labels == own)
+
+
+def _searched_depth(movable: int, max_depth: int) -> int:
+    """The depth the BFS searches: ``max_depth`` (at most every movable group), less where a layer would exceed
+    ``MAX_LAYER_VERTICES``."""
+    depths = range(1, min(max_depth, movable) + 1)
+    return sum(1 for _ in itertools.takewhile(lambda d: comb(movable, d) <= MAX_LAYER_VERTICES, depths))
+
+
+def _plus_origin(search: _Search, scorer: VertexScorer, reference_class: int, p: int) -> None:
+    """SEV⁺'s depth 0: the reference itself, a value 0 for the queries whose class it already has."""
+    origin = np.zeros((1, p), dtype=bool)
+    for qi in range(len(search.classes)):
+        search.see(qi, origin, np.array([scorer.reference_score]))
+        if reference_class == search.classes[qi]:
+            search.found[qi] = (0, [()])
+
+
+def _search_layer(search: _Search, model: ModelAdapter, scorer: VertexScorer, pending: np.ndarray,
+                  movable: list[int], depth: int, chunk_rows: int) -> dict[int, list[tuple[str, ...]]]:
+    """One BFS layer for the ``pending`` queries, in chunks of about ``chunk_rows`` model rows: the moved groups
+    of every flipping vertex, per query."""
+    start = search.kind == "minus"  # minus starts at the query (all True), plus at the reference (all False)
+    flips: dict[int, list[tuple[str, ...]]] = {}
+    for masks in layer_masks(len(search.names), movable, depth, start, max(1, chunk_rows)):
+        moved = masks != start
+        moved_names: dict[int, tuple[str, ...]] = {}
+        for part in np.array_split(pending, max(1, -(-len(pending) * len(masks) // chunk_rows))):
+            # a vertex that moves a group whose query and reference values are equal is the same point as
+            # a vertex of an earlier layer, which did not flip: it is skipped
+            fresh = (scorer.same[part].astype(np.uint8) @ moved.T.astype(np.uint8)) == 0
+            scores = scorer.scores(part, masks, fresh)
+            flipped = fresh & search.flipped(part, model.labels_of(scores))
+            for row, qi in enumerate(part):
+                search.see(qi, masks[fresh[row]], scores[row][fresh[row]])
+            rows, vertices = np.nonzero(flipped)
+            for qi, j in zip(part[rows].tolist(), vertices.tolist()):
+                if j not in moved_names:
+                    moved_names[j] = tuple(itertools.compress(search.names, moved[j]))
+                flips.setdefault(qi, []).append(moved_names[j])
+    return flips
+
+
+def _results(search: _Search, status_if_missing: str, **common) -> list[SEVResult]:
+    """One :class:`SEVResult` per query from the finished search."""
+    def result(i: int) -> SEVResult:
+        depth, hits = search.found.get(i, (None, ()))
+        masks, scores = search.seen_masks[i], search.seen_scores[i]
+        return SEVResult(value=depth, explanations=tuple(hits), explained_class=int(search.classes[i]),
+                         status="explained" if i in search.found else status_if_missing,
+                         vertex_masks=np.concatenate(masks) if masks else None,
+                         vertex_scores=np.concatenate(scores) if scores else None, **common)
+    return [result(i) for i in range(len(search.classes))]
+
+
 @names_method("SEV")
 def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference, *,
               kind: str = "minus", restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH,
@@ -107,63 +185,28 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
     check_choice(kind, KINDS, "SEV kind")
     if restricted and kind == "plus":
         raise IntakeError("Restricted features apply to SEV⁻ (SEV®), not to SEV⁺.")
-    n, p = len(queries), layout.size
+    n = len(queries)
     if n == 0:
         return []
     scorer = scorer or VertexScorer(model, layout, queries, reference, chunk_rows)
-    classes = model.labels_of(scorer.query_scores)
+    search = _Search(kind, layout.names, model.labels_of(scorer.query_scores), keep_scores)
     reference_class = int(model.labels_of([scorer.reference_score])[0])
-    start = kind == "minus"  # minus starts at the query (all True), plus at the reference (all False)
-    movable = [i for i in range(p) if layout.names[i] not in set(restricted)]
-    depth_limit = min(max_depth, len(movable))
-    searched_depth = sum(1 for _ in itertools.takewhile(lambda d: comb(len(movable), d) <= MAX_LAYER_VERTICES,
-                                                         range(1, depth_limit + 1)))
-    seen_masks: list[list[np.ndarray]] = [[] for _ in range(n)]
-    seen_scores: list[list[np.ndarray]] = [[] for _ in range(n)]
-    found: dict[int, tuple[int, list[tuple[str, ...]]]] = {}  # query → (depth, moved groups of each flip)
-    if kind == "plus":  # depth 0: SEV⁺ = 0 when the reference is already in the query's class
-        origin = np.zeros((1, p), dtype=bool)
-        for qi in range(n):
-            if keep_scores:
-                seen_masks[qi].append(origin)
-                seen_scores[qi].append(np.array([scorer.reference_score]))
-            if reference_class == classes[qi]:
-                found[qi] = (0, [()])
-    pending = np.array([i for i in range(n) if i not in found], dtype=np.intp)
+    movable = [i for i in range(layout.size) if layout.names[i] not in set(restricted)]
+    searched_depth = _searched_depth(len(movable), max_depth)
+    if kind == "plus":
+        _plus_origin(search, scorer, reference_class, layout.size)
+    pending = search.pending()
     for depth in range(1, searched_depth + 1):
         if len(pending) == 0:
             break
-        flips: dict[int, list[tuple[str, ...]]] = {}
-        for masks in layer_masks(p, movable, depth, start, max(1, chunk_rows)):
-            moved = masks != start
-            moved_names: dict[int, tuple[str, ...]] = {}
-            for part in np.array_split(pending, max(1, -(-len(pending) * len(masks) // chunk_rows))):
-                # a vertex that moves a group whose query and reference values are equal is the same point as
-                # a vertex of an earlier layer, which did not flip: it is skipped
-                fresh = (scorer.same[part].astype(np.uint8) @ moved.T.astype(np.uint8)) == 0
-                scores = scorer.scores(part, masks, fresh)
-                labels = model.labels_of(scores)
-                flipped = fresh & ((labels != classes[part, None]) if kind == "minus" else (labels == classes[part, None]))
-                if keep_scores:
-                    for row, qi in enumerate(part):
-                        seen_masks[qi].append(masks[fresh[row]])
-                        seen_scores[qi].append(scores[row][fresh[row]])
-                rows, vertices = np.nonzero(flipped)
-                for qi, j in zip(part[rows].tolist(), vertices.tolist()):
-                    if j not in moved_names:
-                        moved_names[j] = tuple(itertools.compress(layout.names, moved[j]))
-                    flips.setdefault(qi, []).append(moved_names[j])
-        found.update({qi: (depth, hits) for qi, hits in flips.items()})
+        flips = _search_layer(search, model, scorer, pending, movable, depth, chunk_rows)
+        search.found.update({qi: (depth, hits) for qi, hits in flips.items()})
         pending = np.setdiff1d(pending, list(flips), assume_unique=True)
         if progress:
             progress(1 - len(pending) / n, f"{kind}: depth {depth} done, {len(pending)} of {n} queries left")
     status_if_missing = "unexplainable" if searched_depth == len(movable) else "beyond_depth"
-    common = dict(kind=kind, max_depth=searched_depth, restricted=tuple(restricted), reference_class=reference_class)
-    return [SEVResult(value=found.get(i, (None,))[0], explanations=tuple(found.get(i, (None, ()))[1]),
-                      status="explained" if i in found else status_if_missing, explained_class=int(classes[i]),
-                      vertex_masks=np.concatenate(seen_masks[i]) if seen_masks[i] else None,
-                      vertex_scores=np.concatenate(seen_scores[i]) if seen_scores[i] else None, **common)
-            for i in range(n)]
+    return _results(search, status_if_missing, kind=kind, max_depth=searched_depth, restricted=tuple(restricted),
+                    reference_class=reference_class)
 
 
 def sev(model: ModelAdapter, layout: GroupLayout, query: pd.DataFrame | pd.Series, reference: Reference, *,
@@ -173,8 +216,8 @@ def sev(model: ModelAdapter, layout: GroupLayout, query: pd.DataFrame | pd.Serie
                      max_depth=max_depth)[0]
 
 
-@dataclass(frozen=True)
-class Hypercube:
+@dataclass(frozen=True, eq=False)
+class Hypercube(ValueEquality):
     """Scores of all 2^p vertices; row v has mask bits (v >> g) & 1 (1 = query value of group g)."""
 
     names: tuple[str, ...]
@@ -208,7 +251,7 @@ def hypercube(model: ModelAdapter, layout: GroupLayout, query, reference: Refere
     return Hypercube(layout.names, masks, scores, model.labels_of(scores))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SEVExplanation(Explanation):
     """SEV⁺, SEV⁻ and (with restricted groups) SEV® of one query, with what a table needs."""
 
@@ -233,11 +276,22 @@ class SEVExplanation(Explanation):
     def searched_depth(self) -> int:
         return self.minus.max_depth
 
-    def table(self, which: str = "minus", unchanged: str = "—") -> pd.DataFrame:
-        """The paper's table (Fig. 1c/1d): query, one row per explanation (moved groups only), reference."""
-        result = {"plus": self.plus, "minus": self.minus, "restricted": self.restricted}[which]
+    def result(self, which: str) -> SEVResult:
+        """The result named ``which``: ``minus`` (SEV⁻), ``plus`` (SEV⁺) or ``restricted`` (SEV®); an
+        :class:`IntakeError` for another name, or for ``restricted`` when no features were restricted."""
+        check_choice(which, SEV_RESULTS, "SEV result")
+        result = getattr(self, which)
         if result is None:
             raise IntakeError("No SEV® here: pass restricted features to explain_sev.")
+        return result
+
+    def results(self) -> dict[str, SEVResult]:
+        """The results this explanation holds, by name, in the order SEV⁻, SEV⁺, SEV® (SEV® only when computed)."""
+        return {which: getattr(self, which) for which in SEV_RESULTS if getattr(self, which) is not None}
+
+    def table(self, which: str = "minus", unchanged: str = "—") -> pd.DataFrame:
+        """The paper's table (Fig. 1c/1d): query, one row per explanation (moved groups only), reference."""
+        result = self.result(which)
         query_row = self.layout.values(self.query.to_dict())
         ref_row = self.layout.values(self.reference.values)
         moved_to = ref_row if result.kind == "minus" else query_row
@@ -265,6 +319,6 @@ def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Referen
 
     minus, plus = search("minus"), search("plus")
     held = search("minus", restricted) if restricted else None
-    return SEVExplanation(row.iloc[0].rename(0), reference, layout, float(scorer.query_scores[0]), minus.explained_class,
-                          plus, minus, held)
+    return SEVExplanation(row.iloc[0].rename(0), reference, layout, float(scorer.query_scores[0]),
+                          minus.explained_class, plus, minus, held)
 

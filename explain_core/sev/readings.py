@@ -46,19 +46,12 @@ class ExplanationLine:
         return ", ".join(m.text for m in self.moves)
 
 
-def result_of(ex: SEVExplanation, which: str) -> SEVResult:
-    result = {"minus": ex.minus, "plus": ex.plus, "restricted": ex.restricted}[which]
-    if result is None:
-        raise ValueError("no SEV® here: the setup has no restricted features")
-    return result
-
-
 def explanation_lines(ex: SEVExplanation, which: str, threshold: float) -> list[ExplanationLine]:
     """Every minimal explanation of ``ex``'s ``which`` result (``minus``, ``plus``, ``restricted``) as moved groups
     only, strongest flip first: sorted by how far the reached vertex's score lies beyond ``threshold`` (the model's)
     on the flipped side, ties in the search's order. SEV⁻/SEV® move groups from the row's values to the
     reference's; SEV⁺ from the reference's to the row's. An empty explanation (SEV⁺ = 0) gives no line."""
-    result = result_of(ex, which)
+    result = ex.result(which)
     names = list(ex.layout.names)
     row = ex.layout.values(ex.query.to_dict())
     ref = ex.layout.values(ex.reference.values)

@@ -1,35 +1,33 @@
 """A model before and after sparse-explanation training, side by side (SEV paper §5.2, Figs. 2-4, Tables 4-9):
 accuracy and AUC, mean SEV⁺ / SEV⁻ / SEV® on the test rows each model predicts positive, the share of those rows
-with no explanation, the share of positive predictions; and the pure figures drawn from it: SEV distributions,
-a Sankey of each test row's SEV before → after, feature prevalence before / after.
+with no explanation, the share of positive predictions, each row's SEV before → after and the feature prevalence.
+Numbers only: the figures drawn from them are in :mod:`explain_core.views.sparse`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
 from ..analysis import DatasetSEV, dataset_sev, predicted_rows
+from ..cache import Memo, memo_field
+from ..results import Explanation, ValueEquality
 from ..setup import SEVParameters, Setup
 from ..sev.cube import ProgressFn
-from ..sev.summaries import NOT_EXPLAINED, prevalence_table, sev_counts
-from ..views.style import BAR_COLOURS, TEMPLATE
-from ..views.vocabulary import html_text
+from ..sev.summaries import NOT_EXPLAINED, prevalence_table
 
 if TYPE_CHECKING:
     from .training import SparseTrainingResult
 
 NEGATIVE = "predicted negative"
 SIDES = ("before", "after")
-LINK_COLOUR = "rgba(76, 120, 168, 0.25)"
 KIND_LABELS = {"plus": "SEV⁺", "minus": "SEV⁻", "restricted": "SEV®"}
 
 
-@dataclass(frozen=True)
-class ModelSparsity:
+@dataclass(frozen=True, eq=False)
+class ModelSparsity(ValueEquality):
     """One model on its test rows: metrics, the share predicted positive, and SEV of every positive test row
     (``restricted`` only with restricted features)."""
 
@@ -60,14 +58,16 @@ def model_sparsity(setup: Setup, params: SEVParameters, progress: ProgressFn | N
                          float(setup.model.score(reference)[0]))
 
 
-@dataclass(frozen=True)
-class SparsityComparison:
+@dataclass(frozen=True, eq=False)
+class SparsityComparison(Explanation):
     """The base model (``before``) and the trained one (``after``) on the same test rows."""
 
     before: ModelSparsity
     after: ModelSparsity
     test_rows: np.ndarray
     group_names: tuple[str, ...]
+
+    method = "sparse-explanation training, before and after"
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -134,84 +134,10 @@ class SparseOrigin:
     """Where a model trained for sparse explanations came from (``Setup.training``): the run and the base setup;
     the before/after comparison is computed once per SEV parameters (the page and the report share it)."""
 
-    result: "SparseTrainingResult"
+    result: SparseTrainingResult
     base: Setup
-    memo: dict = field(default_factory=dict, compare=False, repr=False)
+    comparisons: Memo = memo_field("before/after comparisons by SEV parameters", max_entries=8)
 
     def comparison(self, after: Setup, params: SEVParameters,
                    progress: ProgressFn | None = None) -> SparsityComparison:
-        key = (after.key, params)
-        if key not in self.memo:
-            self.memo[key] = compare_sparsity(self.base, after, params, progress)
-        return self.memo[key]
-
-
-# ---------------------------------------------------------------------------------------------------
-# Figures (pure: data → plotly figure)
-
-def _order(state: str) -> tuple:
-    return (0, int(state), "") if state.isdigit() else (1, 0, state)
-
-
-def sev_sankey(transitions: pd.DataFrame, *, label: str = "SEV⁺") -> go.Figure:
-    """Each row's SEV before (left) → after (right), one band per (before, after) pair, width = rows (Fig. 2b)."""
-    left = sorted(set(transitions["before"]), key=_order)
-    right = sorted(set(transitions["after"]), key=_order)
-    names = [f"before: {label} {s}" if s.isdigit() else f"before: {s}" for s in left] + \
-            [f"after: {label} {s}" if s.isdigit() else f"after: {s}" for s in right]
-    flows = transitions.groupby(["before", "after"], sort=False).size().reset_index(name="rows")
-    fig = go.Figure(go.Sankey(
-        arrangement="snap",
-        node=dict(label=names, pad=14, thickness=16, color=BAR_COLOURS["counts"]),
-        link=dict(source=[left.index(b) for b in flows["before"]],
-                  target=[len(left) + right.index(a) for a in flows["after"]], value=flows["rows"].tolist(),
-                  color=LINK_COLOUR, hovertemplate="%{source.label} → %{target.label}: %{value} rows<extra></extra>"),
-        meta={"role": "sankey"}))
-    fig.update_layout(template=TEMPLATE, title=f"Each test row's {label} before → after ({len(transitions)} rows)",
-                      height=420, margin=dict(t=70, l=20, r=20, b=20))
-    return fig
-
-
-def sev_distributions(values: dict[str, Sequence[int | None]], *, label: str = "SEV⁺") -> go.Figure:
-    """Grouped bars: the share of rows at each SEV value, one colour per model (``{"before": [...], ...}``)."""
-    fig = go.Figure()
-    colours = {"before": BAR_COLOURS["evaluated"], "after": BAR_COLOURS["counts"]}
-    order = [str(v) for v in sev_counts([v for vals in values.values() for v in vals])["sev"]]  # one axis for all
-    for side, vals in values.items():
-        counts = sev_counts(vals)
-        fig.add_trace(go.Bar(x=[str(v) for v in counts["sev"]], y=counts["share"], name=side,
-                             customdata=counts["count"], marker_color=colours.get(side),
-                             hovertemplate=f"{side}: {label} = %{{x}}, %{{y:.1%}} (%{{customdata}} rows)"
-                                           "<extra></extra>"))
-    fig.update_layout(template=TEMPLATE, barmode="group", title=f"{label} distribution before and after",
-                      xaxis=dict(title=label, type="category", categoryorder="array", categoryarray=order),
-                      yaxis=dict(title="share of rows", tickformat=".0%"))
-    return fig
-
-
-def prevalence_figure(prevalence: pd.DataFrame, *, label: str = "SEV⁺") -> go.Figure:
-    """Horizontal grouped bars: share of explained rows whose explanations use each feature, before and after."""
-    shown = prevalence.sort_values("after", kind="stable")
-    fig = go.Figure()
-    for side, colour in (("before", BAR_COLOURS["evaluated"]), ("after", BAR_COLOURS["prevalence"])):
-        fig.add_trace(go.Bar(x=shown[side], y=shown["group"].map(html_text), orientation="h", name=side,
-                             marker_color=colour, hovertemplate=f"{side}: %{{y}} in %{{x:.1%}}<extra></extra>"))
-    fig.update_layout(template=TEMPLATE, barmode="group", title=f"Features in minimal {label} explanations",
-                      xaxis=dict(title="share of explained rows", tickformat=".0%", range=[0, 1]),
-                      yaxis=dict(title=None, type="category"), height=max(300, 60 + 36 * len(shown)))
-    return fig
-
-
-def history_figure(history: Sequence[dict]) -> go.Figure:
-    """The loss terms per epoch (BCE, ℓ_SEV, ℓ_Pos_base and their weighted total); the warm-up shaded."""
-    frame = pd.DataFrame(list(history))
-    fig = go.Figure()
-    for term, name in (("total", "total (eq. 9)"), ("bce", "BCE"), ("sev", "ℓ_SEV"), ("pos_base", "ℓ_Pos_base")):
-        fig.add_trace(go.Scatter(x=frame["epoch"], y=frame[term], mode="lines", name=name))
-    warm = frame.loc[frame["phase"] == "warm-up", "epoch"]
-    if len(warm):
-        fig.add_vrect(x0=0.5, x1=warm.max() + 0.5, fillcolor="rgba(186, 176, 172, 0.2)", line_width=0,
-                      annotation_text="warm-up (BCE only)", annotation_position="top left")
-    fig.update_layout(template=TEMPLATE, title="Loss terms per epoch (mean over the epoch's batches)",
-                      xaxis=dict(title="epoch"), yaxis=dict(title="loss"))
-    return fig
+        return self.comparisons.get((after.key, params), lambda: compare_sparsity(self.base, after, params, progress))

@@ -27,8 +27,8 @@ def attribution_figure(groups: Sequence[str], values: dict[str, Sequence[float]]
                              meta={"role": "attribution", "units": units.get(method)}, showlegend=False,
                              marker_color=method_colour(method, i - 1),
                              hovertemplate="%{y}: %{x:.4f}<extra>" + method + "</extra>"), row=i, col=1)
-        fig.update_xaxes(title=f"{method} attribution ({units[method]})" if method in units else f"{method} attribution",
-                         zeroline=True, zerolinecolor="#9aa5b8", row=i, col=1)
+        axis_title = f"{method} attribution ({units[method]})" if method in units else f"{method} attribution"
+        fig.update_xaxes(title=axis_title, zeroline=True, zerolinecolor="#9aa5b8", row=i, col=1)
     fig.update_yaxes(type="category", autorange="reversed", automargin=True)
     fig.update_layout(template=TEMPLATE, title=titled(title, 40),
                       height=max(300, 80 + len(methods) * (70 + 22 * len(groups))))
@@ -73,7 +73,8 @@ def flip_figure(table: pd.DataFrame) -> go.Figure:
         fig.add_trace(go.Bar(x=[str(v) for v in counts["sev"]], y=counts["count"], name=str(method),
                              meta={"role": "flips"}, marker_color=method_colour(method, i),
                              hovertemplate="%{x} features<br>%{y} queries<extra>" + str(method) + "</extra>"))
-    fig.update_layout(template=TEMPLATE, title=titled(f"Features moved until the prediction flips ({len(table)} queries)"),
+    fig.update_layout(template=TEMPLATE,
+                      title=titled(f"Features moved until the prediction flips ({len(table)} queries)"),
                       legend=LEGEND_BELOW, margin=dict(b=90),
                       barmode="group", xaxis=dict(title="features moved to the reference", type="category",
                                                   categoryorder="array", categoryarray=[str(v) for v in every]),

@@ -17,8 +17,10 @@ def pn_curve_figure(curve: pd.DataFrame, *, direction: str = "r2i") -> go.Figure
                                customdata=curve["factors"], line=dict(color=BAR_COLOURS["counts"]),
                                hovertemplate="τ = %{x:.2f}<br>PN = %{y:.3f}<br>%{customdata} factors<extra></extra>",
                                meta={"role": "curve"}))
-    fig.update_layout(template=TEMPLATE, title=titled(f"Cumulative PN of the τ-minimal factors ({direction.upper()})"),
-                      xaxis=dict(title="τ", range=[-0.03, 1.03]), yaxis=dict(title="cumulative PN", range=[-0.03, 1.03]))
+    fig.update_layout(template=TEMPLATE,
+                      title=titled(f"Cumulative PN of the τ-minimal factors ({direction.upper()})"),
+                      xaxis=dict(title="τ", range=[-0.03, 1.03]),
+                      yaxis=dict(title="cumulative PN", range=[-0.03, 1.03]))
     return fig
 
 
@@ -58,6 +60,7 @@ def ps_by_size_figure(curve: pd.DataFrame, *, attribution: str = "SHAP") -> go.F
                                  customdata=groups,
                                  hovertemplate="k = %{x}<br>PS = %{y:.3f}" + ("<br>%{customdata}" if groups else "")
                                  + "<extra>" + name + "</extra>"))
-    fig.update_layout(template=TEMPLATE, title=titled("Probability of sufficiency by factor size"), legend=LEGEND_BELOW, margin=dict(b=90),
+    fig.update_layout(template=TEMPLATE, title=titled("Probability of sufficiency by factor size"),
+                      legend=LEGEND_BELOW, margin=dict(b=90),
                       xaxis=dict(title="k (groups in the factor)", dtick=1), yaxis=dict(title="PS", range=[0, 1.02]))
     return fig

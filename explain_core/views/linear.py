@@ -49,7 +49,8 @@ def sweep_figure(summary: pd.DataFrame, parameter: str, *, metric: str = "releva
                                  line=dict(color=method_colour(method, i), dash=METHOD_DASH.get(method_key(method))),
                                  error_y=dict(type="data", array=spread, visible=True) if several else None,
                                  hovertemplate=f"{parameter} = %{{x}}<br>{metric} = %{{y:.4f}}<extra>{method}</extra>"))
-    fig.update_layout(template=TEMPLATE, title=titled(f"{metric.replace('_', ' ')} against {parameter}"), legend=LEGEND_BELOW,
+    fig.update_layout(template=TEMPLATE, title=titled(f"{metric.replace('_', ' ')} against {parameter}"),
+                      legend=LEGEND_BELOW,
                       margin=dict(b=90),
                       xaxis=dict(title=parameter, type="log" if parameter == "m" else "linear"),
                       yaxis=dict(title=metric.replace("_", " "), rangemode="tozero"))

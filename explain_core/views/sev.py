@@ -12,14 +12,13 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..errors import IntakeError, check_choice
+from ..errors import IntakeError
 from ..sev.engine import Hypercube, SEVExplanation, SEVResult
 from ..sev.summaries import lattice_counts, prevalence_table, sev_counts
 from .style import BAR_COLOURS, EDGE_COLOUR, LABEL_COLOURS, LEGEND_BELOW, PATH_COLOUR, TEMPLATE, titled
 from .vocabulary import html_text
 
 HYPERCUBE_FIGURE_MAX_GROUPS = 8
-_WHICH = ("minus", "plus", "restricted")
 
 
 # --- hypercube (p ≤ 8) ---------------------------------------------------------------------------------------
@@ -74,14 +73,6 @@ def path_edges(result: SEVResult, names: Sequence[str]) -> set[tuple[int, int]]:
     return edges
 
 
-def _pick(explanation: SEVExplanation, which: str) -> SEVResult:
-    check_choice(which, _WHICH, "SEV result")
-    result = getattr(explanation, which)
-    if result is None:
-        raise IntakeError("No SEV® here: pass restricted features to explain_sev.")
-    return result
-
-
 def hypercube_figure(cube: Hypercube, explanation: SEVExplanation | None = None, *, which: str = "minus",
                      class_names: Sequence[str] = ("0", "1"), height: int | None = None) -> go.Figure:
     """The SEV hypercube of one query (p ≤ 8 groups) as a layered graph.
@@ -96,21 +87,12 @@ def hypercube_figure(cube: Hypercube, explanation: SEVExplanation | None = None,
     names = list(cube.names)
     masks = np.asarray(cube.masks, dtype=bool)
     p = len(names)
-    if p > HYPERCUBE_FIGURE_MAX_GROUPS:
-        raise IntakeError(f"The hypercube is drawn for at most {HYPERCUBE_FIGURE_MAX_GROUPS} groups, not {p}; "
-                          "use lattice_figure.")
-    if masks.shape != (2 ** p, p):
-        raise ValueError(f"expected {2 ** p} vertex masks over {p} groups, got shape {masks.shape}")
-    codes = _codes(masks)
-    if len(set(codes.tolist())) != 2 ** p:
-        raise ValueError("the hypercube's masks are not the 2^p distinct vertices")
-    row_of = np.empty(2 ** p, dtype=np.intp)
-    row_of[codes] = np.arange(2 ** p)
+    codes, row_of = _vertex_codes(masks, p)
     x, y = _layout_positions(masks)
     labels = np.asarray(cube.labels).astype(int)
     scores = np.asarray(cube.scores, dtype=float)
 
-    result = _pick(explanation, which) if explanation is not None else None
+    result = explanation.result(which) if explanation is not None else None
     values = None
     if explanation is not None:
         if tuple(explanation.layout.names) != tuple(names):
@@ -130,25 +112,40 @@ def hypercube_figure(cube: Hypercube, explanation: SEVExplanation | None = None,
                                  meta={"role": "paths", "edges": [list(e) for e in highlighted]}))
 
     query_row, reference_row = row_of[2 ** p - 1], row_of[0]
-    hover = [_vertex_hover(masks[r], names, scores[r], class_names[labels[r]], values,
-                           "query" if r == query_row else "reference" if r == reference_row else None)
+    role = {reference_row: "reference", query_row: "query"}  # p = 0: one vertex, the query
+    hover = [_vertex_hover(masks[r], names, scores[r], class_names[labels[r]], values, role.get(r))
              for r in range(2 ** p)]
     for label in (0, 1):
         rows = np.flatnonzero(labels == label)
-        size = [18 if r in (query_row, reference_row) else 10 for r in rows]
-        text = ["query" if r == query_row else "reference" if r == reference_row else "" for r in rows]
         fig.add_trace(go.Scatter(
-            x=x[rows], y=y[rows], mode="markers+text", text=text, textposition="top center",
-            marker=dict(color=LABEL_COLOURS[label], size=size, line=dict(color="white", width=1)),
+            x=x[rows], y=y[rows], mode="markers+text", text=[role.get(r, "") for r in rows], textposition="top center",
+            marker=dict(color=LABEL_COLOURS[label], size=[18 if r in role else 10 for r in rows],
+                        line=dict(color="white", width=1)),
             hovertext=[hover[r] for r in rows], hoverinfo="text", customdata=codes[rows],
             name=f"predicted {html_text(class_names[label])}", meta={"role": "vertices", "label": label}))
 
     title = "SEV hypercube" if result is None else f"SEV hypercube — {result.message}"
-    fig.update_layout(template=TEMPLATE, title=titled(title), height=height or min(1000, max(360, 60 * int(np.abs(y).max() + 2))),
+    fig.update_layout(template=TEMPLATE, title=titled(title),
+                      height=height or min(1000, max(360, 60 * int(np.abs(y).max() + 2))),
                       xaxis=dict(title="groups moved to the reference", dtick=1, range=[-0.5, p + 0.5],
                                  zeroline=False),
                       yaxis=dict(visible=False), legend=LEGEND_BELOW, margin=dict(b=90), hovermode="closest")
     return fig
+
+
+def _vertex_codes(masks: np.ndarray, p: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each mask row's vertex code and, per code, its row; an error unless the rows are the 2^p vertices (p ≤ 8)."""
+    if p > HYPERCUBE_FIGURE_MAX_GROUPS:
+        raise IntakeError(f"The hypercube is drawn for at most {HYPERCUBE_FIGURE_MAX_GROUPS} groups, not {p}; "
+                          "use lattice_figure.")
+    if masks.shape != (2 ** p, p):
+        raise ValueError(f"expected {2 ** p} vertex masks over {p} groups, got shape {masks.shape}")
+    codes = _codes(masks)
+    if len(set(codes.tolist())) != 2 ** p:
+        raise ValueError("the hypercube's masks are not the 2^p distinct vertices")
+    row_of = np.empty(2 ** p, dtype=np.intp)
+    row_of[codes] = np.arange(2 ** p)
+    return codes, row_of
 
 
 def _vertex_hover(mask, names, score, label_name, values, role) -> str:
@@ -195,12 +192,14 @@ def path_scores(result: SEVResult, names: Sequence[str], groups: Sequence[str], 
     towards_one = (result.kind == "minus") == (result.explained_class == 0)  # the flip raises the score
     mask = np.ones(len(names), dtype=bool) if result.kind == "minus" else np.zeros(len(names), dtype=bool)
     scores, left = [float(start_score)], list(groups)
+
+    def step(mask: np.ndarray, g: str):
+        m = mask.copy()
+        m[list(names).index(g)] = result.kind != "minus"
+        return m, score_of.get(m.tobytes(), np.nan)
+
     while left:
-        def step(g):
-            m = mask.copy()
-            m[list(names).index(g)] = result.kind != "minus"
-            return m, score_of.get(m.tobytes(), np.nan)
-        options = [(g, *step(g)) for g in left]
+        options = [(g, *step(mask, g)) for g in left]
         g, mask, score = max(options, key=lambda o: -np.inf if np.isnan(o[2]) else (o[2] if towards_one else -o[2]))
         scores.append(score)
         left.remove(g)
@@ -224,7 +223,8 @@ def paths_figure(result: SEVResult, names: Sequence[str], start_score: float, th
                   annotation_text=f"threshold {threshold:.4g}", annotation_position="bottom right")
     more = f" — {len(shown)} of {len(result.explanations)} shown" if len(result.explanations) > len(shown) else ""
     start = "reference" if result.kind == "plus" else "row"
-    fig.update_layout(template=TEMPLATE, title=titled(f"Shortest flipping paths from the {start} ({result.label}){more}"),
+    fig.update_layout(template=TEMPLATE,
+                      title=titled(f"Shortest flipping paths from the {start} ({result.label}){more}"),
                       xaxis=dict(title="features moved", dtick=1), yaxis=dict(title="model score"),
                       legend=LEGEND_BELOW, margin=dict(b=110), height=420 + 18 * len(shown))
     return fig

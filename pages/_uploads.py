@@ -1,0 +1,284 @@
+"""The Data & model page's uploads: a table (read, its target, task, positive class, column kinds and one-hot
+groups) and a model file (skops with its type checks, ONNX, the boosters' files; pickles in trusted mode), plus the
+page's working state they write (``dm_dataset``, ``dm_model``). All reading and checking is ``explain_core``'s."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from explain_core import IntakeError, UntrustedModelError
+from explain_core.analysis import model_from_upload
+from explain_core.intake.data import KINDS, TASKS, Dataset, infer_kind, infer_task, make_dataset
+from explain_core.intake.demo_models import TrainedModel
+from explain_core.intake.loading import MODEL_SUFFIXES, TRUSTED_ENV
+from explain_core.intake.tables import read_table, safe_name
+from explain_core.views.vocabulary import plain
+from pages import _shared as shared
+
+DATA_TYPES = ["csv", "parquet", "pq"]
+MODEL_TYPES = [suffix.lstrip(".") for suffix in MODEL_SUFFIXES]
+MAX_CLASS_OPTIONS = 200
+# Widget state that belongs to one dataset: dropped whenever the dataset being configured changes.
+PER_DATASET_KEYS = ("dm_reference", "dm_restricted")
+PER_FILE_KEYS = ("dm_columns", "dm_onehot", "dm_target")
+PER_TARGET_KEYS = ("dm_task", "dm_positive")
+
+
+# --- the page's working state -----------------------------------------------------------------------------------
+
+def set_working(dataset: Dataset, model: TrainedModel | None) -> None:
+    """Make ``dataset`` (and ``model``, trained/loaded for it, or None) the one being configured."""
+    st.session_state["dm_dataset"] = dataset
+    st.session_state["dm_dataset_key"] = dataset.key
+    st.session_state["dm_model"] = model
+    for key in PER_DATASET_KEYS:
+        st.session_state.pop(key, None)
+
+
+def reset_when_changed(marker: str, value, keys) -> None:
+    """Drop widget state in ``keys`` when ``value`` differs from the last run's (before the widgets are drawn)."""
+    if st.session_state.get(marker) != value:
+        st.session_state[marker] = value
+        for key in keys:
+            st.session_state.pop(key, None)
+
+
+# --- content hashes and cached work -------------------------------------------------------------------------
+
+def digest_of(file) -> str:
+    """sha1 of an upload's bytes, computed once per uploaded file (large files are not rehashed every rerun)."""
+    known = st.session_state.setdefault("dm_digests", {})
+    if file.file_id not in known:
+        if len(known) >= 16:
+            known.clear()
+        known[file.file_id] = hashlib.sha1(file.getvalue()).hexdigest()
+    return known[file.file_id]
+
+
+def read_upload(data: bytes, digest: str, filename: str) -> pd.DataFrame:
+    """The uploaded table, read once per file in this session (kept in the session, so it is freed when the visitor
+    leaves); an unreadable file raises IntakeError. The size limit is the app's own (server.maxUploadSize)."""
+    kept = st.session_state.get("dm_table")
+    if kept is None or kept[0] != digest:
+        with st.spinner("Reading the file…"):
+            frame = read_table(data, filename=filename, max_mb=shared.upload_limit_mb())
+        st.session_state["dm_table"] = kept = (digest, frame)
+    return kept[1]
+
+
+@st.cache_resource(show_spinner="Loading the model file…", max_entries=4, ttl="1h")
+def load_cached(_dataset: Dataset, _data: bytes, dataset_key: str, digest: str, filename: str, seed: int,
+                threshold: float | None, positive: str, trusted_types: tuple[str, ...], by_order: bool) -> TrainedModel:
+    """An uploaded model file (by content hash) loaded with explain_core's safe loader, wrapped and evaluated.
+    Trusted mode is the operator's (:func:`pages._shared.operator_trusted`), never a visitor's choice."""
+    return model_from_upload(_dataset, _data, filename, seed=seed, threshold=threshold, positive_class=positive or None,
+                             trusted=shared.operator_trusted(), trusted_types=trusted_types, by_order=by_order)
+
+
+# --- a table ------------------------------------------------------------------------------------------------------
+
+def python_value(value):
+    """A numpy scalar as the Python value (for widget options)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def upload_form() -> bool:
+    """The upload and its column choices; True while the file is not yet the dataset being configured."""
+    limit = shared.upload_limit_mb()
+    file = st.file_uploader("CSV or Parquet file", type=DATA_TYPES, key="dm_upload",
+                            help=f"One row per case, one column per feature plus the target; a header row. "
+                                 f"Up to {limit:g} MB (the server's upload limit).")
+    if file is None:
+        st.caption("Upload a table to configure it; until then the dataset below stays in use.")
+        return False
+    digest = digest_of(file)
+    name = safe_name(file.name)
+    try:
+        frame = read_upload(file.getvalue(), digest, name)
+    except IntakeError as exc:
+        st.error(plain(exc), icon=":material/error:")
+        return False
+    reset_when_changed("dm_file_for", (digest, name), PER_FILE_KEYS + PER_TARGET_KEYS)
+    st.caption(f"**{plain(name)}**: {len(frame):,} rows × {len(frame.columns)} columns. First rows:")
+    st.dataframe(frame.head(5), hide_index=True)
+    target, task, positive = target_choices(frame, digest)
+    drop, kinds = column_choices(frame, target)
+    groups = onehot_editor([c for c in frame.columns if c != target])
+    if st.button("Use this data", key="dm_build", type="primary", icon=":material/check:",
+                 help="Build the dataset from these choices; a model is then trained or uploaded for it."):
+        try:
+            dataset = make_dataset(frame, target, task=task, positive_class=positive, kinds=kinds,
+                                   onehot_groups=onehot_groups(groups), drop=drop, name=Path(name).stem)
+        except IntakeError as exc:
+            st.error(plain(exc), icon=":material/error:")
+        else:
+            set_working(dataset, None)
+            st.session_state["dm_built_from"] = (digest, name)
+    return st.session_state.get("dm_built_from") != (digest, name)
+
+
+def target_choices(frame: pd.DataFrame, digest: str):
+    """The target column, the task (inferred from it) and, for a classification, the positive class."""
+    columns = list(frame.columns)
+    c1, c2, c3 = st.columns(3)
+    target = c1.selectbox("Target column", columns, index=len(columns) - 1, key="dm_target",
+                          help="The outcome the model predicts; every other column is a feature unless dropped.")
+    reset_when_changed("dm_target_for", (digest, target), PER_TARGET_KEYS)
+    inferred = infer_task(frame[target])
+    task = c2.selectbox("Task", TASKS, index=TASKS.index(inferred), key="dm_task",
+                        help=f"Inferred from the target: **{inferred}** (two values or text → classification).")
+    positive = None
+    if task == "classification":
+        classes = [python_value(v) for v in sorted(pd.unique(frame[target].dropna()), key=str)]
+        shown = classes[:MAX_CLASS_OPTIONS]
+        positive = c3.selectbox(
+            "Positive class", shown, index=len(shown) - 1 if len(shown) == 2 else None, format_func=str,
+            key="dm_positive", placeholder="Choose the class to explain",
+            help="The class explanations are about (the model's 'yes'); with more than two classes it is "
+                 "explained against all the others." + (f" Only the first {MAX_CLASS_OPTIONS} of {len(classes)} "
+                                                        "values are listed." if len(classes) > len(shown) else ""))
+    return target, task, positive
+
+
+def column_choices(frame: pd.DataFrame, target) -> tuple[list, dict]:
+    """The columns editor: the columns dropped and the kinds changed from the inferred ones."""
+    columns = list(frame.columns)
+    st.markdown("**Columns**: change a feature's kind, or drop columns that are not features (ids, weights, leaks).")
+    table = pd.DataFrame({"role": ["target" if c == target else "feature" for c in columns],
+                          "inferred kind": [infer_kind(frame[c]) for c in columns]},
+                         index=pd.Index([str(c) for c in columns], name="column"))
+    table["kind"] = table["inferred kind"]
+    table["drop"] = False
+    edited = st.data_editor(
+        table, key="dm_columns", disabled=["role", "inferred kind"], width="stretch",
+        column_config={"kind": st.column_config.SelectboxColumn("kind", options=list(KINDS), required=True,
+                                                                help="numeric, binary (two values) or categorical"),
+                       "drop": st.column_config.CheckboxColumn("drop", help="Leave this column out of the dataset")})
+    drop = [c for c, d in zip(columns, edited["drop"]) if bool(d) and c != target]
+    kinds = {c: k for c, k, i in zip(columns, edited["kind"], edited["inferred kind"])
+             if c != target and c not in drop and k and k != i}
+    return drop, kinds
+
+
+def onehot_editor(features: list) -> pd.DataFrame:
+    """The one-hot groups editor (a row per group: its name and its 0/1 columns)."""
+    st.markdown("**One-hot groups** (optional): columns already one-hot encoded that form one feature, "
+                "e.g. `purpose` = `purpose_car`, `purpose_tv`, ….")
+    return st.data_editor(
+        pd.DataFrame({"group": pd.Series(dtype="object"), "columns": pd.Series(dtype="object")}),
+        key="dm_onehot", num_rows="dynamic", width="stretch",
+        column_config={"group": st.column_config.TextColumn("group", help="The feature's name"),
+                       "columns": st.column_config.MultiselectColumn(
+                           "columns", options=[str(c) for c in features],
+                           help="Its 0/1 columns (at most one 1 per row)")})
+
+
+def onehot_groups(table: pd.DataFrame) -> dict[str, list[str]]:
+    """The one-hot editor's rows as ``{group: [columns]}`` (empty rows skipped)."""
+    out: dict[str, list[str]] = {}
+    for name, columns in zip(table["group"], table["columns"]):
+        name = "" if name is None or (isinstance(name, float) and np.isnan(name)) else str(name).strip()
+        if isinstance(columns, str):
+            columns = [c.strip() for c in columns.strip("[]").replace('"', "").split(",") if c.strip()]
+        columns = [] if columns is None or (isinstance(columns, float) and np.isnan(columns)) else list(columns)
+        if not name and not columns:
+            continue
+        if not name or not columns:
+            raise IntakeError(f"One-hot group {name or '(no name)'!r} needs a name and at least one column; "
+                              "fill in both or delete the row.")
+        if name in out:
+            raise IntakeError(f"One-hot group {name!r} is declared twice; give each group a unique name.")
+        out[name] = [str(c) for c in columns]
+    return out
+
+
+# --- a model file -------------------------------------------------------------------------------------------------
+
+def trust_notice() -> None:
+    """What loads and what is refused: trusted mode (the operator's) or the vetted formats."""
+    if shared.operator_trusted():
+        st.warning(f"Trusted mode is on for this server ({TRUSTED_ENV}=1 or `trusted_models` in its secrets): pickle "
+                   "files (`.joblib`, `.pkl`, `.pickle`) load, and loading one runs any code it contains — inside "
+                   "the model's sandboxed worker process.", icon=":material/warning:")
+    else:
+        st.caption(":material/shield: Every uploaded model is loaded and run in its own sandboxed worker process (no "
+                   "network, no files but the Python libraries, time and memory limits), never in the server. "
+                   "`.skops` files load when every class and function in them is a vetted scikit-learn, numpy, "
+                   "scipy, XGBoost, LightGBM or CatBoost part; a class off the list can be confirmed when building "
+                   "it runs no code, and anything the file would call is refused. `.onnx` files and the boosters' "
+                   "own files (XGBoost `.json` / `.ubj`, LightGBM `.txt`, CatBoost `.cbm`) hold no code. Pickle "
+                   "files are refused: only the server's operator can allow them (trusted mode, "
+                   f"{TRUSTED_ENV}=1 when starting the server).")
+
+
+def model_file_choices(dataset: Dataset):
+    """The model file, whether its inputs are the columns in order, its threshold and its positive label."""
+    file = st.file_uploader("Model file", type=MODEL_TYPES, key="dm_model_file",
+                            help="A fitted model trained on this dataset's columns: a scikit-learn Pipeline or "
+                                 "estimator, XGBoost, LightGBM or CatBoost (skops.io.dump, or the booster's "
+                                 "save_model), or an ONNX export from any framework.")
+    by_order = st.checkbox(
+        f"Its inputs are this dataset's {len(dataset.columns)} feature columns, in this order (only for a model "
+        "that records no column names, e.g. fitted on a numpy array or a single-tensor ONNX)", key="dm_by_order",
+        help="In order: " + plain(", ".join(map(str, dataset.columns[:40])))
+             + (" …" if len(dataset.columns) > 40 else ""))
+    c1, c2 = st.columns(2)
+    threshold = c1.number_input(
+        "Decision threshold (optional)", value=None, key="dm_threshold", format="%.3f", placeholder="default",
+        help="A classifier's row is 'positive' when its score is at or above this threshold (≥). Empty: the "
+             "model's own prediction (its predict, ties included: 0.5 on probabilities, 0 on decision values); for a "
+             "regression, above the training median.")
+    label = c2.text_input(
+        "The model's label for the positive class (optional)", key="dm_model_positive", max_chars=200,
+        help="Only when the model was trained on a recoded target, e.g. 1 for a 0/1 target whose 1 means the "
+             "dataset's positive class. Empty: the dataset's positive class itself.").strip()
+    return file, by_order, threshold, label
+
+
+def upload_model_form(dataset: Dataset, dkey: str, seed: int) -> TrainedModel | None:
+    """The model upload; the loaded model, or None (with the message, and the types to confirm if any)."""
+    trust_notice()
+    file, by_order, threshold, label = model_file_choices(dataset)
+    if file is None:
+        return None
+    data, digest, name = file.getvalue(), digest_of(file), safe_name(file.name, "model")
+    pending = st.session_state.get("dm_untrusted")
+    confirmed: tuple[str, ...] = st.session_state.setdefault("dm_confirmed_types", {}).get(digest, ())
+    if pending and pending[0] == digest and st.session_state.get("dm_trust_types"):
+        confirmed = pending[1]
+    result = None
+    if st.button("Load model", key="dm_load_model", type="primary", icon=":material/upload_file:"):
+        try:
+            result = load_cached(dataset, data, dkey, digest, name, seed, threshold, label, confirmed, by_order)
+        except UntrustedModelError as exc:
+            st.session_state["dm_untrusted"] = (digest, exc.types, exc.checks) if exc.types else None
+            st.error(plain(exc), icon=":material/gpp_bad:")
+            show_type_checks(exc.checks)
+        except IntakeError as exc:
+            st.error(plain(exc), icon=":material/error:")
+        else:
+            if confirmed:  # trusted once for this file's content: not asked again in this session
+                st.session_state["dm_confirmed_types"][digest] = confirmed
+                st.session_state.pop("dm_untrusted", None)
+    pending = st.session_state.get("dm_untrusted")
+    if result is None and pending and pending[0] == digest:
+        st.checkbox(f"I trust the author of {plain(name)}: load it with these {len(pending[1])} unvetted types "
+                    "allowed (each runs its own code whenever the model is used, inside the sandbox)",
+                    key="dm_trust_types",
+                    help="Only classes whose loading runs no code can be confirmed; functions, and anything the "
+                         "file calls while loading, are refused in every case. Tick this, then press Load model "
+                         "again.")
+    return result
+
+
+def show_type_checks(checks) -> None:
+    """The verdict on each type of a refused skops file: its name, what it really is, and why."""
+    if checks:
+        st.dataframe(pd.DataFrame({"type in the file": [c.name for c in checks],
+                                   "what it really is": [c.resolved for c in checks],
+                                   "verdict": [c.verdict for c in checks], "why": [c.reason for c in checks]}),
+                     hide_index=True, width="stretch", key="dm_type_checks")

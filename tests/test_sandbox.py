@@ -88,8 +88,9 @@ def test_confirmable_callables_of_issue_25_are_refused_and_live_when_bypassed(tm
     live = {name: tmp_path / f"live-{i}" for i, name in enumerate(payloads)}
     blobs = [reduce_call_skops(*call_payloads(live[name])[name][:2], *call_payloads(live[name])[name][2])
              for name in payloads]
-    unguarded = ("import pickle, skops.io as sio, sys\nfor data in pickle.load(sys.stdin.buffer):\n    try:\n"
-                 "        sio.loads(data, trusted=sio.get_untrusted_types(data=data))\n    except Exception:\n        pass")
+    unguarded = ("import pickle, skops.io as sio, sys\nfor data in pickle.load(sys.stdin.buffer):\n"
+                 "    try:\n        sio.loads(data, trusted=sio.get_untrusted_types(data=data))\n"
+                 "    except Exception:\n        pass")
     subprocess.run([sys.executable, "-c", unguarded], input=pickle.dumps(blobs), capture_output=True, timeout=300,
                    cwd=tmp_path)
     assert [name for name, sentinel in live.items() if not sentinel.exists()] == []  # each payload is live

@@ -14,18 +14,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-from session_memory import CHROMIUM_ARGS, TTL_S, rss_mb, wait_idle  # noqa: E402
+from session_memory import CHROMIUM_ARGS, TTL_S, rss_mb, served, wait_idle  # noqa: E402
 
 IDLE_S = 20
 
@@ -96,49 +93,30 @@ def main() -> None:
 
     folder = Path(tempfile.mkdtemp(prefix="explain-bench-"))
     paths = model_files(folder, args.visitors)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**os.environ, "EXPLAIN_CACHE_DIR": str(folder), "EXPLAIN_MAX_MODEL_IDLE_SECONDS": str(IDLE_S)}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
-         "--server.disconnectedSessionTTL", str(TTL_S)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(480):
-            try:
-                urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
-                break
-            except OSError:
-                time.sleep(0.25)
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-            context = browser.new_context()
-            first = context.new_page()
-            first.goto(url)
-            wait_idle(first)
-            context.close()
-            time.sleep(TTL_S + 5)
-            idle = rss_mb(server.pid)
-            threads = [threading.Thread(target=visitor, args=(browser, url, path)) for path in paths]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            busy, busy_workers = rss_mb(server.pid), workers_of(server.pid)
-            busy_worker_mb = sum(rss_mb(w) for w in busy_workers)
-            time.sleep(90)
-            context = browser.new_context()  # the next visitor: expired sessions are dropped now
-            context.new_page().goto(url)
-            time.sleep(35)  # one period of the app's memory housekeeping
-            context.close()
-            browser.close()
+    env = {"EXPLAIN_CACHE_DIR": str(folder), "EXPLAIN_MAX_MODEL_IDLE_SECONDS": str(IDLE_S)}
+    with served(env) as (server, url), sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        context = browser.new_context()
+        first = context.new_page()
+        first.goto(url)
+        wait_idle(first)
+        context.close()
+        time.sleep(TTL_S + 5)
+        idle = rss_mb(server.pid)
+        threads = [threading.Thread(target=visitor, args=(browser, url, path)) for path in paths]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        busy, busy_workers = rss_mb(server.pid), workers_of(server.pid)
+        busy_worker_mb = sum(rss_mb(w) for w in busy_workers)
+        time.sleep(90)
+        context = browser.new_context()  # the next visitor: expired sessions are dropped now
+        context.new_page().goto(url)
+        time.sleep(35)  # one period of the app's memory housekeeping
+        context.close()
+        browser.close()
         after, after_workers = rss_mb(server.pid), workers_of(server.pid)
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
     print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}; {args.visitors} visitors, each its own "
           f".skops model; session TTL {TTL_S} s, model worker idle {IDLE_S} s")
     print(f"server RSS idle: {idle:.0f} MB")

@@ -12,6 +12,7 @@ the system every 30 s); the target is back within 100 MB of idle.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import socket
@@ -70,6 +71,32 @@ def build_upload(page, upload: Path, pid: int) -> float:
     return rss_mb(pid)
 
 
+@contextlib.contextmanager
+def served(env: dict):
+    """``streamlit run app.py`` on a free port with session TTL :data:`TTL_S` and ``env`` added; (process, url),
+    once it answers its health check."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
+         "--server.disconnectedSessionTTL", str(TTL_S)], cwd=ROOT, env={**os.environ, **env},
+        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(480):
+            try:
+                urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.25)
+        yield server, url
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -83,25 +110,8 @@ def main() -> None:
     upload = folder / "big.csv"
     table.to_csv(upload, index=False)
     size_mb = upload.stat().st_size / 2**20
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    with tempfile.TemporaryDirectory() as cache:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.port", str(port),
-             "--server.address", "127.0.0.1", "--server.fileWatcherType", "none", "--browser.gatherUsageStats",
-             "false", "--server.disconnectedSessionTTL", str(TTL_S)],
-            cwd=ROOT, env={**os.environ, "EXPLAIN_CACHE_DIR": cache}, stdout=subprocess.DEVNULL,
-            stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory() as cache, served({"EXPLAIN_CACHE_DIR": cache}) as (server, url):
         try:
-            for _ in range(240):
-                try:
-                    urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
-                    break
-                except OSError:
-                    time.sleep(0.25)
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
                 visit(browser, url)  # a first visit: the server's imports and demo model are loaded
@@ -117,8 +127,6 @@ def main() -> None:
             time.sleep(32)  # one period of the app's memory housekeeping (pages/_shared.memory_housekeeping)
             after = rss_mb(server.pid)
         finally:
-            server.terminate()
-            server.wait(timeout=20)
             shutil.rmtree(folder, ignore_errors=True)
     print(f"upload: {size_mb:.0f} MB CSV, {args.rows:,} rows × 8 columns; session TTL {TTL_S} s")
     print(f"server RSS idle (after start-up and one visit): {idle:.0f} MB")

@@ -6,7 +6,8 @@ W_j(τ) = [Q_j(max(q_j − τ, 0)), Q_j(min(q_j + τ, 1))] (S1); binary and cate
 box minimum (S2): SEV^F(x) = min over r′ ∈ ∏ W_j of SEV⁻(x; r′). A vertex only uses the moved groups' reference
 values, so the box minimum is the smallest set S for which *some* choice of values in ∏_{j∈S} W_j flips the
 prediction; it is searched exactly over a grid of each window: r_j itself and ``k`` evenly spaced values across
-W_j (as the released code's grid), each snapped to the nearest value a real case of the population has.
+W_j (as the released code's grid), each snapped to the nearest value a real case of the population has (the
+window's ends are empirical quantiles taken as observed values, so the snapped grid stays inside the window).
 
 Decisions against the released code (notes §2): the flexible values are tried at every size, size 1 included (D1);
 each moved set takes its own best values instead of one adjusted reference built coordinate by coordinate (D2, and
@@ -64,7 +65,8 @@ def flexible_windows(dataset: Dataset, population: Sequence[int], reference: Ref
             windows.append(FlexibleWindow(g.name, r, float("nan"), r, r, (r,)))
             continue
         rank = float(np.mean(x < r))
-        low, high = (float(np.quantile(x, max(rank - tau, 0.0))), float(np.quantile(x, min(rank + tau, 1.0))))
+        low, high = (float(np.quantile(x, max(rank - tau, 0.0), method="inverted_cdf")),
+                     float(np.quantile(x, min(rank + tau, 1.0), method="inverted_cdf")))
         grid = _snap(np.linspace(low, high, k), x) if tau > 0 else []
         values = (r, *[v for v in dict.fromkeys(grid) if v != r])
         windows.append(FlexibleWindow(g.name, r, rank, low, high, tuple(float(v) for v in values)))

@@ -3,15 +3,16 @@
 reference population's coordinates (:mod:`.space`) by one search (:mod:`.search`); typed results
 (:mod:`.outcome`) and the kinds side by side for a setup (:mod:`.kinds`)."""
 from .credibility import DEFAULT_CREDIBLE, ReferenceDensity, fit_density
-from .flexible import DEFAULT_K, DEFAULT_TAU, FlexibleWindow, flexible_candidates, flexible_windows
-from .kinds import REFERENCE_KINDS, FittedReferences, explain_kind, fit_references
+from .flexible import DEFAULT_K, DEFAULT_TAU, FlexibleWindow, check_flexible, flexible_candidates, flexible_windows
+from .kinds import (REFERENCE_KINDS, FittedReferences, KindsTable, ReferenceFits, compare_kinds, explain_kind,
+                    fit_references)
 from .outcome import KIND_LABELS, ClusterSEV, FlexibleSEV, ReferenceSEV, SingleSEV, summary_row
 from .prototypes import Prototype, PrototypeSet, fit_prototypes
 from .search import Candidates, search
 from .space import Destination, PopulationSpace, population_rows
 
 __all__ = ["DEFAULT_CREDIBLE", "DEFAULT_K", "DEFAULT_TAU", "KIND_LABELS", "REFERENCE_KINDS", "Candidates",
-           "ClusterSEV", "Destination", "FittedReferences", "FlexibleSEV", "FlexibleWindow", "PopulationSpace",
-           "Prototype", "PrototypeSet", "ReferenceDensity", "ReferenceSEV", "SingleSEV", "explain_kind",
+           "ClusterSEV", "Destination", "FittedReferences", "KindsTable", "ReferenceFits", "compare_kinds", "FlexibleSEV", "FlexibleWindow", "PopulationSpace",
+           "Prototype", "PrototypeSet", "ReferenceDensity", "ReferenceSEV", "SingleSEV", "check_flexible", "explain_kind",
            "fit_density", "fit_prototypes", "fit_references", "flexible_candidates", "flexible_windows",
            "population_rows", "search", "summary_row"]

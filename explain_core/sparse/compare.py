@@ -18,6 +18,7 @@ from ..sev.cube import ProgressFn
 from ..sev.summaries import NOT_EXPLAINED, prevalence_table, sev_counts
 from ..views.style import BAR_COLOURS, TEMPLATE
 from ..views.vocabulary import html_text
+from .references import reference_means
 
 if TYPE_CHECKING:
     from .training import SparseTrainingResult
@@ -68,6 +69,7 @@ class SparsityComparison:
     after: ModelSparsity
     test_rows: np.ndarray
     group_names: tuple[str, ...]
+    reference_means: dict = field(default_factory=dict)  # All-Opt^© / ^F: mean SEV^© / SEV^F, (before, after)
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -81,6 +83,7 @@ class SparsityComparison:
                 rows[f"{part} {name}"] = [m.metrics.get(f"{part}_{metric}", float("nan")) for m in self._sides]
         for kind in self.kinds:
             rows[f"mean {KIND_LABELS[kind]} (test rows predicted positive)"] = [m.mean(kind) for m in self._sides]
+        rows.update({name: list(pair) for name, pair in self.reference_means.items()})
         last = "restricted" if "restricted" in self.kinds else "minus"
         rows[f"share with no {KIND_LABELS[last]} explanation"] = [m.unexplained_share(last) for m in self._sides]
         rows["share of test rows predicted positive"] = [m.positive_share for m in self._sides]
@@ -93,6 +96,7 @@ class SparsityComparison:
         kind = "restricted" if "restricted" in self.kinds else None
         parts = [f"mean {KIND_LABELS[k]} {self.before.mean(k):.2f} → {self.after.mean(k):.2f}"
                  for k in ((kind,) if kind else ("plus", "minus"))]
+        parts += [f"{name.split(' (')[0]} {a:.2f} → {b:.2f}" for name, (a, b) in self.reference_means.items()]
         if kind:
             parts.append(f"rows with no {KIND_LABELS[kind]} explanation {self.before.unexplained_share(kind):.0%} → "
                          f"{self.after.unexplained_share(kind):.0%}")
@@ -142,7 +146,9 @@ class SparseOrigin:
                    progress: ProgressFn | None = None) -> SparsityComparison:
         key = (after.key, params)
         if key not in self.memo:
-            self.memo[key] = compare_sparsity(self.base, after, params, progress)
+            compared = compare_sparsity(self.base, after, params, progress)
+            means = reference_means(self.result.settings.objective, self.base, after, params)
+            self.memo[key] = replace(compared, reference_means=means) if means else compared
         return self.memo[key]
 
 

@@ -47,8 +47,10 @@ from ..intake.models import wrap_model
 from ..setup import Setup, make_setup
 from ..sev.cube import ProgressFn
 from .compare import SparseOrigin
-from .losses import (DEFAULT_EPS, DEFAULT_THETA, OBJECTIVES, VERTEX_SIDE, all_opt_minus, all_opt_plus, group_matrix,
-                     group_moments, one_step_vertices, pos_base, reference_margin, vol_opt)
+from .losses import (DEFAULT_EPS, DEFAULT_THETA, OBJECTIVES, REFERENCE_SET_OBJECTIVES, VERTEX_SIDE, all_opt_minus,
+                     all_opt_plus, all_opt_references, group_matrix, group_moments, one_step_vertices, pos_base,
+                     reference_margin, vol_opt)
+from .references import attach_references
 
 ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh, "logistic": torch.sigmoid, "identity": lambda h: h}
 
@@ -394,6 +396,7 @@ def prepare(setup: Setup, settings: TrainingSettings, device: torch.device | str
     groups = group_matrix(parts.column_group, layout.size)
     family = family_cls(parts.estimator, X, reference, groups, sign, VERTEX_SIDE.get(settings.objective), device,
                         setup.model.threshold)
+    attach_references(family, setup, parts, settings)  # All-Opt^© / All-Opt^F: each row's own references
     y = torch.as_tensor(dataset.y[setup.train_rows], dtype=torch.float32, device=device)
     return TrainingProblem(family, y, movable, parts,
                            settings.resolved(family.defaults(parts.estimator, settings.objective)))
@@ -458,6 +461,8 @@ def sev_term(family: _Family, idx: torch.Tensor, logits: torch.Tensor, settings:
     T = family.threshold
     positive = (torch.sigmoid(logits.detach()) > T).float()
     scores = torch.sigmoid(family.vertex_logits(idx))
+    if settings.objective in REFERENCE_SET_OBJECTIVES:
+        return all_opt_references(scores, positive, T, settings.theta)
     if settings.objective == "all_opt_plus":
         return all_opt_plus(scores, positive, T)
     return all_opt_minus(scores, positive, T, movable if settings.objective == "all_opt_restricted" else None)

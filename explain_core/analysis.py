@@ -312,8 +312,12 @@ def score_of(setup: Setup, query: pd.DataFrame) -> float:
 
 def reference_fits(setup: Setup, params: ReferenceParameters | Parameters) -> ReferenceFits:
     """Each predicted class's population coordinates, density, SEV^F windows and typical cases, fitted on the
-    training rows on first use (keep it: the fitting is one-off, the explanations are milliseconds)."""
-    return ReferenceFits(setup, tau=params.flex_tau, k=params.flex_k, clusters=params.clusters, seed=params.seed)
+    training rows on first use and kept with the setup (one-off: the explanations are milliseconds)."""
+    key = ("reference_fits", params.flex_tau, params.flex_k, params.clusters, params.seed)
+    if key not in setup._mirrors:
+        setup._mirrors[key] = ReferenceFits(setup, tau=params.flex_tau, k=params.flex_k, clusters=params.clusters,
+                                            seed=params.seed)
+    return setup._mirrors[key]
 
 
 def row_reference_sev(setup: Setup, query: pd.DataFrame, params: ReferenceParameters | Parameters,

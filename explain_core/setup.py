@@ -50,7 +50,7 @@ class Setup:
     model_key: str
     source: str
     restricted: tuple[str, ...] = ()
-    _mirrors: dict = field(default_factory=dict, compare=False, repr=False)  # reference_for's memo
+    _mirrors: dict = field(default_factory=dict, compare=False, repr=False)  # reference_for's (and reference_fits') memo
     training: object = field(default=None, compare=False, repr=False)  # a SparseOrigin: trained on the Sparser page
 
     @cached_property

@@ -191,8 +191,7 @@ def counterfactual_section(s) -> None:
     summary = compared.summary()
     with st.container(key="cmp_counterfactuals"):
         st.markdown(plain(counterfactual_reading(summary)))
-        st.dataframe(summary.style.format({c: "{:.3f}" for c in summary.columns if c != "note"} | {"points": "{:.0f}"}),
-                     width="stretch")
+        st.table(summary.style.format({c: "{:.3f}" for c in summary.columns if c != "note"} | {"points": "{:.0f}"}))
         st.plotly_chart(points_figure({m.method: m.points for m in compared.methods}), width="stretch",
                         key="cmp_points_chart")
         held = f"; {', '.join(s.restricted)} held fixed by every method" if s.restricted else ""
@@ -200,6 +199,8 @@ def counterfactual_section(s) -> None:
                          f"class's training rows, credibility = the share of real cases of "
                          f"{outcome_text(s, 0 if shared.current_label() == 1 else 1)} less typical than the point"
                          f"{held}. SEV: its closest explanation; DiCE: the mean over its counterfactuals."))
-        with st.expander("Every point"):
-            st.dataframe(compared.table(), width="stretch", hide_index=True)
-        shared.download_buttons(f"counterfactuals_row{shared.row()}", compared.table(), compared, key="cmp_cf")
+        with st.expander("Every point", key="cmp_cf_points", on_change="rerun") as full:
+            if full.open:  # drawn only when opened
+                st.dataframe(compared.table(), width="stretch", hide_index=True)
+                shared.download_buttons(f"counterfactuals_row{shared.row()}", compared.table(), compared,
+                                        key="cmp_cf")

@@ -35,10 +35,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from explain_core import demo_model, load_demo
-from explain_core.analysis import make_setup, predicted_rows
-from explain_core.counterfactuals import dice_points
-from explain_core.references import ReferenceFits, explain_kind, summary_row
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's explain_core
+
+from explain_core import demo_model, load_demo  # noqa: E402
+from explain_core.analysis import make_setup, predicted_rows  # noqa: E402
+from explain_core.counterfactuals import dice_points  # noqa: E402
+from explain_core.references import ReferenceFits, explain_kind, summary_row  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent
 OUT = ROOT / "out"
@@ -54,7 +56,7 @@ COLUMNS = ("mean SEV", "median ℓ∞", "mean credibility", "explained", "ms per
 
 
 def load() -> str:
-    return os.getloadavg().__repr__() + " · " + subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
 def ensure_venv() -> Path | None:
@@ -72,14 +74,23 @@ def ensure_venv() -> Path | None:
 
 
 def probe_their_requirements(authors: Path) -> list[str]:
-    """What their own requirements.txt does on this Python (a dry run): the lines of each failure."""
+    """What their own requirements.txt does on this Python, line by line (pip's dry run, 180 s each), kept in
+    bench/out: the first error of each line that fails."""
+    cache = OUT / "authors_requirements.txt"
+    if cache.exists():
+        return cache.read_text().splitlines()
     failures = []
     for line in (authors / "requirements.txt").read_text().split():
-        done = subprocess.run([str(VENV / "bin" / "python"), "-m", "pip", "install", "--dry-run", "-q", line],
-                              capture_output=True, text=True)
+        try:
+            done = subprocess.run([str(VENV / "bin" / "python"), "-m", "pip", "install", "--dry-run", "-q", line],
+                                  capture_output=True, text=True, timeout=180)
+        except subprocess.TimeoutExpired:
+            failures.append(f"{line}: no resolution within 180 s (pip builds old pinned dependencies from source)")
+            continue
         errors = [e for e in done.stderr.splitlines() if e.startswith("ERROR") or "error:" in e.lower()]
         if done.returncode != 0:
             failures.append(f"{line}: {errors[0] if errors else 'exit ' + str(done.returncode)}")
+    cache.write_text("\n".join(failures))
     return failures
 
 

@@ -24,7 +24,7 @@ SECTION_HELP = {
                        "with ℓ0, ℓ∞, ℓ1, credibility and seconds for each.",
     "appendix": "Definitions in two lines each and the papers they come from.",
 }
-FIGURE_TABS = {"sev": "SEV", "lens": "LENS", "linear": "Linear", "agreement": "Agreement"}
+FIGURE_TABS = {"sev": "SEV", "lens": "LENS", "linear": "Linear", "agreement": "Agreement", "counterfactuals": "Counterfactuals"}
 RENDERER_LABELS = {"auto": "Automatic", "plotly": "Plotly static export (Chromium)",
                    "matplotlib": "Matplotlib (no browser needed)"}
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from sklearn.mixture import GaussianMixture
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ..errors import IntakeError
 from ..intake.data import Dataset
@@ -37,6 +37,15 @@ MAX_FIT_ROWS = 3000
 CALIBRATION_SHARE = 0.25
 MIN_ROWS = 20
 DEFAULT_CREDIBLE = 0.10  # credible search: land inside the 90 % highest-density region of real cases
+_THREADS: list[ThreadpoolController] = []
+
+
+def one_thread():
+    """BLAS held to one thread (a context): the mixture's matrices are small, so threads only contend (10-50×
+    slower on 2 busy cores). The controller is built once (building it scans the loaded libraries)."""
+    if not _THREADS:
+        _THREADS.append(ThreadpoolController())
+    return _THREADS[0].limit(limits=1)
 
 
 @dataclass(frozen=True)
@@ -59,7 +68,7 @@ class ReferenceDensity:
         return self.log_density_of_encoded(self.space.encode(frame))
 
     def log_density_of_encoded(self, points: np.ndarray) -> np.ndarray:
-        with threadpool_limits(1):  # small matrices: BLAS threads only contend (10-50× slower on 2 busy cores)
+        with one_thread():
             return self.mixture.score_samples(points)
 
     def percentile(self, frame: pd.DataFrame) -> np.ndarray:
@@ -98,7 +107,7 @@ def fit_density(dataset: Dataset, train_rows: Sequence[int], *, explain_class: i
     cut = round(len(order) * CALIBRATION_SHARE)
     held, fit = order[:cut], order[cut:][:MAX_FIT_ROWS]
     X = space.encode(dataset.features.iloc[fit])
-    with threadpool_limits(1):  # as in log_density_of_encoded
+    with one_thread():
         mixtures = [GaussianMixture(k, covariance_type="full", reg_covar=REG_COVAR, random_state=seed).fit(X)
                     for k in COMPONENTS if k <= max(1, len(X) // 20)]
         best = min(mixtures, key=lambda m: m.bic(X))

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import check_choice
+from ..intake.encoding import encoded_model
 from ..sev.engine import sev_batch
 from .credibility import ReferenceDensity, fit_density
 from .flexible import FlexibleWindow, flexible_candidates, flexible_windows
@@ -115,7 +116,7 @@ def explain_kind(setup, queries: pd.DataFrame, kind: str, fitted: dict[int, Fitt
     """SEV of every row of ``queries`` against the ``kind`` of reference, one batch per predicted class
     (``fitted`` maps each class to its :class:`FittedReferences`, missing classes are fitted here)."""
     check_choice(kind, REFERENCE_KINDS, "reference kind")
-    labels = setup.model.label(queries) if len(queries) else np.zeros(0, dtype=int)
+    labels = _labels(setup, queries) if len(queries) else np.zeros(0, dtype=int)
     out: list[ReferenceSEV | None] = [None] * len(queries)
     for label in np.unique(labels):
         at = np.flatnonzero(labels == label)
@@ -129,6 +130,17 @@ def explain_kind(setup, queries: pd.DataFrame, kind: str, fitted: dict[int, Fitt
     return out
 
 
+def _labels(setup, queries: pd.DataFrame) -> np.ndarray:
+    """The model's labels, read off the dataset's encoded rows when the model's encoding is traced (no
+    preprocessing call for rows of the data)."""
+    model, layout = setup.model, setup.dataset.layout
+    encoded = encoded_model(model, layout.groups)
+    if encoded is None:
+        return model.label(queries)
+    X = encoded.encode_rows(queries, setup.dataset.features, list(model.columns))
+    return model.labels_of(model.scores_of(encoded.estimator, X))
+
+
 def _common(setup, fitted: FittedReferences, credible: float | None) -> dict:
     return {"restricted": tuple(setup.restricted), "threshold": credible}
 
@@ -140,7 +152,7 @@ def _single(setup, queries, fitted, max_depth, credible) -> list[SingleSEV]:
     if credible is None:
         results = sev_batch(setup.model, setup.dataset.layout, queries, ref, kind="minus",
                             restricted=setup.restricted, max_depth=max_depth, keep_scores=False)
-        moves = [from_sev(r, setup.dataset.layout, ref) for r in results]
+        moves = from_sev(setup.model, setup.dataset.layout, queries, results, ref)
         plain = [(r.value, r.status, r.explained_class, r.max_depth, None) for r in results]
     else:
         candidates = Candidates.of_reference(setup.dataset.layout, ref)
@@ -195,7 +207,7 @@ def _search(setup, queries, candidates, fitted, max_depth, credible):
 
 def _measured(setup, queries: pd.DataFrame, moves: Sequence[list], space, density) -> list[tuple[pd.Series, tuple]]:
     """Each row as a Series with its moves measured (:func:`~.outcome.measure`), in one batch."""
-    measured = measure(setup.model, setup.dataset.layout, queries, moves, space, density)
+    measured = measure(setup.dataset.layout, queries, moves, space, density)
     return [(queries.iloc[i], measured[i]) for i in range(len(queries))]
 
 

@@ -20,6 +20,7 @@ from ..intake.data import GroupLayout
 from ..intake.models import ModelAdapter
 from ..reference import Reference
 from ..results import Explanation
+from ..sev.cube import VertexScorer
 from ..sev.engine import SEVResult
 from .credibility import ReferenceDensity
 from .search import Candidates, Found
@@ -109,45 +110,57 @@ class ClusterSEV(ReferenceSEV):
     meta_parameters = ("max_depth", "restricted", "threshold", "prototype")
 
 
-def measure(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, moves: Sequence[Sequence[tuple]],
-            space: PopulationSpace, density: ReferenceDensity | None) -> list[tuple[Destination, ...]]:
-    """Each row's moves (groups moved, column → value) as measured :class:`Destination` s, closest first; every
-    point of every row is scored, measured and rated in one batch."""
+def measure(layout: GroupLayout, queries: pd.DataFrame, moves: Sequence[Sequence[tuple]], space: PopulationSpace,
+            density: ReferenceDensity | None) -> list[tuple[Destination, ...]]:
+    """Each row's moves (groups moved, column → value, the model's score there) as measured :class:`Destination` s,
+    closest first; every point of every row is measured and rated in one batch."""
     owner = np.array([i for i, row_moves in enumerate(moves) for _ in row_moves], dtype=int)
     if len(owner) == 0:
         return [() for _ in moves]
+    flat = [m for row_moves in moves for m in row_moves]
     base = queries[list(layout.columns)].iloc[owner].reset_index(drop=True)
     points = base.astype(object)
-    for j, (_, values) in enumerate(m for row_moves in moves for m in row_moves):
+    for j, (_, values, _) in enumerate(flat):
         for column, value in values.items():
             points.at[j, column] = value
     points = points.infer_objects()
-    scores = model.score(points)
     l0, linf, l1 = space.distances(base, points)
     cred = density.percentile(points) if density is not None else np.full(len(points), np.nan)
-    flat = [m for row_moves in moves for m in row_moves]
     out: list[list[Destination]] = [[] for _ in moves]
-    for j, (groups, values) in enumerate(flat):
-        out[owner[j]].append(Destination(tuple(groups), dict(values), float(scores[j]), int(l0[j]), float(linf[j]),
+    for j, (groups, values, score) in enumerate(flat):
+        out[owner[j]].append(Destination(tuple(groups), dict(values), float(score), int(l0[j]), float(linf[j]),
                                          float(l1[j]), None if np.isnan(cred[j]) else float(cred[j])))
     return [tuple(sorted(d, key=lambda x: (x.linf, x.l1))) for d in out]
 
 
-def from_sev(result: SEVResult, layout: GroupLayout, reference: Reference) -> list[tuple[tuple, dict]]:
-    """The moves of an SEV engine result: each minimal explanation's groups set to the reference's values."""
+def from_sev(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, results: Sequence[SEVResult],
+             reference: Reference) -> list[list[tuple]]:
+    """The moves of SEV engine results: each minimal explanation's groups set to the reference's values, with the
+    model's score there (the engine's vertex scorer, one batched call for every explanation of every row)."""
     groups = {g.name: g for g in layout.groups}
-    return [(tuple(e), {c: reference.values[c] for name in e for c in groups[name].columns})
-            for e in result.explanations if e]
+    index = {name: i for i, name in enumerate(layout.names)}
+    sets = [[e for e in r.explanations if e] for r in results]
+    owner = np.array([i for i, row in enumerate(sets) for _ in row], dtype=int)
+    if len(owner) == 0:
+        return [[] for _ in results]
+    masks = np.ones((len(owner), layout.size), dtype=bool)
+    for j, e in enumerate(e for row in sets for e in row):
+        masks[j, [index[g] for g in e]] = False
+    fresh = owner[None, :] == np.arange(len(results))[:, None]
+    scores = VertexScorer(model, layout, queries, reference).scores(np.arange(len(results)), masks, fresh)
+    flat = iter(range(len(owner)))
+    return [[(tuple(e), {c: reference.values[c] for name in e for c in groups[name].columns},
+              float(scores[i, next(flat)])) for e in row] for i, row in enumerate(sets)]
 
 
-def from_found(found: Found, layout: GroupLayout, candidates: Candidates) -> list[tuple[tuple, dict]]:
-    """The moves of a search result: each flip's groups set to the candidate values it chose."""
+def from_found(found: Found, layout: GroupLayout, candidates: Candidates) -> list[tuple]:
+    """The moves of a search result: each flip's groups set to the candidate values it chose, with its score."""
     moves = []
     for flip in found.flips:
         values = {}
         for g, c in zip(flip.groups, flip.choice):
             values.update(candidates.values[g][c])
-        moves.append((tuple(layout.names[g] for g in flip.groups), values))
+        moves.append((tuple(layout.names[g] for g in flip.groups), values, flip.score))
     return moves
 
 

@@ -84,13 +84,16 @@ class _Mixer:
         self.candidates = candidates.values
         self.offsets = np.concatenate([[0], np.cumsum(candidates.sizes)])
         self.group_of = np.repeat(np.arange(layout.size), candidates.sizes)
-        frame = _candidate_frame(layout, queries, candidates, self.offsets)
+        frame = _candidate_frame(layout, queries.columns, candidates)
         self.encoded = encoded_model(model, layout.groups)
         if self.encoded is not None:
             columns = list(model.columns)
             source = layout.source.features if layout.source is not None else None
             self.q_model = self.encoded.encode_rows(queries, source, columns)
-            self.c_model = self.encoded.encode(frame[columns])
+            key = ("candidates", hash(repr(candidates.values)))  # encoded once per set of candidates
+            if key not in self.encoded.memo:
+                self.encoded.memo[key] = self.encoded.encode(frame[columns])
+            self.c_model = self.encoded.memo[key]
             self.model_mask = self.encoded.column_group[None, :] == self.group_of[:, None]
         self.q_space, self.c_space = space.encode(queries), space.encode(frame)
         self.space_mask = space.group_columns()[None, :] == self.group_of[:, None]
@@ -98,15 +101,23 @@ class _Mixer:
         numeric_cols = np.flatnonzero(self.numeric[space.group_columns()])
         self.numeric_cols = numeric_cols
         self.frame = frame
-        same = [[_equal(queries[c].to_numpy(dtype=object), frame[c].iloc[k]) for c in layout.groups[g].columns]
-                for k, g in enumerate(self.group_of)]
-        self.same = np.column_stack([np.logical_and.reduce(s) for s in same])  # (rows, candidates)
+        rows = {c: queries[c].to_numpy(dtype=object) for c in layout.columns}
+        values = {c: frame[c].to_numpy(dtype=object) for c in layout.columns}
+        self.same = np.ones((len(queries), len(self.group_of)), dtype=bool)  # (rows, candidates): no move
+        for k, g in enumerate(self.group_of):
+            for c in layout.groups[g].columns:
+                self.same[:, k] &= _equal(rows[c], values[c][k])
 
     def _mix(self, base: np.ndarray, cand: np.ndarray, mask: np.ndarray, qi: np.ndarray, ids: np.ndarray):
         X = base[qi].copy()
         for t in range(ids.shape[1]):
             X = np.where(mask[ids[:, t]], cand[ids[:, t]], X)
         return X
+
+    def query_scores(self) -> np.ndarray:
+        if self.encoded is not None:
+            return self.model.scores_of(self.encoded.estimator, self.q_model)
+        return self.model.score(self.queries)
 
     def scores(self, qi: np.ndarray, ids: np.ndarray) -> np.ndarray:
         if self.encoded is not None:
@@ -129,14 +140,11 @@ class _Mixer:
         return pd.DataFrame(data).infer_objects()
 
 
-def _candidate_frame(layout, queries, candidates, offsets) -> pd.DataFrame:
-    """One raw row per candidate: the first query's values with the candidate's group set to it."""
-    rows = []
-    base = queries.iloc[0].to_dict()
-    for g, values in enumerate(candidates.values):
-        for value in values:
-            rows.append({**base, **value})
-    return pd.DataFrame(rows, columns=list(queries.columns)).infer_objects()
+def _candidate_frame(layout, columns, candidates: Candidates) -> pd.DataFrame:
+    """One raw row per candidate: every group at its first candidate (the reference) but the candidate's own."""
+    base = {c: v for values in candidates.values for c, v in values[0].items()}
+    rows = [{**base, **value} for values in candidates.values for value in values]
+    return pd.DataFrame(rows, columns=list(columns)).infer_objects()
 
 
 def _equal(a: np.ndarray, value) -> np.ndarray:
@@ -168,7 +176,7 @@ def search(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, cand
     if n == 0:
         return []
     mixer = _Mixer(model, layout, queries, candidates, space)
-    classes = model.labels_of(model.score(queries))
+    classes = model.labels_of(mixer.query_scores())
     movable = [g for g, name in enumerate(layout.names) if name not in set(restricted)]
     gate = threshold if density is not None and threshold is not None else None
     first: dict[int, tuple[int, list[Flip]]] = {}

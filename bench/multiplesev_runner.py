@@ -90,7 +90,8 @@ def main() -> None:
     from FlexibleSEV import FlexibleSEV
     from sklearn.mixture import GaussianMixture
 
-    job = json.loads(open(args.job).read())
+    with open(args.job) as handle:
+        job = json.load(handle)
     X = pd.read_csv(job["csv"])
     y = np.asarray(job["y"])
     train = np.asarray(job["train"])

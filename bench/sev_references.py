@@ -37,10 +37,10 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's explain_core
 
-from explain_core import demo_model, load_demo  # noqa: E402
-from explain_core.analysis import make_setup, predicted_rows  # noqa: E402
-from explain_core.counterfactuals import dice_points  # noqa: E402
-from explain_core.references import ReferenceFits, explain_kind, summary_row  # noqa: E402
+from explain_core import demo_model, load_demo
+from explain_core.analysis import make_setup, predicted_rows
+from explain_core.counterfactuals import dice_points
+from explain_core.references import ReferenceFits, explain_kind, summary_row
 
 ROOT = Path(__file__).resolve().parent
 OUT = ROOT / "out"
@@ -56,7 +56,7 @@ COLUMNS = ("mean SEV", "median ℓ∞", "mean credibility", "explained", "ms per
 
 
 def load() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
 
 
 def ensure_venv() -> Path | None:
@@ -66,7 +66,8 @@ def ensure_venv() -> Path | None:
         return python
     OUT.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-    done = subprocess.run([str(python), "-m", "pip", "install", "-q", *PINNED], capture_output=True, text=True)
+    done = subprocess.run([str(python), "-m", "pip", "install", "-q", *PINNED], capture_output=True, text=True,
+                          check=False)
     if done.returncode != 0:
         print("authors' venv: pip install of the pinned set failed:\n" + done.stderr[-2000:])
         return None
@@ -83,7 +84,7 @@ def probe_their_requirements(authors: Path) -> list[str]:
     for line in (authors / "requirements.txt").read_text().split():
         try:
             done = subprocess.run([str(VENV / "bin" / "python"), "-m", "pip", "install", "--dry-run", "-q", line],
-                                  capture_output=True, text=True, timeout=180)
+                                  capture_output=True, text=True, timeout=180, check=False)
         except subprocess.TimeoutExpired:
             failures.append(f"{line}: no resolution within 180 s (pip builds old pinned dependencies from source)")
             continue
@@ -147,7 +148,8 @@ def authors(python: Path, checkout: Path, setup, name: str, kind: str, seed: int
            "clusters": k, "m": m}
     Path(f"{stem}.job.json").write_text(json.dumps(job))
     done = subprocess.run([str(python), str(ROOT / "multiplesev_runner.py"), "--authors", str(checkout), "--job",
-                           f"{stem}.job.json", "--out", f"{stem}.out.json"], capture_output=True, text=True)
+                           f"{stem}.job.json", "--out", f"{stem}.out.json"], capture_output=True, text=True,
+                          check=False)
     if done.returncode != 0:
         print(f"  authors' code failed on {name}/{kind}/{seed}:\n{done.stderr[-1500:]}")
         return None
@@ -172,7 +174,7 @@ def run_one(name: str, kind: str, seed: int, args, python, checkout) -> dict:
     data = load_demo(name)
     setup = make_setup(data, demo_model(data, kind, seed=seed))
     rows = predicted_rows(setup)[:args.rows]
-    results, found, extra = ours(setup, rows, seed)
+    results, _, extra = ours(setup, rows, seed)
     out = {"queries": len(rows), "fit": extra["fit"], "ours": results,
            "accuracy": setup.metrics.get("test_accuracy")}
     out["ours"]["DiCE (random)"] = dice(setup, rows[:args.dice_rows], extra["fits"], seed)

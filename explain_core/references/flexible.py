@@ -13,7 +13,9 @@ Decisions against the released code (notes §2): the flexible values are tried a
 each moved set takes its own best values instead of one adjusted reference built coordinate by coordinate (D2, and
 O3: we compute the paper's definition S2, on the grid); the search compares the model's label, by its own threshold
 (D4); the plain reference value is always a candidate, so SEV^F ≤ SEV¹ on every row, and τ = 0 is SEV¹ exactly (P1).
-Of the flips of one moved set the closest is kept (smallest ℓ∞ in population SDs, then ℓ1).
+Of the flips of one moved set the closest is kept (smallest ℓ∞ in population SDs, then ℓ1) among those landing at
+least as credibly as the plain reference's values for that set, when those flip too: flexibility shortens and
+brings explanations closer without landing them where fewer real cases lie.
 """
 from __future__ import annotations
 

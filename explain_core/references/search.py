@@ -8,6 +8,9 @@ the smallest |S| whose vertex flips the prediction; with one candidate per group
 the vertex of a smaller set and is skipped. Each layer is scored for all unresolved rows in batched model calls,
 on the model's encoded inputs when its preprocessing is traced column by column.
 
+With a density, values other than the reference's are kept for a moved set only where they land at least as
+credibly as the reference's values for that set (when those flip too); of what is kept the closest is shown.
+
 Credible search (``density`` and ``threshold`` given): a flip is accepted only where its credibility percentile is
 at least ``threshold``. The search goes on at most ``slack`` sizes past the first flip; when nothing credible is
 found there, the flips of the first flipping size are returned, flagged not credible (the fallback, always
@@ -204,6 +207,17 @@ def search(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, cand
             for i in range(n)]
 
 
+def _not_less_credible(mixer: _Mixer, chosen: np.ndarray, rows: np.ndarray, sets: np.ndarray,
+                       cred: np.ndarray) -> np.ndarray:
+    """Flips whose credibility is at least that of the plain reference's values for the same row and moved set
+    (where those flip too): other values may replace the reference's only where they land at least as credibly."""
+    plain = (chosen == mixer.offsets[mixer.group_of[chosen]]).all(axis=1)
+    if not plain.any():
+        return np.ones(len(rows), bool)
+    floor = dict(zip(zip(rows[plain].tolist(), sets[plain].tolist()), cred[plain].tolist()))
+    return cred >= np.array([floor.get(key, -np.inf) for key in zip(rows.tolist(), sets.tolist())])
+
+
 def _layer(mixer: _Mixer, classes: np.ndarray, pending: np.ndarray, movable, depth: int,
            density: ReferenceDensity | None, gate: float | None, chunk_rows: int) -> dict[int, tuple[list, list]]:
     """Row → (the closest flip per moved set, the closest credible flip per moved set) of one layer, scored in calls
@@ -229,8 +243,10 @@ def _layer(mixer: _Mixer, classes: np.ndarray, pending: np.ndarray, movable, dep
         return {}
     rows, vi, scores, linf, l1, cred = (np.concatenate(parts) for parts in zip(*found))
     order = np.lexsort((l1, linf, set_of[vi], rows))
+    eligible = _not_less_credible(mixer, ids[vi], rows, set_of[vi], cred) if density is not None \
+        else np.ones(len(rows), bool)
     out: dict[int, tuple[list, list]] = {}
-    for keep, slot in ((np.ones(len(rows), bool), 0), (cred >= gate if gate is not None else None, 1)):
+    for keep, slot in ((eligible, 0), (eligible & (cred >= gate) if gate is not None else None, 1)):
         if keep is None:
             continue
         picked = order[keep[order]]

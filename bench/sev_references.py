@@ -226,6 +226,33 @@ def report(name: str, kind: str, runs: list[dict]) -> None:
           f"{max(aggregate(runs, 'ours', m)['ms per row'][0] for m in ('SEV¹', 'SEV^F', 'SEV^©')) <= 10}")
 
 
+def markdown(everything: dict) -> str:
+    """The saved results as one markdown table (mean over the splits)."""
+    lines = ["| data × model | method | mean SEV | median ℓ∞ (SD) | credibility | ms / row (batch) | ms (one row) |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for pair, runs in everything.items():
+        for side in ("ours", "authors"):
+            for method in (runs[0].get(side) or {}):
+                if method in ("rows", "test_accuracy", "fit"):
+                    continue
+                agg = aggregate(runs, side, method)
+                label = ("authors' " if side == "authors" else "") + method
+                cells = [f"{agg[c][0]:.3f}" if c in ("mean SEV", "median ℓ∞", "mean credibility") else
+                         f"{agg[c][0]:.2f}" for c in ("mean SEV", "median ℓ∞", "mean credibility", "ms per row",
+                                                      "ms one row")]
+                lines.append(f"| {pair} | {label} | " + " | ".join(cells) + " |")
+    lines += ["", "| data × model | rows | authors' SEV¹ / ours, ms per row | SEV^F | SEV^© |", "| --- | --- | --- | --- | --- |"]
+    for pair, runs in everything.items():
+        if all("authors" in r for r in runs):
+            cells = []
+            for method in ("SEV¹", "SEV^F", "SEV^©"):
+                theirs = np.mean([r["authors"][method]["ms per row"] for r in runs])
+                mine = np.mean([r["ours_on_authors_rows"][method] for r in runs])
+                cells.append(f"{theirs:.2f} / {mine:.2f} = {theirs / mine:.1f}×")
+            lines.append(f"| {pair} | {len(runs[0]['authors']['rows'])} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--datasets", nargs="+", default=["adult", "compas", "german_credit"])
@@ -235,7 +262,11 @@ def main() -> None:
     parser.add_argument("--dice-rows", type=int, default=20)
     parser.add_argument("--authors-rows", type=int, default=30)
     parser.add_argument("--authors", default=os.environ.get("MULTIPLESEV_DIR"))
+    parser.add_argument("--markdown", action="store_true", help="print the saved results as a table and stop")
     args = parser.parse_args()
+    if args.markdown:
+        print(markdown(json.loads((OUT / "sev_references.json").read_text())))
+        return
     print(f"load at start: {load()}")
     checkout = Path(args.authors) if args.authors else None
     python = ensure_venv() if checkout is not None and args.authors_rows else None

@@ -263,6 +263,7 @@ def main() -> None:
     parser.add_argument("--authors-rows", type=int, default=30)
     parser.add_argument("--authors", default=os.environ.get("MULTIPLESEV_DIR"))
     parser.add_argument("--markdown", action="store_true", help="print the saved results as a table and stop")
+    parser.add_argument("--append", action="store_true", help="add to the saved results instead of replacing them")
     args = parser.parse_args()
     if args.markdown:
         print(markdown(json.loads((OUT / "sev_references.json").read_text())))
@@ -276,7 +277,8 @@ def main() -> None:
         print("authors' requirements.txt on this Python (dry run):\n  " + "\n  ".join(probe_their_requirements(checkout)
                                                                                    or ["installs"]))
         print(f"authors' venv: {VENV} with {' '.join(PINNED)} (what their SEV experiments import)")
-    everything = {}
+    saved = OUT / "sev_references.json"
+    everything = json.loads(saved.read_text()) if args.append and saved.exists() else {}
     for name in args.datasets:
         for kind in args.models:
             runs = [run_one(name, kind, seed, args, python, checkout) for seed in args.splits]

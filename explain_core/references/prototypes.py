@@ -10,7 +10,7 @@ and its assignment goes through PaCMAP's approximate ``transform`` (A3, O4). Her
 - **K**: given, or chosen per dataset by the highest average medoid silhouette over K = 2…``MAX_CLUSTERS``
   (DynMSC, Lenssen & Schubert 2024) — a stated, reproducible rule;
 - **prototype** of a cluster (a :class:`~explain_core.reference.Reference`): by default its medoid among the members
-  the model predicts in the other class (a real training row, so every one-hot block sums to 1, predicted in the
+  the model predicts in the other class, with every value known where the cluster has such rows (a real training row, so every one-hot block sums to 1, predicted in the
   other class by construction); ``statistic="nearest_row"`` takes the member nearest to the cluster's median
   profile (the project's realistic reference) and ``"median"`` the median / mode profile itself (the paper's S6,
   unsnapped: kept for the K = 1 check, flagged when not predicted in the other class);
@@ -111,10 +111,12 @@ def fit_prototypes(model: ModelAdapter, dataset: Dataset, train_rows: Sequence[i
     members = space.mixed(dataset.features.iloc[population], frame.iloc[medoids]).argmin(axis=1)
     sample_labels = distance[:, medoids].argmin(axis=1)
     other = model.label(frame) != explain_class
+    complete = ~frame.isna().any(axis=1).to_numpy()  # a typical case has every value known, where one can
     prototypes = []
     for k in range(len(medoids)):
         rows = population[members == k]
-        inside = np.flatnonzero((sample_labels == k) & other)
+        inside = np.flatnonzero((sample_labels == k) & other & complete)
+        inside = inside if len(inside) else np.flatnonzero((sample_labels == k) & other)
         prototypes.append(_prototype(model, dataset, space, k + 1, statistic, rows, sample, inside, distance,
                                      sample_labels == k, len(population), explain_class))
     return PrototypeSet(explain_class, tuple(prototypes), statistic, rule, silhouette, len(sample), seed,
@@ -150,12 +152,12 @@ def _prototype(model, dataset, space, number, statistic, rows, sample, inside, d
     elif statistic == "medoid":
         best = inside[distance[np.ix_(in_cluster, inside)].sum(axis=0).argmin()]
         row = int(sample[best])
-        ref = make_reference(dataset, [row], statistic="nearest_row", population="all")
+        ref = _row_reference(dataset, row)
     else:
         profile = make_reference(dataset, sample[inside], statistic="median", population="all")
         candidates = dataset.features.iloc[sample[inside]]
         row = int(sample[inside][space.mixed(candidates, profile.as_frame(dataset.columns)).argmin()])
-        ref = make_reference(dataset, [row], statistic="nearest_row", population="all")
+        ref = _row_reference(dataset, row)
     if ref is None:
         return Prototype(number, make_reference(dataset, sample, population="all"), None, 0, 0.0, float("nan"), -1,
                          False)
@@ -166,6 +168,12 @@ def _prototype(model, dataset, space, number, statistic, rows, sample, inside, d
                                                                                   else " (median profile)"),
                   explain_class=explain_class)
     return Prototype(number, ref, row, len(rows), len(rows) / max(1, total), score, label, valid)
+
+
+def _row_reference(dataset: Dataset, row: int) -> Reference:
+    """A real row as a reference: its own values, column by column."""
+    values = {c: (v.item() if isinstance(v, np.generic) else v) for c, v in dataset.features.iloc[row].items()}
+    return Reference(values, f"real row {row}", statistic="nearest_row", population="opposite")
 
 
 def _blocks_valid(dataset: Dataset, reference: Reference) -> bool:

@@ -110,8 +110,8 @@ class RowReport:
             "linear": ("Linear", ["weights of IHT / exact / LIME / SHAP side by side",
                                   "fidelity, relevance, anchoring gap, optimality status", "weights chart"]),
             "agreement": ("Agreement", ["feature × method matrix", "how each method's set was read"]),
-            "counterfactuals": ("Counterfactuals", ["SEV against one reference, a flexible one and typical cases "
-                                                    "beside DiCE's counterfactuals",
+            "counterfactuals": ("Counterfactuals", [("SEV against one reference, a flexible one and typical cases "
+                                                     "beside DiCE's counterfactuals"),
                                                     "ℓ0, ℓ∞, ℓ1, credibility and seconds for every method",
                                                     "where each point lands"]),
         }

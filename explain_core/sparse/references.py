@@ -55,7 +55,10 @@ def reference_rows(setup, objective: str, parts, columns) -> tuple[list[np.ndarr
     """The encoded references of every training row (one (n, d) array per reference a row has) and the set of
     distinct references (R, d)."""
     train = setup.dataset.features.iloc[setup.train_rows]
-    encode = lambda values: parts.encode(pd.DataFrame([values], columns=columns)[columns])[0]  # noqa: E731
+
+    def encode(values: dict) -> np.ndarray:
+        return parts.encode(pd.DataFrame([values], columns=columns)[columns])[0]
+
     if objective == "all_opt_cluster":
         prototypes = fit_prototypes(setup.model, setup.dataset, setup.train_rows, seed=0)
         assigned, _ = prototypes.assign(train)

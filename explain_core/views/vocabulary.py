@@ -90,17 +90,20 @@ DEFINITIONS = (
      "Shapley values. Both are shown for comparison; neither is anchored or sparse by construction."),
     ("Agreement", "For each method, the features it names for this row (rules in section “Agreement”); the "
      "matrix shows where the methods concur."),
-    ("SEV^F, flexible reference (Improving Decision Sparsity §2)", "SEV⁻ where each numeric reference value may "
-     "move within ±τ quantile rank of the other class's values (τ = 0.2, k = 5 values tried, each a value a real "
-     "case has): the fewest features whose move to some values of those windows flips the prediction."),
-    ("SEV^©, typical cases (Improving Decision Sparsity §3)", "SEV⁻ against the typical case of the other class "
-     "nearest to the row: k-medoids clusters of its training rows (K by the medoid silhouette), each represented "
-     "by a real row the model predicts in that class."),
-    ("Credibility (Improving Decision Sparsity §5)", "Where an explanation lands, as a percentile: the share of "
-     "real cases of the other class (training rows the density model did not see) that are less typical than "
-     "that point under a Gaussian mixture fitted on the training rows of that class. 50 % is an ordinary case."),
-    ("Counterfactual metrics", "ℓ0: features changed; ℓ∞ / ℓ1: the largest / summed change of a numeric "
-     "feature, in standard deviations of the other class's training rows; seconds: the method's time for the row."),
+    ("SEV^F, flexible reference (Improving Decision Sparsity §2)", (
+        "SEV⁻ where each numeric reference value may move within ±τ quantile rank of the other class's values "
+        "(τ = 0.2, k = 5 values tried, each a value a real case has): the fewest features whose move to some values "
+        "of those windows flips the prediction.")),
+    ("SEV^©, typical cases (Improving Decision Sparsity §3)", (
+        "SEV⁻ against the typical case of the other class nearest to the row: k-medoids clusters of its training "
+        "rows (K by the medoid silhouette), each represented by a real row the model predicts in that class.")),
+    ("Credibility (Improving Decision Sparsity §5)", (
+        "Where an explanation lands, as a percentile: the share of real cases of the other class (training rows the "
+        "density model did not see) that are less typical than that point under a Gaussian mixture fitted on the "
+        "training rows of that class. 50 % is an ordinary case.")),
+    ("Counterfactual metrics", (
+        "ℓ0: features changed; ℓ∞ / ℓ1: the largest / summed change of a numeric feature, in standard deviations "
+        "of the other class's training rows; seconds: the method's time for the row.")),
 )
 
 REFERENCE_KIND_LABELS = {"single": "One reference (SEV¹)", "flexible": "Flexible reference (SEV^F)",
@@ -306,12 +309,12 @@ def credibility_text(value: float | None) -> str:
     return f"more typical than {value:.0%} of the real cases of that class"
 
 
-def prototype_title(setup: "Setup", number: int, explain_class: int = 1) -> str:
+def prototype_title(setup: Setup, number: int, explain_class: int = 1) -> str:
     """"Typical case #3 of <the other class> (<its card label>)"."""
     return f"Typical case #{number} of {outcome_text(setup, 1 - explain_class)}"
 
 
-def reference_reading(setup: "Setup", result) -> str:
+def reference_reading(setup: Setup, result) -> str:
     """A :class:`~explain_core.references.ReferenceSEV` in one plain sentence: what its closest explanation changes,
     how far (numeric features, in standard deviations) and how credible the point it reaches is."""
     other = outcome_text(setup, 1 - result.explained_class)

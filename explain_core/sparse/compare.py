@@ -18,7 +18,6 @@ from ..sev.cube import ProgressFn
 from ..sev.summaries import NOT_EXPLAINED, prevalence_table, sev_counts
 from ..views.style import BAR_COLOURS, TEMPLATE
 from ..views.vocabulary import html_text
-from .references import reference_means
 
 if TYPE_CHECKING:
     from .training import SparseTrainingResult
@@ -146,6 +145,8 @@ class SparseOrigin:
                    progress: ProgressFn | None = None) -> SparsityComparison:
         key = (after.key, params)
         if key not in self.memo:
+            from .references import reference_means  # torch: imported with the training, not with the reports
+
             compared = compare_sparsity(self.base, after, params, progress)
             means = reference_means(self.result.settings.objective, self.base, after, params)
             self.memo[key] = replace(compared, reference_means=means) if means else compared

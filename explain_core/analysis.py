@@ -19,10 +19,12 @@ from .baselines import Attribution, FlipPath, explain_lime, explain_shap, flip_n
 from .lens import ALL_SUBSETS_UP_TO, LensContext, LensResult, lens_contexts, opposite_references
 from .lens.causal import CausalGraph, causal_contexts, fit_scm
 from .lens.search import LensSearch, search_factors
+from .counterfactuals import CounterfactualComparison, compare_counterfactuals
+from .references import KindsTable, ReferenceFits, ReferenceSEV, compare_kinds, explain_kind
 from .results import Explanation
-from .setup import (DEFAULT_DEMO, LINEAR_METHODS, BaselineParameters, LensParameters, LinearParameters, Parameters,
-                    SEVParameters, Setup, demo_setup, file_setup, lens_max_size, make_setup, model_from_upload,
-                    trained_setup)
+from .setup import (DEFAULT_DEMO, LINEAR_METHODS, BaselineParameters, CounterfactualParameters, LensParameters,
+                    LinearParameters, Parameters, ReferenceParameters, SEVParameters, Setup, demo_setup, file_setup,
+                    lens_max_size, make_setup, model_from_upload, trained_setup)
 from .sev.cube import ProgressFn, one_row
 from .sev.engine import SEVExplanation, SEVResult, explain_sev, sev_batch
 
@@ -30,11 +32,12 @@ if TYPE_CHECKING:
     from .linear.compare import LinearExplanation
 
 __all__ = ["DEFAULT_DEMO", "LINEAR_METHODS", "ROW_CHOICES", "Agreement", "BaselineParameters", "Baselines",
-           "DatasetSEV", "LensParameters", "LensReport", "LensSearch", "LinearParameters", "Parameters",
-           "SEVParameters", "Setup", "agreement", "dataset_sev", "demo_setup", "frame_sev", "file_setup",
-           "flip_numbers", "lens_max_size", "lens_report", "linear_space", "linear_sweep", "make_setup",
-           "model_from_upload", "predicted_rows", "row_baselines", "lens_searches", "row_lens", "row_lens_causal",
-           "row_lens_contexts", "row_lens_search", "row_linear", "row_sev", "score_of", "trained_setup"]
+           "CounterfactualParameters", "DatasetSEV", "LensParameters", "LensReport", "LensSearch", "LinearParameters",
+           "Parameters", "ReferenceParameters", "SEVParameters", "Setup", "agreement", "dataset_reference_kinds",
+           "dataset_sev", "demo_setup", "frame_sev", "file_setup", "flip_numbers", "lens_max_size", "lens_report",
+           "linear_space", "linear_sweep", "make_setup", "model_from_upload", "predicted_rows", "reference_fits",
+           "row_baselines", "row_counterfactuals", "lens_searches", "row_lens", "row_lens_causal", "row_lens_contexts",
+           "row_lens_search", "row_linear", "row_reference_sev", "row_sev", "score_of", "trained_setup"]
 
 # ---------------------------------------------------------------------------------------------------
 # SEV
@@ -302,3 +305,39 @@ def _union(sets) -> tuple[str, ...]:
 
 def score_of(setup: Setup, query: pd.DataFrame) -> float:
     return float(setup.model.score(one_row(query))[0])
+
+
+# ---------------------------------------------------------------------------------------------------
+# SEV against other kinds of reference, and counterfactuals side by side ("Improving Decision Sparsity")
+
+def reference_fits(setup: Setup, params: ReferenceParameters | Parameters) -> ReferenceFits:
+    """Each predicted class's population coordinates, density, SEV^F windows and typical cases, fitted on the
+    training rows on first use and kept with the setup (one-off: the explanations are milliseconds)."""
+    key = (params.flex_tau, params.flex_k, params.clusters, params.seed)
+    return setup.fits.get(key, lambda: ReferenceFits(setup, tau=params.flex_tau, k=params.flex_k,
+                                                     clusters=params.clusters, seed=params.seed))
+
+
+def row_reference_sev(setup: Setup, query: pd.DataFrame, params: ReferenceParameters | Parameters,
+                      fits: ReferenceFits | None = None) -> ReferenceSEV:
+    """SEV⁻ (SEV® with the setup's restricted features) of the row against ``params.reference_kind``, with every
+    explanation's distance and credibility."""
+    fits = reference_fits(setup, params) if fits is None else fits
+    return explain_kind(setup, one_row(query), params.reference_kind, fits, max_depth=params.max_depth,
+                        credible=params.credible)[0]
+
+
+def dataset_reference_kinds(setup: Setup, rows: Sequence[int], params: ReferenceParameters | Parameters,
+                            fits: ReferenceFits | None = None, progress: ProgressFn | None = None) -> KindsTable:
+    """Every kind of reference on the same rows (with ``params.credible``, the credible searches too)."""
+    fits = reference_fits(setup, params) if fits is None else fits
+    return compare_kinds(setup, rows, fits, max_depth=params.max_depth, credible=params.credible, progress=progress)
+
+
+def row_counterfactuals(setup: Setup, query: pd.DataFrame, params: Parameters,
+                        fits: ReferenceFits | None = None) -> CounterfactualComparison:
+    """SEV against each kind of reference beside DiCE's counterfactuals, with the shared metrics."""
+    fits = reference_fits(setup, params) if fits is None else fits
+    return compare_counterfactuals(setup, one_row(query), fitted=fits, max_depth=params.max_depth,
+                                   credible=params.credible, dice_method=params.dice_method,
+                                   dice_count=params.dice_count, seed=params.seed)

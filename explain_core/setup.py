@@ -57,6 +57,8 @@ class Setup:
     restricted: tuple[str, ...] = ()
     training: SparseOrigin | None = field(default=None, compare=False, repr=False)  # trained on the Sparser page
     mirrors: Memo = memo_field("references of the other class (reference_of_label)", max_entries=4)
+    fits: Memo = memo_field("reference fits of the other kinds of reference (analysis.reference_fits)",
+                            max_entries=4)
 
     @cached_property
     def key(self) -> str:
@@ -261,7 +263,46 @@ class BaselineParameters:
 
 
 @dataclass(frozen=True)
-class Parameters(BaselineParameters, LinearParameters, LensParameters, SEVParameters):
+class ReferenceParameters:
+    """What SEV against other kinds of reference reads ("Improving Decision Sparsity"): the kind (``single``,
+    ``flexible``, ``cluster``), SEV^F's window τ and values k, SEV^©'s number of typical cases (None = chosen by the
+    medoid silhouette), the credible search's percentile threshold (None = off), the depth and the seed."""
+
+    reference_kind: str = "single"
+    flex_tau: float = 0.2
+    flex_k: int = 5
+    clusters: int | None = None
+    credible: float | None = None
+    max_depth: int = DEFAULT_MAX_DEPTH
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class CounterfactualParameters:
+    """What DiCE reads: its model-agnostic method (``random`` or ``genetic``), how many counterfactuals, the seed."""
+
+    dice_method: str = "random"
+    dice_count: int = 4
+    seed: int = 0
+
+
+def check_reference_parameters(p) -> None:
+    """Valid reference kind, τ, k, number of typical cases, credible threshold and DiCE settings."""
+    from .counterfactuals import DICE_METHODS
+    from .references import REFERENCE_KINDS, check_flexible
+
+    check_choice(p.reference_kind, REFERENCE_KINDS, "reference kind")
+    check_choice(p.dice_method, DICE_METHODS, "DiCE method")
+    check_flexible(p.flex_tau, p.flex_k)
+    if p.clusters is not None and not 1 <= p.clusters <= 20 or p.credible is not None and not 0 <= p.credible < 1 \
+            or not 1 <= p.dice_count <= 20:
+        raise IntakeError("The typical cases must number 1-20, the credible threshold lie in [0, 1) and DiCE's "
+                          "counterfactuals number 1-20.")
+
+
+@dataclass(frozen=True)
+class Parameters(CounterfactualParameters, ReferenceParameters, BaselineParameters, LinearParameters, LensParameters,
+                 SEVParameters):
     """Every knob of every method, with the seeds: the report prints these to make each number reproducible.
 
     The fields are those of the per-method parts (one ``seed`` shared by all): ``alpha`` None = LENS exact mode
@@ -297,6 +338,7 @@ class Parameters(BaselineParameters, LinearParameters, LensParameters, SEVParame
         if self.lime_samples < 10 or self.shap_background < 1 or not 0 < self.tau <= 1 or self.time_limit <= 0:
             raise IntakeError("LIME needs at least 10 samples and SHAP one background row; τ must be in (0, 1] and "
                               "the time limit positive.")
+        check_reference_parameters(self)
 
     def _part(self, kind):
         return kind(**{f.name: getattr(self, f.name) for f in fields(kind)})
@@ -316,6 +358,14 @@ class Parameters(BaselineParameters, LinearParameters, LensParameters, SEVParame
     @property
     def baselines(self) -> BaselineParameters:
         return self._part(BaselineParameters)
+
+    @property
+    def references(self) -> ReferenceParameters:
+        return self._part(ReferenceParameters)
+
+    @property
+    def counterfactuals(self) -> CounterfactualParameters:
+        return self._part(CounterfactualParameters)
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -6,7 +6,7 @@ from explain_core.analysis import agreement
 from explain_core.sev.readings import explanation_lines
 from explain_core.views.compare import agreement_figure, attribution_figure, waterfall_figure
 from explain_core.views.vocabulary import plain
-from pages import _shared as shared
+from pages import _references, _shared as shared
 
 CARD_LINES = 3  # SEV explanations listed per value in the card
 
@@ -92,3 +92,5 @@ table = pd.concat([agree.matrix(), agree.counts()], axis=1)
 table.index.name = "feature"
 st.dataframe(table, width="stretch", key="cmp_table")
 shared.download_buttons(f"agreement_row{shared.row()}", table, agree, key="cmp")
+
+_references.counterfactual_section(s)  # DiCE beside SEV's explanations, with the same metrics

@@ -11,7 +11,7 @@ from explain_core.report import (SECTION_TITLES, SECTIONS, build_row_report, nee
                                  write_pdf)
 from explain_core.views.sev import HYPERCUBE_FIGURE_MAX_GROUPS
 from explain_core.views.vocabulary import plain
-from pages import _shared as shared
+from pages import _references, _shared as shared
 
 SECTION_HELP = {
     "sev": "SEV⁻ / SEV⁺ / SEV® with the minimal explanations (the paper's tables), a plain-language reading and "
@@ -20,9 +20,12 @@ SECTION_HELP = {
     "linear": "Weights of IHT, the exact fit, LIME and SHAP side by side with fidelity, relevance, anchoring gap and "
               "optimality status.",
     "agreement": "Which features each method names for this row (LIME and SHAP are computed for it).",
+    "counterfactuals": "SEV against one reference, a flexible one and typical cases beside DiCE's counterfactuals, "
+                       "with ℓ0, ℓ∞, ℓ1, credibility and seconds for each.",
     "appendix": "Definitions in two lines each and the papers they come from.",
 }
-FIGURE_TABS = {"sev": "SEV", "lens": "LENS", "linear": "Linear", "agreement": "Agreement"}
+FIGURE_TABS = {"sev": "SEV", "lens": "LENS", "linear": "Linear", "agreement": "Agreement",
+               "counterfactuals": "Counterfactuals"}
 RENDERER_LABELS = {"auto": "Automatic", "plotly": "Plotly static export (Chromium)",
                    "matplotlib": "Matplotlib (no browser needed)"}
 
@@ -46,11 +49,13 @@ with st.spinner("Computing the explanations the report needs…"):
     lens = shared.lens_now(s) if "lens" in need else None
     linear = shared.linear_now(s) if "linear" in need else None
     baselines = shared.baselines_now(s) if "baselines" in need else None
+    counterfactuals = (_references.counterfactuals(s, s.key, query, p.references, p.counterfactuals, s.restricted)
+                       if "counterfactuals" in need else None)
     cube = shared.cube(s, s.key, query) \
         if "sev" in chosen and len(s.dataset.groups) <= HYPERCUBE_FIGURE_MAX_GROUPS else None
     report = build_row_report(s, query, p, chosen, row_position=shared.row(),
                               edited=bool(st.session_state.get("whatif")), sev=sev, baselines=baselines, lens=lens,
-                              linear=linear, cube=cube)
+                              linear=linear, cube=cube, counterfactuals=counterfactuals)
 
 left, right = st.columns([2, 3], vertical_alignment="bottom")
 options = ["auto", "plotly", "matplotlib"] if plotly_export_available() else ["matplotlib"]

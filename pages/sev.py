@@ -9,7 +9,7 @@ from explain_core.views.compare import flip_figure
 from explain_core.views.sev import (HYPERCUBE_FIGURE_MAX_GROUPS, feature_prevalence, hypercube_figure, lattice_figure,
                                     paths_figure, sev_histogram)
 from explain_core.views.vocabulary import SEV_HELP, UNCHANGED, plain, text_table
-from pages import _audit, _shared as shared
+from pages import _audit, _references, _shared as shared
 
 AUTO_WIDE_GROUPS = 12  # wider data: the dataset-wide run is opt-in (it can take minutes)
 
@@ -123,6 +123,8 @@ else:
             shared.download_buttons(f"sev_{kind}_distribution", counts, key="sev_wide_counts", what=f"{label} counts")
             shared.download_buttons(f"sev_{kind}_prevalence", prevalence_table(wide.results, names),
                                     key="sev_wide_prev", what="Feature prevalence")
+
+_references.section(s)  # SEV^F, SEV^© and credibility ("Improving Decision Sparsity")
 
 _audit.section(s.key)  # audits of whole datasets, when the server offers some (EXPLAIN_AUDIT_DIR)
 

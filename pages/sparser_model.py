@@ -20,6 +20,10 @@ OBJECTIVE_HELP = {
     "all_opt_minus": "shorter SEV⁻: one feature set to the reference's value should flip the positive prediction",
     "all_opt_restricted": "shorter SEV®: as All-Opt⁻, with the restricted features held fixed",
     "vol_opt": "shorter SEV⁺ for a linear model, by shrinking the region where more than one feature is needed",
+    "all_opt_cluster": "shorter SEV^©: one feature set to the row's typical case (of the other class) should flip "
+                       "the positive prediction",
+    "all_opt_flexible": "shorter SEV^F: one feature set to the reference or to its flexible version should flip "
+                        "the positive prediction",
 }
 
 
@@ -141,6 +145,9 @@ with st.expander("The objectives in the paper's notation"):
         "Training minimises BCE + λ·ℓ_SEV + C₂·ℓ_Pos_base (eq. 9), the SEV terms after the warm-up. "
         "All-Opt⁺ (eq. 6): −1/n⁺ Σᵢ min(maxⱼ g(eⱼ⊙xᵢ + (1−eⱼ)⊙x̃), T); All-Opt⁻ (eq. 7): "
         "1/n⁺ Σᵢ max(minⱼ g((1−eⱼ)⊙xᵢ + eⱼ⊙x̃), T), and All-Opt® over the unrestricted features only; "
+        "All-Opt^© / All-Opt^F (Improving Decision Sparsity, S12): 1/n⁺ Σᵢ [max(min_{m,j} g(xᵢ with group j at "
+        "reference m), T − θ) − (T − θ)], the references m being the row's typical case (©) or the reference and "
+        "its flexible version r^F (F); ℓ_Pos_base keeps the worst of them negative. "
         "Vol-Opt (eq. 5, linear models): 1/G Σ_g log |g_ref(β)/s_g(β)|, one axis per feature group, s_g the "
         "root mean square of the group's step β_g·(x_g − x̃_g) over the training rows (|β_j| times a constant for "
         "a numeric feature); ℓ_Pos_base (eq. 8): max(g(x̃), T − θ). "

@@ -13,15 +13,17 @@ from explain_core.cli.main import build_parser
 from explain_core.intake.data import TASKS
 from explain_core.lens import CORRECTIONS, DIRECTIONS
 from explain_core.report.figures import RENDERERS
-from explain_core.setup import (LINEAR_METHODS, BaselineParameters, LensParameters, LinearParameters, Parameters,
-                                SEVParameters)
+from explain_core.setup import (LINEAR_METHODS, BaselineParameters, CounterfactualParameters, LensParameters,
+                                LinearParameters, Parameters, ReferenceParameters, SEVParameters)
 
-PARTS = (SEVParameters, LensParameters, LinearParameters, BaselineParameters)
+PARTS = (SEVParameters, LensParameters, LinearParameters, BaselineParameters, ReferenceParameters,
+         CounterfactualParameters)
 # a value other than the default for every field, as typed on the command line
 GIVEN = {"max_depth": "3", "lens_direction": "i2r", "lens_references": "40", "tau": "0.8", "alpha": "0.1",
          "lens_max_size": "2", "seed": "7", "lens_correction": "none", "lens_budget": "2.5", "sigma": "0.5",
          "k": "4", "m": "800", "linear_method": "iht", "time_limit": "3", "lime_samples": "300",
-         "shap_background": "30"}
+         "shap_background": "30", "reference_kind": "flexible", "flex_tau": "0.3", "flex_k": "3", "clusters": "4",
+         "credible": "0.2", "dice_method": "genetic", "dice_count": "2"}
 
 
 def actions(command: str) -> dict[str, argparse.Action]:

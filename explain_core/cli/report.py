@@ -6,7 +6,8 @@ import sys
 from pathlib import Path
 
 from .common import (UsageError, add_baseline_arguments, add_file_arguments, add_lens_budget_argument,
-                     add_linear_arguments, add_model_argument, add_sev_lens_arguments, load_params, load_setup)
+                     add_linear_arguments, add_model_argument, add_reference_arguments, add_sev_lens_arguments,
+                     load_params, load_setup)
 
 
 def row_keywords() -> dict[str, int]:
@@ -38,6 +39,7 @@ def add_report_parser(commands) -> None:
     add_sev_lens_arguments(knobs)
     add_lens_budget_argument(knobs)
     add_linear_arguments(knobs)
+    add_reference_arguments(knobs)
     add_baseline_arguments(knobs)
 
     out = report.add_argument_group("output")

@@ -13,13 +13,15 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..analysis import (Agreement, Baselines, LensReport, Parameters, Setup, agreement, row_baselines, row_lens,
-                        row_linear, row_sev, score_of)
+from ..analysis import (Agreement, Baselines, LensReport, Parameters, Setup, agreement, row_baselines,
+                        row_counterfactuals, row_lens, row_linear, row_sev, score_of)
+from ..counterfactuals import CounterfactualComparison
 from ..errors import IntakeError
 from ..sev.engine import Hypercube, SEVExplanation, hypercube
 from ..sparse.compare import SparsityComparison
 from ..views.compare import agreement_figure
 from ..views.lens import pn_curve_figure
+from ..views.references import points_figure
 from ..views.linear import weights_figure
 from ..views.sev import HYPERCUBE_FIGURE_MAX_GROUPS, hypercube_figure, lattice_figure
 from ..views.vocabulary import METHOD_LABELS, factor_text, fmt_ps, format_number, sev_reading
@@ -27,8 +29,9 @@ from ..views.vocabulary import METHOD_LABELS, factor_text, fmt_ps, format_number
 if TYPE_CHECKING:
     from ..linear.compare import LinearExplanation
 
-SECTIONS = ("sev", "lens", "linear", "agreement", "appendix")
-SECTION_TITLES = {"sev": "SEV", "lens": "LENS", "linear": "Linear", "agreement": "Agreement", "appendix": "Appendix"}
+SECTIONS = ("sev", "lens", "linear", "agreement", "counterfactuals", "appendix")
+SECTION_TITLES = {"sev": "SEV", "lens": "LENS", "linear": "Linear", "agreement": "Agreement",
+                  "counterfactuals": "Counterfactuals", "appendix": "Appendix"}
 INDEX_COLUMNS = ("row", "prediction", "score", "sev_minus", "sev_plus", "sev_restricted", "lens_smallest_factor",
                  "lens_ps", "linear_support", "pdf")
 
@@ -75,6 +78,7 @@ class RowReport:
     headline: Headline | None = None
     sparsity: SparsityComparison | None = None  # before/after, when the model was trained on the Sparser page
     reading: str = ""
+    counterfactuals: CounterfactualComparison | None = None  # SEV's kinds of reference beside DiCE
 
     @property
     def title(self) -> str:
@@ -107,6 +111,10 @@ class RowReport:
             "linear": ("Linear", ["weights of IHT / exact / LIME / SHAP side by side",
                                   "fidelity, relevance, anchoring gap, optimality status", "weights chart"]),
             "agreement": ("Agreement", ["feature × method matrix", "how each method's set was read"]),
+            "counterfactuals": ("Counterfactuals", [("SEV against one reference, a flexible one and typical cases "
+                                                     "beside DiCE's counterfactuals"),
+                                                    "ℓ0, ℓ∞, ℓ1, credibility and seconds for every method",
+                                                    "where each point lands"]),
         }
         trained = ["how the model was trained for sparse explanations, before vs after"] if self.sparsity else []
         parts = [("Summary", ["title, date, dataset, model and its test metrics", *trained,
@@ -143,7 +151,7 @@ class RowReport:
 def needed_results(sections: Iterable[str]) -> set[str]:
     """Which results a set of sections needs (``sev``, ``lens``, ``linear``, ``baselines``)."""
     sections = set(check_sections(sections))
-    need = {s for s in ("sev", "lens", "linear") if s in sections}
+    need = {s for s in ("sev", "lens", "linear", "counterfactuals") if s in sections}
     if "agreement" in sections:
         need |= {"sev", "lens", "linear", "baselines"}
     return need
@@ -161,7 +169,8 @@ def build_row_report(setup: Setup, row: int | pd.DataFrame, params: Parameters |
                      sections: Iterable[str] = SECTIONS, *, row_position: int | None = None, edited: bool = False,
                      sev: SEVExplanation | None = None, baselines: Baselines | None = None,
                      lens: LensReport | None = None, linear: LinearExplanation | None = None,
-                     cube: Hypercube | None = None) -> RowReport:
+                     cube: Hypercube | None = None,
+                     counterfactuals: CounterfactualComparison | None = None) -> RowReport:
     """Gather one row's results for a report.
 
     ``row`` is a dataset position or a one-row frame of feature values (then ``row_position`` names its
@@ -188,6 +197,8 @@ def build_row_report(setup: Setup, row: int | pd.DataFrame, params: Parameters |
     if "agreement" in sections:
         report.agreement = agreement(setup.dataset.group_names, sev=report.sev, lens=lens.factors, linear=linear,
                                      baselines=baselines)
+    if "counterfactuals" in need:
+        report.counterfactuals = counterfactuals or row_counterfactuals(setup, query, params)
     if setup.training is not None:
         report.sparsity = setup.training.comparison(setup, params.sev)
     report.figures = _figures(report, cube)
@@ -211,6 +222,8 @@ def _figures(report: RowReport, cube: Hypercube | None) -> dict[str, go.Figure]:
         figs["linear"] = weights_figure(_weights(report.linear))
     if report.agreement is not None:
         figs["agreement"] = agreement_figure(report.agreement.matrix())
+    if report.counterfactuals is not None:
+        figs["counterfactuals"] = points_figure({m.method: m.points for m in report.counterfactuals.methods})
     return figs
 
 

@@ -10,7 +10,8 @@ from typing import Sequence
 
 from .build import RowReport
 from .figures import figure_png, figure_size, resolve_renderer
-from .sections import agreement_section, appendix, lens_section, linear_section, sev_section, summary
+from .sections import (agreement_section, appendix, counterfactual_section, lens_section, linear_section, sev_section,
+                       summary)
 
 SECTION_MIN_SPACE_MM = 110  # a section starts on a new page when less than this is left
 
@@ -150,7 +151,7 @@ def write_pdf(report: RowReport, path: str | Path | None = None, *, image_render
         summary(w, report)
         number = 0
         for section, draw in (("sev", sev_section), ("lens", lens_section), ("linear", linear_section),
-                              ("agreement", agreement_section)):
+                              ("agreement", agreement_section), ("counterfactuals", counterfactual_section)):
             if section in report.sections and _has(report, section):
                 number += 1
                 w.section()

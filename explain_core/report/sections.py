@@ -11,9 +11,9 @@ import numpy as np
 from ..analysis import lens_searches
 from ..setup import lens_max_size
 from ..sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
-from ..views.vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, UNCHANGED, factor_text, fmt_cost, fmt_metric, fmt_p,
-                                fmt_ps, fmt_weight, format_value, join_words, lemma4_sentence, linear_reading,
-                                outcome_text)
+from ..views.vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, UNCHANGED, counterfactual_reading, factor_text,
+                                fmt_cost, fmt_metric, fmt_p, fmt_ps, fmt_weight, format_number, format_value,
+                                join_words, lemma4_sentence, linear_reading, outcome_text)
 from .build import RowReport, smallest_factor
 
 if TYPE_CHECKING:
@@ -139,7 +139,12 @@ def parameters_table(w: Writer, r: RowReport) -> None:
         ["Exact fit time limit", f"{p.time_limit:g} s", "after it the MIP reports its gap instead of optimal"],
         ["LIME samples", p.lime_samples, "LIME tabular perturbations (agreement section)"],
         ["SHAP background", p.shap_background, "background rows for SHAP (agreement section)"],
-        ["Seed", p.seed, "every random draw: LENS references, samples, LIME, SHAP"],
+        ["Seed", p.seed, "every random draw: LENS references, samples, LIME, SHAP, typical cases, DiCE"],
+        ["SEV^F window τ, values k", f"{p.flex_tau:g}, {p.flex_k}", "flexible reference: ±τ quantile rank, k values"],
+        ["Typical cases K", "auto (medoid silhouette)" if p.clusters is None else p.clusters, "SEV^© clusters"],
+        ["Credible threshold", "off" if p.credible is None else f"{p.credible:g}",
+         "credible search: lowest credibility percentile accepted"],
+        ["DiCE", f"{p.dice_method}, {p.dice_count} counterfactuals", "dice-ml's model-agnostic search"],
     ]
     w.table(["Parameter", "Value", "Meaning"], rows, widths=(44, 42, 94))
     w.note("Software: " + _versions())
@@ -367,10 +372,51 @@ def agreement_section(w: Writer, r: RowReport, number: int, images: Images) -> N
     images.draw(w, "agreement")
 
 
+COUNTERFACTUAL_MAX_POINTS = 20
+
+
+def counterfactual_section(w: Writer, r: RowReport, number: int, images: Images) -> None:
+    """SEV against each kind of reference beside DiCE, every method with the same metrics."""
+    c = r.counterfactuals
+    summary = c.summary()
+    w.h1(f"{number}. Counterfactuals side by side")
+    w.text(counterfactual_reading(summary), size=10, style="B")
+    held = f" Held fixed by every method: {', '.join(c.restricted)}." if c.restricted else ""
+    w.text("ℓ0 = features changed; ℓ∞ / ℓ1 = the largest / summed numeric change in standard deviations of the "
+           "other class's training rows; credibility = the share of real cases of that class less typical than the "
+           f"point; seconds = the method's time for this row (DiCE: {c.dice_method}, {c.dice_count} counterfactuals, "
+           f"seed {c.seed}).{held}", size=9)
+    rows = [[name, int(m["points"]), _num(m["ℓ0"]), _num(m["ℓ∞ (SD)"]), _num(m["ℓ1 (SD)"]),
+             _percent(m["credibility"]), f"{m['seconds']:.3f}"]
+            for name, m in summary.iterrows()]
+    w.table(["Method", "Points", "ℓ0", "ℓ∞ (SD)", "ℓ1 (SD)", "Credibility", "Seconds"], rows,
+            widths=(40, 16, 18, 26, 26, 26, 28), align=("LEFT",) + ("RIGHT",) * 6, size=8)
+    points = c.table().head(COUNTERFACTUAL_MAX_POINTS)
+    rows = [[m, str(p), feats, int(l0), _num(li), _percent(cr)]
+            for m, p, feats, l0, li, cr in points[["method", "point", "features changed", "ℓ0", "ℓ∞ (SD)",
+                                                   "credibility"]].itertuples(index=False)]
+    if rows:
+        w.table(["Method", "#", "Features changed", "ℓ0", "ℓ∞ (SD)", "Credibility"], rows,
+                widths=(32, 8, 86, 12, 20, 22), align=("LEFT", "RIGHT", "LEFT", "RIGHT", "RIGHT", "RIGHT"), size=7.5)
+    notes = [f"{name}: {m['note']}" for name, m in summary.iterrows() if m["note"]]
+    for note in notes:
+        w.note(note)
+    images.draw(w, "counterfactuals", "Each method's points: the largest numeric change against credibility; the "
+                                      "number on a marker is the count of features changed.")
+
+
+def _num(value) -> str:
+    return "n/a" if value is None or np.isnan(value) else format_number(round(float(value), 3))
+
+
+def _percent(value) -> str:
+    return "n/a" if value is None or np.isnan(value) else f"{value:.0%}"
+
+
 def appendix(w: Writer, r: RowReport) -> None:
     w.h1("Appendix — definitions and sources")
     for name, text in DEFINITIONS:
         w.term(name, text)
     w.h2("Papers")
-    for key in ("sev", "lens", "ple", "lime", "shap"):
+    for key in ("sev", "lens", "ple", "lime", "shap", "ids", "dice"):
         w.text(PAPERS[key], size=8, gap=1)

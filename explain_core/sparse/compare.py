@@ -5,7 +5,7 @@ Numbers only: the figures drawn from them are in :mod:`explain_core.views.sparse
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -66,6 +66,7 @@ class SparsityComparison(Explanation):
     after: ModelSparsity
     test_rows: np.ndarray
     group_names: tuple[str, ...]
+    reference_means: dict = field(default_factory=dict)  # All-Opt^© / ^F: mean SEV^© / SEV^F, (before, after)
 
     method = "sparse-explanation training, before and after"
 
@@ -81,6 +82,7 @@ class SparsityComparison(Explanation):
                 rows[f"{part} {name}"] = [m.metrics.get(f"{part}_{metric}", float("nan")) for m in self._sides]
         for kind in self.kinds:
             rows[f"mean {KIND_LABELS[kind]} (test rows predicted positive)"] = [m.mean(kind) for m in self._sides]
+        rows.update({name: list(pair) for name, pair in self.reference_means.items()})
         last = "restricted" if "restricted" in self.kinds else "minus"
         rows[f"share with no {KIND_LABELS[last]} explanation"] = [m.unexplained_share(last) for m in self._sides]
         rows["share of test rows predicted positive"] = [m.positive_share for m in self._sides]
@@ -93,6 +95,7 @@ class SparsityComparison(Explanation):
         kind = "restricted" if "restricted" in self.kinds else None
         parts = [f"mean {KIND_LABELS[k]} {self.before.mean(k):.2f} → {self.after.mean(k):.2f}"
                  for k in ((kind,) if kind else ("plus", "minus"))]
+        parts += [f"{name.split(' (')[0]} {a:.2f} → {b:.2f}" for name, (a, b) in self.reference_means.items()]
         if kind:
             parts.append(f"rows with no {KIND_LABELS[kind]} explanation {self.before.unexplained_share(kind):.0%} → "
                          f"{self.after.unexplained_share(kind):.0%}")
@@ -140,4 +143,10 @@ class SparseOrigin:
 
     def comparison(self, after: Setup, params: SEVParameters,
                    progress: ProgressFn | None = None) -> SparsityComparison:
-        return self.comparisons.get((after.key, params), lambda: compare_sparsity(self.base, after, params, progress))
+        def compute():
+            from .references import reference_means  # torch: imported with the training, not with the reports
+
+            compared = compare_sparsity(self.base, after, params, progress)
+            means = reference_means(self.result.settings.objective, self.base, after, params)
+            return replace(compared, reference_means=means) if means else compared
+        return self.comparisons.get((after.key, params), compute)

@@ -11,7 +11,9 @@ of the group (a one-hot block, a categorical's dummies) takes the other end's va
   over one axis per feature group, whose coefficient ``s_g`` is the root mean square of the group's one-step score
   change ``β_g·(x_g − x̃_g)`` over the training rows (for a numeric feature ``|β_j|`` times a constant, so eq. 5
   up to a constant), with |g_ref| floored at the margin ℓ_Pos_base keeps (see :func:`vol_opt`);
-- ℓ_Pos_base (eq. 8): ``max(g(x̃), T − θ)``, which keeps the reference predicted negative.
+- ℓ_Pos_base (eq. 8): ``max(g(x̃), T − θ)``, which keeps the reference predicted negative;
+- All-Opt^© / All-Opt^F ("Improving Decision Sparsity", S12): ``1/n⁺ Σ_i [max(min_{m,j} g(v_imj), T − θ) − (T − θ)]``
+  over the one-step vertices towards each of the row's references (:mod:`.references`).
 
 ``n⁺`` counts the queries the current model predicts positive (the rows SEV explains).
 """
@@ -21,7 +23,8 @@ import numpy as np
 import torch
 
 OBJECTIVES = {"all_opt_plus": "All-Opt⁺", "all_opt_minus": "All-Opt⁻", "all_opt_restricted": "All-Opt®",
-              "vol_opt": "Vol-Opt"}
+              "vol_opt": "Vol-Opt", "all_opt_cluster": "All-Opt^©", "all_opt_flexible": "All-Opt^F"}
+REFERENCE_SET_OBJECTIVES = ("all_opt_cluster", "all_opt_flexible")  # "Improving Decision Sparsity" (S12): .references
 VERTEX_SIDE = {"all_opt_plus": "plus", "all_opt_minus": "minus", "all_opt_restricted": "minus"}
 DEFAULT_THETA = 0.05
 DEFAULT_EPS = 0.01  # Vol-Opt's ε, in raw-score units: added to s_g (a group the model ignores) and the ratio's floor
@@ -54,6 +57,14 @@ def all_opt_minus(vertex_scores: torch.Tensor, positive: torch.Tensor, threshold
         vertex_scores = vertex_scores.masked_fill(~movable[None, :], float("inf"))
     worst = vertex_scores.min(dim=1).values.clamp(min=threshold)
     return _mean_over(worst, positive)
+
+
+def all_opt_references(vertex_scores: torch.Tensor, positive: torch.Tensor, threshold: float,
+                       theta: float) -> torch.Tensor:
+    """S12's ℓ_SEV from the scores (n, M·G) of the vertices one step from each query towards each of its M
+    references: zero exactly when every positive query has a vertex at or below T − θ."""
+    floor = threshold - theta
+    return _mean_over(vertex_scores.min(dim=1).values.clamp(min=floor) - floor, positive)
 
 
 def group_moments(X: np.ndarray, reference: np.ndarray, groups: np.ndarray) -> np.ndarray:

@@ -40,8 +40,10 @@ from ..setup import Setup, make_setup
 from ..sev.cube import ProgressFn
 from .compare import SparseOrigin
 from .families import FAMILY_CLASSES, Family, LinearFamily, family_of
-from .losses import (DEFAULT_EPS, DEFAULT_THETA, OBJECTIVES, VERTEX_SIDE, all_opt_minus, all_opt_plus, group_matrix,
-                     pos_base, reference_margin, vol_opt)
+from .losses import (DEFAULT_EPS, DEFAULT_THETA, OBJECTIVES, REFERENCE_SET_OBJECTIVES, VERTEX_SIDE, all_opt_minus,
+                     all_opt_plus, all_opt_references, group_matrix, pos_base,
+                     reference_margin, vol_opt)
+from .references import attach_references
 
 PROGRESS_BATCHES = 50  # progress is reported every this many batches (and each epoch)
 SCHEDULE_KNOBS = ("strength", "learning_rate", "warmup_epochs", "sev_epochs")
@@ -198,6 +200,7 @@ def prepare(setup: Setup, settings: TrainingSettings, device: torch.device | str
     groups = group_matrix(parts.column_group, layout.size)
     family = family_cls(parts.estimator, X, reference, groups, sign, VERTEX_SIDE.get(settings.objective), device,
                         setup.model.threshold)
+    attach_references(family, setup, parts, settings)  # All-Opt^© / All-Opt^F: each row's own references
     y = torch.as_tensor(dataset.y[setup.train_rows], dtype=torch.float32, device=device)
     return TrainingProblem(family, y, movable, parts,
                            settings.resolved(family.defaults(parts.estimator, settings.objective)))
@@ -269,6 +272,8 @@ def sev_term(family: Family, idx: torch.Tensor, logits: torch.Tensor, settings: 
     T = family.threshold
     positive = (torch.sigmoid(logits.detach()) > T).float()
     scores = torch.sigmoid(family.vertex_logits(idx))
+    if settings.objective in REFERENCE_SET_OBJECTIVES:
+        return all_opt_references(scores, positive, T, settings.theta)
     if settings.objective == "all_opt_plus":
         return all_opt_plus(scores, positive, T)
     return all_opt_minus(scores, positive, T, movable if settings.objective == "all_opt_restricted" else None)

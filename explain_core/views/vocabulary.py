@@ -53,6 +53,10 @@ PAPERS = {
             "Predictions of Any Classifier. KDD 2016.",
     "shap": "Lundberg, S. M. and Lee, S.-I. (2017). A Unified Approach to Interpreting Model Predictions. "
             "NeurIPS 2017.",
+    "ids": "Sun, Y., Wang, T. and Rudin, C. (2024). Improving Decision Sparsity. NeurIPS 2024; arXiv:2410.20483 "
+           "(SEV^F, SEV^©, credibility, All-Opt^© / All-Opt^F).",
+    "dice": "Mothilal, R. K., Sharma, A. and Tan, C. (2020). Explaining Machine Learning Classifiers through Diverse "
+            "Counterfactual Explanations. FAT* 2020 (DiCE; the dice-ml package).",
 }
 
 DEFINITIONS = (
@@ -86,7 +90,31 @@ DEFINITIONS = (
      "Shapley values. Both are shown for comparison; neither is anchored or sparse by construction."),
     ("Agreement", "For each method, the features it names for this row (rules in section “Agreement”); the "
      "matrix shows where the methods concur."),
+    ("SEV^F, flexible reference (Improving Decision Sparsity §2)", (
+        "SEV⁻ where each numeric reference value may move within ±τ quantile rank of the other class's values "
+        "(τ = 0.2, k = 5 values tried, each a value a real case has): the fewest features whose move to some values "
+        "of those windows flips the prediction.")),
+    ("SEV^©, typical cases (Improving Decision Sparsity §3)", (
+        "SEV⁻ against the typical case of the other class nearest to the row: k-medoids clusters of its training "
+        "rows (K by the medoid silhouette), each represented by a real row the model predicts in that class.")),
+    ("Credibility (Improving Decision Sparsity §5)", (
+        "Where an explanation lands, as a percentile: the share of real cases of the other class (training rows the "
+        "density model did not see) that are less typical than that point under a Gaussian mixture fitted on the "
+        "training rows of that class. 50 % is an ordinary case.")),
+    ("Counterfactual metrics", (
+        "ℓ0: features changed; ℓ∞ / ℓ1: the largest / summed change of a numeric feature, in standard deviations "
+        "of the other class's training rows; seconds: the method's time for the row.")),
 )
+
+REFERENCE_KIND_LABELS = {"single": "One reference (SEV¹)", "flexible": "Flexible reference (SEV^F)",
+                         "cluster": "Typical cases (SEV^©)"}
+REFERENCE_KIND_HELP = {
+    "single": "The setup's reference: the mean / mode of the other class's training rows (or one real row).",
+    "flexible": "Each numeric reference value may move a little (±τ quantile rank of the other class), so fewer "
+                "features need to change and they change less.",
+    "cluster": "Several typical cases of the other class, each a real training row; the row is explained against "
+               "the one nearest to it.",
+}
 
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|$<>~:&=\"'])")
 
@@ -271,3 +299,63 @@ def linear_reading(setup: "Setup", comparison, methods: Sequence[str]) -> str:
         text += f" Among variations it cannot tell from this row, the relevance error is {rel.value:.3f}."
     return text
 
+
+# ---------------------------------------------------------------------------------------------------
+# Other kinds of reference, credibility, counterfactuals ("Improving Decision Sparsity")
+
+def credibility_text(value: float | None) -> str:
+    """A credibility percentile in words."""
+    if value is None or not math.isfinite(value):
+        return "credibility not computed"
+    return f"more typical than {value:.0%} of the real cases of that class"
+
+
+def prototype_title(setup: Setup, number: int, explain_class: int = 1) -> str:
+    """"Typical case #3 of <the other class> (<its card label>)"."""
+    return f"Typical case #{number} of {outcome_text(setup, 1 - explain_class)}"
+
+
+def reference_reading(setup: Setup, result) -> str:
+    """A :class:`~explain_core.references.ReferenceSEV` in one plain sentence: what its closest explanation changes,
+    how far (numeric features, in standard deviations) and how credible the point it reaches is."""
+    other = outcome_text(setup, 1 - result.explained_class)
+    against = {"single": "the reference", "flexible": "values near the reference",
+               "cluster": f"typical case #{getattr(result, 'prototype', 0)}"}[result.kind]
+    first = result.first
+    if first is None:
+        if result.status == "beyond_depth":
+            return (f"No set of up to {result.max_depth} features moved to {against} flips the prediction (larger "
+                    "sets were not searched).")
+        return f"Even moving every feature to {against} does not flip the prediction."
+    row = result.query.to_dict()
+    group = setup.dataset.group
+    changes = join_words([f"{g} from {format_value(group(g).value_of(row))} to "
+                          f"{format_value(group(g).value_of({**row, **first.values}))}" for g in first.groups])
+    text = (f"Changing {changes} ({against}) flips the prediction to {other}; the largest numeric change is "
+            f"{format_number(first.linf)} standard deviations, and the point reached is "
+            f"{credibility_text(first.credibility)}.")
+    if result.credible is False:
+        text += (f" No explanation of this length, or one feature longer, lands where at least {result.threshold:.0%} "
+                 "of real cases are less typical; this is the closest one of the shortest length.")
+    return text
+
+
+def counterfactual_reading(summary: pd.DataFrame) -> str:
+    """A :meth:`~explain_core.counterfactuals.CounterfactualComparison.summary` in one sentence: the sparsest SEV
+    kind and how DiCE's points compare."""
+    sev = summary[~summary.index.str.startswith("DiCE")].dropna(subset=["ℓ0"])
+    dice = summary[summary.index.str.startswith("DiCE")]
+    parts = []
+    if len(sev):
+        best = sev.sort_values(["ℓ0", "ℓ∞ (SD)"]).iloc[0]
+        parts.append(f"{best.name} changes {best['ℓ0']:.0f} feature(s), the largest numeric change "
+                     f"{best['ℓ∞ (SD)']:.2f} standard deviations, and lands where it is "
+                     f"{credibility_text(best['credibility'])}")
+    if len(dice) and dice["points"].iloc[0] > 0:
+        d = dice.iloc[0]
+        parts.append(f"DiCE's {d['points']:.0f} counterfactuals change {d['ℓ0']:.1f} features on average, with a "
+                     f"largest numeric change of {d['ℓ∞ (SD)']:.2f} standard deviations, and are "
+                     f"{credibility_text(d['credibility'])} on average")
+    elif len(dice):
+        parts.append(f"DiCE found no counterfactual ({dice['note'].iloc[0]})")
+    return "; ".join(parts) + "." if parts else "No method found a counterfactual for this row."

@@ -1,0 +1,45 @@
+"""Explanations toward references real people resemble ("Improving Decision Sparsity", Sun, Wang, Rudin, NeurIPS
+2024): SEV^F (:mod:`.flexible`), SEV^© (:mod:`.prototypes`), credibility (:mod:`.credibility`), measured in the
+reference population's coordinates (:mod:`.space`) by one search (:mod:`.search`); typed results
+(:mod:`.outcome`) and the kinds side by side for a setup (:mod:`.kinds`)."""
+from .credibility import DEFAULT_CREDIBLE, ReferenceDensity, fit_density
+from .flexible import DEFAULT_K, DEFAULT_TAU, FlexibleWindow, check_flexible, flexible_candidates, flexible_windows
+from .kinds import (REFERENCE_KINDS, FittedReferences, KindsTable, ReferenceFits, compare_kinds, explain_kind,
+                    fit_references)
+from .outcome import KIND_LABELS, ClusterSEV, FlexibleSEV, ReferenceSEV, SingleSEV, summary_row
+from .prototypes import Prototype, PrototypeSet, fit_prototypes
+from .search import Candidates, search
+from .space import Destination, PopulationSpace, population_rows
+
+__all__ = [
+                    "DEFAULT_CREDIBLE",
+                    "DEFAULT_K",
+                    "DEFAULT_TAU",
+                    "KIND_LABELS",
+                    "REFERENCE_KINDS",
+                    "Candidates",
+                    "ClusterSEV",
+                    "Destination",
+                    "FittedReferences",
+                    "FlexibleSEV",
+                    "FlexibleWindow",
+                    "KindsTable",
+                    "PopulationSpace",
+                    "Prototype",
+                    "PrototypeSet",
+                    "ReferenceDensity",
+                    "ReferenceFits",
+                    "ReferenceSEV",
+                    "SingleSEV",
+                    "check_flexible",
+                    "compare_kinds",
+                    "explain_kind",
+                    "fit_density",
+                    "fit_prototypes",
+                    "fit_references",
+                    "flexible_candidates",
+                    "flexible_windows",
+                    "population_rows",
+                    "search",
+                    "summary_row",
+]

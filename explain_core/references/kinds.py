@@ -1,0 +1,248 @@
+"""SEV against each kind of reference, for a setup: what is fitted once per explained class (the population's
+coordinates, its density, SEV^F's windows, SEV^©'s typical cases), and the explanations of many rows, batched.
+
+Kinds (:data:`REFERENCE_KINDS`, extensible: SEV^T's tree regions join as ``"tree"``): ``single`` (SEV¹, the setup's
+own reference), ``flexible`` (SEV^F), ``cluster`` (SEV^©). With ``credible`` set, each kind runs the credible search
+(:mod:`.search`) at that percentile threshold. The setup's restricted features are held (SEV®) in every kind.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, fields, replace
+
+import numpy as np
+import pandas as pd
+
+from ..errors import check_choice
+from ..intake.encoding import encoded_model
+from ..sev.engine import sev_batch
+from .credibility import ReferenceDensity, fit_density
+from .flexible import FlexibleWindow, flexible_candidates, flexible_windows
+from ..results import Explanation
+from .outcome import (KIND_LABELS, ClusterSEV, FlexibleSEV, ReferenceSEV, SingleSEV, from_found, from_sev, measure,
+                      spread_seconds, summary_row)
+from .prototypes import PrototypeSet, fit_prototypes
+from .search import Candidates, search
+from .space import PopulationSpace, population_rows
+
+REFERENCE_KINDS = {"single": "one reference (SEV¹)", "flexible": "a flexible reference (SEV^F)",
+                   "cluster": "typical cases (SEV^©)"}
+
+
+@dataclass
+class FittedReferences:
+    """One explained class's fitted parts, each fitted on the training rows on first use, with its seconds."""
+
+    setup: object = field(repr=False)
+    explain_class: int
+    seed: int = 0
+    tau: float = 0.2
+    k: int = 5
+    clusters: int | None = None
+    statistic: str = "medoid"
+    seconds: dict = field(default_factory=dict)
+    _parts: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def reference(self):
+        return self.setup.reference_of_label(self.explain_class)
+
+    def _fit(self, name: str, build: Callable):
+        if name not in self._parts:
+            started = time.perf_counter()
+            self._parts[name] = build()
+            self.seconds[name] = time.perf_counter() - started
+        return self._parts[name]
+
+    @property
+    def space(self) -> PopulationSpace:
+        s = self.setup
+        threshold = s.model.threshold if s.dataset.task == "regression" else None
+        return self._fit("space", lambda: PopulationSpace.fit(s.dataset, population_rows(
+            s.dataset, s.train_rows, self.explain_class, threshold)))
+
+    @property
+    def density(self) -> ReferenceDensity:
+        s = self.setup
+        return self._fit("density", lambda: fit_density(s.dataset, s.train_rows, explain_class=self.explain_class,
+                                                        threshold=self._threshold, seed=self.seed))
+
+    @property
+    def windows(self) -> tuple[FlexibleWindow, ...]:
+        return self._fit("windows", lambda: flexible_windows(self.setup.dataset, self.space.rows, self.reference,
+                                                             tau=self.tau, k=self.k))
+
+    @property
+    def prototypes(self) -> PrototypeSet:
+        s = self.setup
+        return self._fit("prototypes", lambda: fit_prototypes(
+            s.model, s.dataset, s.train_rows, explain_class=self.explain_class, threshold=self._threshold,
+            clusters=self.clusters, statistic=self.statistic, seed=self.seed))
+
+    @property
+    def _threshold(self):
+        return self.setup.model.threshold if self.setup.dataset.task == "regression" else None
+
+
+def fit_references(setup, label: int, *, tau: float = 0.2, k: int = 5, clusters: int | None = None,
+                   statistic: str = "medoid", seed: int = 0) -> FittedReferences:
+    """The fitted parts for rows the model predicts ``label`` (explained against the other class)."""
+    return FittedReferences(setup, int(label), seed, tau, k, clusters, statistic)
+
+
+class ReferenceFits(dict):
+    """Each predicted class's :class:`FittedReferences`, made on first use with the same options."""
+
+    def __init__(self, setup, **options):
+        super().__init__()
+        self.setup, self.options = setup, options
+
+    def __missing__(self, label: int) -> FittedReferences:
+        self[label] = fit_references(self.setup, label, **self.options)
+        return self[label]
+
+    @property
+    def seconds(self) -> dict:
+        """Fitting seconds per part, summed over the classes fitted so far."""
+        out: dict[str, float] = {}
+        for fitted in self.values():
+            for name, value in fitted.seconds.items():
+                out[name] = out.get(name, 0.0) + value
+        return out
+
+
+def explain_kind(setup, queries: pd.DataFrame, kind: str, fitted: dict[int, FittedReferences], *,
+                 max_depth: int = 6, credible: float | None = None) -> list[ReferenceSEV]:
+    """SEV of every row of ``queries`` against the ``kind`` of reference, one batch per predicted class
+    (``fitted`` maps each class to its :class:`FittedReferences`, missing classes are fitted here)."""
+    check_choice(kind, REFERENCE_KINDS, "reference kind")
+    labels = _labels(setup, queries) if len(queries) else np.zeros(0, dtype=int)
+    out: list[ReferenceSEV | None] = [None] * len(queries)
+    for label in np.unique(labels):
+        at = np.flatnonzero(labels == label)
+        if isinstance(fitted, ReferenceFits) or int(label) in fitted:
+            part = fitted[int(label)]
+        else:
+            part = fitted.setdefault(int(label), fit_references(setup, int(label)))
+        found = _EXPLAINERS[kind](setup, queries.iloc[at], part, max_depth, credible)
+        for i, result in zip(at, found):
+            out[i] = result
+    return out
+
+
+def _labels(setup, queries: pd.DataFrame) -> np.ndarray:
+    """The model's labels, read off the dataset's encoded rows when the model's encoding is traced (no
+    preprocessing call for rows of the data)."""
+    model, layout = setup.model, setup.dataset.layout
+    encoded = encoded_model(model, layout.groups)
+    if encoded is None:
+        return model.label(queries)
+    X = encoded.encode_rows(queries, setup.dataset.features, list(model.columns))
+    return model.labels_of(model.scores_of(encoded.estimator, X))
+
+
+def _common(setup, fitted: FittedReferences, credible: float | None) -> dict:
+    return {"restricted": tuple(setup.restricted), "threshold": credible}
+
+
+
+def _single(setup, queries, fitted, max_depth, credible) -> list[SingleSEV]:
+    ref, density, space = fitted.reference, fitted.density, fitted.space
+    started = time.perf_counter()
+    if credible is None:
+        results = sev_batch(setup.model, setup.dataset.layout, queries, ref, kind="minus",
+                            restricted=setup.restricted, max_depth=max_depth, keep_scores=False)
+        moves = from_sev(setup.model, setup.dataset.layout, queries, results, ref)
+        plain = [(r.value, r.status, r.explained_class, r.max_depth, None) for r in results]
+    else:
+        candidates = Candidates.of_reference(setup.dataset.layout, ref)
+        results = _search(setup, queries, candidates, fitted, max_depth, credible)
+        moves = [from_found(f, setup.dataset.layout, candidates) for f in results]
+        plain = [(f.value, f.status, f.explained_class, f.max_depth, f.credible) for f in results]
+    out = _measured(setup, queries, moves, space, density)
+    seconds = spread_seconds(time.perf_counter() - started, len(queries))
+    return [SingleSEV(v, st, c, d, q, ref, dest, credible=cr, seconds=seconds, **_common(setup, fitted, credible))
+            for (v, st, c, d, cr), (q, dest) in zip(plain, out)]
+
+
+def _flexible(setup, queries, fitted, max_depth, credible) -> list[FlexibleSEV]:
+    ref, density, space = fitted.reference, fitted.density, fitted.space
+    candidates = flexible_candidates(setup.dataset, ref, fitted.windows)
+    started = time.perf_counter()
+    found = _search(setup, queries, candidates, fitted, max_depth, credible)
+    out = _measured(setup, queries, [from_found(f, setup.dataset.layout, candidates) for f in found], space, density)
+    seconds = spread_seconds(time.perf_counter() - started, len(queries))
+    return [FlexibleSEV(f.value, f.status, f.explained_class, f.max_depth, q, ref, dest, credible=f.credible,
+                        seconds=seconds, tau=fitted.tau, k=fitted.k, **_common(setup, fitted, credible))
+            for f, (q, dest) in zip(found, out)]
+
+
+def _cluster(setup, queries, fitted, max_depth, credible) -> list[ClusterSEV]:
+    """SEV¹ of each row against its assigned typical case: one batch per prototype."""
+    prototypes = fitted.prototypes
+    started = time.perf_counter()
+    assigned, distance = prototypes.assign(queries)
+    out: list[ClusterSEV | None] = [None] * len(queries)
+    for k in np.unique(assigned):
+        at = np.flatnonzero(assigned == k)
+        proto = prototypes.prototypes[k]
+        for i, r in zip(at, _single(setup, queries.iloc[at], _Proxy(fitted, proto.reference), max_depth, credible)):
+            out[i] = ClusterSEV(**{f.name: getattr(r, f.name) for f in fields(r)}, prototype=proto.number,
+                                assigned_distance=float(distance[i]))
+    seconds = spread_seconds(time.perf_counter() - started, len(queries))
+    return [replace(r, seconds=seconds) for r in out]
+
+
+class _Proxy:
+    """The fitted parts of a class with a given reference in place of the setup's (a typical case)."""
+
+    def __init__(self, fitted: FittedReferences, reference):
+        self.space, self.density, self.reference = fitted.space, fitted.density, reference
+
+
+def _search(setup, queries, candidates, fitted, max_depth, credible):
+    return search(setup.model, setup.dataset.layout, queries, candidates, fitted.space, restricted=setup.restricted,
+                  max_depth=max_depth, density=fitted.density, threshold=credible)
+
+
+def _measured(setup, queries: pd.DataFrame, moves: Sequence[list], space, density) -> list[tuple[pd.Series, tuple]]:
+    """Each row as a Series with its moves measured (:func:`~.outcome.measure`), in one batch."""
+    measured = measure(setup.dataset.layout, queries, moves, space, density)
+    return [(queries.iloc[i], measured[i]) for i in range(len(queries))]
+
+
+@dataclass(frozen=True)
+class KindsTable(Explanation):
+    """The kinds side by side over many rows (the paper's tables): per kind, mean SEV, median ℓ∞, mean credibility,
+    share explained and milliseconds per row; the one-off fitting seconds apart."""
+
+    rows: np.ndarray
+    table: pd.DataFrame
+    fit_seconds: dict
+    credible: float | None = None
+    results: dict | None = field(default=None, repr=False, compare=False)
+
+    method = "SEV against each kind of reference (dataset-wide)"
+    meta_parameters = ("credible",)
+
+
+def compare_kinds(setup, rows: Sequence[int], fitted: ReferenceFits, *, kinds: Sequence[str] = tuple(REFERENCE_KINDS),
+                  max_depth: int = 6, credible: float | None = None, progress=None) -> KindsTable:
+    """Every kind (and, with ``credible``, its credible search too) on the same rows."""
+    rows = np.asarray(rows, dtype=int)
+    queries = setup.dataset.features.iloc[rows]
+    runs = [(kind, None) for kind in kinds] + ([(kind, credible) for kind in kinds] if credible is not None else [])
+    lines, results = [], {}
+    for i, (kind, gate) in enumerate(runs):
+        found = explain_kind(setup, queries, kind, fitted, max_depth=max_depth, credible=gate)
+        label = KIND_LABELS[kind] + (" (credible)" if gate is not None else "")
+        results[label] = tuple(found)
+        lines.append({"kind": label, **summary_row(found)})
+        if progress is not None:
+            progress((i + 1) / len(runs), f"{label}: {len(rows)} rows done")
+    table = pd.DataFrame(lines).set_index("kind") if lines else pd.DataFrame()
+    return KindsTable(rows, table, fitted.seconds, credible, results)
+
+
+_EXPLAINERS = {"single": _single, "flexible": _flexible, "cluster": _cluster}

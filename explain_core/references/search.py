@@ -1,0 +1,258 @@
+"""Breadth-first SEV⁻ search in which each moved group may take one of several values: the engine of SEV^F (the
+values of its flexible window, notes §2) and of the credible searches (notes §5, S11), which accept a flip only
+where it lands densely enough.
+
+A vertex moves a set S of groups, each to one of its candidate values (the plain reference's value first). SEV⁻ is
+the smallest |S| whose vertex flips the prediction; with one candidate per group this is the SEV engine's SEV⁻
+(:func:`~explain_core.sev.sev_batch`). As there, a vertex that "moves" a group to the value the row already has is
+the vertex of a smaller set and is skipped. Each layer is scored for all unresolved rows in batched model calls,
+on the model's encoded inputs when its preprocessing is traced column by column.
+
+With a density, values other than the reference's are kept for a moved set only where they land at least as
+credibly as the reference's values for that set (when those flip too); of what is kept the closest is shown.
+
+Credible search (``density`` and ``threshold`` given): a flip is accepted only where its credibility percentile is
+at least ``threshold``. The search goes on at most ``slack`` sizes past the first flip; when nothing credible is
+found there, the flips of the first flipping size are returned, flagged not credible (the fallback, always
+defined: the paper's C2). So the credible value is never below the plain one, and equals it with threshold 0.
+"""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import prod
+
+import numpy as np
+import pandas as pd
+
+from ..intake.data import GroupLayout
+from ..intake.encoding import encoded_model
+from ..intake.models import ModelAdapter
+from ..reference import Reference
+from ..sev.cube import DEFAULT_CHUNK_ROWS
+from ..sev.engine import MAX_LAYER_VERTICES
+from .credibility import ReferenceDensity
+from .space import PopulationSpace
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Per feature group (layout order), the values it may be moved to, each as column → value; the first is the
+    plain reference's."""
+
+    values: tuple[tuple[dict, ...], ...]
+
+    @classmethod
+    def of_reference(cls, layout: GroupLayout, reference: Reference) -> Candidates:
+        return cls(tuple(({c: reference.values[c] for c in g.columns},) for g in layout.groups))
+
+    @property
+    def sizes(self) -> list[int]:
+        return [len(v) for v in self.values]
+
+
+@dataclass(frozen=True)
+class Flip:
+    """One flipping vertex: the groups moved, the candidate taken by each, the model's score, the numeric steps'
+    ℓ∞ / ℓ1 in population SDs and the credibility percentile (None without a density)."""
+
+    groups: tuple[int, ...]
+    choice: tuple[int, ...]
+    score: float
+    linf: float
+    l1: float
+    credibility: float | None
+
+
+@dataclass(frozen=True)
+class Found:
+    """One row's outcome: SEV (None when nothing acceptable flips), status, the depth searched, the row's class,
+    the accepted flips and whether they passed the credibility gate (None without a gate)."""
+
+    value: int | None
+    status: str
+    max_depth: int
+    explained_class: int
+    flips: tuple[Flip, ...]
+    credible: bool | None
+
+
+class _Mixer:
+    """Vertices of many rows as model inputs and as population coordinates, mixed column by column."""
+
+    def __init__(self, model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, candidates: Candidates,
+                 space: PopulationSpace):
+        self.model, self.layout, self.queries = model, layout, queries
+        self.candidates = candidates.values
+        self.offsets = np.concatenate([[0], np.cumsum(candidates.sizes)])
+        self.group_of = np.repeat(np.arange(layout.size), candidates.sizes)
+        frame = _candidate_frame(layout, queries.columns, candidates)
+        self.encoded = encoded_model(model, layout.groups)
+        if self.encoded is not None:
+            columns = list(model.columns)
+            source = layout.source.features if layout.source is not None else None
+            self.q_model = self.encoded.encode_rows(queries, source, columns)
+            key = repr(candidates.values)  # encoded once per set of candidates
+            self.c_model = self.encoded.candidates.get(key, lambda: self.encoded.encode(frame[columns]))
+            self.model_mask = self.encoded.column_group[None, :] == self.group_of[:, None]
+        self.q_space, self.c_space = space.encode(queries), space.encode(frame)
+        self.space_mask = space.group_columns()[None, :] == self.group_of[:, None]
+        self.numeric = np.array([g.kind == "numeric" and not g.is_block for g in layout.groups])
+        numeric_cols = np.flatnonzero(self.numeric[space.group_columns()])
+        self.numeric_cols = numeric_cols
+        self.frame = frame
+        rows = {c: queries[c].to_numpy(dtype=object) for c in layout.columns}
+        values = {c: frame[c].to_numpy(dtype=object) for c in layout.columns}
+        self.same = np.ones((len(queries), len(self.group_of)), dtype=bool)  # (rows, candidates): no move
+        for k, g in enumerate(self.group_of):
+            for c in layout.groups[g].columns:
+                self.same[:, k] &= _equal(rows[c], values[c][k])
+
+    def _mix(self, base: np.ndarray, cand: np.ndarray, mask: np.ndarray, qi: np.ndarray, ids: np.ndarray):
+        X = base[qi].copy()
+        for t in range(ids.shape[1]):
+            X = np.where(mask[ids[:, t]], cand[ids[:, t]], X)
+        return X
+
+    def query_scores(self) -> np.ndarray:
+        if self.encoded is not None:
+            return self.model.scores_of(self.encoded.estimator, self.q_model)
+        return self.model.score(self.queries)
+
+    def scores(self, qi: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        if self.encoded is not None:
+            X = self._mix(self.q_model, self.c_model, self.model_mask, qi, ids)
+            return self.model.scores_of(self.encoded.estimator, X)
+        return self.model.score(self.raw(qi, ids))
+
+    def space_points(self, qi: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        return self._mix(self.q_space, self.c_space, self.space_mask, qi, ids)
+
+    def raw(self, qi: np.ndarray, ids: np.ndarray) -> pd.DataFrame:
+        """The vertices as raw rows (the model's own input)."""
+        data = {}
+        for c, g in zip(self.layout.columns, self.layout.column_group):
+            values = self.queries[c].to_numpy(dtype=object)[qi].copy()
+            for t in range(ids.shape[1]):
+                hit = self.group_of[ids[:, t]] == g
+                values[hit] = self.frame[c].to_numpy(dtype=object)[ids[hit, t]]
+            data[c] = values
+        return pd.DataFrame(data).infer_objects()
+
+
+def _candidate_frame(layout, columns, candidates: Candidates) -> pd.DataFrame:
+    """One raw row per candidate: every group at its first candidate (the reference) but the candidate's own."""
+    base = {c: v for values in candidates.values for c, v in values[0].items()}
+    rows = [{**base, **value} for values in candidates.values for value in values]
+    return pd.DataFrame(rows, columns=list(columns)).infer_objects()
+
+
+def _equal(a: np.ndarray, value) -> np.ndarray:
+    missing = pd.isna(a)
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return missing
+    return ~missing & (a == value)
+
+
+def layer_moves(movable: Sequence[int], sizes: Sequence[int], offsets: np.ndarray, depth: int) -> tuple:
+    """Every (set of ``depth`` movable groups, one candidate each) as candidate ids (V, depth), the index of each
+    vertex's group set, and the group sets."""
+    subsets = list(itertools.combinations(movable, depth))
+    blocks = [np.array(list(itertools.product(*(range(offsets[g], offsets[g] + sizes[g]) for g in subset))),
+                       dtype=np.intp).reshape(-1, depth) for subset in subsets]
+    if not blocks:
+        return np.zeros((0, depth), dtype=np.intp), np.zeros(0, dtype=np.intp), []
+    set_of = np.concatenate([np.full(len(b), i) for i, b in enumerate(blocks)])
+    return np.vstack(blocks), set_of, subsets
+
+
+def search(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, candidates: Candidates,
+           space: PopulationSpace, *, restricted: Sequence[str] = (), max_depth: int = 6,
+           density: ReferenceDensity | None = None, threshold: float | None = None, slack: int = 1,
+           chunk_rows: int = DEFAULT_CHUNK_ROWS) -> list[Found]:
+    """SEV⁻ of every query over ``candidates`` (module docstring); each query is explained for its predicted class.
+    Per moved set of groups, the closest flipping choice of values is kept (smallest ℓ∞, then ℓ1)."""
+    n = len(queries)
+    if n == 0:
+        return []
+    mixer = _Mixer(model, layout, queries, candidates, space)
+    classes = model.labels_of(mixer.query_scores())
+    movable = [g for g, name in enumerate(layout.names) if name not in set(restricted)]
+    gate = threshold if density is not None and threshold is not None else None
+    first: dict[int, tuple[int, list[Flip]]] = {}
+    accepted: dict[int, tuple[int, list[Flip], bool | None]] = {}
+    pending, searched = np.arange(n), 0
+    for depth in range(1, min(max_depth, len(movable)) + 1):
+        if len(pending) == 0:
+            break
+        if sum(prod(candidates.sizes[g] for g in s) for s in itertools.combinations(movable, depth)) \
+                > MAX_LAYER_VERTICES:
+            break
+        searched = depth
+        for qi, (every, credible) in _layer(mixer, classes, pending, movable, depth, density, gate,
+                                            chunk_rows).items():
+            first.setdefault(qi, (depth, every))
+            if gate is None or credible:
+                accepted[qi] = (depth, every if gate is None else credible, None if gate is None else True)
+        pending = np.array([q for q in pending.tolist() if q not in accepted
+                            and (q not in first or depth < first[q][0] + slack)], dtype=np.intp)
+    for qi, (depth, every) in first.items():
+        accepted.setdefault(qi, (depth, every, False))
+    missing = "unexplainable" if searched == len(movable) else "beyond_depth"
+    return [Found(accepted[i][0], "explained", searched, int(classes[i]), tuple(accepted[i][1]), accepted[i][2])
+            if i in accepted else Found(None, missing, searched, int(classes[i]), (), None if gate is None else False)
+            for i in range(n)]
+
+
+def _not_less_credible(mixer: _Mixer, chosen: np.ndarray, rows: np.ndarray, sets: np.ndarray,
+                       cred: np.ndarray) -> np.ndarray:
+    """Flips whose credibility is at least that of the plain reference's values for the same row and moved set
+    (where those flip too): other values may replace the reference's only where they land at least as credibly."""
+    plain = (chosen == mixer.offsets[mixer.group_of[chosen]]).all(axis=1)
+    if not plain.any():
+        return np.ones(len(rows), bool)
+    floor = dict(zip(zip(rows[plain].tolist(), sets[plain].tolist()), cred[plain].tolist()))
+    return cred >= np.array([floor.get(key, -np.inf) for key in zip(rows.tolist(), sets.tolist())])
+
+
+def _layer(mixer: _Mixer, classes: np.ndarray, pending: np.ndarray, movable, depth: int,
+           density: ReferenceDensity | None, gate: float | None, chunk_rows: int) -> dict[int, tuple[list, list]]:
+    """Row → (the closest flip per moved set, the closest credible flip per moved set) of one layer, scored in calls
+    of about ``chunk_rows`` vertices."""
+    ids, set_of, subsets = layer_moves(movable, [len(v) for v in mixer.candidates], mixer.offsets, depth)
+    found = []
+    per_call = max(1, chunk_rows // max(1, len(ids)))
+    for start in range(0, len(pending) if len(ids) else 0, per_call):
+        part = pending[start:start + per_call]
+        qi, vi = np.nonzero(~mixer.same[part][:, ids].any(axis=2))  # fresh vertices only
+        if len(qi) == 0:
+            continue
+        rows = part[qi]
+        scores = mixer.scores(rows, ids[vi])
+        hit = mixer.model.labels_of(scores) != classes[rows]
+        rows, vi, scores = rows[hit], vi[hit], scores[hit]
+        if len(rows):
+            points = mixer.space_points(rows, ids[vi])
+            steps = np.abs(points[:, mixer.numeric_cols] - mixer.q_space[rows][:, mixer.numeric_cols])
+            cred = density.percentile_of_encoded(points) if density is not None else np.full(len(rows), np.nan)
+            found.append((rows, vi, scores, steps.max(axis=1, initial=0.0), steps.sum(axis=1), cred))
+    if not found:
+        return {}
+    rows, vi, scores, linf, l1, cred = (np.concatenate(parts) for parts in zip(*found))
+    order = np.lexsort((l1, linf, set_of[vi], rows))
+    eligible = _not_less_credible(mixer, ids[vi], rows, set_of[vi], cred) if density is not None \
+        else np.ones(len(rows), bool)
+    out: dict[int, tuple[list, list]] = {}
+    for keep, slot in ((eligible, 0), (eligible & (cred >= gate) if gate is not None else None, 1)):
+        if keep is None:
+            continue
+        picked = order[keep[order]]
+        key = np.stack([rows[picked], set_of[vi[picked]]], axis=1)
+        firsts = picked[np.unique(key, axis=0, return_index=True)[1]] if len(picked) else picked
+        for j in sorted(firsts.tolist(), key=lambda j: (linf[j], l1[j])):
+            choice = tuple(int(i - mixer.offsets[mixer.group_of[i]]) for i in ids[vi[j]])
+            flip = Flip(tuple(subsets[set_of[vi[j]]]), choice, float(scores[j]), float(linf[j]), float(l1[j]),
+                        None if np.isnan(cred[j]) else float(cred[j]))
+            out.setdefault(int(rows[j]), ([], []))[slot].append(flip)
+    return out

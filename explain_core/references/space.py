@@ -1,0 +1,171 @@
+"""The reference population's own coordinates ("Improving Decision Sparsity", §1, §8): where every explanation,
+prototype and counterfactual is measured, whatever the model's own encoding.
+
+The population is the training rows of the class an explanation moves towards (the negatives when explaining
+positive rows). Numeric groups are measured in that population's standard deviations; every other group
+(binary, categorical, a declared one-hot block) in "changed or not". From that:
+
+- ℓ0 of a point = the feature groups it changes; ℓ∞ / ℓ1 = the largest / summed change of a numeric group, in
+  population standard deviations (categorical changes are counted by ℓ0 only, as the paper's ℓ∞ skips 0/±1 steps);
+- the mixed distance of two rows = ℓ1 over numeric groups plus one per changed other group (a Gower-style
+  distance: the one the prototypes are clustered and assigned with);
+- the encoding the density model of :mod:`.credibility` is fitted on: standardised numbers, one column per
+  category value.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..intake.data import Dataset, FeatureGroup
+from ..reference import _opposite_rows
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where one explanation (or counterfactual) takes the row: the groups it changes, the raw values they take
+    (column → value), the model's score there, ℓ0 / ℓ∞ / ℓ1 (population SDs) and the credibility percentile
+    (None when no density model was given)."""
+
+    groups: tuple[str, ...]
+    values: dict
+    score: float
+    l0: int
+    linf: float
+    l1: float
+    credibility: float | None = None
+
+
+def population_rows(dataset: Dataset, rows: Sequence[int], explain_class: int = 1,
+                    threshold: float | None = None) -> np.ndarray:
+    """The reference population among ``rows`` (pass the training rows): the rows of the class opposite to
+    ``explain_class`` by their true label (for a regression, the other side of ``threshold``)."""
+    return _opposite_rows(dataset, np.asarray(rows, dtype=int), explain_class, threshold)
+
+
+@dataclass(frozen=True)
+class PopulationSpace:
+    """Coordinates of the population ``rows`` of ``dataset``: per numeric group its mean and standard deviation
+    (0 → 1), per other single-column group its observed values (one encoded column each)."""
+
+    dataset: Dataset = field(repr=False, compare=False)
+    rows: np.ndarray
+    means: dict
+    scales: dict
+    categories: dict
+
+    @classmethod
+    def fit(cls, dataset: Dataset, rows: Sequence[int]) -> PopulationSpace:
+        rows = np.asarray(rows, dtype=int)
+        frame = dataset.features.iloc[rows]
+        means, scales, categories = {}, {}, {}
+        for g in dataset.groups:
+            if _numeric(g):
+                x = frame[g.columns[0]].to_numpy(dtype=float)
+                means[g.name] = float(np.nanmean(x)) if np.isfinite(x).any() else 0.0
+                sd = float(np.nanstd(x)) if np.isfinite(x).any() else 0.0
+                scales[g.name] = sd if sd > 0 else 1.0
+            elif not g.is_block:
+                categories[g.name] = tuple(pd.unique(frame[g.columns[0]].dropna()))
+        return cls(dataset, rows, means, scales, categories)
+
+    @property
+    def groups(self) -> tuple[FeatureGroup, ...]:
+        return tuple(self.dataset.groups)
+
+    @property
+    def numeric(self) -> tuple[FeatureGroup, ...]:
+        return tuple(g for g in self.groups if _numeric(g))
+
+    def standardised(self, frame: pd.DataFrame) -> np.ndarray:
+        """(n, numeric groups) values in population SDs from the mean (missing → the mean)."""
+        out = [(frame[g.columns[0]].to_numpy(dtype=float) - self.means[g.name]) / self.scales[g.name]
+               for g in self.numeric]
+        return np.nan_to_num(np.column_stack(out), nan=0.0) if out else np.zeros((len(frame), 0))
+
+    def encode(self, frame: pd.DataFrame) -> np.ndarray:
+        """The density model's coordinates, group by group in layout order (:meth:`group_columns`): a numeric
+        group standardised, a categorical or binary one as one 0/1 column per observed value, a declared one-hot
+        block as it is."""
+        standard = self.standardised(frame)
+        parts, k = [], 0
+        for g in self.groups:
+            if _numeric(g):
+                parts.append(standard[:, k:k + 1])
+                k += 1
+            elif g.is_block:
+                parts.append(frame[list(g.columns)].to_numpy(dtype=float))
+            else:
+                values = frame[g.columns[0]].to_numpy(dtype=object)
+                parts.append(np.column_stack([values == c for c in self.categories[g.name]]).astype(float)
+                             if self.categories[g.name] else np.zeros((len(frame), 0)))
+        return np.hstack(parts) if parts else np.zeros((len(frame), 0))
+
+    def group_columns(self) -> np.ndarray:
+        """The group (index in layout order) of each column of :meth:`encode`."""
+        widths = [1 if _numeric(g) else len(g.columns) if g.is_block else len(self.categories[g.name])
+                  for g in self.groups]
+        return np.repeat(np.arange(len(widths)), widths)
+
+    def changed(self, queries: pd.DataFrame, points: pd.DataFrame) -> np.ndarray:
+        """(n, groups) bool: does point i change group g of query i (one query row broadcasts)?"""
+        cols = []
+        for g in self.groups:
+            a = _values(queries, g)
+            b = _values(points, g)
+            cols.append(~_same(a, b))
+        return np.column_stack(cols)
+
+    def steps(self, queries: pd.DataFrame, points: pd.DataFrame) -> np.ndarray:
+        """(n, numeric groups) |point − query| in population SDs (missing → the mean)."""
+        return np.abs(self.standardised(points) - self.standardised(queries))
+
+    def distances(self, queries: pd.DataFrame, points: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """ℓ0 (groups changed), ℓ∞ and ℓ1 (numeric groups, population SDs) of each point from its query."""
+        steps = self.steps(queries, points)
+        l0 = self.changed(queries, points).sum(axis=1)
+        linf = steps.max(axis=1, initial=0.0)
+        return l0.astype(int), linf, steps.sum(axis=1)
+
+    def mixed(self, a: pd.DataFrame, b: pd.DataFrame) -> np.ndarray:
+        """(len(a), len(b)) mixed distances: ℓ1 over numeric groups in population SDs + 1 per changed other
+        group."""
+        za, zb = self.standardised(a), self.standardised(b)
+        out = np.zeros((len(a), len(b)))
+        for j in range(za.shape[1]):
+            out += np.abs(za[:, j, None] - zb[None, :, j])
+        for g in self.groups:
+            if _numeric(g):
+                continue
+            codes, _ = pd.factorize(pd.Series(np.concatenate([_keys(a, g), _keys(b, g)]), dtype=object),
+                                    use_na_sentinel=False)
+            out += codes[:len(a), None] != codes[None, len(a):]
+        return out
+
+
+def _numeric(group: FeatureGroup) -> bool:
+    return group.kind == "numeric" and not group.is_block
+
+
+def _values(frame: pd.DataFrame, group: FeatureGroup) -> np.ndarray:
+    """A group's values per row (object array): the column, or a one-hot block's active column."""
+    return group.values_in(frame) if group.is_block else frame[group.columns[0]].to_numpy(dtype=object)
+
+
+def _keys(frame: pd.DataFrame, group: FeatureGroup) -> np.ndarray:
+    """Hashable per-row keys of a group's value (missing as one key)."""
+    values = _values(frame, group)
+    return np.where(pd.isna(values), "\0missing", values).astype(object)
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Elementwise equality with broadcasting, missing equal to missing, 1 equal to 1.0."""
+    a, b = np.broadcast_arrays(a, b)
+    missing_a, missing_b = pd.isna(a), pd.isna(b)
+    both = ~missing_a & ~missing_b
+    out = missing_a & missing_b
+    out[both] = (a[both] == b[both]).astype(bool)
+    return out

@@ -264,6 +264,22 @@ class Agreement(Explanation):
         """How many methods name each feature."""
         return self.matrix().sum(axis=1).rename("methods naming it")
 
+    def most_named(self) -> tuple[tuple[str, ...], int, int] | None:
+        """(The features named by the most methods, how many name them, how many methods there are); None when no
+        method names any feature."""
+        counts = self.counts()
+        if not len(counts) or counts.max() == 0:
+            return None
+        return tuple(counts[counts == counts.max()].index), int(counts.max()), len(self.named)
+
+    def verdict(self) -> str:
+        """The agreement in one line: "Named by most methods: age, prior_offense_count — 7 of 7"."""
+        found = self.most_named()
+        if found is None:
+            return "No method names a feature for this row."
+        names, count, total = found
+        return f"Named by most methods: {', '.join(names)} — {count} of {total}."
+
 
 def agreement(groups: Sequence[str], *, sev: SEVExplanation | None = None, lens: LensResult | None = None,
               linear: "LinearExplanation | None" = None, baselines: Baselines | None = None, top: int = 3) -> Agreement:

@@ -10,6 +10,16 @@ from pages import _references, _shared as shared
 
 CARD_LINES = 3  # SEV explanations listed per value in the card
 
+def method_outcomes(ex, lens, lin) -> str:
+    """What each method found, in one line (the banner is true per method)."""
+    sev = f"SEV⁻ = {ex.minus.shown}, SEV⁺ = {ex.plus.shown}"
+    factors = lens.factors.factors
+    lens_found = (f"LENS: a factor of {min(len(f.groups) for f in factors)}" if factors else
+                  "LENS: no factor reaches the threshold τ")
+    support = lin.support_groups(lin.weights().columns[0]) if len(lin.weights().columns) else ()
+    return f"{sev} · {lens_found} · linear: {len(support)} features · LIME and SHAP: attributions computed"
+
+
 st.title("Compare every method on this row")
 shared.row_banner()
 s, p = shared.setup(), shared.params()
@@ -23,11 +33,12 @@ with st.status("Explaining the row with every method…", expanded=False) as sta
     lens = shared.lens_now(s)
     status.update(label="Linear explanations…")
     lin = shared.linear_now(s)
-    status.update(label="Every method has explained the row", state="complete")
+    status.update(label=plain(method_outcomes(ex, lens, lin)), state="complete")
 
 top = st.slider("LIME / SHAP: features counted as named (top by |attribution|)", 1, len(s.dataset.groups),
                 min(3, len(s.dataset.groups)), key="cmp_top")
 agree = agreement(s.dataset.group_names, sev=ex, lens=lens.factors, linear=lin, baselines=base, top=top)
+st.success(plain(agree.verdict()), icon=":material/how_to_vote:")
 
 
 def listing(groups) -> str:

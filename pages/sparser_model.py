@@ -98,7 +98,12 @@ with shared.progress_bar("SEV of every positive test row, before and after…") 
     compared = after.training.comparison(after, p.sev, progress)
 table = compared.table()
 st.subheader(f"{plain(result.settings.label)} (λ = {result.settings.strength:g}) from {plain(result.base_name)}")
-st.success(plain(compared.headline()), icon=":material/insights:")
+shortfall = compared.shortfall(result.settings.objective, result.settings.strength)
+if shortfall is None:
+    st.success(plain(compared.headline()), icon=":material/insights:")
+else:
+    st.warning(plain(f"This run did not give a better model, so the session keeps {result.base_name}: {shortfall}"),
+               icon=":material/warning:")
 if compared.after.reference_score > after.model.threshold:
     st.warning("The trained model predicts the reference itself positive, so SEV⁺ is 0 and SEV⁻ finds no path: "
                "raise C₂ (under More settings) to keep the reference negative, and train again.",
@@ -128,7 +133,8 @@ st.plotly_chart(prevalence_figure(compared.prevalence(kind), label=label), width
 
 c1, c2, c3 = st.columns(3)
 if c1.button("Use this model for the session", icon=":material/swap_horiz:", key="sparse_use",
-             disabled=s.model_key == after.model_key):
+             disabled=s.model_key == after.model_key or shortfall is not None,
+             help=None if shortfall is None else "Not better than the base model (see above)."):
     shared.use_setup(after)
     st.rerun()
 c2.download_button("Download the model (.skops)", data=lambda: skops_bytes(after), file_name="sparser_model.skops",

@@ -261,8 +261,5 @@ def _headline(report: RowReport) -> Headline:
         method = linear_support_method(linear)
         h.update(linear_method=method, linear_support=linear.support_groups(method))
     if report.agreement is not None:
-        counts = report.agreement.counts()
-        if len(counts) and counts.max() > 0:
-            top = counts[counts == counts.max()]
-            h["most_named"] = (tuple(top.index), int(counts.max()), len(report.agreement.named))
+        h["most_named"] = report.agreement.most_named()
     return Headline(report.row, s.class_names[report.label], report.score, **h)

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 NEGATIVE = "predicted negative"
 SIDES = ("before", "after")
+ACCURACY_TOLERANCE = 0.01  # a sparser model may lose at most 1 point of test accuracy to count as better
 KIND_LABELS = {"plus": "SEV⁺", "minus": "SEV⁻", "restricted": "SEV®"}
 
 
@@ -99,8 +100,36 @@ class SparsityComparison(Explanation):
         if kind:
             parts.append(f"rows with no {KIND_LABELS[kind]} explanation {self.before.unexplained_share(kind):.0%} → "
                          f"{self.after.unexplained_share(kind):.0%}")
-        acc = [m.metrics.get("test_accuracy", float("nan")) for m in self._sides]
+        acc = self._accuracies
         return "; ".join(parts) + f"; test accuracy {acc[0]:.3f} → {acc[1]:.3f}."
+
+    def targeted(self, objective: str) -> tuple[float, float]:
+        """The mean SEV the objective aims to shorten, (before, after): SEV⁺ for All-Opt⁺ and Vol-Opt, SEV⁻ for
+        All-Opt⁻, SEV® for All-Opt®, the mean over the other kinds of reference for All-Opt^© / ^F."""
+        if self.reference_means and objective in ("all_opt_cluster", "all_opt_flexible"):
+            return next(iter(self.reference_means.values()))
+        kind = {"all_opt_minus": "minus", "all_opt_restricted": "restricted"}.get(objective, "plus")
+        kind = kind if kind in self.kinds else "plus"
+        return self.before.mean(kind), self.after.mean(kind)
+
+    def shortfall(self, objective: str, strength: float, tolerance: float = ACCURACY_TOLERANCE) -> str | None:
+        """Why the trained model is not better, with the next setting to try; None when the targeted mean SEV went
+        down and the test accuracy lost at most ``tolerance`` (1 point)."""
+        (sev_before, sev_after), (acc_before, acc_after) = self.targeted(objective), self._accuracies
+        shorter = sev_after < sev_before - 1e-9
+        accurate = acc_after >= acc_before - tolerance
+        if shorter and accurate:
+            return None
+        lost = f"test accuracy {acc_before:.3f} → {acc_after:.3f}"
+        if not accurate:
+            return (f"{lost}: more than {tolerance * 100:.0f} point lost. Try a smaller λ (e.g. {strength / 3:.3g}) "
+                    "or fewer epochs with the SEV term.")
+        return (f"the explanations did not get shorter (mean {sev_before:.2f} → {sev_after:.2f}). Try a larger λ "
+                f"(e.g. {strength * 3:.3g}) or more epochs with the SEV term.")
+
+    @property
+    def _accuracies(self) -> tuple[float, float]:
+        return tuple(m.metrics.get("test_accuracy", float("nan")) for m in self._sides)
 
     @property
     def _sides(self) -> tuple[ModelSparsity, ModelSparsity]:

@@ -1,0 +1,52 @@
+"""The one-line answers: the Compare page's verdict (the PDF's "named by most methods") with a banner that says
+what each method found, and the Sparser model page's refusal to present a worse model as the result."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+from conftest import visible
+from explain_core.analysis import Agreement, DatasetSEV
+from explain_core.sev.engine import SEVResult
+from explain_core.sparse.compare import ModelSparsity, SparsityComparison
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+def test_the_verdict_names_the_features_most_methods_name():
+    agree = Agreement(("age", "sex", "priors"), {"SEV": ("age", "priors"), "LENS": ("age",), "LIME": ("priors", "age")})
+    assert agree.most_named() == (("age",), 3, 3)
+    assert agree.verdict() == "Named by most methods: age — 3 of 3."
+    tied = Agreement(("a", "b"), {"SEV": ("a",), "LIME": ("b",)})
+    assert tied.most_named() == (("a", "b"), 1, 2)
+    assert Agreement(("a",), {"SEV": ()}).verdict() == "No method names a feature for this row."
+
+
+def sparsity(accuracy: float, sev: list[int]) -> ModelSparsity:
+    results = tuple(SEVResult("plus", v, (("a",),), "explained", 1, 6) for v in sev)
+    part = DatasetSEV("plus", np.arange(len(sev)), results)
+    return ModelSparsity({"test_accuracy": accuracy}, 0.3, {"plus": part, "minus": part}, 0.1)
+
+
+def comparison(before: ModelSparsity, after: ModelSparsity) -> SparsityComparison:
+    return SparsityComparison(before, after, np.arange(3), ("a",))
+
+
+def test_a_worse_model_is_never_presented_as_the_result():
+    base = sparsity(0.686, [1, 2, 2])
+    assert comparison(base, sparsity(0.680, [1, 1, 1])).shortfall("all_opt_plus", 1.0) is None  # shorter, −0.6 pt
+    lost = comparison(base, sparsity(0.664, [1, 1, 1])).shortfall("all_opt_plus", 1.0)
+    assert "0.686 → 0.664" in lost and "smaller λ (e.g. 0.333)" in lost
+    longer = comparison(base, sparsity(0.690, [2, 2, 2])).shortfall("all_opt_plus", 3.0)
+    assert "did not get shorter (mean 1.67 → 2.00)" in longer and "larger λ (e.g. 9)" in longer
+
+
+def test_the_compare_page_leads_with_the_verdict_and_a_true_banner(explain_cache_dir):
+    at = AppTest.from_file(APP, default_timeout=240).run()
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception and not at.error
+    assert any(visible(s.value).startswith("Named by most methods:") for s in at.success)
+    banner = [visible(s.label) for s in at.status]
+    assert banner and banner[0].startswith("SEV⁻ =") and "LENS:" in banner[0]

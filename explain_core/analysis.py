@@ -24,7 +24,9 @@ from .setup import (DEFAULT_DEMO, LINEAR_METHODS, BaselineParameters, LensParame
                     SEVParameters, Setup, demo_setup, file_setup, lens_max_size, make_setup, model_from_upload,
                     trained_setup)
 from .sev.cube import ProgressFn, one_row
-from .sev.engine import SEVExplanation, SEVResult, explain_sev, sev_batch
+from .sev.exact_sev import DEFAULT_BUDGET
+from .sev.dispatch import explain_sev, sev_results
+from .sev.engine import SEVExplanation, SEVResult
 
 if TYPE_CHECKING:
     from .linear.compare import LinearReport
@@ -42,7 +44,7 @@ __all__ = ["DEFAULT_DEMO", "LINEAR_METHODS", "Agreement", "BaselineParameters", 
 def row_sev(setup: Setup, query: pd.DataFrame, params: SEVParameters | Parameters) -> SEVExplanation:
     """SEV⁺, SEV⁻ and (with restricted groups) SEV® of the query (SEV Defs. 3.1-3.3)."""
     return explain_sev(setup.model, setup.dataset, query, setup.reference_for(query), restricted=setup.restricted,
-                       max_depth=params.max_depth)
+                       max_depth=params.max_depth, method=params.sev_method, budget=params.sev_budget)
 
 
 @dataclass(frozen=True)
@@ -76,20 +78,23 @@ def dataset_sev(setup: Setup, rows: Sequence[int], params: SEVParameters | Param
     rows = np.asarray(rows, dtype=int)
     held = setup.restricted if kind == "minus" else ()
     results = frame_sev(setup, setup.dataset.features.iloc[rows], kind=kind, restricted=held,
-                        max_depth=params.max_depth, progress=progress)
+                        max_depth=params.max_depth, method=params.sev_method, budget=params.sev_budget,
+                        progress=progress)
     return DatasetSEV(kind, rows, tuple(results))
 
 
 def frame_sev(setup: Setup, frame: pd.DataFrame, *, kind: str, restricted: Sequence[str], max_depth: int,
-              progress: ProgressFn | None = None) -> list[SEVResult]:
-    """:func:`~explain_core.sev.sev_batch` of every row of ``frame`` (rows of the setup's data or others with its
-    columns, e.g. one partition of an audit), one batch per predicted class against its reference."""
+              method: str = "auto", budget: float = DEFAULT_BUDGET, progress: ProgressFn | None = None) -> list[SEVResult]:
+    """:func:`~explain_core.sev.sev_results` (the engine ``method`` picks) of every row of ``frame`` (rows of the
+    setup's data or others with its columns, e.g. one partition of an audit), one batch per predicted class against
+    its reference."""
     labels = setup.model.label(frame) if len(frame) else np.zeros(0, dtype=int)
     results: list[SEVResult | None] = [None] * len(frame)
     for label in np.unique(labels):
         at = np.flatnonzero(labels == label)
-        found = sev_batch(setup.model, setup.dataset.layout, frame.iloc[at], setup.reference_of_label(int(label)),
-                          kind=kind, restricted=restricted, max_depth=max_depth, keep_scores=False, progress=progress)
+        found = sev_results(setup.model, setup.dataset.layout, frame.iloc[at], setup.reference_of_label(int(label)),
+                            kind=kind, restricted=restricted, max_depth=max_depth, method=method, budget=budget,
+                            keep_scores=False, progress=progress)
         for i, result in zip(at, found):
             results[i] = result
     return results

@@ -106,7 +106,8 @@ def _sev_columns(setup: Setup, batch: pd.DataFrame, params: Parameters) -> dict[
         runs["restricted"] = (setup, "minus", setup.restricted)
     out = {}
     for name, (run_setup, kind, held) in runs.items():
-        results = frame_sev(run_setup, batch, kind=kind, restricted=held, max_depth=params.max_depth)
+        results = frame_sev(run_setup, batch, kind=kind, restricted=held, max_depth=params.max_depth,
+                            method=params.sev_method, budget=params.sev_budget)
         out[f"sev_{name}"] = [r.value for r in results]
         out[f"sev_{name}_status"] = [r.status for r in results]
         out[f"sev_{name}_explanations"] = [[list(e) for e in r.explanations] for r in results]

@@ -33,7 +33,12 @@ def add_file_arguments(group) -> None:
 
 
 def add_sev_lens_arguments(group) -> None:
-    group.add_argument("--max-depth", type=int, default=None, help="SEV search depth")
+    group.add_argument("--max-depth", type=int, default=None, help="SEV breadth-first search depth")
+    group.add_argument("--sev-method", choices=("auto", "bfs", "exact"), default=None,
+                       help="SEV engine: exact (tree ensembles and additive models, certified at any width), bfs "
+                            "(breadth-first search, any model), auto (exact where it applies on wide data; default)")
+    group.add_argument("--sev-budget", type=float, default=None,
+                       help="the exact SEV engine's budget per search, in CP-SAT deterministic seconds (default 10)")
     group.add_argument("--tau", type=float, default=None, help="LENS sufficiency threshold τ")
     group.add_argument("--alpha", type=float, default=None, help="LENS test level α (default: exact mode)")
     group.add_argument("--lens-direction", choices=("r2i", "i2r"), default=None, help="LENS context")
@@ -130,7 +135,7 @@ def _typed(value: str, column):
 def load_params(args):
     from ..setup import Parameters
 
-    names = {"max_depth": "max_depth", "tau": "tau", "alpha": "alpha", "lens_direction": "lens_direction",
+    names = {"max_depth": "max_depth", "sev_method": "sev_method", "sev_budget": "sev_budget", "tau": "tau", "alpha": "alpha", "lens_direction": "lens_direction",
              "lens_references": "lens_references", "lens_max_size": "lens_max_size", "sigma": "sigma", "k": "k",
              "m": "m", "linear_method": "linear_method", "time_limit": "time_limit", "lime_samples": "lime_samples",
              "shap_background": "shap_background", "seed": "seed"}

@@ -99,7 +99,9 @@ def summary(w: Writer, r: RowReport) -> None:
     p = r.params
     lens_size = lens_max_size(s, p)
     rows = [
+        ["SEV engine", p.sev_method, "auto: exact (CP-SAT, sorting) for tree and additive models on wide data"],
         ["SEV maximum depth", p.max_depth, "SEV⁻/SEV⁺/SEV® breadth-first search depth"],
+        ["SEV exact budget", f"{p.sev_budget:g}", "CP-SAT deterministic seconds per search (exact engine)"],
         ["LENS context", p.lens_direction.upper(), "R2I: reference → input; I2R: input → reference"],
         ["LENS references", p.lens_references, "training rows predicted the opposite class, drawn with the seed"],
         ["LENS τ", f"{p.tau:g}", "sufficiency threshold: PS ≥ τ"],

@@ -25,6 +25,8 @@ from .setup import (DEFAULT_DEMO, LINEAR_METHODS, BaselineParameters, LensParame
                     trained_setup)
 from .sev.cube import ProgressFn, one_row
 from .sev.exact_sev import DEFAULT_BUDGET
+from .sev.tree_sev import TreeSEVResult, tree_sev
+from .sev.trees import Unreadable
 from .sev.dispatch import explain_sev, sev_results
 from .sev.engine import SEVExplanation, SEVResult
 
@@ -36,7 +38,7 @@ __all__ = ["DEFAULT_DEMO", "LINEAR_METHODS", "Agreement", "BaselineParameters", 
            "dataset_sev", "demo_setup", "frame_sev", "file_setup", "flip_numbers", "lens_max_size", "lens_report",
            "linear_space", "linear_sweep", "make_setup", "model_from_upload", "predicted_rows", "row_baselines",
            "lens_searches", "row_lens", "row_lens_causal", "row_lens_contexts", "row_lens_search", "row_linear", "row_sev", "score_of",
-           "trained_setup"]
+           "trained_setup", "row_tree_sev"]
 
 # ---------------------------------------------------------------------------------------------------
 # SEV
@@ -45,6 +47,15 @@ def row_sev(setup: Setup, query: pd.DataFrame, params: SEVParameters | Parameter
     """SEV⁺, SEV⁻ and (with restricted groups) SEV® of the query (SEV Defs. 3.1-3.3)."""
     return explain_sev(setup.model, setup.dataset, query, setup.reference_for(query), restricted=setup.restricted,
                        max_depth=params.max_depth, method=params.sev_method, budget=params.sev_budget)
+
+
+def row_tree_sev(setup: Setup, query: pd.DataFrame, params: SEVParameters | Parameters) -> TreeSEVResult | None:
+    """SEVᵀ of the query (Improving Decision Sparsity §4), each feature's candidate values taken from the training
+    rows; None when the model is not a tree model the exact engine reads."""
+    try:
+        return tree_sev(setup.model, setup.dataset, query, setup.train_rows, budget=params.sev_budget)
+    except Unreadable:
+        return None
 
 
 @dataclass(frozen=True)

@@ -96,9 +96,11 @@ def test_wide_xgboost_is_certified_where_the_bfs_stops_and_agrees_with_it_at_tha
     reference = make_reference(data)
     rows = np.argsort(-model.score(data.features))[::40][:8]  # positives from the most to the less confident
     queries = data.features.iloc[rows]
-    exact = sev_results(model, data.layout, queries, reference, kind="minus")  # auto: exact on 30 groups
-    assert {r.engine for r in exact} <= {"cp-sat", "tree layers"} and all(r.certified and r.complete for r in exact)
-    assert any(r.engine == "cp-sat" for r in exact)
+    exact = sev_results(model, data.layout, queries, reference, kind="minus")  # auto: BFS layers, then exact
+    assert {r.engine for r in exact} <= {"bfs", "cp-sat", "tree layers"} and all(r.certified and r.complete for r in exact)
+    assert {"bfs", "cp-sat"} <= {r.engine for r in exact}
+    assert [r.value for r in exact] == [r.value for r in sev_results(model, data.layout, queries, reference,
+                                                                     method="exact")]
     for i, result in enumerate(exact):  # the BFS run to the exact value's depth finds the same sets
         depth = min(result.value, 4)
         bfs = sev_batch(model, data.layout, queries.iloc[[i]], reference, max_depth=depth)[0]
@@ -193,11 +195,15 @@ def test_plain_data_that_does_not_reproduce_the_model_is_refused_and_the_bfs_ans
     data, model = wide_model(p=16, seed=2)
     bent = dataclasses.replace(model, splits={})
     object.__setattr__(bent, "introspect", Lying(model, lambda d: {**d, "value": d["value"] * 1.01}))
-    rows = data.features.iloc[np.flatnonzero(model.label(data.features) == 1)[:3]]
-    results = sev_results(bent, data.layout, rows, make_reference(data), max_depth=3)
-    assert {r.engine for r in results} == {"bfs"} and "do not reproduce" in results[0].note
-    assert [r.value for r in results] == [r.value for r in sev_batch(model, data.layout, rows, make_reference(data),
-                                                                      max_depth=3)]
+    rows = data.features.iloc[np.argsort(-model.score(data.features))[:3]]  # beyond one move: the exact engine
+    reference = make_reference(data)
+    results = sev_results(bent, data.layout, rows, reference, max_depth=1)
+    assert {r.engine for r in results} == {"bfs"} and all("do not reproduce" in r.note for r in results)
+    assert [r.status for r in results] == ["beyond_depth"] * 3
+    assert [r.value for r in sev_results(model, data.layout, rows, reference, max_depth=1)] == \
+        [r.value for r in sev_results(model, data.layout, rows, reference, method="exact")]
+    with pytest.raises(IntakeError, match="cannot be used on these rows"):
+        sev_results(bent, data.layout, rows, reference, method="exact")
 
 
 def good_trees():

@@ -1,14 +1,18 @@
-"""Which engine computes SEV: ``method="auto"`` (the exact engines where the model allows them and the data is
-wider than :data:`AUTO_BFS_GROUPS` groups, else the breadth-first search), ``"bfs"`` or ``"exact"``.
+"""Which engine computes SEV: ``method="auto"``, ``"bfs"`` or ``"exact"``.
 
 The exact engines read tree ensembles and additive models (:mod:`.exact_sev`): their answers are certified at any
-width. The BFS (:mod:`.engine`) works for any model, exactly up to its depth. Every result says which engine
-answered (``SEVResult.engine``), whether it is certified, and in ``note`` why an exact engine was not used.
+width. The BFS (:mod:`.engine`) works for any model, exactly up to its depth, and is the fastest where a few layers
+hold the answer. So ``auto`` runs the BFS alone on narrow data (up to :data:`AUTO_BFS_GROUPS` groups, as deep as
+``max_depth``), and on wider data the BFS's first layers (up to :data:`AUTO_BFS_VERTICES` vertices per query) with
+the exact engine for the rows those layers do not explain — the BFS alone, with a note, where the model is not one
+the exact engine reads. Every result says which engine answered (``SEVResult.engine``), whether it is certified, and
+in ``note`` why the exact engine was not used.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from math import comb
 
 import pandas as pd
 
@@ -24,6 +28,7 @@ from .trees import Unreadable
 
 METHODS = ("auto", "bfs", "exact")
 AUTO_BFS_GROUPS = 12  # up to this many groups the BFS is faster than the exact engines (bench/sev_exact.py)
+AUTO_BFS_VERTICES = 10_000  # on wider data, auto's BFS layers per query before the exact engine takes over
 
 
 def choose_engine(model: ModelAdapter, layout: GroupLayout, method: str = "auto") -> tuple[ExactEngine | None, str]:
@@ -43,6 +48,24 @@ def choose_engine(model: ModelAdapter, layout: GroupLayout, method: str = "auto"
     if method == "auto" and layout.size <= AUTO_BFS_GROUPS:
         return None, ""
     return engine, ""
+
+
+def first_layers(method: str, movable: int, max_depth: int) -> int:
+    """How deep the BFS goes before the exact engine: none for ``exact``; for ``auto`` the layers holding at most
+    :data:`AUTO_BFS_VERTICES` vertices in all (at least one, at most ``max_depth``)."""
+    if method == "exact":
+        return 0
+    depth, total = 0, 0
+    while depth < min(max_depth, movable) and total + comb(movable, depth + 1) <= AUTO_BFS_VERTICES:
+        depth += 1
+        total += comb(movable, depth)
+    return max(depth, 1)
+
+
+def _merge(first: list[SEVResult], exact: list[SEVResult]) -> list[SEVResult]:
+    """The BFS's results where its layers explained the row, the exact engine's for the others (in order)."""
+    rest = iter(exact)
+    return [next(rest) if r.status == "beyond_depth" else r for r in first]
 
 
 def _fallback(method: str, exc: Unreadable) -> str:
@@ -66,14 +89,23 @@ def sev_results(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame,
     if restricted and kind == "plus":
         raise IntakeError("Restricted features apply to SEV⁻ (SEV®), not to SEV⁺.")
     engine, note = choose_engine(model, layout, method)
-    if engine is not None:
-        try:
-            return exact_sev_batch(engine, queries, reference, kind=kind, restricted=restricted, budget=budget,
-                                   keep_scores=keep_scores, progress=progress)
-        except Unreadable as exc:
-            note = _fallback(method, exc)
-    return _noted(sev_batch(model, layout, queries, reference, kind=kind, restricted=restricted, max_depth=max_depth,
-                            keep_scores=keep_scores, progress=progress), note)
+    if engine is None:
+        return _noted(sev_batch(model, layout, queries, reference, kind=kind, restricted=restricted,
+                                max_depth=max_depth, keep_scores=keep_scores, progress=progress), note)
+    depth = first_layers(method, layout.size - len(restricted), max_depth)
+    first = sev_batch(model, layout, queries, reference, kind=kind, restricted=restricted, max_depth=depth,
+                      keep_scores=keep_scores) if depth else []
+    pending = [i for i, r in enumerate(first) if r.status == "beyond_depth"] if depth else list(range(len(queries)))
+    if not pending:
+        return first
+    try:
+        exact = exact_sev_batch(engine, queries.iloc[pending], reference, kind=kind, restricted=restricted,
+                                budget=budget, keep_scores=keep_scores, progress=progress)
+    except Unreadable as exc:
+        note = _fallback(method, exc)
+        return _noted(sev_batch(model, layout, queries, reference, kind=kind, restricted=restricted,
+                                max_depth=max_depth, keep_scores=keep_scores, progress=progress), note)
+    return _merge(first, exact) if depth else exact
 
 
 @names_method("SEV")
@@ -84,20 +116,30 @@ def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Referen
     picks (:func:`choose_engine`)."""
     layout, row = dataset.layout, one_row(query)
     engine, note = choose_engine(model, layout, method)
-    if engine is not None:
-        try:
-            prepared = prepare(engine, row, reference)
-        except Unreadable as exc:
-            note = _fallback(method, exc)
-        else:
-            def search(kind: str, held: Sequence[str] = ()) -> SEVResult:
-                return exact_sev_batch(engine, row, reference, kind=kind, restricted=held, budget=budget,
-                                       prepared=prepared)[0]
+    if engine is None:
+        return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, restricted=restricted,
+                                                  max_depth=max_depth), note)
+    depth = first_layers(method, layout.size, max_depth)
+    ex = bfs_explain_sev(model, dataset, row, reference, restricted=restricted, max_depth=depth) if depth else None
+    kinds = [("minus", ()), ("plus", ())] + ([("restricted", tuple(restricted))] if restricted else [])
+    pending = [(name, held) for name, held in kinds if ex is None or getattr(ex, name).status == "beyond_depth"]
+    if not pending:
+        return ex
+    try:
+        prepared = prepare(engine, row, reference)
+    except Unreadable as exc:
+        note = _fallback(method, exc)
+        return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, restricted=restricted,
+                                                  max_depth=max_depth), note)
+    found = {name: exact_sev_batch(engine, row, reference, kind="plus" if name == "plus" else "minus",
+                                   restricted=held, budget=budget, prepared=prepared)[0] for name, held in pending}
+    if ex is None:
+        return SEVExplanation(row.iloc[0].rename(0), reference, layout, float(prepared.query_scores[0]),
+                              found["minus"].explained_class, found["plus"], found["minus"], found.get("restricted"))
+    return replace(ex, **found)
 
-            minus, plus = search("minus"), search("plus")
-            return SEVExplanation(row.iloc[0].rename(0), reference, layout, float(prepared.query_scores[0]),
-                                  minus.explained_class, plus, minus, search("minus", restricted) if restricted else None)
-    ex = bfs_explain_sev(model, dataset, row, reference, restricted=restricted, max_depth=max_depth)
+
+def _noted_explanation(ex: SEVExplanation, note: str) -> SEVExplanation:
     if not note:
         return ex
     return replace(ex, plus=replace(ex.plus, note=note), minus=replace(ex.minus, note=note),

@@ -125,8 +125,8 @@ def random_case(seed: int):
     if not regression and rng.random() < 0.3:
         threshold = float(rng.choice([0.3, 0.45, 0.6]))
     model = wrap_model(fitted, data, threshold=threshold)
-    rows = rng.choice(len(data.features), size=4, replace=False)
-    query, ref = data.features.iloc[rows[:3]].copy(), data.features.iloc[rows[3]].to_dict()
+    rows = rng.choice(len(data.features), size=3, replace=False)
+    query, ref = data.features.iloc[rows[:2]].copy(), data.features.iloc[rows[2]].to_dict()
     if not piped:  # plant boundary values on raw inputs (thresholds are in the raw columns' units)
         for i in range(len(query)):
             query.iloc[i] = pd.Series(plant(query.iloc[i].to_dict(), model, rng))
@@ -146,7 +146,7 @@ def assert_same(exact, bfs, where: str):
         assert a.certified and a.complete and a.explained_class == b.explained_class, where
 
 
-@pytest.mark.parametrize("seed", range(320))
+@pytest.mark.parametrize("seed", range(300))
 def test_exact_equals_the_full_bfs_on_random_ensembles(seed):
     data, model, queries, reference, restricted = random_case(seed)
     layout = data.layout

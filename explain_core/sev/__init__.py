@@ -5,6 +5,7 @@ dataset-wide numbers (:mod:`.summaries`)."""
 from .dispatch import METHODS, explain_sev, sev_results
 from .engine import DEFAULT_MAX_DEPTH, HYPERCUBE_MAX_GROUPS, Hypercube, SEVExplanation, SEVResult, hypercube, sev, sev_batch
 from .summaries import NOT_EXPLAINED, lattice_counts, prevalence_table, sev_counts
+from .tree_sev import TreeSEVResult, tree_sev
 
 __all__ = ["DEFAULT_MAX_DEPTH", "HYPERCUBE_MAX_GROUPS", "Hypercube", "SEVExplanation", "SEVResult", "explain_sev",
-           "hypercube", "sev", "sev_batch", "METHODS", "sev_results", "NOT_EXPLAINED", "lattice_counts", "prevalence_table", "sev_counts"]
+           "hypercube", "sev", "sev_batch", "METHODS", "sev_results", "TreeSEVResult", "tree_sev", "NOT_EXPLAINED", "lattice_counts", "prevalence_table", "sev_counts"]

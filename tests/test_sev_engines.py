@@ -112,6 +112,13 @@ def test_wide_xgboost_is_certified_where_the_bfs_stops_and_agrees_with_it_at_tha
             assert sev_batch(model, data.layout, queries.iloc[[i]], reference,
                              max_depth=min(result.value - 1, 4))[0].status == "beyond_depth"
     assert any(r.value > 4 for r in exact) and any(1 < r.value <= 4 for r in exact)
+    from explain_core.views.sev import path_scores
+    for i, result in enumerate(exact):  # the paths figure reads the score of every vertex along each shortest path
+        if result.engine == "cp-sat":
+            start = float(model.score(queries.iloc[[i]])[0])
+            scores = path_scores(result, data.layout.names, result.explanations[0], start)
+            assert np.isfinite(scores).all() and len(scores) == result.value + 1
+            assert model.labels_of(scores[-1:])[0] != result.explained_class
 
 
 def test_the_budget_is_deterministic_work_and_a_spent_budget_says_so():
@@ -230,6 +237,30 @@ def test_hostile_trees_are_refused(corrupt, why):
     assert ensemble_from_plain(good_trees()).n_trees == 2
     with pytest.raises(Unreadable, match=why):
         ensemble_from_plain(corrupt(good_trees()))
+
+
+def test_a_tree_deeper_than_the_limit_is_refused():
+    depth = 70  # a chain: each split's left child a leaf, its right child the next split
+    n = 2 * depth + 1
+    feature = np.full(n, -1)
+    left, right = np.full(n, -1), np.full(n, -1)
+    for d in range(depth):
+        node = 2 * d
+        feature[node], left[node], right[node] = 0, node + 1, node + 2
+    chain = {**good_trees(), "sizes": np.array([n]), "feature": feature, "threshold": np.zeros(n),
+             "left": left, "right": right, "missing_left": np.zeros(n, bool), "missing_kind": np.zeros(n, np.int8),
+             "value": np.zeros(n)}
+    with pytest.raises(Unreadable, match="deeper"):
+        ensemble_from_plain(chain)
+
+
+def test_the_command_line_chooses_the_engine():
+    from explain_core.cli.common import load_params
+    from explain_core.cli.main import build_parser
+
+    args = build_parser().parse_args(["report", "--data", "compas", "--model", "gbdt", "--rows", "1", "--out", "x",
+                                      "--sev-method", "exact", "--sev-budget", "2.5"])
+    assert load_params(args).sev == dataclasses.replace(Parameters().sev, sev_method="exact", sev_budget=2.5)
 
 
 def plain(value) -> bool:

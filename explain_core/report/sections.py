@@ -11,9 +11,9 @@ import numpy as np
 from ..analysis import lens_searches
 from ..setup import lens_max_size
 from ..sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
-from ..views.vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, UNCHANGED, factor_text, fmt_cost, fmt_metric, fmt_p,
-                                fmt_ps, fmt_weight, format_value, join_words, lemma4_sentence, linear_reading,
-                                outcome_text)
+from ..views.vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, UNCHANGED, engine_sentence, factor_text, fmt_cost,
+                                fmt_metric, fmt_p, fmt_ps, fmt_weight, format_value, join_words, lemma4_sentence,
+                                linear_reading, outcome_text)
 from .build import RowReport, smallest_factor
 
 if TYPE_CHECKING:
@@ -224,6 +224,7 @@ def sev_section(w: Writer, r: RowReport, number: int, images: Images) -> None:
     w.note(f"The reference is the {r.setup.reference_of_label(r.label).description}. SEV⁻ counts features moved from this row to "
            f"the reference until the prediction flips; SEV⁺ counts features moved from the reference to this row's "
            f"values until the prediction is this row's; search depth {ex.minus.max_depth}.")
+    w.note(" ".join(f"{getattr(ex, k).label}: {engine_sentence(getattr(ex, k))}" for k in kinds))
     for k in kinds:
         _sev_words(w, r, k)
     for k in kinds:

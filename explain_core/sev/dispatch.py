@@ -100,7 +100,8 @@ def sev_results(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame,
         return first
     try:
         exact = exact_sev_batch(engine, queries.iloc[pending], reference, kind=kind, restricted=restricted,
-                                budget=budget, keep_scores=keep_scores, progress=progress)
+                                budget=budget, keep_scores=keep_scores, progress=progress,
+                                cleared=depth + 1 if depth else 0)
     except Unreadable as exc:
         note = _fallback(method, exc)
         return _noted(sev_batch(model, layout, queries, reference, kind=kind, restricted=restricted,
@@ -132,7 +133,8 @@ def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Referen
         return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, restricted=restricted,
                                                   max_depth=max_depth), note)
     found = {name: exact_sev_batch(engine, row, reference, kind="plus" if name == "plus" else "minus",
-                                   restricted=held, budget=budget, prepared=prepared)[0] for name, held in pending}
+                                   restricted=held, budget=budget, prepared=prepared, cleared=depth + 1 if depth else 0)[0]
+             for name, held in pending}
     if ex is None:
         return SEVExplanation(row.iloc[0].rename(0), reference, layout, float(prepared.query_scores[0]),
                               found["minus"].explained_class, found["plus"], found["minus"], found.get("restricted"))

@@ -215,14 +215,16 @@ def crosses(problem: FlipProblem, raw: np.ndarray) -> np.ndarray:
     return raw <= problem.raw_threshold + problem.tol
 
 
-def shallow_search(problem: FlipProblem, rescore: Rescore, max_vertices: int) -> tuple[FlipOutcome | None, int]:
-    """The first layers (0, 1, … moves) evaluated on the trees while their vertices fit in ``max_vertices``: a
-    flip found there, every one listed (``None`` if none), and how many layers were cleared."""
+def shallow_search(problem: FlipProblem, rescore: Rescore, max_vertices: int,
+                   start: int = 0) -> tuple[FlipOutcome | None, int]:
+    """The first layers (``start``, ``start`` + 1, … moves: fewer are known not to flip) evaluated on the trees while
+    their vertices fit in ``max_vertices``: a flip found there, every one listed (``None`` if none), and how many
+    layers are cleared."""
     movable = np.flatnonzero(problem.options == 2)
     if (problem.options > 2).any():
-        return None, 0
+        return None, start
     used = 0
-    for depth in range(len(movable) + 1):
+    for depth in range(start, len(movable) + 1):
         count = math.comb(len(movable), depth)
         used += count
         if used > max_vertices:
@@ -238,12 +240,13 @@ def shallow_search(problem: FlipProblem, rescore: Rescore, max_vertices: int) ->
 
 
 def solve_flip(problem: FlipProblem, rescore: Rescore, *, budget: float = 10.0, list_budget: float = 10.0,
-               cap: int = 256, shallow: int = 2_000, workers: int = 1, seed: int = 0) -> FlipOutcome:
+               cap: int = 256, shallow: int = 2_000, cleared: int = 0, workers: int = 1, seed: int = 0) -> FlipOutcome:
     """The fewest moves that flip the decision, each solution confirmed by ``rescore``, and the other minimal
     solutions up to ``cap`` (``complete`` says whether that is all of them). The first layers are evaluated on the
     trees directly while they hold at most ``shallow`` vertices; then CP-SAT, within ``budget`` deterministic
-    seconds to certify the minimum and ``list_budget`` more to list the other minimal solutions."""
-    found, cleared = shallow_search(problem, rescore, shallow)
+    seconds to certify the minimum and ``list_budget`` more to list the other minimal solutions. ``cleared``: no
+    vertex of fewer moves flips (the model said so: a BFS searched them)."""
+    found, cleared = shallow_search(problem, rescore, shallow, cleared)
     if found is not None:
         return found
     built = _Model(problem)

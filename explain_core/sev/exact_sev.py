@@ -93,22 +93,22 @@ def prepare(engine: ExactEngine, queries: pd.DataFrame, reference: Reference) ->
 def exact_sev_batch(engine: ExactEngine, queries: pd.DataFrame, reference: Reference, *, kind: str = "minus",
                     restricted: Sequence[str] = (), budget: float = DEFAULT_BUDGET, cap: int = MAX_EXPLANATIONS,
                     keep_scores: bool = True, prepared: Prepared | None = None, progress=None,
-                    shallow: int = SHALLOW_VERTICES) -> list[SEVResult]:
+                    shallow: int = SHALLOW_VERTICES, cleared: int = 0) -> list[SEVResult]:
     """SEV of every query (each for its own predicted class), one exact search each (:func:`prepare` them once to
-    share the work between searches); ``shallow``: see :func:`~.exact.solve_flip`."""
+    share the work between searches); ``shallow`` and ``cleared``: see :func:`~.exact.solve_flip`."""
     if len(queries) == 0:
         return []
     prepared = prepared or prepare(engine, queries, reference)
     out = []
     for i in range(len(prepared.queries)):
-        out.append(_one(engine, prepared, i, reference, kind, restricted, budget, cap, keep_scores, shallow))
+        out.append(_one(engine, prepared, i, reference, kind, restricted, budget, cap, keep_scores, (shallow, cleared)))
         if progress:
             progress((i + 1) / len(prepared.queries), f"{kind}: {i + 1} of {len(prepared.queries)} rows solved")
     return out
 
 
 def _one(engine: ExactEngine, prepared: Prepared, i: int, reference: Reference, kind: str,
-         restricted: Sequence[str], budget: float, cap: int, keep: bool, shallow: int) -> SEVResult:
+         restricted: Sequence[str], budget: float, cap: int, keep: bool, layers: tuple[int, int]) -> SEVResult:
     layout, cal, model = engine.layout, prepared.cal, engine.model
     read, query, c = cal.read, prepared.queries.iloc[[i]], int(prepared.classes[i])
     xq, xr = cal.inputs[i], cal.inputs[len(prepared.queries)]
@@ -144,7 +144,8 @@ def _one(engine: ExactEngine, prepared: Prepared, i: int, reference: Reference, 
         if add is not None:
             outcome = solve_sorted(add, need_high, raw_star, tol, rescore, cap=cap)
         else:
-            outcome = solve_flip(problem, rescore, budget=budget, list_budget=budget, cap=cap, shallow=shallow)
+            outcome = solve_flip(problem, rescore, budget=budget, list_budget=budget, cap=cap, shallow=layers[0],
+                                 cleared=layers[1])
     explanations = sorted(tuple(int(g) for g in np.flatnonzero(ch)) for ch in outcome.solutions)
     if keep and outcome.value:
         _score_paths(explanations, p, masks_of, rescore)

@@ -274,11 +274,17 @@ def _check_trees(a: dict, sizes: np.ndarray, roots: np.ndarray, n_features: int)
         raise Unreadable("a threshold is NaN or a leaf value is not finite")
     if not np.isin(a["missing_kind"], (0, 1, 2, 3)).all():
         raise Unreadable("a missing-value rule is unknown")
+    parent = np.full(len(local), -1, dtype=np.int64)
+    offset = np.repeat(roots, sizes)
+    for side in ("left", "right"):
+        parent[a[side][inner] + offset[inner]] = np.flatnonzero(inner)
     depth = np.zeros(len(local), dtype=np.int64)
-    for i in np.flatnonzero(inner):  # parents precede children, so one pass in order
-        depth[a["left"][i] + i - local[i]] = depth[a["right"][i] + i - local[i]] = depth[i] + 1
-    if depth.max(initial=0) > MAX_TREE_DEPTH:
-        raise Unreadable(f"a tree is deeper than {MAX_TREE_DEPTH}")
+    for _ in range(MAX_TREE_DEPTH + 1):  # one level settles per pass
+        deeper = np.where(parent >= 0, depth[np.maximum(parent, 0)] + 1, 0)
+        if (deeper == depth).all():
+            return
+        depth = deeper
+    raise Unreadable(f"a tree is deeper than {MAX_TREE_DEPTH}")
 
 
 @dataclass(frozen=True)

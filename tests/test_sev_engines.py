@@ -188,14 +188,36 @@ def test_a_model_the_exact_engine_cannot_read_falls_back_with_a_note_or_refuses(
 
 
 class Lying:
-    """An adapter's introspect as a hostile worker could answer it: leaf values changed after the fact."""
+    """An adapter's introspect as a hostile (or broken) worker could answer it: ``change`` rewrites the answer to
+    ``function`` (or raises)."""
 
-    def __init__(self, model, change):
-        self.model, self.change = model, change
+    def __init__(self, model, change, function=read_structure):
+        self.model, self.change, self.function = model, change, function
 
     def __call__(self, function, *args):
         data = function(self.model.estimator, *args)
-        return self.change(data) if function is read_structure else data
+        return self.change(data) if function is self.function else data
+
+
+def crash(data):
+    raise RuntimeError("the worker died")
+
+
+@pytest.mark.parametrize("change, function, why", [
+    (crash, read_structure, "reading its structure failed"),
+    (lambda d: {**d, "threshold": d["threshold"].astype(str)}, read_structure, "not numeric"),
+    (lambda d: "not a dict", read_structure, "could not be read"),
+    (crash, read_inputs, "reading its inputs failed"),
+    (lambda d: {**d, "inputs": d["inputs"].astype(object)}, read_inputs, "malformed"),
+    (lambda d: {**d, "raw": d["raw"][:1]}, read_inputs, "malformed"),
+])
+def test_a_broken_or_hostile_worker_leaves_the_answer_to_the_bfs(change, function, why):
+    data, model = wide_model(p=16, seed=2)
+    bent = dataclasses.replace(model, splits={})
+    bent.introspect = Lying(model, change, function)
+    rows = data.features.iloc[np.argsort(-model.score(data.features))[:2]]
+    results = sev_results(bent, data.layout, rows, make_reference(data), max_depth=1)
+    assert {r.engine for r in results} == {"bfs"} and all(why in r.note for r in results), results[0].note
 
 
 def test_plain_data_that_does_not_reproduce_the_model_is_refused_and_the_bfs_answers():

@@ -56,6 +56,8 @@ def read_structure(estimator, columns: list[str]) -> dict:
                 "classes": _classes(chain["final"]), **body}
     except Unsupported as exc:
         return {"supported": False, "reason": str(exc)}
+    except Exception as exc:  # noqa: BLE001 — an unexpected layout of a library's dump: not read, said so
+        return {"supported": False, "reason": f"its structure could not be read ({type(exc).__name__})"}
 
 
 def read_inputs(estimator, frame: pd.DataFrame, columns: list[str]) -> dict:

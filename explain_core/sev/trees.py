@@ -161,7 +161,10 @@ class ReadModel:
 
 def read_model(model: ModelAdapter, layout: GroupLayout) -> ReadModel:
     """The model's structure, validated, with each input mapped to its group; :class:`Unreadable` otherwise."""
-    data = model.introspect(read_structure, [str(c) for c in model.columns])
+    try:
+        data = model.introspect(read_structure, [str(c) for c in model.columns])
+    except Exception as exc:  # noqa: BLE001 — whatever the model (or its worker) raised, the BFS still works
+        raise Unreadable(f"reading its structure failed ({type(exc).__name__})") from None
     if not isinstance(data, dict) or data.get("supported") is not True:
         reason = data.get("reason") if isinstance(data, dict) else None
         raise Unreadable(str(reason)[:300] if reason else "its structure could not be read")
@@ -300,10 +303,14 @@ class Calibrated:
 def calibrate(model: ModelAdapter, read: ReadModel, rows: pd.DataFrame) -> Calibrated:
     """Fix the structure's constant offset on ``rows`` and check that it then gives the model's raw output and its
     scores on every one of them (within the tolerance); :class:`Unreadable` otherwise."""
-    data = model.introspect(read_inputs, rows, [str(c) for c in model.columns])
-    X, raw = data.get("inputs") if isinstance(data, dict) else None, data.get("raw") if isinstance(data, dict) else None
-    if not (isinstance(X, np.ndarray) and isinstance(raw, np.ndarray) and X.shape == (len(rows), read.structure.n_features)
-            and raw.shape == (len(rows),) and np.isfinite(raw).all() and not np.isinf(X).any()):
+    try:
+        data = model.introspect(read_inputs, rows, [str(c) for c in model.columns])
+    except Exception as exc:  # noqa: BLE001 — as in read_model
+        raise Unreadable(f"reading its inputs failed ({type(exc).__name__})") from None
+    X, raw = (data.get("inputs"), data.get("raw")) if isinstance(data, dict) else (None, None)
+    if not (isinstance(X, np.ndarray) and isinstance(raw, np.ndarray) and X.dtype.kind == "f" and raw.dtype.kind == "f"
+            and X.shape == (len(rows), read.structure.n_features) and raw.shape == (len(rows),)
+            and np.isfinite(raw).all() and not np.isinf(X).any()):
         raise Unreadable("its inputs or raw outputs for these rows are malformed")
     structure = replace(read.structure, base=0.0)
     offsets = raw - structure.raw(X)

@@ -71,7 +71,8 @@ method = c2.selectbox("Search", METHODS, index=METHODS.index(p.sev_method), form
 if method != p.sev_method:
     p = shared.set_params(sev_method=method)
 depth = c1.slider("Maximum depth", 1, len(names), min(p.max_depth, len(names)), key="sev_depth",
-                  help="The search stops after this many features changed at once.")
+                  help="The breadth-first search stops after this many features changed at once (the exact "
+                  "solver has no depth limit).")
 restricted = c3.multiselect(
     "Restricted features (held fixed: SEV®)", names, default=list(s.restricted), key="sev_held",
     help=f"Features an explanation may not change, e.g. "

@@ -20,13 +20,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from .trees import TreeEnsemble
 
 MAX_ROUNDS = 50  # re-solves after cutting off vertices the model did not confirm
 STATUSES = ("optimal", "no flip exists", "limit reached")
 Rescore = Callable[[list[np.ndarray]], np.ndarray]  # option choices (one array per vertex) → the model confirms a flip
+
+
+def cp():
+    """OR-Tools CP-SAT, imported when a problem is first solved (importing explain_core stays light)."""
+    from ortools.sat.python import cp_model
+    return cp_model
 
 
 @dataclass(frozen=True)
@@ -89,7 +94,7 @@ class _Model:
     """The CP-SAT model of a :class:`FlipProblem`: one literal per option, the reachable leaves, the margin."""
 
     def __init__(self, problem: FlipProblem):
-        self.problem, self.model = problem, cp_model.CpModel()
+        self.problem, self.model = problem, cp().CpModel()
         self.lits: list[list] = []
         for g, k in enumerate(problem.options.tolist()):
             if k == 1:
@@ -179,11 +184,11 @@ def _choices(lits: list[list], solver) -> np.ndarray:
                      for group in lits], dtype=np.int64)
 
 
-def _solver(budget: float, workers: int, seed: int) -> cp_model.CpSolver:
+def _solver(budget: float, workers: int, seed: int):
     """One deterministic CP-SAT run: ``workers`` threads, a fixed seed, ``budget`` deterministic seconds; the LP
     relaxation at its fullest (``linearization_level`` 2: the node-based leaf bounds are tight), one presolve pass
     (measured on bench/sev_exact.py's models: a third faster than presolving to a fixed point)."""
-    solver = cp_model.CpSolver()
+    solver = cp().CpSolver()
     solver.parameters.num_workers = workers
     solver.parameters.random_seed = seed
     solver.parameters.linearization_level = 2
@@ -259,13 +264,13 @@ def solve_flip(problem: FlipProblem, rescore: Rescore, *, budget: float = 10.0, 
         solver = _solver(budget - spent, workers, seed)
         status = solver.solve(built.model)
         spent += solver.deterministic_time
-        if status == cp_model.INFEASIBLE:
+        if status == cp().INFEASIBLE:
             return FlipOutcome("no flip exists", None, bound, (), True, spent)
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        if status not in (cp().OPTIMAL, cp().FEASIBLE):
             return FlipOutcome("limit reached", None, max(bound, _bound(solver)), (), False, spent)
         k, first = round(solver.objective_value), built.choices(solver)
         confirmed = bool(rescore([first])[0])
-        if status == cp_model.FEASIBLE:  # out of budget: a confirmed incumbent is an upper bound
+        if status == cp().FEASIBLE:  # out of budget: a confirmed incumbent is an upper bound
             return FlipOutcome("limit reached", k if confirmed else None, max(bound, _bound(solver)),
                                (first,) if confirmed else (), False, spent)
         bound = k
@@ -305,9 +310,9 @@ def _list_others(built: _Model, objective, k: int, first: np.ndarray, rescore: R
         solver = _solver(budget - spent, workers, seed)
         status = solver.solve(built.model)
         spent += solver.deterministic_time
-        if status == cp_model.INFEASIBLE:
+        if status == cp().INFEASIBLE:
             return confirmed, True, spent
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        if status not in (cp().OPTIMAL, cp().FEASIBLE):
             return confirmed, False, spent
         choice = built.choices(solver)
         known.add(choice.tobytes())

@@ -24,7 +24,8 @@ from .lens import (Factor, LensContext, LensResult, Measures, feature_mad, lens_
                    shap_curve)
 from .limits import Limits, limits
 from .reference import Reference, check_restricted, make_reference
-from .sev.engine import SEVExplanation, SEVResult, explain_sev, hypercube, sev_batch
+from .sev.dispatch import explain_sev
+from .sev.engine import SEVExplanation, SEVResult, hypercube, sev_batch
 from .sev.summaries import lattice_counts, prevalence_table, sev_counts
 
 __all__ = [

@@ -26,7 +26,11 @@ from .setup import (DEFAULT_DEMO, LINEAR_METHODS, BaselineParameters, Counterfac
                     LinearParameters, Parameters, ReferenceParameters, SEVParameters, Setup, demo_setup, file_setup,
                     lens_max_size, make_setup, model_from_upload, trained_setup)
 from .sev.cube import ProgressFn, one_row
-from .sev.engine import SEVExplanation, SEVResult, explain_sev, sev_batch
+from .sev.exact_sev import DEFAULT_BUDGET
+from .sev.tree_sev import TreeSEVResult, tree_sev
+from .sev.trees import Unreadable
+from .sev.dispatch import explain_sev, sev_results
+from .sev.engine import SEVExplanation, SEVResult
 
 if TYPE_CHECKING:
     from .linear.compare import LinearExplanation
@@ -37,7 +41,7 @@ __all__ = ["DEFAULT_DEMO", "LINEAR_METHODS", "ROW_CHOICES", "Agreement", "Baseli
            "dataset_sev", "demo_setup", "frame_sev", "file_setup", "flip_numbers", "lens_max_size", "lens_report",
            "linear_space", "linear_sweep", "make_setup", "model_from_upload", "predicted_rows", "reference_fits",
            "row_baselines", "row_counterfactuals", "lens_searches", "row_lens", "row_lens_causal", "row_lens_contexts",
-           "row_lens_search", "row_linear", "row_reference_sev", "row_sev", "score_of", "trained_setup"]
+           "row_lens_search", "row_linear", "row_reference_sev", "row_sev", "score_of", "trained_setup", "row_tree_sev"]
 
 # ---------------------------------------------------------------------------------------------------
 # SEV
@@ -45,7 +49,16 @@ __all__ = ["DEFAULT_DEMO", "LINEAR_METHODS", "ROW_CHOICES", "Agreement", "Baseli
 def row_sev(setup: Setup, query: pd.DataFrame, params: SEVParameters | Parameters) -> SEVExplanation:
     """SEV⁺, SEV⁻ and (with restricted groups) SEV® of the query (SEV Defs. 3.1-3.3)."""
     return explain_sev(setup.model, setup.dataset, query, setup.reference_for(query), restricted=setup.restricted,
-                       max_depth=params.max_depth)
+                       max_depth=params.max_depth, method=params.sev_method, budget=params.sev_budget)
+
+
+def row_tree_sev(setup: Setup, query: pd.DataFrame, params: SEVParameters | Parameters) -> TreeSEVResult | None:
+    """SEVᵀ of the query (Improving Decision Sparsity §4), each feature's candidate values taken from the training
+    rows; None when the model is not a tree model the exact engine reads."""
+    try:
+        return tree_sev(setup.model, setup.dataset, query, setup.train_rows, budget=params.sev_budget)
+    except Unreadable:
+        return None
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,20 +95,24 @@ def dataset_sev(setup: Setup, rows: Sequence[int], params: SEVParameters | Param
     rows = np.asarray(rows, dtype=int)
     held = setup.restricted if kind == "minus" else ()
     results = frame_sev(setup, setup.dataset.features.iloc[rows], kind=kind, restricted=held,
-                        max_depth=params.max_depth, progress=progress)
+                        max_depth=params.max_depth, method=params.sev_method, budget=params.sev_budget,
+                        progress=progress)
     return DatasetSEV(kind, rows, tuple(results))
 
 
 def frame_sev(setup: Setup, frame: pd.DataFrame, *, kind: str, restricted: Sequence[str], max_depth: int,
+              method: str = "auto", budget: float = DEFAULT_BUDGET,
               progress: ProgressFn | None = None) -> list[SEVResult]:
-    """:func:`~explain_core.sev.sev_batch` of every row of ``frame`` (rows of the setup's data or others with its
-    columns, e.g. one partition of an audit), one batch per predicted class against its reference."""
+    """:func:`~explain_core.sev.sev_results` (the engine ``method`` picks) of every row of ``frame`` (rows of the
+    setup's data or others with its columns, e.g. one partition of an audit), one batch per predicted class against
+    its reference."""
     labels = setup.model.label(frame) if len(frame) else np.zeros(0, dtype=int)
     results: list[SEVResult | None] = [None] * len(frame)
     for label in np.unique(labels):
         at = np.flatnonzero(labels == label)
-        found = sev_batch(setup.model, setup.dataset.layout, frame.iloc[at], setup.reference_of_label(int(label)),
-                          kind=kind, restricted=restricted, max_depth=max_depth, keep_scores=False, progress=progress)
+        found = sev_results(setup.model, setup.dataset.layout, frame.iloc[at], setup.reference_of_label(int(label)),
+                            kind=kind, restricted=restricted, max_depth=max_depth, method=method, budget=budget,
+                            keep_scores=False, progress=progress)
         for i, result in zip(at, found):
             results[i] = result
     return results

@@ -29,7 +29,9 @@ from .lens import CORRECTIONS, DIRECTIONS, default_max_size
 from .reference import Reference, check_restricted, make_reference
 from .results import to_jsonable
 from .sev.cube import one_row
+from .sev.dispatch import METHODS as SEV_METHODS
 from .sev.engine import DEFAULT_MAX_DEPTH
+from .sev.exact_sev import DEFAULT_BUDGET
 
 if TYPE_CHECKING:
     from .sparse.compare import SparseOrigin
@@ -221,9 +223,13 @@ def file_setup(dataset: Dataset, path, *, seed: int = 0, trusted: bool | None = 
 
 @dataclass(frozen=True)
 class SEVParameters:
-    """What SEV reads: the breadth-first search depth."""
+    """What SEV reads: the engine (``auto``, ``bfs``, ``exact``: :mod:`~explain_core.sev.dispatch`), the breadth-first
+    search depth, and the exact engine's budget per search (CP-SAT deterministic seconds: the same answer on any
+    machine)."""
 
     max_depth: int = DEFAULT_MAX_DEPTH
+    sev_method: str = "auto"
+    sev_budget: float = DEFAULT_BUDGET
 
 
 @dataclass(frozen=True)
@@ -318,6 +324,9 @@ class Parameters(CounterfactualParameters, ReferenceParameters, BaselineParamete
         if not self.lens_budget > 0:
             raise IntakeError(f"The LENS search budget must be a positive number of seconds, not {self.lens_budget}.")
         check_choice(self.linear_method, LINEAR_METHODS, "linear method")
+        check_choice(self.sev_method, SEV_METHODS, "SEV method")
+        if not self.sev_budget > 0:
+            raise IntakeError(f"The exact SEV budget must be a positive number of seconds, not {self.sev_budget}.")
         if self.k < 1 or self.m < 10 or self.sigma < 0 or self.max_depth < 1 or self.lens_references < 1:
             raise IntakeError("k, max depth and the number of references must be at least 1, m at least 10 and σ ≥ 0.")
         self._check_bounds(limits())

@@ -24,7 +24,7 @@ import streamlit as st
 from explain_core.analysis import (DEFAULT_DEMO, BaselineParameters, LensParameters, LinearParameters, Parameters,
                                    SEVParameters, Setup, dataset_sev, demo_setup, flip_numbers, lens_report,
                                    lens_searches, row_baselines, row_lens_causal, row_lens_contexts, row_lens_search,
-                                   row_linear, row_sev, score_of)
+                                   row_linear, row_sev, row_tree_sev, score_of)
 from explain_core.export import to_csv, to_json
 from explain_core.intake.loading import trusted_mode
 from explain_core.lens.causal import CausalGraph
@@ -203,6 +203,12 @@ def sev(_setup: Setup, key: str, query: pd.DataFrame, p: SEVParameters, restrict
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
+def tree_sev(_setup: Setup, key: str, query: pd.DataFrame, p: SEVParameters):
+    """SEVᵀ of the row (None when the model is not a tree model)."""
+    return row_tree_sev(_setup, query, p)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
 def baselines(_setup: Setup, key: str, query: pd.DataFrame, p: BaselineParameters):
     return row_baselines(_setup, query, p)
 
@@ -260,6 +266,11 @@ def dataset_wide_sev(_setup: Setup, key: str, rows: tuple[int, ...], p: SEVParam
 def sev_now(s: Setup | None = None):
     s = s or setup()
     return sev(s, s.key, query(), params().sev, s.restricted)
+
+
+def tree_sev_now(s: Setup | None = None):
+    s = s or setup()
+    return tree_sev(s, s.key, query(), params().sev)
 
 
 def baselines_now(s: Setup | None = None):

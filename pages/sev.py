@@ -1,14 +1,16 @@
 """SEV: SEV⁻, SEV⁺ and SEV® of the row with every minimal explanation, the hypercube, and dataset-wide views."""
+import pandas as pd
 import streamlit as st
 
 from explain_core.limits import limits
-from explain_core.sev import HYPERCUBE_MAX_GROUPS
+from explain_core.sev import HYPERCUBE_MAX_GROUPS, METHODS
 from explain_core.sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
 from explain_core.sev.summaries import prevalence_table, sev_counts
 from explain_core.views.compare import flip_figure
 from explain_core.views.sev import (HYPERCUBE_FIGURE_MAX_GROUPS, feature_prevalence, hypercube_figure, lattice_figure,
                                     paths_figure, sev_histogram)
-from explain_core.views.vocabulary import SEV_HELP, UNCHANGED, plain, text_table
+from explain_core.views.vocabulary import (SEV_HELP, SEV_METHOD_HELP, SEV_METHOD_LABELS, UNCHANGED, engine_sentence,
+                                           format_value, plain, text_table, tree_sev_sentence)
 from pages import _audit, _references, _shared as shared
 
 AUTO_WIDE_GROUPS = 12  # wider data: the dataset-wide run is opt-in (it can take minutes)
@@ -29,6 +31,7 @@ def show_result(ex, which: str) -> None:
                                    for line in shown))
         if len(shown) < len(lines):
             st.caption(f"… and {len(lines) - len(shown)} more.")
+        st.caption(plain(engine_sentence(result)))
         with st.expander("Full table (every feature)", key=f"sev_table_{which}", on_change="rerun") as full:
             if not full.open:  # drawn only when opened: the first view of the page stays light
                 return
@@ -37,15 +40,40 @@ def show_result(ex, which: str) -> None:
             shared.download_buttons(f"sev_{which}_row{shared.row()}", table, result, key=f"sev_{which}")
 
 
+def show_tree(tree) -> None:
+    """SEVᵀ: the number, the changes in words, the model's score at the point reached, and the point as a table."""
+    with st.container(key="sev_tree", border=True):
+        st.metric("SEVᵀ", tree.shown, help=SEV_HELP["tree"])
+        st.caption(plain(tree_sev_sentence(tree, s.class_names)))
+        if tree.score is not None:
+            checked = "confirmed" if tree.confirmed else "not confirmed"
+            st.caption(f"Checked by the model at that point: {plain(s.score_text(tree.score))} ({checked}). "
+                       + ("Found on its tree's leaves." if tree.engine == "negative paths" else
+                          "Found by the exact solver over all its trees."))
+        if tree.point:
+            with st.expander("The point reached", key="sev_tree_point", on_change="rerun") as opened:
+                if not opened.open:  # drawn only when opened
+                    return
+                table = pd.DataFrame([{"feature": c, "this row": format_value(ex.query[c]),
+                                       "changed to": format_value(v)} for c, v in tree.point.items()])
+                st.dataframe(text_table(table), width="stretch", hide_index=True)
+                shared.download_buttons(f"sev_tree_row{shared.row()}", result=tree, key="sev_tree")
+
+
 st.title("SEV — sparse explanation values")
 shared.row_banner()
 s, p = shared.setup(), shared.params()
 names = s.dataset.group_names
 
-c1, c2 = st.columns([1, 3])
+c1, c2, c3 = st.columns([1, 1, 2])
+method = c2.selectbox("Search", METHODS, index=METHODS.index(p.sev_method), format_func=SEV_METHOD_LABELS.get,
+                      key="sev_method", help=SEV_METHOD_HELP)
+if method != p.sev_method:
+    p = shared.set_params(sev_method=method)
 depth = c1.slider("Maximum depth", 1, len(names), min(p.max_depth, len(names)), key="sev_depth",
-                  help="The search stops after this many features changed at once.")
-restricted = c2.multiselect(
+                  help="The breadth-first search stops after this many features changed at once (the exact "
+                  "solver has no depth limit).")
+restricted = c3.multiselect(
     "Restricted features (held fixed: SEV®)", names, default=list(s.restricted), key="sev_held",
     help=f"Features an explanation may not change, e.g. "
          f"{plain(', '.join(s.dataset.restricted_suggestion)) or 'protected attributes'}.")
@@ -62,9 +90,14 @@ st.caption(
     f"SEV®) or *reference → row* (SEV⁺), strongest flip first with the score it reaches. The reference is the "
     f"{plain(ex.reference.description)}; the model gives it {plain(s.score_text(ref_score))}.")
 kinds = list(ex.results())
-for column, which in zip(st.columns(len(kinds)), kinds):
+tree = shared.tree_sev_now(s)  # SEVᵀ, beside SEV⁻, for tree models
+columns = st.columns(len(kinds) + (tree is not None))
+for column, which in zip(columns, kinds):
     with column:
         show_result(ex, which)
+if tree is not None:
+    with columns[-1]:
+        show_tree(tree)
 
 st.subheader("The hypercube of moves between the row and the reference")
 which = st.radio("Highlight the shortest paths of", kinds, horizontal=True, key="sev_paths",
@@ -75,16 +108,19 @@ with st.container(key="sev_cube"):
         st.caption("Each dot is one vertex: a mix of the row and the reference (x = features at the reference). "
                    "Hover a vertex for its feature values and score; orange edges are the shortest flipping paths.")
     else:
-        fig = lattice_figure(ex.result(which), threshold=s.model.threshold, log_y=True)
-        st.caption(f"With {len(names)} features (> {HYPERCUBE_FIGURE_MAX_GROUPS}) the cube is summarised by depth "
-                   "(log scale: the few flipping vertices show beside the many evaluated), and each shortest path "
-                   "is drawn as the score after each move, up to the flip.")
         result = ex.result(which)
+        searched = result.engine == "bfs"  # the exact engines evaluate a few vertices, not whole layers
+        fig = lattice_figure(result, threshold=s.model.threshold, log_y=True) if searched else None
+        st.caption(f"With {len(names)} features (> {HYPERCUBE_FIGURE_MAX_GROUPS}) "
+                   + ("the cube is summarised by depth (log scale: the few flipping vertices show beside the many "
+                      "evaluated), and each" if searched else "each")
+                   + " shortest path is drawn as the score after each move, up to the flip.")
         if result.explainable and result.value:
             start = ex.score if result.kind == "minus" else ref_score
             st.plotly_chart(paths_figure(result, names, start, s.model.threshold), width="stretch",
                             key="sev_paths_chart")
-    st.plotly_chart(fig, width="stretch", key="sev_cube_chart")
+    if fig is not None:
+        st.plotly_chart(fig, width="stretch", key="sev_cube_chart")
     if len(names) <= HYPERCUBE_MAX_GROUPS:
         cube = shared.cube(s, s.key, shared.query())
         with st.expander(f"All {len(cube.scores)} vertices as a table", key="sev_cube_table",

@@ -13,9 +13,10 @@ from streamlit.testing.v1 import AppTest
 from conftest import visible
 from explain_core import IntakeError, explain_sev
 from explain_core.analysis import (DEFAULT_DEMO, Parameters, agreement, demo_setup, lens_report, predicted_rows,
-                                   row_baselines, row_lens_contexts, row_linear)
+                                   row_baselines, row_lens_contexts, row_linear, row_tree_sev)
 from explain_core.sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
 from explain_core.sev.summaries import sev_counts
+from explain_core.views.vocabulary import engine_sentence, tree_sev_sentence
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 90
@@ -236,6 +237,23 @@ def test_restricted_features_show_sev_r(demo, flagged):
     table = at.dataframe[2].value
     assert (table.loc[[i for i in table.index if i.startswith("Explanation")], ["sex", "age"]] == "—").all().all()
     assert at.session_state["setup"].restricted == ("sex", "age")
+
+
+def test_sev_page_says_which_engine_answered_and_shows_sev_t_checked_by_the_model(demo, flagged):
+    at = open_page("pages/sev.py")
+    captions = [visible(c) for c in at.caption.values]
+    ex = expected(demo, flagged[0])
+    assert ex.minus.engine == "bfs" and engine_sentence(ex.minus) in captions  # auto on 7 groups: the BFS
+    tree = row_tree_sev(demo, demo.query(flagged[0]), Parameters())
+    assert tree is not None and tree.confirmed
+    assert {m.label: m.value for m in at.metric}["SEVᵀ"] == tree.shown
+    assert tree_sev_sentence(tree, demo.class_names) in captions
+    assert any(c.startswith("Checked by the model at that point: ") and "(confirmed)" in c for c in captions)
+    at.selectbox(key="sev_method").select("exact").run()
+    assert not at.exception and at.session_state["params"].sev_method == "exact"
+    exact = explain_sev(demo.model, demo.dataset, demo.query(flagged[0]), demo.reference, method="exact")
+    assert exact.minus.engine != "bfs" and engine_sentence(exact.minus) in [visible(c) for c in at.caption.values]
+    assert_shows(at, exact)
 
 
 def test_max_depth_limits_the_search(demo, flagged):

@@ -13,6 +13,7 @@ from explain_core.cli.main import build_parser
 from explain_core.intake.data import TASKS
 from explain_core.lens import CORRECTIONS, DIRECTIONS
 from explain_core.report.figures import RENDERERS
+from explain_core.sev import METHODS as SEV_METHODS
 from explain_core.setup import (LINEAR_METHODS, BaselineParameters, CounterfactualParameters, LensParameters,
                                 LinearParameters, Parameters, ReferenceParameters, SEVParameters)
 
@@ -23,7 +24,8 @@ GIVEN = {"max_depth": "3", "lens_direction": "i2r", "lens_references": "40", "ta
          "lens_max_size": "2", "seed": "7", "lens_correction": "none", "lens_budget": "2.5", "sigma": "0.5",
          "k": "4", "m": "800", "linear_method": "iht", "time_limit": "3", "lime_samples": "300",
          "shap_background": "30", "reference_kind": "flexible", "flex_tau": "0.3", "flex_k": "3", "clusters": "4",
-         "credible": "0.2", "dice_method": "genetic", "dice_count": "2"}
+         "credible": "0.2", "dice_method": "genetic", "dice_count": "2", "sev_method": "exact",
+         "sev_budget": "2.5"}
 
 
 def actions(command: str) -> dict[str, argparse.Action]:
@@ -61,6 +63,7 @@ def test_the_audit_takes_the_parameters_of_what_it_computes():
     ("report", "linear_method", tuple(LINEAR_METHODS)), ("report", "task", TASKS), ("report", "renderer", RENDERERS),
     ("audit", "lens_direction", DIRECTIONS), ("audit", "lens_correction", CORRECTIONS), ("audit", "task", TASKS),
     ("audit", "renderer", RENDERERS), ("audit", "rows", tuple(ROW_CHOICES)),
+    ("report", "sev_method", SEV_METHODS), ("audit", "sev_method", SEV_METHODS),
 ])
 def test_choices_are_the_librarys_own_lists(command, dest, choices):
     assert tuple(actions(command)[dest].choices) == tuple(choices)

@@ -39,13 +39,14 @@ class AuditOptions:
 
 def schema(restricted: bool, options: AuditOptions) -> pa.Schema:
     """The columns of an audit table (SEV® only with restricted groups; LENS and flips only when asked). A SEV
-    value is null when not found (``*_status``: ``beyond_depth`` or ``unexplainable``); ``status`` repeats SEV®'s
+    value is null when not found (``*_status``: ``beyond_depth``, ``unexplainable`` or ``limit``; ``*_engine``: the
+    engine that answered, :mod:`~explain_core.sev.dispatch`); ``status`` repeats SEV®'s
     status with restricted groups, SEV⁻'s without; ``lime_c`` / ``shap_c`` are null where the prediction never
     flips."""
     fields = [("row", pa.int64()), ("prediction", pa.int8()), ("score", pa.float64())]
     for kind in SEV_RESULTS if restricted else SEV_RESULTS[:2]:
         fields += [(f"sev_{kind}", pa.int16()), (f"sev_{kind}_status", pa.string()),
-                   (f"sev_{kind}_explanations", GROUP_LISTS)]
+                   (f"sev_{kind}_explanations", GROUP_LISTS), (f"sev_{kind}_engine", pa.string())]
     if options.lens:
         fields += [("factor", pa.list_(pa.string())), ("factor_ps", pa.float64()), ("factor_status", pa.string())]
     if options.flips:
@@ -105,10 +106,12 @@ def _sev_columns(setup: Setup, batch: pd.DataFrame, params: Parameters) -> dict[
         runs["restricted"] = (setup, "minus", setup.restricted)
     out = {}
     for name, (run_setup, kind, held) in runs.items():
-        results = frame_sev(run_setup, batch, kind=kind, restricted=held, max_depth=params.max_depth)
+        results = frame_sev(run_setup, batch, kind=kind, restricted=held, max_depth=params.max_depth,
+                            method=params.sev_method, budget=params.sev_budget)
         out[f"sev_{name}"] = [r.value for r in results]
         out[f"sev_{name}_status"] = [r.status for r in results]
         out[f"sev_{name}_explanations"] = [[list(e) for e in r.explanations] for r in results]
+        out[f"sev_{name}_engine"] = [r.engine for r in results]
     return out
 
 

@@ -40,8 +40,14 @@ def add_sev_lens_arguments(group) -> None:
     LensParameters`; the seed comes with :func:`add_baseline_arguments`, the search budget with
     :func:`add_lens_budget_argument`); defaults as in the app."""
     from ..lens import CORRECTIONS, DIRECTIONS
+    from ..sev.dispatch import METHODS as SEV_METHODS
 
-    group.add_argument("--max-depth", type=int, default=None, help="SEV search depth")
+    group.add_argument("--max-depth", type=int, default=None, help="SEV breadth-first search depth")
+    group.add_argument("--sev-method", choices=SEV_METHODS, default=None,
+                       help="SEV engine: exact (tree ensembles and additive models, certified at any width), bfs "
+                            "(breadth-first search, any model), auto (exact where it applies on wide data; default)")
+    group.add_argument("--sev-budget", type=float, default=None,
+                       help="the exact SEV engine's budget per search, in CP-SAT deterministic seconds (default 10)")
     group.add_argument("--tau", type=float, default=None, help="LENS sufficiency threshold τ")
     group.add_argument("--alpha", type=float, default=None, help="LENS test level α (default: exact mode)")
     group.add_argument("--lens-correction", choices=CORRECTIONS, default=None,

@@ -130,6 +130,20 @@ def encoded_column_groups(encoder, groups: Sequence[FeatureGroup]) -> np.ndarray
     return out if (out >= 0).all() else None
 
 
+def column_sources(step, names: Sequence[str]) -> list[int] | None:
+    """Position in ``names`` (the step's input columns) of the one input behind each output column of a fitted
+    preprocessing ``step`` (a ColumnTransformer, a Pipeline of column-wise steps, or one such step); None where an
+    output column cannot be traced to a single input."""
+    if isinstance(step, ColumnTransformer):
+        traced = encoded_column_groups(step, [FeatureGroup(str(n), (str(n),), "numeric") for n in names])
+        return None if traced is None else [int(g) for g in traced]
+    position = {str(n): i for i, n in enumerate(names)}
+    sources = _trace(step, [str(n) for n in names])
+    if sources is None or not set(map(str, sources)) <= set(position):
+        return None
+    return [position[str(s)] for s in sources]
+
+
 def _column_names(encoder: ColumnTransformer, columns) -> list:
     columns = [columns] if isinstance(columns, str) else list(columns)
     if columns and all(isinstance(c, (int, np.integer)) for c in columns):

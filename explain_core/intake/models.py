@@ -54,6 +54,7 @@ class ModelAdapter:
     name: str = "model"
     custom_threshold: bool = False
     splits: Memo = memo_field("encoder/estimator splits (encoded_model) by feature groups", max_entries=8)
+    structures: Memo = memo_field("the model read for the exact SEV engines, by feature groups", max_entries=8)
 
     def inputs(self, frame: pd.DataFrame):
         frame = frame[self.columns]

@@ -11,9 +11,9 @@ import numpy as np
 from ..analysis import lens_searches
 from ..setup import lens_max_size
 from ..sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
-from ..views.vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, UNCHANGED, counterfactual_reading, factor_text,
-                                fmt_cost, fmt_metric, fmt_p, fmt_ps, fmt_weight, format_number, format_value,
-                                join_words, lemma4_sentence, linear_reading, outcome_text)
+from ..views.vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, UNCHANGED, counterfactual_reading, engine_sentence,
+                                factor_text, fmt_cost, fmt_metric, fmt_p, fmt_ps, fmt_weight, format_number,
+                                format_value, join_words, lemma4_sentence, linear_reading, outcome_text)
 from .build import RowReport, smallest_factor
 
 if TYPE_CHECKING:
@@ -122,7 +122,9 @@ def parameters_table(w: Writer, r: RowReport) -> None:
     p = r.params
     lens_size = lens_max_size(s, p)
     rows = [
+        ["SEV engine", p.sev_method, "auto: exact (CP-SAT, sorting) for tree and additive models on wide data"],
         ["SEV maximum depth", p.max_depth, "SEV⁻/SEV⁺/SEV® breadth-first search depth"],
+        ["SEV exact budget", f"{p.sev_budget:g}", "CP-SAT deterministic seconds per search (exact engine)"],
         ["LENS context", p.lens_direction.upper(), "R2I: reference → input; I2R: input → reference"],
         ["LENS references", p.lens_references, "training rows predicted the opposite class, drawn with the seed"],
         ["LENS τ", f"{p.tau:g}", "sufficiency threshold: PS ≥ τ"],
@@ -251,6 +253,7 @@ def sev_section(w: Writer, r: RowReport, number: int, images: Images) -> None:
            "SEV⁻ counts features moved from this row to "
            f"the reference until the prediction flips; SEV⁺ counts features moved from the reference to this row's "
            f"values until the prediction is this row's; search depth {ex.minus.max_depth}.")
+    w.note(" ".join(f"{res.label}: {engine_sentence(res)}" for res in ex.results().values()))
     for k in kinds:
         _sev_words(w, r, k)
     for k in kinds:

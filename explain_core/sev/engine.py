@@ -38,8 +38,13 @@ class SEVResult(Explanation):
     ``explanations`` lists, for each flipping vertex at the minimal depth, the groups that moved
     (to the reference for ``minus``, to the query's value for ``plus``). ``status`` is
     ``explained``, ``beyond_depth`` (nothing flips up to ``max_depth``, the depth searched: the
-    requested depth, or less where a layer would exceed ``MAX_LAYER_VERTICES``) or ``unexplainable``
-    (nothing flips even when every movable group moves).
+    requested depth, or less where a layer would exceed ``MAX_LAYER_VERTICES``), ``unexplainable``
+    (nothing flips even when every movable group moves) or ``limit`` (an exact engine's budget ran out:
+    ``value``, when set, is the fewest moves found, ``bound`` a proven lower bound).
+
+    ``engine`` names what answered (``bfs``, ``cp-sat``, ``additive``: :mod:`.dispatch`); ``certified`` says the
+    value (or "nothing flips") is proven; ``complete`` that every minimal explanation is listed (the exact engines
+    cap the list); ``note`` says in words why an engine was chosen or what it could not do.
     """
 
     kind: str
@@ -52,8 +57,17 @@ class SEVResult(Explanation):
     reference_class: int | None = None
     vertex_masks: np.ndarray | None = None  # (m, p) bool, True = query value
     vertex_scores: np.ndarray | None = None  # (m,) model score of each evaluated vertex
+    engine: str = "bfs"
+    certified: bool | None = None  # None: filled in from the status (the BFS proves what it reports, within depth)
+    bound: int | None = None
+    complete: bool = True
+    note: str = ""
 
     meta_parameters = ("kind", "max_depth", "restricted")
+
+    def __post_init__(self):
+        if self.certified is None:
+            object.__setattr__(self, "certified", self.status in ("explained", "unexplainable"))
 
     @property
     def method(self) -> str:
@@ -73,6 +87,8 @@ class SEVResult(Explanation):
         nothing flips at all."""
         if self.status == "explained":
             return str(self.value)
+        if self.status == "limit":
+            return f"≤ {self.value}" if self.value is not None else f"≥ {self.bound or 0}"
         return f"> {self.max_depth}" if self.status == "beyond_depth" else "none"
 
     def paths(self) -> list[tuple[str, ...]]:
@@ -85,12 +101,18 @@ class SEVResult(Explanation):
         if self.value == 0:
             return f"{self.label} = 0: the reference itself is already predicted in the query's class"
         if self.status == "explained":
-            return f"{self.label} = {self.value} ({len(self.explanations)} minimal explanation(s))"
+            listed = "" if self.complete else ", the first found: more exist"
+            return f"{self.label} = {self.value} ({len(self.explanations)} minimal explanation(s){listed})"
         if self.reference_class == self.explained_class and self.kind == "minus":
             return (f"{self.label}: not found — the reference is itself predicted in the query's class; "
                     "use a reference built from the other class")
         if self.status == "beyond_depth":
             return f"{self.label}: no explanation within depth {self.max_depth} (deeper layers were not searched)"
+        if self.status == "limit":
+            if self.value is not None:
+                return (f"{self.label}: between {self.bound or 0} and {self.value} — the solver's budget ran out "
+                        "before it proved the minimum")
+            return f"{self.label}: at least {self.bound or 0} — the solver's budget ran out before any flip was found"
         held = f" with {', '.join(self.restricted)} held fixed" if self.restricted else ""
         return f"{self.label}: not explainable — moving every feature{held} does not flip the prediction"
 

@@ -39,7 +39,14 @@ SEV_HELP = {
     "plus": "SEV⁺: the fewest features that, moved from the reference to the row's values, already give the "
             "row's prediction.",
     "restricted": "SEV®: SEV⁻ with the restricted features held at the row's values.",
+    "tree": "SEVᵀ: the fewest features of the row that, changed to values seen in the training data, make the "
+            "model predict the other class (found on the model's own trees).",
 }
+SEV_METHOD_LABELS = {"auto": "Automatic", "bfs": "Breadth-first search", "exact": "Exact solver"}
+SEV_METHOD_HELP = ("Automatic: the exact solver for tree ensembles and additive models on more than 12 features, "
+                   "else the breadth-first search. Breadth-first search: any model, up to the maximum depth. Exact "
+                   "solver: tree ensembles (scikit-learn, XGBoost, LightGBM, CatBoost) and linear models, proven "
+                   "minimal at any width.")
 
 PAPERS = {
     "sev": "Sun, Y., Chen, Z., Orlandi, V., Wang, T. and Rudin, C. (2024). Sparse and Faithful Explanations "
@@ -68,6 +75,12 @@ DEFINITIONS = (
      "row's prediction (shortest path from the reference to a vertex of the row's class)."),
     ("SEV® (SEV Def. 4)", "SEV⁻ with the restricted features held at the row's values; “none” when no "
      "movable set flips the prediction."),
+    ("SEVᵀ (Improving Decision Sparsity §4)", ("The fewest features changed, each to a value seen in the training "
+     "data, that move the row into a region the model predicts in the other class; for one tree, the cheapest "
+     "leaf of the other class (its violated split conditions reported beside).")),
+    ("Exact SEV engines", ("For tree ensembles, OR-Tools CP-SAT over one choice per feature and one indicator per "
+     "reachable leaf, the decision a constraint on the summed leaf values; for additive models, a sort of the "
+     "per-feature changes. Every explanation is re-scored by the model itself.")),
     ("Reference", "Mean of numeric / mode of categorical features over the training rows of the opposite "
      "class (SEV §4), unless set otherwise in the setup above."),
     ("Probability of sufficiency PS (LENS Def. 2)", "PS(c, y) = P(f(z) = y | c(z) = 1): among samples of the "
@@ -254,10 +267,48 @@ def sev_reading(setup: "Setup", ex: "SEVExplanation") -> str:
         same = outcome_text(setup, result.explained_class)
         return (f"The reference itself is predicted {same}, so moving features to it cannot flip the prediction; "
                 "use a reference built from the other class.")
+    if result.status == "limit":
+        return (f"The exact solver ran out of budget: at least {result.bound or 0} features must move to flip the "
+                f"prediction{held}" + (f", and {result.value} are enough." if result.value is not None else "."))
     if result.status == "beyond_depth":
         return (f"No set of up to {result.max_depth} feature{'s' if result.max_depth > 1 else ''} moved to the "
                 f"reference values flips the prediction{held} (larger sets were not searched).")
     return f"Even moving every feature{held} to the reference values does not flip the prediction."
+
+
+def engine_sentence(result) -> str:
+    """How an SEV value was found and whether it is proven, in words (an :class:`~explain_core.sev.SEVResult`)."""
+    if result.status == "limit":
+        upper = f" and at most {result.value}" if result.value is not None else ""
+        text = (f"The exact solver's budget ran out: the value is at least {result.bound or 0}{upper}, not proven "
+                "(raise the exact budget to certify it).")
+    elif result.engine == "bfs":
+        text = ("Breadth-first search of the hypercube: every smaller set of features was tried, so the value is "
+                "exact." if result.status != "beyond_depth" else
+                f"Breadth-first search up to {result.max_depth} features: larger sets were not tried.")
+    else:
+        how = {"cp-sat": "by the exact solver (OR-Tools CP-SAT) on the model's own trees",
+               "tree layers": "by trying every smaller set of features on the model's own trees",
+               "additive": "by sorting the features' effects (the model is additive here)"}[result.engine]
+        text = f"Proven minimal {how}; each explanation was re-checked by the model itself."
+        if result.status == "unexplainable":
+            text = f"Proven {how}: no set of movable features flips the prediction."
+    if not result.complete:
+        text += f" The first {len(result.explanations)} minimal explanations are listed; there are more."
+    return f"{text} {result.note}" if result.note else text
+
+
+def tree_sev_sentence(result, class_names) -> str:
+    """SEVᵀ in words: which features change to which values, and what the model then predicts."""
+    if result.value is None:
+        if result.status == "limit":
+            return f"The exact solver's budget ran out before it found SEVᵀ (at least {result.bound or 0})."
+        return "No change of features to values seen in the training data makes the model predict the other class."
+    changes = ", ".join(f"{column} → {format_value(value)}" for column, value in result.point.items())
+    conditions = (f" (the row violates {result.conditions} split condition{'s' if result.conditions != 1 else ''} "
+                  "on the path to that leaf)" if result.conditions is not None else "")
+    reached = class_names[result.reached_class] if result.reached_class is not None else "the other class"
+    return f"Changing {changes} makes the model predict {reached}{conditions}."
 
 
 def lemma4_sentence(coverage: dict[str, str], k: int, sigma: float) -> str:

@@ -1,0 +1,149 @@
+"""Which engine computes SEV: ``method="auto"``, ``"bfs"`` or ``"exact"``.
+
+The exact engines read tree ensembles and additive models (:mod:`.exact_sev`): their answers are certified at any
+width. The BFS (:mod:`.engine`) works for any model, exactly up to its depth, and is the fastest where a few layers
+hold the answer. So ``auto`` runs the BFS alone on narrow data (up to :data:`AUTO_BFS_GROUPS` groups, as deep as
+``max_depth``), and on wider data the BFS's first layers (up to :data:`AUTO_BFS_VERTICES` vertices per query) with
+the exact engine for the rows those layers do not explain — the BFS alone, with a note, where the model is not one
+the exact engine reads. Every result says which engine answered (``SEVResult.engine``), whether it is certified, and
+in ``note`` why the exact engine was not used.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from math import comb
+
+import pandas as pd
+
+from ..errors import IntakeError, check_choice, names_method
+from ..intake.data import Dataset, GroupLayout
+from ..intake.models import ModelAdapter
+from ..reference import Reference
+from .cube import ProgressFn, one_row
+from .engine import DEFAULT_MAX_DEPTH, SEVExplanation, SEVResult, sev_batch
+from .engine import explain_sev as bfs_explain_sev
+from .exact_sev import DEFAULT_BUDGET, ExactEngine, exact_engine, exact_sev_batch, prepare
+from .trees import Unreadable
+
+METHODS = ("auto", "bfs", "exact")
+AUTO_BFS_GROUPS = 12  # up to this many groups the BFS is faster than the exact engines (bench/sev_exact.py)
+AUTO_BFS_VERTICES = 10_000  # on wider data, auto's BFS layers per query before the exact engine takes over
+
+
+def choose_engine(model: ModelAdapter, layout: GroupLayout, method: str = "auto") -> tuple[ExactEngine | None, str]:
+    """The exact engine to use (None: the BFS) and, when ``auto`` falls back to the BFS on wide data, why."""
+    check_choice(method, METHODS, "SEV method")
+    if method == "bfs":
+        return None, ""
+    try:
+        engine = exact_engine(model, layout)
+    except Unreadable as exc:
+        if method == "exact":
+            raise IntakeError(f"The exact SEV engine cannot be used on this model: {exc}. It reads tree ensembles "
+                              "(scikit-learn, XGBoost, LightGBM, CatBoost) and linear models behind column-wise "
+                              "preprocessing; choose the method 'auto' or 'bfs' (the breadth-first search).") from None
+        return None, (f"Breadth-first search: the exact engine cannot be used on this model ({exc})."
+                      if layout.size > AUTO_BFS_GROUPS else "")
+    if method == "auto" and layout.size <= AUTO_BFS_GROUPS:
+        return None, ""
+    return engine, ""
+
+
+def first_layers(method: str, movable: int, max_depth: int) -> int:
+    """How deep the BFS goes before the exact engine: none for ``exact``; for ``auto`` the layers holding at most
+    :data:`AUTO_BFS_VERTICES` vertices in all (at least one, at most ``max_depth``)."""
+    if method == "exact":
+        return 0
+    depth, total = 0, 0
+    while depth < min(max_depth, movable) and total + comb(movable, depth + 1) <= AUTO_BFS_VERTICES:
+        depth += 1
+        total += comb(movable, depth)
+    return max(depth, 1)
+
+
+def _merge(first: list[SEVResult], exact: list[SEVResult]) -> list[SEVResult]:
+    """The BFS's results where its layers explained the row, the exact engine's for the others (in order)."""
+    rest = iter(exact)
+    return [next(rest) if r.status == "beyond_depth" else r for r in first]
+
+
+def _fallback(method: str, exc: Unreadable) -> str:
+    if method == "exact":
+        raise IntakeError(f"The exact SEV engine cannot be used on these rows: {exc}; choose the method 'auto' or "
+                          "'bfs' (the breadth-first search).") from None
+    return f"Breadth-first search: the exact engine's reading of the model did not hold on these rows ({exc})."
+
+
+def _noted(results: list[SEVResult], note: str) -> list[SEVResult]:
+    return [replace(r, note=note) for r in results] if note else results
+
+
+@names_method("SEV")
+def sev_results(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference, *,
+                kind: str = "minus", restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH,
+                method: str = "auto", budget: float = DEFAULT_BUDGET, keep_scores: bool = True,
+                progress: ProgressFn | None = None) -> list[SEVResult]:
+    """SEV of many queries by the chosen engine (:func:`choose_engine`); ``max_depth`` bounds the BFS only,
+    ``budget`` (CP-SAT deterministic seconds per search) the exact engine only."""
+    if restricted and kind == "plus":
+        raise IntakeError("Restricted features apply to SEV⁻ (SEV®), not to SEV⁺.")
+    engine, note = choose_engine(model, layout, method)
+    if engine is None:
+        return _noted(sev_batch(model, layout, queries, reference, kind=kind, restricted=restricted,
+                                max_depth=max_depth, keep_scores=keep_scores, progress=progress), note)
+    depth = first_layers(method, layout.size - len(restricted), max_depth)
+    first = sev_batch(model, layout, queries, reference, kind=kind, restricted=restricted, max_depth=depth,
+                      keep_scores=keep_scores) if depth else []
+    pending = [i for i, r in enumerate(first) if r.status == "beyond_depth"] if depth else list(range(len(queries)))
+    if not pending:
+        return first
+    try:
+        exact = exact_sev_batch(engine, queries.iloc[pending], reference, kind=kind, restricted=restricted,
+                                budget=budget, keep_scores=keep_scores, progress=progress,
+                                cleared=depth + 1 if depth else 0)
+    except Unreadable as exc:
+        note = _fallback(method, exc)
+        return _noted(sev_batch(model, layout, queries, reference, kind=kind, restricted=restricted,
+                                max_depth=max_depth, keep_scores=keep_scores, progress=progress), note)
+    return _merge(first, exact) if depth else exact
+
+
+@names_method("SEV")
+def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Reference, *,
+                restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH, method: str = "auto",
+                budget: float = DEFAULT_BUDGET) -> SEVExplanation:
+    """SEV⁺, SEV⁻ and SEV® (when ``restricted`` is given) of one query row of ``dataset``, by the engine ``method``
+    picks (:func:`choose_engine`)."""
+    layout, row = dataset.layout, one_row(query)
+    engine, note = choose_engine(model, layout, method)
+    if engine is None:
+        return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, restricted=restricted,
+                                                  max_depth=max_depth), note)
+    depth = first_layers(method, layout.size, max_depth)
+    ex = bfs_explain_sev(model, dataset, row, reference, restricted=restricted, max_depth=depth) if depth else None
+    kinds = [("minus", ()), ("plus", ())] + ([("restricted", tuple(restricted))] if restricted else [])
+    pending = [(name, held) for name, held in kinds if ex is None or ex.result(name).status == "beyond_depth"]
+    if not pending:
+        return ex
+    try:
+        prepared = prepare(engine, row, reference)
+    except Unreadable as exc:
+        note = _fallback(method, exc)
+        return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, restricted=restricted,
+                                                  max_depth=max_depth), note)
+    found = {name: exact_sev_batch(engine, row, reference, kind="plus" if name == "plus" else "minus",
+                                   restricted=held, budget=budget, prepared=prepared,
+                                   cleared=depth + 1 if depth else 0)[0]
+             for name, held in pending}
+    if ex is None:
+        return SEVExplanation(row.iloc[0].rename(0), reference, layout, float(prepared.query_scores[0]),
+                              found["minus"].explained_class, found["plus"], found["minus"], found.get("restricted"))
+    return replace(ex, **found)
+
+
+def _noted_explanation(ex: SEVExplanation, note: str) -> SEVExplanation:
+    if not note:
+        return ex
+    return replace(ex, plus=replace(ex.plus, note=note), minus=replace(ex.minus, note=note),
+                   restricted=replace(ex.restricted, note=note) if ex.restricted is not None else None)

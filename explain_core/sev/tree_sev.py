@@ -1,0 +1,198 @@
+"""Tree-based SEV (SEVᵀ; "Improving Decision Sparsity", NeurIPS 2024, §4; notes §4): the fewest feature groups of
+the row to change, each to a value observed in the training data, so that the model predicts the other class.
+
+Each group's candidate values are the training rows' values of it, one per split-threshold interval of the model
+(values that send every split on the group the same way are one option; the one nearest the row's value is kept).
+For a single tree this is the negative-path algorithm: every leaf of the other class, reachable when each group
+takes one of its values, costs the groups whose value must change to satisfy the conditions on its path (distinct
+groups are counted, the violated split conditions reported beside, as the notes recommend); the cheapest leaf
+wins. For an ensemble, the same question over all trees at once is the CP-SAT model of :mod:`.exact`, with one
+option per interval. The point reached is a real mix of observed values, and the model itself confirms it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..intake.data import Dataset
+from ..intake.models import ModelAdapter
+from ..results import Explanation
+from .cube import one_row
+from .exact import FlipProblem, crosses, flip_problem, solve_flip
+from .exact_sev import DEFAULT_BUDGET
+from .trees import TreeEnsemble, Unreadable, calibrate, read_model
+
+MAX_CANDIDATES = 256  # observed values tried per group (spread over its range by quantiles)
+MAX_OPTIONS = 64  # options per group after merging values that every split treats alike
+
+
+@dataclass(frozen=True)
+class TreeSEVResult(Explanation):
+    """SEVᵀ of one row: ``value`` groups changed (None when nothing reaches the other class), the groups
+    (``moved``), the point reached (``point``: column → value, the row's values elsewhere), the model's score
+    there and its class, whether the model confirms the flip; ``conditions``: split conditions of the reached
+    leaf's path that the row violates (single trees). ``engine``: ``negative paths`` or ``cp-sat``."""
+
+    value: int | None
+    moved: tuple[str, ...]
+    point: dict = field(default_factory=dict)
+    score: float | None = None
+    reached_class: int | None = None
+    explained_class: int = 1
+    status: str = "explained"
+    engine: str = "negative paths"
+    certified: bool = True
+    bound: int | None = None
+    conditions: int | None = None
+
+    method = "SEVᵀ"
+    meta_parameters = ("engine",)
+
+    @property
+    def confirmed(self) -> bool:
+        return self.reached_class is not None and self.reached_class != self.explained_class
+
+    @property
+    def shown(self) -> str:
+        if self.status == "explained":
+            return str(self.value)
+        return f"≥ {self.bound or 0}" if self.status == "limit" else "none"
+
+
+def tree_sev(model: ModelAdapter, dataset: Dataset, query, rows=None, *,
+             budget: float = DEFAULT_BUDGET) -> TreeSEVResult:
+    """SEVᵀ of ``query`` with candidate values from ``rows`` of the dataset (default: all; pass the training rows);
+    :class:`~.trees.Unreadable` when the model is not a tree ensemble this package reads."""
+    layout, row = dataset.layout, one_row(query)[list(dataset.layout.columns)]
+    read = read_model(model, layout)
+    if not isinstance(read.structure, TreeEnsemble):
+        raise Unreadable("SEVᵀ needs a tree model")
+    source = dataset.features if rows is None else dataset.features.iloc[np.asarray(rows)]
+    frame, owner = _candidate_rows(dataset, row, source)
+    cal = calibrate(model, read, frame)
+    read, X = cal.read, cal.inputs
+    c = int(model.labels_of(cal.scores[:1])[0])
+    target = 1 - c
+    need_high = (target == 1) == (read.output.scale > 0)
+    option_rows = _options(read.structure, read.feature_group, X, owner, frame, row, layout)
+    problem = flip_problem(read.structure, read.feature_group, X, option_rows, need_high,
+                           read.output.raw_threshold(model.threshold), read.tolerance(model.threshold))
+    checked: dict[bytes, tuple[float, int]] = {}
+
+    def rescore(choices) -> np.ndarray:
+        points = pd.concat([_point(frame, option_rows, ch, layout) for ch in choices], ignore_index=True)
+        scores = model.score(points)
+        labels = model.labels_of(scores)
+        checked.update({ch.tobytes(): (float(s), int(y)) for ch, s, y in zip(choices, scores, labels)})
+        return labels == target
+
+    if read.structure.n_trees == 1:
+        choice, conditions, status = _negative_paths(problem, rescore)
+        engine, bound = "negative paths", None
+    else:
+        outcome = solve_flip(problem, rescore, budget=budget, cap=1, shallow=0)
+        choice = outcome.solutions[0] if outcome.solutions else None
+        conditions, engine, bound = None, "cp-sat", outcome.bound
+        status = {"optimal": "explained", "no flip exists": "unexplainable"}.get(outcome.status, "limit")
+    return _result(layout, frame, option_rows, choice, checked, c, status, engine, bound, conditions)
+
+
+def _candidate_rows(dataset: Dataset, row: pd.DataFrame, source: pd.DataFrame) -> tuple[pd.DataFrame, list[int]]:
+    """The row itself, then for each group the row with that group set to each candidate value (``owner``: the
+    group of each row, −1 for the row itself)."""
+    parts, owner = [row], [-1]
+    for g, group in enumerate(dataset.layout.groups):
+        values = source[list(group.columns)].drop_duplicates()
+        if len(values) > MAX_CANDIDATES:
+            values = values.sort_values(list(group.columns), kind="stable")
+            values = values.iloc[np.unique(np.linspace(0, len(values) - 1, MAX_CANDIDATES).round().astype(int))]
+        block = pd.concat([row] * len(values), ignore_index=True)
+        for column in group.columns:
+            block[column] = values[column].to_numpy()
+        parts.append(block)
+        owner += [g] * len(values)
+    return pd.concat(parts, ignore_index=True), owner
+
+
+def _options(ens: TreeEnsemble, feature_group: np.ndarray, X: np.ndarray, owner: list[int], frame: pd.DataFrame,
+             row: pd.DataFrame, layout) -> list[list[int]]:
+    """Per group: row 0 (the row's own value), then one candidate row per other interval, nearest the row first."""
+    inner = np.flatnonzero(ens.feature >= 0)
+    node_group = feature_group[ens.feature[inner]]
+    owner = np.asarray(owner)
+    options = []
+    for g, group in enumerate(layout.groups):
+        rows = np.concatenate([[0], np.flatnonzero(owner == g)])
+        nodes = inner[node_group == g]
+        if len(nodes) == 0:
+            options.append([0])
+            continue
+        signature = ens.goes_left(np.broadcast_to(nodes, (len(rows), len(nodes))), X[rows[:, None], ens.feature[nodes]])
+        order = np.argsort(_distance(frame, rows, group.columns, row), kind="stable")
+        kept, seen = [0], {signature[0].tobytes()}
+        for i in order:
+            key = signature[i].tobytes()
+            if key not in seen and len(kept) < MAX_OPTIONS:
+                seen.add(key)
+                kept.append(int(rows[i]))
+        options.append(kept)
+    return options
+
+
+def _distance(frame: pd.DataFrame, rows: np.ndarray, columns, row: pd.DataFrame) -> np.ndarray:
+    """How far each candidate lies from the row's value: |difference| for one numeric column, else 0 (first seen)."""
+    values = frame[list(columns)].iloc[rows]
+    if len(columns) == 1 and pd.api.types.is_numeric_dtype(values[columns[0]]):
+        return np.abs(values[columns[0]].to_numpy(dtype=float) - float(row[columns[0]].iloc[0]))
+    return np.zeros(len(rows))
+
+
+def _point(frame: pd.DataFrame, option_rows: list[list[int]], choice: np.ndarray, layout) -> pd.DataFrame:
+    """The raw row with each group at its chosen option (option 0: the row's own value)."""
+    point = frame.iloc[[0]].reset_index(drop=True).copy()
+    for g, k in enumerate(choice.tolist()):
+        if k:
+            for column in layout.groups[g].columns:
+                point[column] = frame[column].iloc[[option_rows[g][k]]].to_numpy()
+    return point
+
+
+def _negative_paths(problem: FlipProblem, rescore) -> tuple[np.ndarray | None, int | None, str]:
+    """Single tree: every leaf that may give the other class and is reachable with observed values, cheapest first
+    (distinct groups to change, then violated conditions); the first the model confirms."""
+    ens, leaves = problem.ensemble, []
+
+    def walk(node: int, allowed: dict, violated: int) -> None:
+        if ens.feature[node] < 0:
+            if crosses(problem, np.array([ens.base + ens.value[node]]))[0]:
+                moved = {g: m for g, m in allowed.items() if not m & 1}
+                leaves.append((len(moved), violated, node, moved))
+            return
+        g, goes = int(problem.node_group[node]), int(problem.node_left[node])
+        mask = allowed.get(g, (1 << int(problem.options[g])) - 1)
+        for child, side, query_side in ((ens.left[node], mask & goes, goes & 1),
+                                        (ens.right[node], mask & ~goes, not goes & 1)):
+            if side:
+                walk(int(child), {**allowed, g: side}, violated + (not query_side))
+
+    walk(int(ens.roots[0]), {}, 0)
+    for _, violated, _, moved in sorted(leaves, key=lambda leaf: leaf[:3]):
+        choice = np.zeros(len(problem.options), dtype=np.int64)
+        for g, mask in moved.items():
+            choice[g] = (mask & -mask).bit_length() - 1  # the lowest option allowed: the nearest value
+        if rescore([choice])[0]:
+            return choice, violated, "explained"
+    return None, None, "unexplainable"
+
+
+def _result(layout, frame, option_rows, choice, checked, c, status, engine, bound, conditions) -> TreeSEVResult:
+    if choice is None:
+        return TreeSEVResult(None, (), {}, None, None, c, status, engine, status != "limit", bound, None)
+    moved = tuple(layout.names[g] for g in np.flatnonzero(choice))
+    point = _point(frame, option_rows, choice, layout).iloc[0]
+    changed = {col: point[col].item() if hasattr(point[col], "item") else point[col]
+               for g in np.flatnonzero(choice) for col in layout.groups[g].columns}
+    score, label = checked[choice.tobytes()]
+    return TreeSEVResult(len(moved), moved, changed, score, label, c, status, engine, True, len(moved), conditions)

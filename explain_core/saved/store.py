@@ -244,9 +244,6 @@ class SavedStore:
         """Write a session's working analysis: ``state`` and every file it names (``files``, by SHA-256; only those
         not stored yet are written, those it no longer names are dropped), after checking the limits. Its size."""
         checked_token(token)
-        for sha, data in files.items():
-            if hashlib.sha256(data).hexdigest() != sha:
-                raise IntakeError(f"A file given for the saved analysis does not match its checksum {sha[:12]}….")
         size = len(state.encode()) + sum(len(data) for data in files.values())
         with self._connect(write=True) as conn:
             conn.execute("DELETE FROM records WHERE token_hash = ? AND used < ?", (token_hash(token), self._expiry()))
@@ -261,10 +258,14 @@ class SavedStore:
                 conn.execute("UPDATE records SET state = ?, size = ?, used = ? WHERE id = ?", (state, size, now,
                                                                                             record))
             kept = {sha for (sha,) in conn.execute("SELECT sha256 FROM files WHERE record = ?", (record,))}
+            new = set(files) - kept  # only these are hashed and written (a reload's files are stored once)
+            for sha in new:
+                if hashlib.sha256(files[sha]).hexdigest() != sha:
+                    raise IntakeError(f"A file given for the saved analysis does not match its checksum {sha[:12]}….")
             conn.executemany("DELETE FROM files WHERE record = ? AND sha256 = ?",
                              [(record, sha) for sha in kept - set(files)])
             conn.executemany("INSERT INTO files (record, sha256, data) VALUES (?, ?, ?)",
-                             [(record, sha, files[sha]) for sha in set(files) - kept])
+                             [(record, sha, files[sha]) for sha in new])
         self._maybe_purge()
         return size
 

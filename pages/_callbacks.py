@@ -66,9 +66,15 @@ def request_demo(name: str, kind: str) -> None:
 
 
 def apply_requested_demo() -> None:
+    """The demo a callback asked for becomes the session's; the request stays while a click stops the run, and goes
+    when loading fails (the message is shown once)."""
     requested = st.session_state.get("requested_demo")
     if requested:
-        setup = shared.remembered_demo(*requested)
+        try:
+            setup = shared.remembered_demo(*requested)
+        except Exception:
+            del st.session_state["requested_demo"]
+            raise
         shared.use_setup(setup)
         st.session_state["row"] = shared.default_row(setup)
         del st.session_state["requested_demo"]

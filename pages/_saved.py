@@ -17,7 +17,7 @@ import numpy as np
 import streamlit as st
 
 from explain_core import IntakeError
-from explain_core.analysis import DEFAULT_DEMO, Parameters, Setup
+from explain_core.analysis import DEFAULT_DEMO, Parameters, Setup, demo_setup
 from explain_core.intake.tables import read_table
 from explain_core.limits import limits
 from explain_core.saved import AnalysisState, Builders, DataRecipe, FileRef, ModelRecipe, SavedStore, new_token, rebuild
@@ -47,7 +47,8 @@ def store() -> SavedStore | None:
 
 def builders() -> Builders:
     """The pages' own cached builders: a restore shares their caches and their loading."""
-    return Builders(demo=shared.demo, load=load_file,
+    return Builders(demo=lambda name, kind, seed: shared.demo(name, kind) if seed == 0 else
+                    demo_setup(name, kind, seed=seed), load=load_file,
                     train=lambda dataset, kind, seed: shared.trained(dataset, dataset.key, kind, seed),
                     read=lambda data, name: read_table(data, filename=name, max_mb=shared.upload_limit_mb()))
 
@@ -98,9 +99,9 @@ def pristine(state: AnalysisState) -> bool:
 
 
 def autosave(force: bool = False, in_url: bool = True) -> None:
-    """Keep the session's analysis on the server when it changed (a session still on its starting demo is kept only
-    with ``force``), and keep its token in the URL (``in_url``; a callback leaves that to the run, as setting the URL
-    lets a click that follows at once stop the callback)."""
+    """Keep the session's analysis on the server when it changed (a session that was never kept and is still on its
+    starting demo is kept only with ``force``), and keep its token in the URL (``in_url``; a callback leaves that to
+    the run, as setting the URL lets a click that follows at once stop the callback)."""
     if "setup" not in st.session_state:
         return
     state = current_state()
@@ -108,10 +109,12 @@ def autosave(force: bool = False, in_url: bool = True) -> None:
         st.session_state["saved_problem"] = ("This setup cannot be kept across a reload: where its data or model "
                                              "came from is not known.")
         return
-    text, token = state.to_json(), st.session_state.get("token")
-    if text != st.session_state.get("saved_text") and (token or force or not pristine(state)):
+    text, last = state.to_json(), st.session_state.get("saved_text")
+    # a session is kept once it has been (or differs from its demo): a fresh start after a failed restore leaves
+    # the record it could not read alone until the visitor changes something
+    if text != last and (force or last is not None or not pristine(state)):
         st.session_state["saved_text"] = text  # tried once per state, not on every rerun
-        write(token or new_token(), text, state)
+        write(st.session_state.get("token") or new_token(), text, state)
     keep_origins()
     token = st.session_state.get("token")
     if in_url and token and st.query_params.get(SESSION) != token:

@@ -60,9 +60,9 @@ def upload_limit_mb() -> float:
 # --- session --------------------------------------------------------------------------------------------------
 
 @st.cache_resource(show_spinner="Loading the demo data and its model (trained on first use, then cached)…")
-def demo(name: str, kind: str, seed: int = 0) -> Setup:
+def demo(name: str, kind: str) -> Setup:
     """A bundled dataset with its demo model, shared by every session (read-only)."""
-    return demo_setup(name, kind, seed=seed)
+    return demo_setup(name, kind)
 
 
 def remembered_demo(name: str, kind: str) -> Setup:

@@ -191,6 +191,9 @@ def test_a_damaged_record_is_a_message_and_the_app_goes_on(german, explain_state
     at = run(session=token)
     assert any("could not be restored" in w and "Unknown model kind" in w for w in warnings(at)), warnings(at)
     assert at.session_state["setup"].dataset.name == "compas" and not at.error
+    with sqlite3.connect(explain_state_dir / FILE_NAME) as conn:  # left as it was until the visitor changes something
+        [(state,)] = conn.execute("SELECT state FROM records WHERE token_hash = ?", (token_hash(token),)).fetchall()
+    assert '"not_a_kind"' in state
 
 
 

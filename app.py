@@ -10,16 +10,12 @@ session (dataset, model, reference, restricted features, row, parameters) lives 
 from __future__ import annotations
 
 import asyncio
-import logging
-import uuid
 from contextlib import asynccontextmanager
 
 import streamlit as st
 
-from explain_core import ExplainError
 from explain_core.views.vocabulary import plain
 
-log = logging.getLogger("explain_explorer")
 SIDEBAR_ROWS = 1000  # rows offered by the sidebar's switcher
 
 
@@ -40,26 +36,42 @@ def pages() -> dict:
 
 
 def sidebar_summary() -> None:
-    """The setup in one line and a row switcher that works from every page."""
-    s = shared.setup()
+    """The setup in one line and a row switcher that works from every page.
+
+    Each switcher's key names the setup (and row) it was drawn for, and its callback gets them as arguments: a
+    choice reaches the session only when made on what the session still shows, so a click sent by a browser that
+    had not yet drawn a newer setup (or row) is ignored instead of applied to it."""
+    s, row = shared.setup(), shared.row()
     scores = shared.row_scores(s, s.key)["score"]
     rows = [int(r) for r in shared.flagged_rows(s)[:SIDEBAR_ROWS]]
-    if shared.row() not in rows:
-        rows.insert(0, shared.row())
+    if row not in rows:
+        rows.insert(0, row)
     with st.sidebar:
         st.caption(f"**{plain(s.dataset.name)}** · {plain(s.model.name)}  \nrestricted: "
                    f"{plain(', '.join(s.restricted)) or 'none'}")
         classes = s.explainable_classes()
         if classes:  # a multiclass model: one class against the rest, chosen here on every page
-            st.session_state["sidebar_class"] = s.dataset.positive_class
-            st.selectbox("Explain class", classes, key="sidebar_class", format_func=str,
-                         on_change=lambda: shared.use_setup(s.with_positive_class(st.session_state["sidebar_class"])),
-                         help="The model predicts several classes; explanations are for this one against the rest.")
-        st.session_state["sidebar_row"] = shared.row()
-        st.selectbox("Row", rows, key="sidebar_row", format_func=lambda r: f"row {r} · {s.score_text(scores[r])}",
-                     on_change=lambda: shared.choose_row(st.session_state["sidebar_row"]),
-                     help=f"The first {SIDEBAR_ROWS} test rows the model predicts positive (and the chosen row); "
-                          "any row can be chosen on the Pick a row page.")
+            key = f"sidebar_class_{s.key}"
+            with st.container(key="sidebar_class"):
+                chosen = next((i for i, c in enumerate(classes) if str(c) == str(s.dataset.positive_class)), 0)
+                st.selectbox("Explain class", classes, index=chosen, key=key,
+                             format_func=str, on_change=callbacks.guarded(choose_class), args=(key, s.key),
+                             help="The model predicts several classes; explanations are for this one against the "
+                                  "rest.")
+        key = f"sidebar_row_{s.key}_{row}"
+        with st.container(key="sidebar_row"):
+            st.selectbox("Row", rows, index=rows.index(row), key=key,
+                         format_func=lambda r: f"row {r} · {s.score_text(scores[r])}",
+                         on_change=callbacks.guarded(callbacks.choose_row_from), args=(key, s.key, row),
+                         help=f"The first {SIDEBAR_ROWS} test rows the model predicts positive (and the chosen row); "
+                              "any row can be chosen on the Pick a row page.")
+
+
+def choose_class(key: str, drawn_for: str) -> None:
+    """The sidebar's class switcher changed: explain that class, if the session still has the setup it showed."""
+    s = st.session_state["setup"]
+    if callbacks.drawn_for(drawn_for) and st.session_state.get(key) in s.explainable_classes():
+        shared.use_setup(s.with_positive_class(st.session_state[key]), origin_of=s)
 
 
 def main() -> None:
@@ -67,16 +79,18 @@ def main() -> None:
     st.set_page_config(page_title="Explanation explorer", page_icon=":material/manage_search:", layout="wide")
     page = st.navigation(pages())
     try:
+        saved.begin()  # a new session: the analysis its URL names (a reload, a shared link)
         shared.ensure_session()
+        callbacks.apply_requested_demo()
+        saved.autosave()  # what the callbacks changed
+        callbacks.show_callback_failure()
+        callbacks.follow_go_to(page.title)
         sidebar_summary()
+        saved.save_panel()
         page.run()
-    except ExplainError as exc:  # a bad input, choice or result: the message says what is wrong and how to fix it
-        st.error(plain(exc), icon=":material/error:")
-    except Exception:  # anything else: a short reference instead of a traceback (full trace in the server log)
-        ref = uuid.uuid4().hex[:8]
-        log.exception("page %s failed (reference %s)", page.title, ref)
-        st.error(f"Something went wrong while drawing this page. Your data and choices are kept; try another "
-                 f"setting or page. If it happens again, report reference **{ref}**.", icon=":material/error:")
+        saved.autosave()  # what the page changed
+    except Exception as exc:  # noqa: BLE001 — the page's error boundary: a message, never a traceback
+        st.error(callbacks.failure_message(exc, f"page {page.title}"), icon=":material/error:")
 
 
 @asynccontextmanager
@@ -89,7 +103,9 @@ async def warm_start(_app):
 
 
 if __name__ == "__main__":  # a visit's script run
-    from pages import _shared as shared  # its caches need Streamlit's runtime, which a script run has
+    from pages import _callbacks as callbacks  # their caches need Streamlit's runtime, which a script run has
+    from pages import _saved as saved
+    from pages import _shared as shared
 
     main()
 else:  # ``streamlit run app.py`` imports the file to find the server

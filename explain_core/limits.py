@@ -41,6 +41,9 @@ class Limits:
     sev_depth: int = 64                # layers the SEV search may be asked for
     shap_background: int = 5_000       # SHAP's background rows (each explained row is scored against every one)
     run_seconds: float = 600.0         # a run's own time limit (the exact linear fit, the LENS search)
+    saved_mb: float = 2_048.0          # saved analyses (sessions and named ones) together: their files and state
+    saved_analysis_mb: float = 500.0   # one saved analysis: its data file, model file and state
+    saved_days: float = 30.0           # a saved analysis not opened or changed for this many days is deleted
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Limits":

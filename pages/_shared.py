@@ -1,9 +1,11 @@
 """What every page shares: the session (setup, row, parameters), cached computations, small views.
 
 Not a page (the leading underscore). Session keys: ``setup`` (:class:`~explain_core.analysis.Setup`),
-``row`` (dataset position of the chosen row), ``whatif`` (edited values of that row, or None) and
-``params`` (:class:`~explain_core.analysis.Parameters`). Computations are cached by content: results by
-(setup key, the row's values, the parameters they depend on), so changing σ does not recompute SEV.
+``row`` (dataset position of the chosen row), ``whatif`` (edited values of that row, or None),
+``params`` (:class:`~explain_core.analysis.Parameters`) and ``origins`` (where the session's datasets and models came
+from, :func:`remember_data` / :func:`remember_model`, so ``pages/_saved.py`` can keep the analysis). Computations are
+cached by content: results by (setup key, the row's values, the parameters they depend on), so changing σ does not
+recompute SEV. Widget callbacks run through :func:`guarded`, inside the same error boundary as the pages.
 """
 from __future__ import annotations
 
@@ -26,10 +28,14 @@ from explain_core.analysis import (DEFAULT_DEMO, BaselineParameters, LensParamet
                                    lens_searches, row_baselines, row_lens_causal, row_lens_contexts, row_lens_search,
                                    row_linear, row_sev, row_tree_sev, score_of)
 from explain_core.export import to_csv, to_json
+from explain_core.intake.data import Dataset
+from explain_core.intake.demo_models import TrainedModel, train_model
 from explain_core.intake.loading import trusted_mode
 from explain_core.lens.causal import CausalGraph
+from explain_core.saved.recipe import DataRecipe, ModelRecipe
 from explain_core.sev import hypercube
 from explain_core.views.vocabulary import plain
+from pages import _origins as origins
 
 SECRETS_TRUSTED = "trusted_models"
 
@@ -57,6 +63,20 @@ def upload_limit_mb() -> float:
 def demo(name: str, kind: str) -> Setup:
     """A bundled dataset with its demo model, shared by every session (read-only)."""
     return demo_setup(name, kind)
+
+
+def remembered_demo(name: str, kind: str) -> Setup:
+    """:func:`demo`, remembered as this session's origin of its dataset and model."""
+    setup = demo(name, kind)
+    origins.remember_data(setup.dataset, DataRecipe(demo=name))
+    origins.remember_model(setup.model_key, ModelRecipe("demo", kind))
+    return setup
+
+
+@st.cache_resource(show_spinner=False, max_entries=8, ttl="1h")
+def trained(_dataset: Dataset, key: str, kind: str, seed: int) -> TrainedModel:
+    """A model trained here, shared by sessions with the same data, configuration, kind and seed."""
+    return train_model(_dataset, kind, seed=seed)
 
 
 def warm_up() -> None:
@@ -110,7 +130,7 @@ def ensure_session() -> None:
     (``?row=N``) or its first flagged test row; keep the URL's ``row`` on the chosen row, so it can be shared."""
     memory_housekeeping()
     if "setup" not in st.session_state:
-        use_setup(demo(*DEFAULT_DEMO))
+        use_setup(remembered_demo(*DEFAULT_DEMO))
         linked = str(st.query_params.get("row", ""))
         rows = len(st.session_state["setup"].dataset.features)
         if re.fullmatch(r"[0-9]{1,12}", linked) and int(linked) < rows:
@@ -123,8 +143,13 @@ def ensure_session() -> None:
         st.query_params["row"] = str(st.session_state["row"])
 
 
-def use_setup(setup: Setup) -> None:
-    """Make ``setup`` the session's, keeping the row when it still exists and clearing its what-if edits."""
+def use_setup(setup: Setup, origin_of: Setup | None = None) -> None:
+    """Make ``setup`` the session's, keeping the row when it still exists and clearing its what-if edits;
+    ``origin_of``: the setup it was derived from (the same data and model files, another class explained)."""
+    if origin_of is not None:
+        data = origins.origins_of(origin_of)[0]
+        if data is not None:
+            origins.remember_data(setup.dataset, data)
     st.session_state["setup"] = setup
     st.session_state["whatif"] = None
     row = st.session_state.get("row")
@@ -161,7 +186,10 @@ def row() -> int:
 
 
 def choose_row(position: int) -> None:
-    if int(position) != st.session_state.get("row"):
+    """Make dataset row ``position`` the session's (a whole number within the data; anything else is ignored)."""
+    rows = len(st.session_state["setup"].dataset.features)
+    if isinstance(position, (int, np.integer)) and not isinstance(position, bool) and 0 <= position < rows \
+            and int(position) != st.session_state.get("row"):
         st.session_state["row"] = int(position)
         st.session_state["whatif"] = None
 

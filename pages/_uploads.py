@@ -16,7 +16,9 @@ from explain_core.intake.data import KINDS, TASKS, Dataset, infer_kind, infer_ta
 from explain_core.intake.demo_models import TrainedModel
 from explain_core.intake.loading import MODEL_SUFFIXES, TRUSTED_ENV
 from explain_core.intake.tables import read_table, safe_name
+from explain_core.saved.recipe import DataRecipe, FileRef, ModelRecipe
 from explain_core.views.vocabulary import plain
+from pages import _origins as origins
 from pages import _shared as shared
 
 DATA_TYPES = ["csv", "parquet", "pq"]
@@ -111,12 +113,15 @@ def upload_form() -> bool:
     if st.button("Use this data", key="dm_build", type="primary", icon=":material/check:",
                  help="Build the dataset from these choices; a model is then trained or uploaded for it."):
         try:
-            dataset = make_dataset(frame, target, task=task, positive_class=positive, kinds=kinds,
-                                   onehot_groups=onehot_groups(groups), drop=drop, name=Path(name).stem)
+            choices = dict(task=task, positive_class=positive, kinds=kinds, onehot_groups=onehot_groups(groups),
+                           drop=drop, name=Path(name).stem)
+            dataset = make_dataset(frame, target, **choices)
         except IntakeError as exc:
             st.error(plain(exc), icon=":material/error:")
         else:
             set_working(dataset, None)
+            data = file.getvalue()
+            origins.remember_data(dataset, DataRecipe.upload(FileRef.of(data, name), target, **choices), data)
             st.session_state["dm_built_from"] = (digest, name)
     return st.session_state.get("dm_built_from") != (digest, name)
 
@@ -261,6 +266,9 @@ def upload_model_form(dataset: Dataset, dkey: str, seed: int) -> TrainedModel | 
         except IntakeError as exc:
             st.error(plain(exc), icon=":material/error:")
         else:
+            origins.remember_model(result.key, ModelRecipe("file", seed=seed, file=FileRef.of(data, name),
+                                                           threshold=threshold, positive=label or None,
+                                                           trusted_types=tuple(confirmed), by_order=by_order), data)
             if confirmed:  # trusted once for this file's content: not asked again in this session
                 st.session_state["dm_confirmed_types"][digest] = confirmed
                 st.session_state.pop("dm_untrusted", None)

@@ -15,21 +15,16 @@ import streamlit as st
 from explain_core import IntakeError
 from explain_core.analysis import Setup, make_setup
 from explain_core.intake.data import Dataset, demo_names
-from explain_core.intake.demo_models import DEMO_KINDS, TrainedModel, train_model
+from explain_core.intake.demo_models import DEMO_KINDS, TrainedModel
 from explain_core.reference import POPULATIONS, STATISTIC_WORDS, STATISTICS, Reference, make_reference
+from explain_core.saved.recipe import ModelRecipe
 from explain_core.views.vocabulary import DEMO_LABELS, format_value, plain
+from pages import _callbacks as callbacks
+from pages import _origins as origins
 from pages import _shared as shared
 from pages import _uploads as uploads
 
 POPULATION_LABELS = {"opposite": "training rows of the opposite class", "all": "all training rows"}
-
-
-# --- cached work -------------------------------------------------------------------------------------------------
-
-@st.cache_resource(show_spinner=False, max_entries=8, ttl="1h")
-def train_cached(_dataset: Dataset, key: str, kind: str, seed: int) -> TrainedModel:
-    """A model trained here, shared by sessions with the same data, configuration, kind and seed."""
-    return train_model(_dataset, kind, seed=seed)
 
 
 # --- the page's working state -----------------------------------------------------------------------------------
@@ -90,7 +85,7 @@ def demo_picker() -> None:
                         help="Trained here on a seeded 80/20 split the first time, then cached. You can train "
                              "another model or upload one below.")
     if c3.button("Load demo", key="dm_demo_load", icon=":material/play_arrow:"):
-        demo = shared.demo(name, kind)
+        demo = shared.remembered_demo(name, kind)
         uploads.set_working(demo.dataset, model_of(demo))
 
 
@@ -157,7 +152,8 @@ def train_form(dataset: Dataset, dkey: str, seed: int) -> TrainedModel | None:
     try:
         with st.status(f"Training {label} on {dataset.name}…", expanded=True) as status:
             st.write(f"Encoding {len(dataset.groups)} features and fitting on the 80/20 split (seed {seed})…")
-            trained = train_cached(dataset, dkey, kind, seed)
+            trained = shared.trained(dataset, dkey, kind, seed)
+            origins.remember_model(trained.key, ModelRecipe("trained", kind, seed))
             status.update(label=f"Trained {label} on {dataset.name}", state="complete", expanded=False)
     except IntakeError as exc:
         st.error(plain(exc), icon=":material/error:")
@@ -252,17 +248,19 @@ def use_section(dataset: Dataset, dkey: str, model: TrainedModel, reference: Ref
                 f"Restricted: {plain(', '.join(restricted)) or 'none'}.")
     if pending_upload:
         st.caption("Disabled while the uploaded file waits for **Use this data** (section 1).")
-    if not st.button("Use this setup", key="dm_use", type="primary", icon=":material/done_all:",
-                     disabled=pending_upload):
-        return
-    try:
-        if same:
-            new = current.with_reference(reference).with_restricted(restricted)
-        else:
-            new = make_setup(dataset, model, reference=reference, restricted=restricted)
-    except IntakeError as exc:
-        st.error(plain(exc), icon=":material/error:")
-        return
+    st.button("Use this setup", key="dm_use", type="primary", icon=":material/done_all:", disabled=pending_upload,
+              on_click=callbacks.guarded(use_setup), args=(dataset, dkey, model, reference, restricted, current,
+                                                       current_key))
+
+
+def use_setup(dataset: Dataset, dkey: str, model: TrainedModel, reference: Reference, restricted: tuple[str, ...],
+              current: Setup, current_key: str) -> None:
+    """“Use this setup” (a callback with what the page showed, so a click right after it is not lost): the
+    configured data, model, reference and restricted features become the session's."""
+    if dkey == current_key and model.key == current.model_key:
+        new = current.with_reference(reference).with_restricted(restricted)
+    else:
+        new = make_setup(dataset, model, reference=reference, restricted=restricted)
     shared.use_setup(new)
     if dkey != current_key:
         st.session_state["row"] = shared.default_row(new)
@@ -270,7 +268,6 @@ def use_section(dataset: Dataset, dkey: str, model: TrainedModel, reference: Ref
     st.session_state["dm_flash"] = (f"Now using **{plain(new.dataset.name)}** · {plain(new.model.name)} · reference: "
                                     f"{plain(new.reference.description)} · restricted: "
                                     f"{plain(', '.join(new.restricted)) or 'none'}.")
-    st.rerun()
 
 
 # --- page ---------------------------------------------------------------------------------------------------------

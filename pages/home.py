@@ -4,7 +4,17 @@ import streamlit as st
 from explain_core.intake.data import demo_names
 from explain_core.intake.demo_models import DEMO_KINDS
 from explain_core.views.vocabulary import DEMO_LABELS, plain
+from pages import _callbacks as callbacks
+from pages import _saved as saved
 from pages import _shared as shared
+
+
+def load_demo() -> None:
+    """“Load demo” (a callback: it runs before the page does, so a click on another page right after it is not
+    lost): the chosen demo becomes the session's, then Pick a row."""
+    callbacks.request_demo(st.session_state["home_demo"], st.session_state["home_kind"])
+    callbacks.go_to("pages/pick_row.py", leaving="Home")
+
 
 st.title("Explanation explorer")
 st.markdown(
@@ -38,16 +48,15 @@ st.subheader("Start")
 left, right = st.columns(2)
 with left, st.container(border=True):
     st.markdown("**From a demo**: a bundled dataset with a model trained here.")
-    name = st.selectbox("Demo dataset", demo_names(), key="home_demo",
-                        format_func=lambda n: DEMO_LABELS.get(n, n),
-                        index=demo_names().index(s.dataset.name) if s.dataset.name in demo_names() else 0)
-    kind = st.selectbox("Model", list(DEMO_KINDS), key="home_kind", format_func=DEMO_KINDS.get,
-                        index=list(DEMO_KINDS).index("gbdt"))
-    if st.button("Load demo", key="home_load", type="primary", icon=":material/play_arrow:"):
-        shared.use_setup(shared.demo(name, kind))
-        st.session_state["row"] = shared.default_row(shared.setup())
-        st.switch_page("pages/pick_row.py")
+    st.selectbox("Demo dataset", demo_names(), key="home_demo", format_func=lambda n: DEMO_LABELS.get(n, n),
+                 index=demo_names().index(s.dataset.name) if s.dataset.name in demo_names() else 0)
+    st.selectbox("Model", list(DEMO_KINDS), key="home_kind", format_func=DEMO_KINDS.get,
+                 index=list(DEMO_KINDS).index("gbdt"))
+    st.button("Load demo", key="home_load", type="primary", icon=":material/play_arrow:",
+              on_click=callbacks.guarded(load_demo))
 with right, st.container(border=True):
     st.markdown("**From your files**: a CSV or Parquet table, and a model (`.skops`, `.onnx`) or one trained here.")
     if st.button("Upload data and model", key="home_upload", icon=":material/upload:"):
-        st.switch_page("pages/data_model.py")
+        callbacks.switch_page("pages/data_model.py")
+
+saved.saved_list()

@@ -1,9 +1,13 @@
 """Pick a row: a filterable table of rows with the model's prediction, and a what-if editor."""
+import functools
+import hashlib
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from explain_core.views.vocabulary import plain
+from pages import _callbacks as callbacks
 from pages import _shared as shared
 
 MAX_SHOWN = 2000
@@ -52,25 +56,35 @@ st.caption(f"{len(positions):,} of {len(scores):,} rows match" +
            ". Click a row's left edge to choose it, or type its number.")
 
 
-def on_pick() -> None:
-    chosen = st.session_state["pick_table"].selection.rows
-    if chosen:
-        shared.choose_row(int(st.session_state["pick_positions"][chosen[0]]))
-        st.session_state["pick_number"] = shared.row()
+def on_pick(key: str, shown: np.ndarray, setup_key: str) -> None:
+    """A row clicked in table ``key``, which listed the rows ``shown`` of setup ``setup_key``."""
+    chosen = st.session_state[key].selection.rows
+    if chosen and callbacks.drawn_for(setup_key) and 0 <= chosen[0] < len(shown):
+        shared.choose_row(int(shown[chosen[0]]))
 
 
-def on_type() -> None:
-    shared.choose_row(int(st.session_state["pick_number"]))
+def apply_whatif(setup_key: str, edited_row: int, changes: dict | None) -> None:
+    """Explain the edited values of ``edited_row`` (``changes``), or the original row again (None)."""
+    if callbacks.drawn_for(setup_key, edited_row):
+        st.session_state["whatif"] = changes
+        if changes is None:
+            st.session_state.pop(f"pick_whatif_{setup_key}_{edited_row}", None)
 
 
-st.session_state["pick_positions"] = positions[:MAX_SHOWN]
-st.dataframe(table.head(MAX_SHOWN), key="pick_table", on_select=on_pick, selection_mode="single-row",
-             width="stretch", height=320, column_config={"score": st.column_config.NumberColumn(format="%.3f")})
+# Each widget's key names what it was drawn for (the setup, the rows listed, the row), and its callback checks it:
+# a click sent by a browser that had not drawn a newer state yet is not applied to that state.
+shown = positions[:MAX_SHOWN]
+table_key = f"pick_table_{s.key}_{hashlib.sha1(shown.tobytes()).hexdigest()[:12]}"
+with st.container(key="pick_table"):
+    st.dataframe(table.head(MAX_SHOWN), key=table_key, selection_mode="single-row", width="stretch", height=320,
+                 on_select=functools.partial(callbacks.guarded(on_pick), table_key, shown, s.key),
+                 column_config={"score": st.column_config.NumberColumn(format="%.3f")})
 shared.download_buttons("rows", table)
-st.session_state.setdefault("pick_number", shared.row())
-st.number_input("Row number", 0, len(data.features) - 1, step=1, key="pick_number", on_change=on_type)
-
 row = shared.row()
+number_key = f"pick_number_{s.key}_{row}"
+with st.container(key="pick_number"):
+    st.number_input("Row number", 0, len(data.features) - 1, value=row, step=1, key=number_key,
+                    on_change=callbacks.guarded(callbacks.choose_row_from), args=(number_key, s.key, row))
 score = float(scores["score"].iloc[row])
 st.success(f"**Row {row}** is chosen ({scores['split'].iloc[row]} row, {plain(s.score_text(score))}); "
            "it follows you to every page.", icon=":material/check_circle:")
@@ -79,7 +93,7 @@ st.subheader("What if?")
 st.caption("Change any value and see the model's new prediction. *Explain the edited row* makes every page explain "
            "the edited values instead of the original row.")
 original = s.query(row)
-edited = st.data_editor(shared.query(), key=f"pick_whatif_{row}", width="stretch", hide_index=True,
+edited = st.data_editor(shared.query(), key=f"pick_whatif_{s.key}_{row}", width="stretch", hide_index=True,
                         num_rows="fixed")
 new_score = float(s.model.score(edited)[0])
 changes = {c: edited[c].iloc[0] for c in data.columns
@@ -88,13 +102,10 @@ changes = {c: edited[c].iloc[0] for c in data.columns
 c1, c2, c3 = st.columns([2, 1, 1])
 c1.metric("Prediction of the edited values", plain(s.score_text(new_score)),
           delta=f"{new_score - score:+.3f}" if changes else None)
-if c2.button("Explain the edited row", key="pick_whatif_apply", disabled=not changes, type="primary"):
-    st.session_state["whatif"] = changes
-    st.rerun()
-if c3.button("Back to the original row", key="pick_whatif_reset", disabled=not st.session_state.get("whatif")):
-    st.session_state["whatif"] = None
-    st.session_state.pop(f"pick_whatif_{row}", None)
-    st.rerun()
+c2.button("Explain the edited row", key="pick_whatif_apply", disabled=not changes, type="primary",
+          on_click=callbacks.guarded(apply_whatif), args=(s.key, row, changes))
+c3.button("Back to the original row", key="pick_whatif_reset", disabled=not st.session_state.get("whatif"),
+          on_click=callbacks.guarded(apply_whatif), args=(s.key, row, None))
 if st.session_state.get("whatif"):
     st.info("Explaining the edited row: " + plain(", ".join(f"{k} = {v}" for k, v in
                                                             st.session_state["whatif"].items())))

@@ -2,7 +2,8 @@
 rule for missing tools.
 
 Every test trains or loads the demo models in one session-wide temporary cache (``EXPLAIN_CACHE_DIR``), so
-each is trained once per run and the user's own cache is never touched. Browser tests need Debian's Chromium
+each is trained once per run and the user's own cache is never touched; saved analyses go to a temporary
+``EXPLAIN_STATE_DIR`` likewise. Browser tests need Debian's Chromium
 at /usr/bin/chromium (env ``CHROMIUM_PATH`` overrides; never ``playwright install``). A missing tool skips
 its tests locally but *fails* them when env ``CI`` is set (:func:`missing`), so a green CI run means they ran.
 """
@@ -36,6 +37,14 @@ def visible(markdown: str) -> str:
     """What a reader sees of markdown source that escapes punctuation (``explain_core.views.vocabulary.plain``):
     the text without its backslash escapes."""
     return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
+
+
+def drawn(widgets, name: str):
+    """The AppTest widget ``name`` among ``widgets`` (e.g. ``at.sidebar.selectbox``): the app keys its row and class
+    switchers by what they were drawn for (``<name>_<setup key>[_<row>]``), so a stale click cannot apply to a newer
+    setup."""
+    [found] = [w for w in widgets if w.key and w.key.startswith(f"{name}_")]
+    return found
 
 
 def missing(message: str):
@@ -77,6 +86,19 @@ def explain_cache_dir(tmp_path_factory):
         os.environ["EXPLAIN_CACHE_DIR"] = old
 
 
+@pytest.fixture(scope="session", autouse=True)
+def explain_state_dir(tmp_path_factory):
+    """One fresh EXPLAIN_STATE_DIR (the saved analyses) for the whole session, so no test writes the user's own."""
+    path = tmp_path_factory.mktemp("explain-state")
+    old = os.environ.get("EXPLAIN_STATE_DIR")
+    os.environ["EXPLAIN_STATE_DIR"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("EXPLAIN_STATE_DIR", None)
+    else:
+        os.environ["EXPLAIN_STATE_DIR"] = old
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -101,14 +123,14 @@ class Server(str):
 
 
 @pytest.fixture(scope="session")
-def streamlit_server(explain_cache_dir, tmp_path_factory):
+def streamlit_server(explain_cache_dir, explain_state_dir, tmp_path_factory):
     """``streamlit run app.py`` on a free local port; yields its :class:`Server` and stops it at teardown."""
     port = _free_port()
     log = tmp_path_factory.mktemp("streamlit") / "server.log"
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
            "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
            "--browser.gatherUsageStats", "false"]
-    env = {**os.environ, "EXPLAIN_CACHE_DIR": str(explain_cache_dir)}
+    env = {**os.environ, "EXPLAIN_CACHE_DIR": str(explain_cache_dir), "EXPLAIN_STATE_DIR": str(explain_state_dir)}
     started = time.monotonic()
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)

@@ -10,7 +10,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from conftest import visible
+from conftest import drawn, visible
 from explain_core import IntakeError, explain_sev
 from explain_core.analysis import (DEFAULT_DEMO, Parameters, agreement, demo_setup, lens_report, predicted_rows,
                                    row_baselines, row_lens_contexts, row_linear, row_tree_sev)
@@ -113,7 +113,7 @@ def test_the_url_names_the_row(demo, flagged):
     at.query_params["row"] = str(flagged[3])
     at.run()
     assert not at.exception and at.session_state["row"] == flagged[3]
-    at.sidebar.selectbox(key="sidebar_row").select(flagged[1]).run()
+    drawn(at.sidebar.selectbox, "sidebar_row").select(flagged[1]).run()
     assert at.query_params["row"] == str(flagged[1])
     bad = AppTest.from_file(APP, default_timeout=TIMEOUT)
     bad.query_params["row"] = "99999999"
@@ -208,7 +208,7 @@ def test_another_row_updates_every_sev_value(demo, flagged):
     other = next(r for r in flagged[1:60]
                  if (expected(demo, r).minus.value, expected(demo, r).plus.value)
                  != (first.minus.value, first.plus.value))
-    at.number_input(key="pick_number").set_value(other).run()
+    drawn(at.number_input, "pick_number").set_value(other).run()
     assert not at.exception and at.session_state["row"] == other
     at.switch_page("pages/sev.py").run()
     assert not at.exception
@@ -218,7 +218,7 @@ def test_another_row_updates_every_sev_value(demo, flagged):
 
 def test_sidebar_row_switcher_follows_every_page(demo, flagged):
     at = open_page("pages/sev.py")
-    switcher = at.sidebar.selectbox(key="sidebar_row")
+    switcher = drawn(at.sidebar.selectbox, "sidebar_row")
     assert switcher.options[:3] == [f"row {r} · P(two_year_recid = 1) = {demo.model.score(demo.query(r))[0]:.2f}"
                                     for r in flagged[:3]]
     switcher.select(flagged[2]).run()

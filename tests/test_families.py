@@ -324,7 +324,7 @@ def test_multiclass_model_is_explained_for_the_chosen_class(three_classes):
 def test_sidebar_chooses_the_class_on_every_page(three_classes):
     from streamlit.testing.v1 import AppTest
 
-    from conftest import ROOT
+    from conftest import ROOT, drawn
 
     _, _, setup = three_classes
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
@@ -332,8 +332,8 @@ def test_sidebar_chooses_the_class_on_every_page(three_classes):
     at.session_state["row"] = int(setup.test_rows[0])
     at.run()
     at.switch_page("pages/sev.py").run()
-    assert at.selectbox(key="sidebar_class").value == "high"
-    at.selectbox(key="sidebar_class").select("mid").run()
+    assert drawn(at.selectbox, "sidebar_class").value == "high"
+    drawn(at.selectbox, "sidebar_class").select("mid").run()
     assert not at.exception and at.session_state["setup"].dataset.positive_class == "mid"
     assert "mid" in at.info[0].value  # the banner names the class explained
 

@@ -1,0 +1,236 @@
+"""What a saved analysis is made of, as plain data, and how its setup is built again.
+
+A session's setup comes from a few choices: a bundled dataset by name, or an uploaded table (its file and the
+choices that made it a dataset); a demo model, a model trained here (kind and seed) or a model file (its bytes and
+the loading choices); the class explained, the reference (statistic, population, rounding, custom values) and the
+restricted features. Beside the setup: the parameters, the row and the what-if edits. :class:`AnalysisState` holds
+exactly these as JSON — never a pickle, never a path: files are named by SHA-256 and travel as bytes beside it.
+:func:`rebuild` builds the setup again with the functions the pages build with (:class:`Builders`): a model file
+goes through :func:`~explain_core.setup.model_from_upload`, the same safe loading (allow-lists, sandboxed worker)
+as an upload; every step is seeded, so the same analysis comes back. A state read back is checked field by field:
+a damaged or edited record is an :class:`~explain_core.errors.IntakeError` with a plain message, never a crash.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field, replace
+from typing import Callable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ExplainError, IntakeError, check_choice
+from ..intake.data import Dataset, find_value, load_demo, make_dataset
+from ..intake.demo_models import DEMO_KINDS, TrainedModel, train_model
+from ..intake.tables import read_table
+from ..reference import make_reference
+from ..results import decode, to_jsonable
+from ..setup import Parameters, Setup, demo_setup, make_setup, model_from_upload
+
+FORMAT = "explain-explorer analysis"
+VERSION = 1
+MODEL_ORIGINS = ("demo", "trained", "file")
+SCALARS = (str, int, float, bool, type(None))
+
+
+@dataclass(frozen=True)
+class FileRef:
+    """A file the analysis needs, by content: its SHA-256, the name it was uploaded as and its size in bytes."""
+
+    sha256: str
+    name: str
+    size: int
+
+    @classmethod
+    def of(cls, data: bytes, name: str) -> "FileRef":
+        return cls(hashlib.sha256(data).hexdigest(), str(name), len(data))
+
+
+@dataclass(frozen=True)
+class DataRecipe:
+    """A bundled dataset (``demo``), or an uploaded table (``file``) with the arguments of
+    :func:`~explain_core.intake.data.make_dataset` that made it a dataset."""
+
+    demo: str | None = None
+    file: FileRef | None = None
+    target: str = ""
+    task: str | None = None
+    positive_class: object = None
+    kinds: tuple[tuple[str, str], ...] = ()
+    onehot_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    drop: tuple[str, ...] = ()
+    name: str = "upload"
+
+    @classmethod
+    def upload(cls, file: FileRef, target: str, *, task: str | None = None, positive_class=None,
+               kinds: Mapping[str, str] | None = None, onehot_groups: Mapping[str, list] | None = None,
+               drop=(), name: str = "upload") -> "DataRecipe":
+        """The recipe of ``make_dataset(read_table(file), target, …)`` with these arguments."""
+        return cls(None, file, str(target), task, _plain(positive_class),
+                   tuple((str(c), str(k)) for c, k in (kinds or {}).items()),
+                   tuple((str(g), tuple(map(str, cs))) for g, cs in (onehot_groups or {}).items()),
+                   tuple(map(str, drop)), str(name))
+
+
+@dataclass(frozen=True)
+class ModelRecipe:
+    """A demo model (``origin="demo"``) or one trained here (``"trained"``): its ``kind`` and ``seed``; or a model
+    file (``"file"``) with the loading choices of :func:`~explain_core.setup.model_from_upload` (``positive``: the
+    model's label for the positive class, None for the dataset's own); ``source`` replaces the loaded model's
+    description (a model trained on the Sparser page is kept as its ``.skops`` file)."""
+
+    origin: str
+    kind: str | None = None
+    seed: int = 0
+    file: FileRef | None = None
+    threshold: float | None = None
+    positive: object = None
+    trusted_types: tuple[str, ...] = ()
+    by_order: bool = False
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class AnalysisState:
+    """Everything a session is made of, as plain data (see the module's docstring)."""
+
+    data: DataRecipe
+    model: ModelRecipe
+    positive_class: object = None
+    statistic: str = "mean"
+    population: str = "opposite"
+    rounded: bool = False
+    overrides: tuple[tuple[str, object], ...] = ()
+    restricted: tuple[str, ...] = ()
+    parameters: Parameters = field(default_factory=Parameters)
+    row: int = 0
+    whatif: tuple[tuple[str, object], ...] = ()
+
+    @classmethod
+    def of(cls, setup: Setup, data: DataRecipe, model: ModelRecipe, *, parameters: Parameters, row: int,
+           whatif: Mapping | None = None) -> "AnalysisState":
+        """The state of a session: ``setup`` (made from ``data`` and ``model``) and its parameters, row and edits."""
+        ref = setup.reference
+        return cls(data, model, _plain(setup.dataset.positive_class), ref.statistic, ref.population, ref.rounded,
+                   tuple((str(k), _plain(v)) for k, v in ref.overrides.items()), tuple(setup.restricted),
+                   parameters, int(row), tuple((str(c), _plain(v)) for c, v in (whatif or {}).items()))
+
+    @property
+    def files(self) -> tuple[FileRef, ...]:
+        """The files this state names (the uploaded table, the model file)."""
+        return tuple(f for f in (self.data.file, self.model.file) if f is not None)
+
+    def to_json(self) -> str:
+        return json.dumps({"format": FORMAT, "version": VERSION, "state": to_jsonable(self, exact=True)},
+                          ensure_ascii=False, allow_nan=False, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> "AnalysisState":
+        """The state a saved record holds; :class:`IntakeError` when it is not one this version reads."""
+        try:
+            payload = json.loads(text)
+            if payload.get("format") != FORMAT or payload.get("version") != VERSION:
+                raise IntakeError("it was written by another version of this app")
+            state = decode(cls, payload["state"])
+            _check(state)
+        except ExplainError as exc:
+            raise IntakeError(f"This saved analysis cannot be read: {exc}") from None
+        except (ValueError, TypeError, KeyError, AttributeError):
+            raise IntakeError("This saved analysis is damaged (its record is not one this app wrote), so it "
+                              "cannot be restored.") from None
+        return state
+
+
+def _plain(value):
+    """A value as a JSON scalar (numpy scalars as Python numbers, NaN as None)."""
+    value = value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, float) and value != value:
+        return None
+    return value if isinstance(value, SCALARS) else str(value)
+
+
+def _check(state: AnalysisState) -> None:
+    """Types decode() does not enforce: scalars where values go, and one source of data and of model."""
+    data, model = state.data, state.model
+    values = [data.positive_class, model.positive, state.positive_class, *(v for _, v in state.overrides),
+              *(v for _, v in state.whatif)]
+    if not all(isinstance(v, SCALARS) for v in values) or (data.demo is None) == (data.file is None):
+        raise ValueError("not a state")
+    check_choice(model.origin, MODEL_ORIGINS, "model origin")
+    if (model.origin == "file") != (model.file is not None) or (model.origin != "file" and model.kind is None):
+        raise ValueError("not a state")
+
+
+# --- building the setup again ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Builders:
+    """The functions a restore builds with; the app passes its cached ones, so a restored analysis shares its caches.
+
+    ``demo(name, kind, seed)`` → a demo :class:`Setup`; ``train(dataset, kind, seed)`` → a model trained here;
+    ``load(dataset, data, filename, seed=, threshold=, positive_class=, trusted_types=, by_order=)`` → a model
+    file loaded (:func:`~explain_core.setup.model_from_upload`); ``read(data, filename)`` → an uploaded table."""
+
+    demo: Callable[[str, str, int], Setup] = lambda name, kind, seed: demo_setup(name, kind, seed=seed)
+    train: Callable[[Dataset, str, int], TrainedModel] = lambda dataset, kind, seed: train_model(dataset, kind,
+                                                                                                seed=seed)
+    load: Callable[..., TrainedModel] = model_from_upload
+    read: Callable[[bytes, str], pd.DataFrame] = lambda data, name: read_table(data, filename=name)
+
+
+@dataclass(frozen=True)
+class Restored:
+    """A rebuilt session: the setup, its parameters, the row and the what-if edits (checked against the data)."""
+
+    setup: Setup
+    parameters: Parameters
+    row: int
+    whatif: dict | None
+
+
+def rebuild(state: AnalysisState, files: Mapping[str, bytes], builders: Builders = Builders()) -> Restored:
+    """The session ``state`` describes, built again from ``files`` (by SHA-256) with ``builders``."""
+    for ref in state.files:
+        data = files.get(ref.sha256)
+        if data is None or len(data) != ref.size or hashlib.sha256(data).hexdigest() != ref.sha256:
+            raise IntakeError(f"The file {ref.name} of this saved analysis is missing or damaged, so it cannot be "
+                              "restored.")
+    setup = _base_setup(state, files, builders)
+    if state.positive_class is not None and find_value(state.positive_class, [setup.dataset.positive_class]) is None:
+        setup = setup.with_positive_class(state.positive_class)
+    reference = make_reference(setup.dataset, setup.train_rows, statistic=state.statistic,
+                               population=state.population, threshold=setup.model.threshold,
+                               overrides=dict(state.overrides), rounded=state.rounded)
+    setup = setup.with_reference(reference).with_restricted(state.restricted)
+    rows = len(setup.dataset.features)
+    if not 0 <= state.row < rows:
+        raise IntakeError(f"This saved analysis names row {state.row}, which its data does not have (rows 0 to "
+                          f"{rows - 1}).")
+    whatif = {c: v for c, v in state.whatif if c in setup.dataset.columns} or None
+    return Restored(setup, state.parameters, state.row, whatif)
+
+
+def _base_setup(state: AnalysisState, files: Mapping[str, bytes], builders: Builders) -> Setup:
+    """The dataset and model with the default reference and nothing restricted."""
+    data, model = state.data, state.model
+    if model.origin == "demo":
+        if data.demo is None:
+            raise IntakeError("This saved analysis pairs a demo model with uploaded data, which this app never does.")
+        check_choice(model.kind, DEMO_KINDS, "model kind")
+        return builders.demo(data.demo, model.kind, model.seed)
+    dataset = (load_demo(data.demo) if data.demo is not None else
+               make_dataset(builders.read(files[data.file.sha256], data.file.name), data.target, task=data.task,
+                            positive_class=data.positive_class, kinds=dict(data.kinds),
+                            onehot_groups={g: list(cs) for g, cs in data.onehot_groups}, drop=list(data.drop),
+                            name=data.name))
+    if model.origin == "trained":
+        check_choice(model.kind, DEMO_KINDS, "model kind")
+        trained = builders.train(dataset, model.kind, model.seed)
+    else:
+        trained = builders.load(dataset, files[model.file.sha256], model.file.name, seed=model.seed,
+                                threshold=model.threshold, positive_class=model.positive,
+                                trusted_types=model.trusted_types, by_order=model.by_order)
+        if model.source:
+            trained = replace(trained, source=model.source)
+    return make_setup(dataset, trained)

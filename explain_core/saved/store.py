@@ -1,0 +1,386 @@
+"""The store of saved analyses: one SQLite file (the standard library's ``sqlite3``) in the server's own folder.
+
+Two kinds of record, each a state (JSON text, :class:`~explain_core.saved.recipe.AnalysisState`) with the files it
+names (the uploaded table, the model file) as blobs, by SHA-256:
+
+- a **session**: a visitor's working analysis, kept under the session's token (in the app's URL) and rewritten as it
+  changes, so a reload finds it;
+- a **saved analysis**: a named copy a session made, listed for that session (its *owner*: the token it was saved
+  under; there are no accounts), opened through its own read-only share token. Opening a share link copies it into
+  a new session with a new token: nobody ever writes to another's record.
+
+Only SHA-256 hashes of tokens are stored (a copy of the file gives no working link); a share token is an HMAC of its
+owner's token and a random salt, so the owner's list can show it again while the file holds only its hash. Every
+query names one record, found by the hash of a token the caller holds: nothing of one token's data is reachable
+from another's. Sizes (state + files) are counted and checked against the operator's limits
+(:attr:`~explain_core.limits.Limits.saved_mb`, ``saved_analysis_mb``) before anything is written; records not used
+for ``saved_days`` are deleted (at start and then at most every :data:`PURGE_EVERY_S` on writes). Each change is
+one transaction (atomic); the file is in WAL mode and every call opens its own connection, so threads and
+processes can share it. The folder is ``EXPLAIN_STATE_DIR`` or the user's data folder
+(``platformdirs.user_data_dir``), created private (0700, the file 0600).
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import os
+import re
+import secrets
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator, Mapping
+
+from ..cache import APP_NAME
+from ..errors import IntakeError
+from ..limits import Limits, limits, over
+
+STATE_ENV = "EXPLAIN_STATE_DIR"
+FILE_NAME = "saved-analyses.sqlite3"
+SCHEMA_VERSION = 1
+TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32)
+PURGE_EVERY_S = 600.0
+MAX_NAME = 80
+SCHEMA = """
+CREATE TABLE records (
+    id INTEGER PRIMARY KEY,
+    token_hash BLOB UNIQUE,   -- a session: SHA-256 of its token
+    owner_hash BLOB,          -- a saved analysis: SHA-256 of the token of the session that saved it
+    share_hash BLOB UNIQUE,   -- a saved analysis: SHA-256 of its share token
+    salt BLOB,                -- a saved analysis: its share token is HMAC(owner's token, salt)
+    name TEXT NOT NULL DEFAULT '',
+    summary TEXT NOT NULL DEFAULT '',
+    state TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    created REAL NOT NULL,
+    used REAL NOT NULL,
+    CHECK ((token_hash IS NULL) != (share_hash IS NULL)));
+CREATE INDEX records_owner ON records (owner_hash);
+CREATE INDEX records_used ON records (used);
+CREATE TABLE files (
+    record INTEGER NOT NULL REFERENCES records (id) ON DELETE CASCADE,
+    sha256 TEXT NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (record, sha256));
+"""
+
+
+class SavedNotFound(IntakeError):
+    """A token that names nothing on this server: mistyped, cut short, deleted or expired."""
+
+
+def state_root() -> Path:
+    """``EXPLAIN_STATE_DIR`` when set, else the user's data folder for this application."""
+    if os.environ.get(STATE_ENV):
+        return Path(os.environ[STATE_ENV])
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def new_token() -> str:
+    """A fresh unguessable token (256 random bits, URL-safe)."""
+    return secrets.token_urlsafe(32)
+
+
+def token_hash(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
+def share_token(owner_token: str, salt: bytes) -> str:
+    """The read-only token of a saved analysis: HMAC-SHA-256 of its owner's token and its salt, URL-safe."""
+    digest = hmac.new(owner_token.encode(), b"share:" + salt, hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def checked_token(token: str, what: str = "link") -> str:
+    """``token`` when it has a token's form, else :class:`SavedNotFound` (before any lookup)."""
+    if not isinstance(token, str) or not TOKEN.fullmatch(token):
+        raise SavedNotFound(f"This {what} does not name a saved analysis (its token is incomplete or mistyped); "
+                            "ask for the link again.")
+    return token
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A record's state (JSON text) and its files by SHA-256."""
+
+    state: str
+    files: dict[str, bytes]
+
+
+@dataclass(frozen=True)
+class SavedInfo:
+    """One saved analysis as its owner's list shows it."""
+
+    id: int
+    name: str
+    summary: str
+    created: float
+    used: float
+    size: int
+    share_token: str
+
+
+class SavedStore:
+    """Sessions and saved analyses in one SQLite file (see the module's docstring). ``caps`` fixes the limits
+    (default: :func:`~explain_core.limits.limits` at each call); ``clock`` gives the time in seconds."""
+
+    def __init__(self, folder: Path | str | None = None, *, caps: Limits | None = None,
+                 clock: Callable[[], float] = time.time):
+        folder = Path(folder) if folder is not None else state_root()
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.path, self._caps, self._clock = folder / FILE_NAME, caps, clock
+        if not self.path.exists():
+            os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+        self._purged_at, self._lock = 0.0, threading.Lock()
+        self._init_schema()
+        self.purge_expired()
+
+    @property
+    def caps(self) -> Limits:
+        return self._caps or limits()
+
+    # --- plumbing --------------------------------------------------------------------------------------------
+
+    @contextmanager
+    def _connect(self, write: bool = False) -> Iterator[sqlite3.Connection]:
+        """One connection for one call; with ``write`` one immediate transaction, committed or rolled back whole."""
+        try:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise IntakeError(f"The saved analyses ({self.path}) cannot be opened: {exc}.") from None
+        try:
+            conn.execute("PRAGMA foreign_keys = ON")
+            if write:
+                conn.execute("BEGIN IMMEDIATE")
+            yield conn
+            if write:
+                conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        finally:
+            conn.close()
+
+    def _init_schema(self) -> None:
+        """Create the tables in a new file (WAL mode, space returned on purges), or check an existing file's schema."""
+        try:
+            with self._connect() as conn:
+                conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # effective while the file has no table yet
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("BEGIN IMMEDIATE")
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                if version == 0:
+                    for statement in SCHEMA.split(";"):
+                        if statement.strip():
+                            conn.execute(statement)
+                    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                    version = SCHEMA_VERSION
+                conn.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            raise IntakeError(f"The saved analyses ({self.path}) are damaged ({exc}); move the file away and "
+                              "restart the server.") from None
+        if version != SCHEMA_VERSION:
+            raise IntakeError(f"The saved analyses ({self.path}) were written by another version of this app "
+                              f"(schema {version}, this one reads {SCHEMA_VERSION}); give this server its own folder "
+                              "(EXPLAIN_STATE_DIR).")
+
+    def _now(self) -> float:
+        return float(self._clock())
+
+    def _expiry(self) -> float:
+        return self._now() - self.caps.saved_days * 86_400
+
+    def _record(self, conn, column: str, token: str) -> tuple | None:
+        """``(id, state, size, hash)`` of the live record whose ``column`` is the hash of ``token``, else None."""
+        expected = token_hash(token)
+        row = conn.execute(f"SELECT id, state, size, {column} FROM records WHERE {column} = ? AND used >= ?",
+                           (expected, self._expiry())).fetchone()
+        return row if row is not None and hmac.compare_digest(row[3], expected) else None
+
+    def _files(self, conn, record: int) -> dict[str, bytes]:
+        files = {}
+        for sha, data in conn.execute("SELECT sha256, data FROM files WHERE record = ?", (record,)):
+            if hashlib.sha256(data).hexdigest() != sha:
+                raise IntakeError("A file of this saved analysis is damaged (its content no longer matches its "
+                                  "checksum); it cannot be restored.")
+            files[sha] = bytes(data)
+        return files
+
+    def _check_room(self, conn, size: int, replacing: int = 0) -> None:
+        """The per-analysis and total limits, for a record of ``size`` bytes replacing one of ``replacing``."""
+        caps, mb = self.caps, 2 ** 20
+        if size > caps.saved_analysis_mb * mb:
+            raise over("This analysis (its data file, model file and choices)", size / mb, caps.saved_analysis_mb,
+                       "use smaller files to keep it across reloads and links.", " MB")
+        total = conn.execute("SELECT COALESCE(SUM(size), 0) FROM records").fetchone()[0] - replacing + size
+        if total > caps.saved_mb * mb:
+            raise over("The space saved analyses take on this server", total / mb, caps.saved_mb,
+                       "delete saved analyses you no longer need (Home), or ask the operator for more room.", " MB")
+
+    def _copy(self, conn, source: int, *, token: bytes | None = None, owner: bytes | None = None,
+              share: bytes | None = None, salt: bytes | None = None, name: str = "", summary: str = "") -> int:
+        """A new record with ``source``'s state and files (the limits checked first); its id."""
+        state, size = conn.execute("SELECT state, size FROM records WHERE id = ?", (source,)).fetchone()
+        self._check_room(conn, size)
+        now = self._now()
+        record = conn.execute(
+            "INSERT INTO records (token_hash, owner_hash, share_hash, salt, name, summary, state, size, created, used)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (token, owner, share, salt, name, summary, state, size, now,
+                                                       now)).lastrowid
+        conn.execute("INSERT INTO files (record, sha256, data) SELECT ?, sha256, data FROM files WHERE record = ?",
+                     (record, source))
+        return record
+
+    # --- sessions ----------------------------------------------------------------------------------------------
+
+    def save_session(self, token: str, state: str, files: Mapping[str, bytes]) -> int:
+        """Write a session's working analysis: ``state`` and every file it names (``files``, by SHA-256; only those
+        not stored yet are written, those it no longer names are dropped), after checking the limits. Its size."""
+        checked_token(token)
+        size = len(state.encode()) + sum(len(data) for data in files.values())
+        with self._connect(write=True) as conn:
+            conn.execute("DELETE FROM records WHERE token_hash = ? AND used < ?", (token_hash(token), self._expiry()))
+            found = self._record(conn, "token_hash", token)
+            self._check_room(conn, size, replacing=found[2] if found else 0)
+            now = self._now()
+            if found is None:
+                record = conn.execute("INSERT INTO records (token_hash, state, size, created, used) VALUES "
+                                      "(?, ?, ?, ?, ?)", (token_hash(token), state, size, now, now)).lastrowid
+            else:
+                record = found[0]
+                conn.execute("UPDATE records SET state = ?, size = ?, used = ? WHERE id = ?", (state, size, now,
+                                                                                            record))
+            kept = {sha for (sha,) in conn.execute("SELECT sha256 FROM files WHERE record = ?", (record,))}
+            new = set(files) - kept  # only these are hashed and written (a reload's files are stored once)
+            for sha in new:
+                if hashlib.sha256(files[sha]).hexdigest() != sha:
+                    raise IntakeError(f"A file given for the saved analysis does not match its checksum {sha[:12]}….")
+            conn.executemany("DELETE FROM files WHERE record = ? AND sha256 = ?",
+                             [(record, sha) for sha in kept - set(files)])
+            conn.executemany("INSERT INTO files (record, sha256, data) VALUES (?, ?, ?)",
+                             [(record, sha, files[sha]) for sha in new])
+        self._maybe_purge()
+        return size
+
+    def open_session(self, token: str) -> Stored | None:
+        """The session's working analysis; None for a token that has saved analyses but no working one (a fresh
+        session keeps it, and its list); :class:`SavedNotFound` for a token this server does not know (any
+        more). Opening counts as use: the session and the analyses it saved start their expiry again."""
+        checked_token(token)
+        with self._connect(write=True) as conn:
+            found = self._record(conn, "token_hash", token)
+            owned = conn.execute("SELECT COUNT(*) FROM records WHERE owner_hash = ? AND used >= ?",
+                                 (token_hash(token), self._expiry())).fetchone()[0]
+            if found is None and not owned:
+                raise SavedNotFound(self._unknown("This link's analysis"))
+            conn.execute("UPDATE records SET used = ? WHERE token_hash = ? OR owner_hash = ?",
+                         (self._now(), token_hash(token), token_hash(token)))
+            return Stored(found[1], self._files(conn, found[0])) if found is not None else None
+
+    def _unknown(self, what: str) -> str:
+        return (f"{what} is not on this server: it was deleted, or not used for {self.caps.saved_days:g} days (saved "
+                "analyses are then removed), or the link is incomplete.")
+
+    # --- saved analyses ----------------------------------------------------------------------------------------
+
+    def save_analysis(self, token: str, name: str, summary: str = "") -> SavedInfo:
+        """A named copy of the session's working analysis, owned by ``token``, with its own share token."""
+        checked_token(token)
+        name = checked_name(name)
+        salt = secrets.token_bytes(16)
+        share = share_token(token, salt)
+        with self._connect(write=True) as conn:
+            found = self._record(conn, "token_hash", token)
+            if found is None:
+                raise IntakeError("There is nothing to save yet: this session is the demo it started on. Change the "
+                                  "data, model, row or a parameter first.")
+            record = self._copy(conn, found[0], owner=token_hash(token), share=token_hash(share), salt=salt,
+                                name=name, summary=summary[:300])
+        return next(info for info in self.list_analyses(token) if info.id == record)
+
+    def list_analyses(self, token: str) -> list[SavedInfo]:
+        """The analyses ``token`` saved, newest first (listing them counts as use)."""
+        checked_token(token)
+        owner = token_hash(token)
+        with self._connect(write=True) as conn:
+            rows = conn.execute("SELECT id, name, summary, created, used, size, salt FROM records WHERE owner_hash = ?"
+                                " AND used >= ? ORDER BY created DESC, id DESC", (owner, self._expiry())).fetchall()
+            conn.execute("UPDATE records SET used = ? WHERE owner_hash = ? AND used >= ?", (self._now(), owner,
+                                                                                         self._expiry()))
+        return [SavedInfo(i, n, s, c, u, size, share_token(token, salt)) for i, n, s, c, u, size, salt in rows]
+
+    def delete_analysis(self, token: str, analysis: int) -> bool:
+        """Delete one of ``token``'s saved analyses (its share link stops working); False when it is not theirs."""
+        checked_token(token)
+        with self._connect(write=True) as conn:
+            gone = conn.execute("DELETE FROM records WHERE id = ? AND owner_hash = ?",
+                                (int(analysis), token_hash(token))).rowcount
+        return bool(gone)
+
+    def open_saved(self, token: str, analysis: int) -> None:
+        """Make one of ``token``'s saved analyses the session's working analysis again (a copy: the saved one is
+        left as it was)."""
+        checked_token(token)
+        with self._connect(write=True) as conn:
+            row = conn.execute("SELECT id FROM records WHERE id = ? AND owner_hash = ? AND used >= ?",
+                               (int(analysis), token_hash(token), self._expiry())).fetchone()
+            if row is None:
+                raise SavedNotFound(self._unknown("This saved analysis"))
+            conn.execute("DELETE FROM records WHERE token_hash = ?", (token_hash(token),))
+            self._copy(conn, row[0], token=token_hash(token))
+            conn.execute("UPDATE records SET used = ? WHERE id = ?", (self._now(), row[0]))
+
+    def open_share(self, share: str) -> tuple[str, str]:
+        """A shared link opened: a new session (its new token, and the analysis's name) holding a copy of the saved
+        analysis, which stays as it was."""
+        checked_token(share, "shared link")
+        with self._connect(write=True) as conn:
+            found = self._record(conn, "share_hash", share)
+            if found is None:
+                raise SavedNotFound(self._unknown("The shared analysis"))
+            token = new_token()
+            self._copy(conn, found[0], token=token_hash(token))
+            conn.execute("UPDATE records SET used = ? WHERE id = ?", (self._now(), found[0]))
+            name = conn.execute("SELECT name FROM records WHERE id = ?", (found[0],)).fetchone()[0]
+        return token, name
+
+    # --- housekeeping ------------------------------------------------------------------------------------------
+
+    def purge_expired(self) -> int:
+        """Delete every record not used for ``saved_days`` (with its files) and return the space to the system;
+        how many were deleted."""
+        with self._lock:
+            self._purged_at = self._now()
+        with self._connect(write=True) as conn:
+            gone = conn.execute("DELETE FROM records WHERE used < ?", (self._expiry(),)).rowcount
+        if gone:
+            with self._connect() as conn:
+                conn.execute("PRAGMA incremental_vacuum")
+        return gone
+
+    def _maybe_purge(self) -> None:
+        with self._lock:
+            due = self._now() - self._purged_at >= PURGE_EVERY_S
+        if due:
+            self.purge_expired()
+
+    def usage(self) -> int:
+        """Bytes the records hold (states and files), as the limits count them."""
+        with self._connect() as conn:
+            return int(conn.execute("SELECT COALESCE(SUM(size), 0) FROM records").fetchone()[0])
+
+
+def checked_name(name: str) -> str:
+    """A saved analysis's name: one line of 1 to :data:`MAX_NAME` printable characters."""
+    text = " ".join(str(name or "").split())
+    if not 1 <= len(text) <= MAX_NAME or not text.isprintable():
+        raise IntakeError(f"Give the analysis a name of 1 to {MAX_NAME} characters (letters, digits, spaces, "
+                          "punctuation).")
+    return text

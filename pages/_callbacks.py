@@ -1,0 +1,107 @@
+"""Widget callbacks that hold when reruns overlap a click.
+
+Streamlit runs a callback before the page, outside app.py's error boundary, and a click that follows at once can
+stop a run (or a callback that draws anything) halfway. So: every callback runs through :func:`guarded` (an error
+becomes a message at the top of the page); a widget's key and callback arguments name what it was drawn for
+(:func:`drawn_for`), so a click a browser sent before it had drawn a newer setup or row is not applied to it;
+slow work a callback asks for is a request the run applies (:func:`request_demo`), and navigation after a callback
+happens in the run (:func:`go_to`), never by ``st.switch_page`` inside the callback (which then loses the callback's
+session state).
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import uuid
+
+import streamlit as st
+
+from explain_core import ExplainError
+from explain_core.views.vocabulary import plain
+from pages import _shared as shared
+
+KEPT_PARAMS = ("session",)  # query parameters a page switch keeps (the saved analysis's token, pages/_saved.py)
+log = logging.getLogger("explain_explorer")
+
+
+def failure_message(exc: BaseException, where: str) -> str:
+    """What the page says about an error: an ExplainError's own message (what is wrong, how to fix it); anything
+    else a short reference (the full trace goes to the server log)."""
+    if isinstance(exc, ExplainError):
+        return plain(exc)
+    ref = uuid.uuid4().hex[:8]
+    log.error("%s failed (reference %s)", where, ref, exc_info=exc)
+    return (f"Something went wrong while drawing this page. Your data and choices are kept; try another setting or "
+            f"page. If it happens again, report reference **{ref}**.")
+
+
+def guarded(callback):
+    """A widget callback that cannot break the app: Streamlit runs callbacks before the page, outside app.py's
+    error boundary, so an error is kept and shown at the top of the page (:func:`show_callback_failure`)."""
+    @functools.wraps(callback)
+    def run(*args, **kwargs):
+        try:
+            callback(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 — the callbacks' error boundary
+            st.session_state["callback_failure"] = failure_message(exc, f"callback {callback.__name__}")
+    return run
+
+
+def show_callback_failure() -> None:
+    failure = st.session_state.pop("callback_failure", None)
+    if failure:
+        st.error(failure, icon=":material/error:")
+
+
+def switch_page(target: str) -> None:
+    """``st.switch_page``, keeping the session's token in the URL (Streamlit clears the query otherwise)."""
+    st.switch_page(target, query_params={k: st.query_params[k] for k in KEPT_PARAMS if k in st.query_params})
+
+
+def request_demo(name: str, kind: str) -> None:
+    """From a callback: make a demo the session's setup (:func:`apply_requested_demo`, early in the run). A callback
+    only notes it: loading may train the model behind a spinner, and any element a callback draws lets a click that
+    follows at once stop the callback halfway; the request stays until a run has applied it."""
+    st.session_state["requested_demo"] = (name, kind)
+
+
+def apply_requested_demo() -> None:
+    """The demo a callback asked for becomes the session's; the request stays while a click stops the run, and goes
+    when loading fails (the message is shown once)."""
+    requested = st.session_state.get("requested_demo")
+    if requested:
+        try:
+            setup = shared.remembered_demo(*requested)
+        except Exception:
+            del st.session_state["requested_demo"]
+            raise
+        shared.use_setup(setup)
+        st.session_state["row"] = shared.default_row(setup)
+        del st.session_state["requested_demo"]
+
+
+def go_to(target: str, leaving: str) -> None:
+    """From a callback: switch to page ``target`` once the page titled ``leaving`` starts (:func:`follow_go_to`).
+    (``st.switch_page`` inside a callback loses the callback's session state when another click follows at once.)"""
+    st.session_state["go_to"] = (leaving, target)
+
+
+def follow_go_to(title: str) -> None:
+    """Switch to the page a callback asked for, if this run is on the page it was left from (a click on another page
+    in between wins)."""
+    leaving, target = st.session_state.pop("go_to", (None, None))
+    if leaving == title:
+        switch_page(target)
+
+
+def drawn_for(setup_key: str, row: int | None = None) -> bool:
+    """Whether the session still has the setup (and row) a widget was drawn for: a widget's change applies only
+    then, so a click a browser sent before it had drawn a newer setup or row is not applied to it."""
+    s = st.session_state.get("setup")
+    return s is not None and s.key == setup_key and (row is None or st.session_state.get("row") == row)
+
+
+def choose_row_from(key: str, setup_key: str, row: int) -> None:
+    """A row switcher's callback: the row chosen in widget ``key``, drawn for ``setup_key`` at ``row``."""
+    if drawn_for(setup_key, row):
+        shared.choose_row(st.session_state.get(key))

@@ -1,0 +1,276 @@
+"""Saved analyses in the app: the session is kept on the server under a token in the URL (``?session=…``), so a
+reload brings the same analysis back; "Save this analysis" (sidebar) keeps a named copy; Home lists the visitor's
+saved analyses (those saved under this session's token: there are no accounts) with their share links
+(``?share=…``: whoever opens one gets their own copy, under a new token). The store and the recipes are
+:mod:`explain_core.saved`'s; this module reads the session, calls them and says what happened. A restored model
+file is loaded by the upload's own cached loader (``pages/_uploads.load_cached``: the same allow-lists and sandbox).
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from dataclasses import replace
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+import numpy as np
+import streamlit as st
+
+from explain_core import IntakeError
+from explain_core.analysis import DEFAULT_DEMO, Parameters, Setup, demo_setup
+from explain_core.intake.tables import read_table
+from explain_core.limits import limits
+from explain_core.saved import AnalysisState, Builders, DataRecipe, FileRef, ModelRecipe, SavedStore, new_token, rebuild
+from explain_core.saved.store import MAX_NAME
+from explain_core.views.vocabulary import plain
+from pages import _callbacks as callbacks
+from pages import _origins as origins
+from pages import _shared as shared
+from pages import _uploads as uploads
+
+SESSION, SHARE = "session", "share"  # the query parameters: this session's token, a saved analysis's share token
+
+
+@st.cache_resource(show_spinner=False)
+def _store() -> SavedStore:
+    return SavedStore()
+
+
+def store() -> SavedStore | None:
+    """The server's store, or None (and the reason, shown in the sidebar) when it cannot be opened."""
+    try:
+        return _store()
+    except IntakeError as exc:
+        st.session_state["saved_problem"] = f"Saved analyses are off on this server: {plain(exc)}"
+        return None
+
+
+def builders() -> Builders:
+    """The pages' own cached builders: a restore shares their caches and their loading."""
+    return Builders(demo=lambda name, kind, seed: shared.demo(name, kind) if seed == 0 else
+                    demo_setup(name, kind, seed=seed), load=load_file,
+                    train=lambda dataset, kind, seed: shared.trained(dataset, dataset.key, kind, seed),
+                    read=lambda data, name: read_table(data, filename=name, max_mb=shared.upload_limit_mb()))
+
+
+def load_file(dataset, data: bytes, filename: str, *, seed: int, threshold, positive_class, trusted_types,
+              by_order: bool):
+    """A saved model file loaded exactly as its upload was (``load_cached``: same key, same safe loader)."""
+    return uploads.load_cached(dataset, data, dataset.key, hashlib.sha1(data).hexdigest(), filename, seed, threshold,
+                               "" if positive_class is None else positive_class, tuple(trusted_types), by_order)
+
+
+# --- the session's state -----------------------------------------------------------------------------------------
+
+def current_state() -> AnalysisState | None:
+    """The session as an AnalysisState; None when where its data or model came from is unknown."""
+    s = st.session_state["setup"]
+    data, model = origins.origins_of(s)
+    if model is None and s.training is not None:
+        model = sparse_recipe(s)
+    if data is None or model is None:
+        return None
+    return AnalysisState.of(s, data, model, parameters=shared.params(), row=shared.row(),
+                            whatif=st.session_state.get("whatif"))
+
+
+def sparse_recipe(setup: Setup) -> ModelRecipe | None:
+    """A model trained on the Sparser page, kept as its ``.skops`` file (restored through the same safe loading as
+    an upload); its split seed is its base model's (None when the split cannot be told)."""
+    from explain_core.sparse.training import skops_bytes
+
+    base = origins.origins_of(setup.training.base)[1]
+    seed = base.seed if base is not None else 0
+    if not np.array_equal(setup.dataset.split(seed)[0], setup.train_rows):
+        return None
+    data = skops_bytes(setup)
+    recipe = ModelRecipe("file", seed=seed, file=FileRef.of(data, "sparser_model.skops"),
+                         threshold=setup.model.threshold, positive=setup.model.positive_class, source=setup.source)
+    origins.remember_model(setup.model_key, recipe, data)
+    return recipe
+
+
+def pristine(state: AnalysisState) -> bool:
+    """The demo a session starts on, untouched but for the row (the URL's ``?row=`` says that much)."""
+    name, kind = DEFAULT_DEMO
+    start = AnalysisState.of(shared.demo(name, kind), DataRecipe(demo=name), ModelRecipe("demo", kind),
+                             parameters=Parameters(), row=0)
+    return replace(state, row=0) == start
+
+
+def autosave(force: bool = False, in_url: bool = True) -> None:
+    """Keep the session's analysis on the server when it changed (a session that was never kept and is still on its
+    starting demo is kept only with ``force``), and keep its token in the URL (``in_url``; a callback leaves that to
+    the run, as setting the URL lets a click that follows at once stop the callback)."""
+    if "setup" not in st.session_state:
+        return
+    state = current_state()
+    if state is None:
+        st.session_state["saved_problem"] = ("This setup cannot be kept across a reload: where its data or model "
+                                             "came from is not known.")
+        return
+    text, last = state.to_json(), st.session_state.get("saved_text")
+    # a session is kept once it has been (or differs from its demo): a fresh start after a failed restore leaves
+    # the record it could not read alone until the visitor changes something
+    if text != last and (force or last is not None or not pristine(state)):
+        st.session_state["saved_text"] = text  # tried once per state, not on every rerun
+        write(st.session_state.get("token") or new_token(), text, state)
+    keep_origins()
+    token = st.session_state.get("token")
+    if in_url and token and st.query_params.get(SESSION) != token:
+        st.query_params[SESSION] = token
+
+
+def write(token: str, text: str, state: AnalysisState) -> None:
+    saved = store()
+    if saved is None:
+        return
+    try:
+        saved.save_session(token, text, {f.sha256: origins.remembered_file(f.sha256) for f in state.files})
+    except IntakeError as exc:
+        st.session_state["saved_problem"] = f"This analysis is not kept across a reload: {plain(exc)}"
+    else:
+        st.session_state["token"] = token
+        st.session_state.pop("saved_problem", None)
+
+
+def keep_origins() -> None:
+    """Forget the origins (and file bytes) of datasets and models neither the session nor Data & model holds."""
+    s, working = st.session_state["setup"], st.session_state.get("dm_model")
+    origins.keep({s.dataset.key, st.session_state.get("dm_dataset_key")},
+                 {s.model_key, getattr(working, "key", None)})
+
+
+# --- opening: a reload, a shared link, a saved analysis -------------------------------------------------------
+
+def begin() -> None:
+    """A session's first run: open what the URL names (``?share=``: a copy of a saved analysis; ``?session=``: this
+    visitor's own session, after a reload)."""
+    if "setup" in st.session_state:
+        return
+    share, token, name = st.query_params.get(SHARE), st.query_params.get(SESSION), None
+    saved = store()
+    if share and saved is not None:
+        del st.query_params[SHARE]
+        try:
+            token, name = saved.open_share(share)
+        except IntakeError as exc:
+            st.warning(f"{plain(exc)} A fresh session started on the demo.", icon=":material/link_off:")
+            return
+    if token and saved is not None:
+        restore(saved, token, name)
+
+
+def restore(saved: SavedStore, token: str, shared_name: str | None = None) -> None:
+    """Rebuild the session ``token`` names; a message and a fresh session when it cannot be."""
+    try:
+        stored = saved.open_session(token)
+    except IntakeError as exc:
+        del st.query_params[SESSION]
+        st.warning(f"{plain(exc)} A fresh session started on the demo.", icon=":material/link_off:")
+        return
+    st.session_state["token"] = token
+    if stored is None:  # a visitor whose saved analyses outlived their working session
+        return
+    try:
+        state = AnalysisState.from_json(stored.state)
+        with st.spinner("Restoring the analysis: its data and model…"):
+            restored = rebuild(state, stored.files, builders())
+    except Exception as exc:  # noqa: BLE001 — whatever fails, the visitor gets a message and a working session
+        st.warning(f"This link's analysis could not be restored. {callbacks.failure_message(exc, 'a restore')} A fresh "
+                   "session started on the demo.", icon=":material/link_off:")
+        return
+    origins.remember_data(restored.setup.dataset, state.data, stored.files.get(getattr(state.data.file, "sha256", "")))
+    origins.remember_model(restored.setup.model_key, state.model,
+                           stored.files.get(getattr(state.model.file, "sha256", "")))
+    shared.use_setup(restored.setup)
+    linked = str(st.query_params.get("row", ""))
+    rows = len(restored.setup.dataset.features)
+    st.session_state.update(row=int(linked) if re.fullmatch(r"[0-9]{1,12}", linked) and int(linked) < rows
+                            else restored.row, params=restored.parameters, whatif=restored.whatif,
+                            saved_text=stored.state)
+    if shared_name is not None:
+        st.info(f"You opened the shared analysis “{plain(shared_name)}”. This is your own copy: what you change here "
+                "does not change it.", icon=":material/share:")
+
+
+# --- saving and the list -------------------------------------------------------------------------------------
+
+def share_url(share: str) -> str:
+    """The link that opens a copy of a saved analysis (this server, this page)."""
+    parts = urlsplit(st.context.url or "")
+    query = urlencode({SHARE: share})
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, "")) if parts.netloc else f"?{query}"
+
+
+def summary() -> str:
+    s = st.session_state["setup"]
+    edited = " (edited)" if st.session_state.get("whatif") else ""
+    return f"{s.dataset.name} · {s.model.name} · row {shared.row()}{edited}"
+
+
+def save_now() -> None:
+    """The sidebar's Save: keep the session now, then a named copy of it."""
+    autosave(force=True, in_url=False)
+    token, saved = st.session_state.get("token"), store()
+    if token is None or saved is None:
+        raise IntakeError(st.session_state.get("saved_problem") or "This analysis cannot be saved on this server.")
+    info = saved.save_analysis(token, st.session_state.get("saved_name", ""), summary())
+    st.session_state["saved_last"] = (info.name, share_url(info.share_token))
+
+
+def save_panel() -> None:
+    """The sidebar's "Save this analysis" (a name, then its share link) and why the session is not kept, if it is
+    not."""
+    with st.sidebar, st.popover("Save this analysis", icon=":material/bookmark_add:"):
+        with st.form("saved_form", clear_on_submit=True, border=False):
+            st.text_input("Name", max_chars=MAX_NAME, key="saved_name", placeholder="e.g. credit model, applicant 42")
+            st.form_submit_button("Save", icon=":material/save:", on_click=callbacks.guarded(save_now))
+        last = st.session_state.get("saved_last")
+        if last:
+            st.success(f"Saved “{plain(last[0])}”. Its share link opens a copy for whoever has it:",
+                       icon=":material/check_circle:")
+            st.code(last[1], language=None, wrap_lines=True)
+        st.caption(f"The data, model, choices and row are kept on this server, and listed on Home, for "
+                   f"{limits().saved_days:g} days after their last use. The address bar's link is this session's "
+                   "own: whoever has it works on the same analysis.")
+        problem = st.session_state.get("saved_problem")
+        if problem:
+            st.warning(problem, icon=":material/cloud_off:")
+
+
+def open_saved(analysis: int) -> None:
+    """Home's Open: that saved analysis becomes the session again (restored by :func:`begin` in this very run)."""
+    store().open_saved(st.session_state["token"], analysis)
+    for key in ("setup", "saved_text", "whatif", "params"):
+        st.session_state.pop(key, None)
+    st.query_params.pop("row", None)
+
+
+def delete_saved(analysis: int) -> None:
+    store().delete_analysis(st.session_state["token"], analysis)
+
+
+def saved_list() -> None:
+    """Home's list of the analyses saved under this session's token, each with Open, Delete and its share link."""
+    st.subheader("Your saved analyses")
+    token, saved = st.session_state.get("token"), store()
+    infos = saved.list_analyses(token) if token and saved is not None else []
+    if not infos:
+        st.caption("None yet. **Save this analysis** (in the sidebar) keeps the current one under a name, here and "
+                   "behind a link you can share. This list belongs to this session's address: keep it to come back.")
+        return
+    for info in infos:
+        with st.container(border=True, key=f"saved_{info.id}"):
+            text, open_, delete = st.columns([6, 1, 1], vertical_alignment="center")
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.created))
+            text.markdown(f"**{plain(info.name)}** · {plain(info.summary)}  \nsaved {when}, "
+                          f"{info.size / 2 ** 20:.1f} MB")
+            open_.button("Open", key=f"saved_open_{info.id}", icon=":material/open_in_browser:",
+                         on_click=callbacks.guarded(open_saved), args=(info.id,),
+                         help="Make it this session's analysis again (the saved one stays as it is).")
+            delete.button("Delete", key=f"saved_delete_{info.id}", icon=":material/delete:",
+                          on_click=callbacks.guarded(delete_saved), args=(info.id,),
+                          help="Delete it; its share link stops working.")
+            st.code(share_url(info.share_token), language=None, wrap_lines=True)
+

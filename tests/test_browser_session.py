@@ -1,0 +1,126 @@
+"""Real-browser tests of the session (issue 26): a click on another page right after a new setup never breaks the
+app and always shows the new setup; a reload (F5) of an uploaded analysis brings that analysis back, not the demo."""
+from __future__ import annotations
+
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import numpy as np
+import pandas as pd
+import pytest
+import skops.io as sio
+from sklearn.linear_model import LogisticRegression
+
+from explain_core import explain_sev
+from explain_core.analysis import make_setup, predicted_rows
+from explain_core.intake.data import make_dataset
+from explain_core.setup import model_from_upload
+from test_browser import LIVE, metric, no_error, open_page, upload_csv
+
+DELAYS = (0.0, 0.3, 1.0, 2.0, 4.0)  # seconds between the click that changes the setup and a click on a page
+
+
+def nav(page, title: str) -> None:
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title, exact=True).click()
+
+
+def sidebar_caption(page) -> str:
+    return page.locator('[data-testid="stSidebar"] [data-testid="stCaptionContainer"]').first.inner_text()
+
+
+def app_intact(page) -> None:
+    """No uncaught exception (Streamlit's "This app has encountered an error"), no error box, a drawn sidebar."""
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert "has encountered an error" not in page.content()
+    no_error(page)
+    assert page.locator(f'.st-key-sidebar_row{LIVE} [data-testid="stSelectbox"]').count() == 1
+
+
+def choose(page, key: str, option: str, wait_for_app) -> None:
+    page.locator(f'.st-key-{key}{LIVE} [data-testid="stSelectbox"]').click()
+    page.get_by_role("option", name=option, exact=True).click()
+    wait_for_app(page)
+
+
+def on_page(page, wait_for_app, title: str) -> None:
+    """Open page ``title`` unless it is the one shown (a click that lands with the previous page's own switch is
+    lost to it: the setup is what counts here)."""
+    link = page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title, exact=True)
+    if urlsplit(link.get_attribute("href")).path != urlsplit(page.url).path:
+        open_page(page, wait_for_app, title)
+
+
+def test_a_page_clicked_right_after_a_new_setup_shows_it(browser, streamlit_server, page, wait_for_app):
+    """Issue 26: a click on a page 0, 0.3, 1, 2 and 4 s after "Load demo" (Home) and after "Use this setup" (Data &
+    model) crashed the app (the sidebar's row switcher got the previous setup's label) or dropped the new setup."""
+    page.goto(streamlit_server)
+    wait_for_app(page)
+    datasets = [("German credit", "german_credit"), ("COMPAS recidivism", "compas")]
+    for i, delay in enumerate(DELAYS):
+        on_page(page, wait_for_app, "Home")  # the session's dataset with an L2 model, then Data & model
+        shown = sidebar_caption(page).split(" · ")[0]
+        choose(page, "home_kind", "L2 logistic regression", wait_for_app)
+        page.locator(f".st-key-home_load{LIVE} button").click()
+        page.wait_for_timeout(int(delay * 1000))
+        nav(page, "Data & model")
+        wait_for_app(page)
+        app_intact(page)
+        assert sidebar_caption(page).startswith(f"{shown} · L2 logistic regression on {shown}"), (delay, i)
+        on_page(page, wait_for_app, "Data & model")  # another dataset with its gradient boosting, then Home
+        label, name = datasets[i % 2]
+        choose(page, "dm_demo", label, wait_for_app)
+        page.locator(f".st-key-dm_demo_load{LIVE} button").click()
+        wait_for_app(page)
+        page.locator(f".st-key-dm_use{LIVE} button").click()
+        page.wait_for_timeout(int(delay * 1000))
+        nav(page, "Home")
+        wait_for_app(page)
+        app_intact(page)
+        assert sidebar_caption(page).startswith(f"{name} · Gradient boosting on {name}"), (delay, i)
+
+
+@pytest.fixture(scope="module")
+def loans(tmp_path_factory):
+    """A small loans table and a logistic regression for it, saved with skops: what a visitor uploads."""
+    rng = np.random.default_rng(7)
+    frame = pd.DataFrame({"income": rng.normal(50, 12, 400).round(1), "debt": rng.normal(20, 6, 400).round(1),
+                          "tenure": rng.integers(0, 25, 400)})
+    frame["approved"] = np.where(frame.income - 1.5 * frame.debt + rng.normal(0, 5, 400) > 20, "yes", "no")
+    model = LogisticRegression(max_iter=2000).fit(frame[["income", "debt", "tenure"]], frame["approved"])
+    path = tmp_path_factory.mktemp("loans") / "loans.skops"
+    path.write_bytes(sio.dumps(model))
+    dataset = make_dataset(frame, "approved", positive_class="yes", name="loans")
+    return frame, path, make_setup(dataset, model_from_upload(dataset, path.read_bytes(), "loans.skops"))
+
+
+def test_a_reload_brings_the_uploaded_analysis_back(browser, streamlit_server, page, wait_for_app, loans):
+    frame, model_path, setup = loans
+    page.goto(streamlit_server)
+    wait_for_app(page)
+    upload_csv(page, wait_for_app, "loans.csv", frame.to_csv(index=False).encode())
+    page.locator(f".st-key-dm_build{LIVE} button").first.click()
+    wait_for_app(page)
+    page.locator(f".st-key-dm_model_source{LIVE}").get_by_text("Upload a model file").click()
+    wait_for_app(page)
+    page.locator('.st-key-dm_model_file input[type="file"]').set_input_files(files=[str(model_path)])
+    wait_for_app(page)
+    for key in ("dm_load_model", "dm_use"):
+        page.locator(f".st-key-{key}{LIVE} button").first.click()
+        wait_for_app(page)
+    no_error(page)
+    row = int(predicted_rows(setup)[3])
+    open_page(page, wait_for_app, "SEV")
+    url = urlsplit(page.url)
+    page.goto(urlunsplit(url._replace(query=urlencode({**dict(parse_qsl(url.query)), "row": row}))))  # F5 on ?row=
+    wait_for_app(page)
+    page.locator(f'.st-key-sev_minus{LIVE} [data-testid="stMetricValue"]').wait_for()
+    app_intact(page)
+    assert "session=" in page.url and f"row={row}" in page.url
+    banner = page.locator('[data-testid="stAlert"]').first.inner_text()
+    assert f"Row {row}" in banner and "loans" in banner and "loans.skops" in banner, banner
+    ex = explain_sev(setup.model, setup.dataset, setup.query(row), setup.reference_for(setup.query(row)))
+    assert (metric(page, "minus"), metric(page, "plus")) == (ex.minus.shown, ex.plus.shown)
+    page.reload()  # and once more, plainly
+    wait_for_app(page)
+    page.locator(f'.st-key-sev_minus{LIVE} [data-testid="stMetricValue"]').wait_for()
+    assert "loans" in sidebar_caption(page)
+    assert f"Row {row}" in page.locator('[data-testid="stAlert"]').first.inner_text()

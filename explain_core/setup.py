@@ -26,6 +26,7 @@ from .intake.loading import load_model_bytes
 from .intake.models import ModelAdapter, wrap_model
 from .intake.tables import safe_name
 from .lens import CORRECTIONS, DIRECTIONS, default_max_size
+from .lens.search import DEFAULT_BUDGET_ROWS
 from .reference import Reference, check_restricted, make_reference
 from .results import to_jsonable
 from .sev.cube import one_row
@@ -121,7 +122,8 @@ class Setup:
 
     @property
     def class_names(self) -> tuple[str, str]:
-        """Labels 0 and 1 in words (``<target> = <value>``; below/above the threshold for regression)."""
+        """Labels 0 and 1 in words (the data card's, else ``<target> = <value>``; below/above the threshold for
+        regression)."""
         if self.dataset.task == "classification":
             return self.dataset.class_name(0), self.dataset.class_name(1)
         return "below threshold", "above threshold"
@@ -129,7 +131,7 @@ class Setup:
     def score_text(self, score: float, digits: int = 2) -> str:
         """The model's score in words: ``P(<target> = <positive>) = 0.73``, or the decision value / prediction."""
         if self.model.score_kind == "proba":
-            return f"P({self.dataset.class_name(1)}) = {score:.{digits}f}"
+            return f"P({self.dataset.class_name(1, short=True)}) = {score:.{digits}f}"
         kind = "decision value" if self.model.score_kind == "decision" else "prediction"
         return f"{kind} = {score:.{digits + 2}g}"
 
@@ -227,7 +229,7 @@ class SEVParameters:
 @dataclass(frozen=True)
 class LensParameters:
     """What LENS reads: context, references (seeded), τ, α (None = exact mode) with its multiple-testing
-    correction, the largest factor, and the layered search's time budget (seconds, wide data)."""
+    correction, the largest factor, and the layered search's budget (model rows scored, wide data)."""
 
     lens_direction: str = "r2i"
     lens_references: int = 100
@@ -236,7 +238,7 @@ class LensParameters:
     lens_max_size: int | None = None
     seed: int = 0
     lens_correction: str = "holm"
-    lens_budget: float = 5.0
+    lens_budget_rows: int = DEFAULT_BUDGET_ROWS
 
 
 @dataclass(frozen=True)
@@ -266,16 +268,18 @@ class Parameters(BaselineParameters, LinearParameters, LensParameters, SEVParame
 
     The fields are those of the per-method parts (one ``seed`` shared by all): ``alpha`` None = LENS exact mode
     (PS ≥ τ), else the binomial test at level α with ``lens_correction`` ``holm`` (family-wise per input) or
-    ``none``; ``lens_max_size`` None = all subsets up to 12 groups, else the layered search within ``lens_budget``
-    seconds (LENS); ``linear_method`` is ``iht``, ``exact`` or ``both``. ``sev``, ``lens``, ``linear`` and ``baselines``
-    are the parts each method reads (hashable cache keys).
+    ``none``; ``lens_max_size`` None = all subsets up to 12 groups, else the layered search within
+    ``lens_budget_rows`` model rows scored (LENS; the same answer on any machine); ``linear_method`` is ``iht``,
+    ``exact`` or ``both``. ``sev``, ``lens``, ``linear`` and ``baselines`` are the parts each method reads
+    (hashable cache keys).
     """
 
     def __post_init__(self):
         check_choice(self.lens_direction, DIRECTIONS, "LENS context")
         check_choice(self.lens_correction, CORRECTIONS, "multiple-testing correction")
-        if not self.lens_budget > 0:
-            raise IntakeError(f"The LENS search budget must be a positive number of seconds, not {self.lens_budget}.")
+        if not (isinstance(self.lens_budget_rows, (int, np.integer)) and self.lens_budget_rows > 0):
+            raise IntakeError("The LENS search budget must be a positive whole number of model rows, not "
+                              f"{self.lens_budget_rows!r}.")
         check_choice(self.linear_method, LINEAR_METHODS, "linear method")
         if self.k < 1 or self.m < 10 or self.sigma < 0 or self.max_depth < 1 or self.lens_references < 1:
             raise IntakeError("k, max depth and the number of references must be at least 1, m at least 10 and σ ≥ 0.")
@@ -290,7 +294,8 @@ class Parameters(BaselineParameters, LinearParameters, LensParameters, SEVParame
                 ("The number of linear samples m", self.m, caps.linear_samples, "use a smaller m."),
                 ("The number of LENS references", self.lens_references, caps.lens_samples, "use fewer references."),
                 ("The exact linear fit's time limit (s)", self.time_limit, caps.run_seconds, "use a shorter limit."),
-                ("The LENS search budget (s)", self.lens_budget, caps.run_seconds, "use a smaller budget."),
+                ("The LENS search budget (model rows)", self.lens_budget_rows, caps.lens_rows,
+                 "use a smaller budget."),
                 ("The SEV search depth", self.max_depth, caps.sev_depth, "search fewer layers.")):
             if value > limit:
                 raise over(what, value, limit, fix)

@@ -135,6 +135,21 @@ def test_lens_page_default_matches_explain_core(setup):
     assert list(decode(traces["attribution_ps"]["customdata"])) == \
         [", ".join(f) for f in expected["attribution_factor"]]
 
+    # the answer comes first, in words, above the folded settings and every number
+    best = min(report.factors.factors, key=lambda f: (len(f.groups), -f.ps))
+    reading = visible(block(at, "lens_answer").markdown[0].value)
+    names = " and ".join(best.groups) if len(best.groups) < 3 else None
+    assert reading.startswith(f"**Setting {names or ''}") and " to this row's values is enough for the " in reading
+    assert f"{best.ps:.0%} of the {best.samples} reference rows" in reading
+    assert setup.dataset.class_name(context.input_class) in reading  # the data card's words for the class
+    order = [type(c).__name__ if not str(getattr(c.proto, "id", "")).endswith("-lens_answer") else "answer"
+             for c in at.main.children.values()]
+    assert order.index("answer") < order.index("Expander")
+    caption = visible(block(at, "lens_answer").caption[0].value)
+    assert f"searched {len(context.masks):,} of {2 ** len(setup.dataset.groups):,} candidate factors" in caption
+    metrics = {m.label: m.value for m in block(at, "lens_summary").metric}
+    assert metrics["Factors searched"] == f"{len(context.masks):,} of {2 ** len(setup.dataset.groups):,}"
+
     recourse = block(at, "lens_recourse").dataframe[0].value
     finite = sorted((f for f in report.recourse.factors if np.isfinite(f.cost)), key=lambda f: f.cost)
     assert recourse["factor"].tolist() == [", ".join(f.groups) for f in finite]
@@ -169,9 +184,17 @@ def test_lens_no_factor_reaching_tau_shows_a_message(setup):
     context, report = lens_expected(setup, row, references=40, max_size=1, direction="i2r")
     assert context.ps.max() < 0.9 and not report.factors.factors  # the premise: no single feature reaches τ
     container = block(at, "lens_factors")
-    assert len(container.dataframe) == 0
-    assert len(container.info) == 1 and "No factor passes" in container.info[0].value
-    assert "I2R" in container.info[0].value
+    assert len(container.dataframe) == 0 and len(container.info) == 1
+    answer = block(at, "lens_answer")  # the answer first, and what to change, named as on the form
+    reading = visible(answer.markdown[0].value)
+    assert reading.startswith("**No set of up to 1 feature is enough for the prediction")
+    best = int(np.argmax(context.ps))
+    assert f"the closest, {' and '.join(context.factor(best))}, is enough in {context.ps[best]:.0%}" in reading
+    advice = visible(answer.info[0].value)
+    assert "No factor passes" in advice and "I2R" in advice
+    form = {w.label for kind in ("slider", "number_input", "radio") for w in getattr(at, kind)}
+    for control in ("τ (sufficiency threshold)", "Largest factor (features)", "References", "Context"):
+        assert f"**{control}**" in advice and control in form
     assert not block(at, "lens_recourse").dataframe and block(at, "lens_recourse").info
     # the curve and the LENS-vs-SHAP chart still draw (PS of single features only)
     assert list(decode(chart(block(at, "lens_ps_by_size"))["data"][0]["x"])) == [1]
@@ -263,7 +286,7 @@ def test_lens_page_on_wide_data_searches_and_compares_the_causal_context(explain
     from explain_core.lens.causal import differences, german_graph
 
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at.session_state["params"] = Parameters(lens_references=30, lens_budget=120.0, tau=0.6, lime_samples=500)
+    at.session_state["params"] = Parameters(lens_references=30, tau=0.6, lime_samples=500)
     at.selectbox(key="home_demo").select("german_credit").run()
     at.selectbox(key="home_kind").select("gbdt").run()
     at.button(key="home_load").click().run()
@@ -272,6 +295,10 @@ def test_lens_page_on_wide_data_searches_and_compares_the_causal_context(explain
     setup, row, p = at.session_state["setup"], at.session_state["row"], at.session_state["params"]
     report = analysis.row_lens(setup, setup.query(row), p)
     assert report.note and report.note in [i.value for i in block(at, "lens_summary").info]
+    found = analysis.row_lens_search(setup, setup.query(row), p)
+    assert found.candidates == 2 ** 20 and found.budget_rows == p.lens_budget_rows
+    assert f"searched {found.searched:,} of {2 ** 20:,} candidate factors" in \
+        visible(block(at, "lens_answer").caption[0].value)
     if report.factors.factors:
         assert_factor_table(at, report.factors)
     at.button(key="lens_causal_submit").click().run()

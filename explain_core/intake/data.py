@@ -159,9 +159,16 @@ class Dataset:
         others = [c for c in pd.unique(self.target) if c != self.positive_class]
         return others[0] if len(others) == 1 else f"not {self.positive_class}"
 
-    def class_name(self, label: int) -> str:
-        """Label 1 / 0 in words: ``<target> = <value>``."""
-        return f"{self.target.name} = {self.class_value(label)}"
+    def class_name(self, label: int, short: bool = False) -> str:
+        """Label 1 / 0 in words: the data card's label of that class ("did not recidivate within two years") when
+        the card describes it, else ``<target> = <value>``; ``short``: the card's label without its note in
+        brackets ("recidivated" for "recidivated (new arrest within two years)")."""
+        value = self.class_value(label)
+        key = "positive_class" if label == 1 else "negative_class"
+        words = self.card.get(f"{key}_label") if self.task == "classification" else None
+        if words and key in self.card and str(self.card[key]) == str(value):
+            return words.split(" (")[0] if short else words
+        return f"{self.target.name} = {value}"
 
     @property
     def restricted_suggestion(self) -> list[str]:

@@ -128,7 +128,8 @@ def parameters_table(w: Writer, r: RowReport) -> None:
         ["LENS τ", f"{p.tau:g}", "sufficiency threshold: PS ≥ τ"],
         ["LENS α", "none (exact mode: PS ≥ τ)" if p.alpha is None else f"{p.alpha:g}",
          "one-sided binomial test of H0: PS < τ"],
-        ["LENS maximum factor size", f"layered search, budget {p.lens_budget:g} s" if lens_searches(s, p) else
+        ["LENS maximum factor size",
+         f"layered search, budget {p.lens_budget_rows:,} model rows" if lens_searches(s, p) else
          f"{lens_size}" + (" (all subsets)" if p.lens_max_size is None else ""),
          "factors of at most this many features (wide data: sizes 0, 1, … until one holds a sufficient factor)"],
         ["LENS correction", p.lens_correction, "binomial-test mode: Holm = family-wise over the factors of the row"],

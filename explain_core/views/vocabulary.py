@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
+    from ..analysis import LensReport
+    from ..lens import LensContext
     from ..setup import Setup
     from ..sev.engine import SEVExplanation
 
@@ -186,13 +188,12 @@ def text_table(table: pd.DataFrame) -> pd.DataFrame:
 # Readings: a result in one plain sentence
 
 def outcome_text(setup: "Setup", label: int) -> str:
-    """A class in words, with the dataset card's description where there is one."""
+    """A class in words: the dataset card's label where it has one (:meth:`~explain_core.intake.data.Dataset.
+    class_name`), a regression's side of its threshold."""
     name = setup.class_names[int(label)]
-    card = setup.dataset.card or {}
-    note = card.get("positive_class_label" if label == 1 else "negative_class_label")
     if setup.dataset.task != "classification":
-        return f"{setup.dataset.target.name} {name} ({setup.model.threshold:.4g})"
-    return f"{name} ({note})" if note else name
+        return f"{setup.dataset.target.name} {name} ({format_number(setup.model.threshold)})"
+    return name
 
 
 def sev_reading(setup: "Setup", ex: "SEVExplanation") -> str:
@@ -230,6 +231,44 @@ def sev_reading(setup: "Setup", ex: "SEVExplanation") -> str:
         return (f"No set of up to {result.max_depth} feature{'s' if result.max_depth > 1 else ''} moved to the "
                 f"reference values flips the prediction{held} (larger sets were not searched).")
     return f"Even moving every feature{held} to the reference values does not flip the prediction."
+
+
+def lens_reading(setup: "Setup", report: "LensReport", context: "LensContext") -> str:
+    """LENS's answer in one plain sentence (PS of Def. 2 as a share of the reference rows): the τ-minimal factor
+    with the fewest features (then the highest PS) of ``report``, or, when none reaches τ, the best PS that
+    ``context`` (the scored factors) holds."""
+    result = report.factors
+    outcome, n = outcome_text(setup, result.outcome), result.samples
+    rows = f"{n:,} reference row{'s' if n != 1 else ''} (training rows the model predicts the other way)"
+    if not result.factors:
+        best = int(np.argmax(context.ps)) if len(context.masks) else None
+        text = (f"No set of up to {report.max_size} feature{'s' if report.max_size != 1 else ''} is enough for "
+                f"the prediction {outcome} in at least {result.tau:.0%} of the {rows}")
+        if best is not None and context.factor(best):
+            text += (f"; the closest, {join_words(context.factor(best))}, is enough in "
+                     f"{_share(context.ps[best])} of them")
+        return text + "."
+    best = min(result.factors, key=lambda f: (len(f.groups), -f.ps))
+    names = join_words(best.groups)
+    if not best.groups:
+        text = f"Even with nothing changed, the prediction is {outcome} in {_share(best.ps)} of the {rows}"
+    elif report.direction == "r2i":
+        text = (f"Setting {names} to this row's values is enough for the prediction {outcome} in "
+                f"{_share(best.ps)} of the {rows}")
+    else:
+        text = (f"Giving this row a reference row's {names} is enough to change the prediction to {outcome} in "
+                f"{_share(best.ps)} of the {rows}")
+    others = len(result.factors) - 1
+    if others:
+        text += (f"; {others} other set{'s' if others > 1 else ''} of features "
+                 f"{'are' if others > 1 else 'is'} also enough (τ = {result.tau:g})")
+    return text + "."
+
+
+def _share(ps: float) -> str:
+    """A share as a whole percentage, never "100%" for less than all (99.6% reads "99.6%")."""
+    text = f"{ps:.0%}"
+    return f"{ps:.1%}" if text in ("100%", "0%") and 0 < ps < 1 else text
 
 
 def lemma4_sentence(coverage: dict[str, str], k: int, sigma: float) -> str:

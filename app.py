@@ -13,6 +13,7 @@ import asyncio
 import logging
 import uuid
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import streamlit as st
 
@@ -21,6 +22,12 @@ from explain_core.views.vocabulary import plain
 
 log = logging.getLogger("explain_explorer")
 SIDEBAR_ROWS = 1000  # rows offered by the sidebar's switcher
+ICON = Path(__file__).parent / "static" / "favicon.svg"  # served by this server (a material icon is fetched online)
+# Charts follow the theme (Streamlit's plotly theme), whose axis text is a fixed grey of 3.7:1 on white: axis,
+# legend and annotation text take the theme's own text colour instead (≥ 4.5:1 in both themes, WCAG AA).
+CHART_TEXT_CSS = ("<style>.stPlotlyChart :is(.xtick, .ytick, .g-xtitle, .g-ytitle, .legendtext, .annotation-text, "
+                  ".legendtitletext, .cbtitle, .cbaxis) text, .stPlotlyChart text.legendtext, "
+                  ".stPlotlyChart .annotation-text {fill: currentColor !important}</style>")
 
 
 def pages() -> dict:
@@ -56,16 +63,18 @@ def sidebar_summary() -> None:
                          on_change=lambda: shared.use_setup(s.with_positive_class(st.session_state["sidebar_class"])),
                          help="The model predicts several classes; explanations are for this one against the rest.")
         st.session_state["sidebar_row"] = shared.row()
-        st.selectbox("Row", rows, key="sidebar_row", format_func=lambda r: f"row {r} · {s.score_text(scores[r])}",
+        st.selectbox(f"Row · {s.score_label}", rows, key="sidebar_row",
+                     format_func=lambda r: f"row {r} · {s.score_value(scores[r])}",
                      on_change=lambda: shared.choose_row(st.session_state["sidebar_row"]),
                      help=f"The first {SIDEBAR_ROWS} test rows the model predicts positive (and the chosen row); "
                           "any row can be chosen on the Pick a row page.")
 
 
 def main() -> None:
-    """One script run: the navigation and the chosen page, inside the error boundary."""
-    st.set_page_config(page_title="Explanation explorer", page_icon=":material/manage_search:", layout="wide")
+    """One script run: the navigation and the chosen page (its own browser title), inside the error boundary."""
     page = st.navigation(pages())
+    st.set_page_config(page_title=f"{page.title} · Explanation explorer", page_icon=ICON, layout="wide")
+    st.html(CHART_TEXT_CSS)
     try:
         shared.ensure_session()
         sidebar_summary()

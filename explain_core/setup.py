@@ -31,6 +31,7 @@ from .reference import Reference, check_restricted, make_reference
 from .results import to_jsonable
 from .sev.cube import one_row
 from .sev.engine import DEFAULT_MAX_DEPTH
+from .views.vocabulary import format_significant
 
 if TYPE_CHECKING:
     from .sparse.compare import SparseOrigin
@@ -128,12 +129,22 @@ class Setup:
             return self.dataset.class_name(0), self.dataset.class_name(1)
         return "below threshold", "above threshold"
 
-    def score_text(self, score: float, digits: int = 2) -> str:
-        """The model's score in words: ``P(<target> = <positive>) = 0.73``, or the decision value / prediction."""
+    @property
+    def score_label(self) -> str:
+        """What the model's score is: ``P(recidivated)`` (the data card's short class label), a decision value or a
+        prediction."""
         if self.model.score_kind == "proba":
-            return f"P({self.dataset.class_name(1, short=True)}) = {score:.{digits}f}"
-        kind = "decision value" if self.model.score_kind == "decision" else "prediction"
-        return f"{kind} = {score:.{digits + 2}g}"
+            return f"P({self.dataset.class_name(1, short=True)})"
+        return "decision value" if self.model.score_kind == "decision" else "prediction"
+
+    def score_value(self, score: float, digits: int = 2) -> str:
+        """The score alone: ``0.73`` (a probability to ``digits`` decimals), else ``digits + 2`` significant digits,
+        never in scientific notation (``244900``)."""
+        return f"{score:.{digits}f}" if self.model.score_kind == "proba" else format_significant(score, digits + 2)
+
+    def score_text(self, score: float, digits: int = 2) -> str:
+        """The model's score in words: ``P(recidivated) = 0.73``, or ``prediction = 244900``."""
+        return f"{self.score_label} = {self.score_value(score, digits)}"
 
     def query(self, row: int) -> pd.DataFrame:
         """Row ``row`` (position in the dataset) as a one-row frame of feature values."""

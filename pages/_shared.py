@@ -29,7 +29,7 @@ from explain_core.export import to_csv, to_json
 from explain_core.intake.loading import trusted_mode
 from explain_core.lens.causal import CausalGraph
 from explain_core.sev import hypercube
-from explain_core.views.vocabulary import plain
+from explain_core.views.vocabulary import format_number, plain
 
 SECRETS_TRUSTED = "trusted_models"
 
@@ -313,7 +313,7 @@ def row_banner() -> None:
         parts.append(f"predicted **{plain(s.dataset.class_name(current_label()))}**")
     else:  # a regression is explained above / below the model's threshold
         side = "above" if current_label() == 1 else "at or below"
-        parts.append(f"**{side}** the threshold {s.model.threshold:.4g}")
+        parts.append(f"**{side}** the threshold {format_number(s.model.threshold)}")
     st.info(" · ".join(parts + [plain(s.dataset.name), plain(s.model.name)]), icon=":material/table_rows:")
 
 

@@ -17,7 +17,7 @@ from explain_core.analysis import Setup, make_setup
 from explain_core.intake.data import Dataset, demo_names
 from explain_core.intake.demo_models import DEMO_KINDS, TrainedModel, train_model
 from explain_core.reference import POPULATIONS, STATISTIC_WORDS, STATISTICS, Reference, make_reference
-from explain_core.views.vocabulary import DEMO_LABELS, format_value, plain
+from explain_core.views.vocabulary import DEMO_LABELS, format_number, format_value, plain
 from pages import _shared as shared
 from pages import _uploads as uploads
 
@@ -176,12 +176,14 @@ def reference_section(dataset: Dataset, dkey: str, model: TrainedModel, current:
                                   "binary/categorical one (SEV §3), or a real row: the one nearest to the median "
                                   "profile, so every value is one a real case has.")
     rounded = c1.checkbox("Round whole-valued features (counts, ages) to whole values", key="dm_rounded",
-                          disabled=statistic == "nearest_row",
-                          help="A mean of 1.98 prior offences reads 2: explanations then move to values a real "
-                               "case can have.")
+                          value=True, disabled=statistic == "nearest_row",
+                          help="A numeric feature whose training values are all whole numbers takes the whole "
+                               "number nearest to its mean or median (a half rounds up): a mean of 1.98 prior "
+                               "offences reads 2, so explanations move to values a real case can have.")
     threshold = model.model.threshold
     labels = POPULATION_LABELS if dataset.task == "classification" else {
-        "opposite": f"training rows on the other side of the threshold ({threshold:.4g})", "all": "all training rows"}
+        "opposite": f"training rows on the other side of the threshold ({format_number(threshold)})",
+        "all": "all training rows"}
     population = c2.selectbox(
         "Computed over", POPULATIONS, key="dm_population", format_func=labels.get,
         help="The other side: the typical case the model does *not* flag, so explanations say what moves a "

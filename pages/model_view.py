@@ -8,7 +8,7 @@ from explain_core.views.global_shap import (beeswarm_figure, dependence_figure, 
 from explain_core.views.model import (balance_figure, calibration_figure, confusion_figure, model_performance,
                                       pr_figure, roc_figure)
 from explain_core.views.sev import feature_prevalence
-from explain_core.views.vocabulary import plain
+from explain_core.views.vocabulary import format_number, plain
 from pages import _shared as shared
 
 SHAP_ROWS = 200
@@ -30,8 +30,8 @@ s, p = shared.setup(), shared.params()
 perf = performance(s, s.key)
 st.markdown(f"**{plain(s.model.name)}** on {len(perf.y):,} test rows of **{plain(s.dataset.name)}**"
             + (f": AUC {perf.auc:.3f}, average precision {perf.average_precision:.3f}" if perf.auc is not None else "")
-            + f"; at the threshold {perf.threshold:.4g} it gets {(perf.confusion.to_numpy().trace() / len(perf.y)):.1%}"
-              " of them right.")
+            + f"; at the threshold {format_number(perf.threshold)} it gets "
+              f"{(perf.confusion.to_numpy().trace() / len(perf.y)):.1%} of them right.")
 
 st.subheader("How good is it?")
 with st.container(key="mv_performance"):

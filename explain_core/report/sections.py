@@ -12,8 +12,8 @@ from ..analysis import lens_searches
 from ..setup import lens_max_size
 from ..sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
 from ..views.vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, UNCHANGED, factor_text, fmt_cost, fmt_metric, fmt_p,
-                                fmt_ps, fmt_weight, format_value, join_words, lemma4_sentence, linear_reading,
-                                outcome_text)
+                                fmt_ps, fmt_weight, format_number, format_value, join_words, lemma4_sentence,
+                                linear_reading, outcome_text)
 from .build import RowReport, smallest_factor
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def summary(w: Writer, r: RowReport) -> None:
     w.note(f"Explanation report · created {r.created:%Y-%m-%d %H:%M %Z}".rstrip() + f" · dataset {s.dataset.name} · "
            f"model {s.model.name}")
     w.text(f"For {_where(r)} of the {s.dataset.name} data the model predicts {outcome_text(s, r.label)}: "
-           f"{s.score_text(r.score, digits=3)} (decision threshold {s.model.threshold:.4g}).", size=10)
+           f"{s.score_text(r.score, digits=3)} (decision threshold {format_number(s.model.threshold)}).", size=10)
     if r.reading:
         w.text(r.reading, size=10, style="B")
     headline_numbers(w, r)
@@ -85,7 +85,7 @@ def data_and_model(w: Writer, r: RowReport) -> None:
                 f" / {metrics.get('train_auc', float('nan')):.3f})")
     else:
         perf = (f"test R² {metrics.get('test_r2', float('nan')):.3f}, "
-                f"test RMSE {metrics.get('test_rmse', float('nan')):.4g}"
+                f"test RMSE {format_number(metrics.get('test_rmse', float('nan')))}"
                 f" (train R² {metrics.get('train_r2', float('nan')):.3f})")
     positive = (f"; positive class {data.positive_class}" + (f" = {card['positive_class_label']}"
                                                              if card.get("positive_class_label") else "")

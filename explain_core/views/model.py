@@ -18,7 +18,7 @@ from sklearn.metrics import (average_precision_score, confusion_matrix, precisio
 
 from ..setup import Setup
 from .style import LABEL_COLOURS, LEGEND_BELOW, TEMPLATE, method_colour, titled
-from .vocabulary import html_text
+from .vocabulary import format_number, html_text
 
 CALIBRATION_BINS = 10
 UNIT = [-0.03, 1.03]  # a [0, 1] axis with room at the origin, so its two "0" labels do not collide
@@ -127,7 +127,7 @@ def confusion_figure(perf: ModelPerformance) -> go.Figure:
                                text=[[f"{c:,}<br>({s:.0%})" for c, s in zip(row, srow)]
                                      for row, srow in zip(counts, share)], texttemplate="%{text}",
                                hovertemplate="true %{y}<br>predicted %{x}<br>%{text}<extra></extra>"))
-    fig.update_layout(template=TEMPLATE, title=titled(f"Confusion matrix at the threshold {perf.threshold:.4g} "
+    fig.update_layout(template=TEMPLATE, title=titled(f"Confusion matrix at the threshold {format_number(perf.threshold)} "
                                                       f"({counts.sum():,} test rows)", NARROW),
                       xaxis=dict(title="predicted", type="category", side="bottom"),
                       yaxis=dict(title="true", type="category", autorange="reversed", automargin=True))

@@ -129,6 +129,15 @@ def format_number(x: float) -> str:
     return "0" if float(text) == 0 else text
 
 
+def format_significant(x: float, digits: int = 4) -> str:
+    """A score or prediction to ``digits`` significant digits, never in scientific notation (244900, 0.1192)."""
+    x = float(x)
+    if not math.isfinite(x):
+        return format_number(x)
+    text = np.format_float_positional(x, precision=digits, unique=False, fractional=False, trim="-")
+    return "0" if float(text) == 0 else text
+
+
 def format_value(value) -> str:
     """A feature value for a table or sentence: numbers by magnitude (:func:`format_number`), text as is,
     missing as "missing"."""

@@ -17,6 +17,7 @@ from explain_core.lens import (ALL_SUBSETS_UP_TO, AttributionCurve, LensResult, 
 from explain_core.lens.causal import CausalGraph, differences, german_graph
 from explain_core.limits import limits
 from explain_core.views.lens import dag_figure, pn_curve_figure, ps_by_size_figure
+from explain_core.views.summaries import dag_text, pn_curve_text, ps_by_size_text
 from explain_core.views.vocabulary import DIRECTION_LABELS, format_number, format_value, lens_reading, plain
 from pages import _shared as shared
 
@@ -209,6 +210,7 @@ with st.container(key="lens_curve"):
     figure = pn_curve_figure(report.pn_curve, direction=report.direction)
     figure.add_vline(x=p.tau, line_dash="dot", line_color="grey", annotation_text=f"τ = {p.tau:g}")
     st.plotly_chart(figure, key="lens_curve_chart")
+    st.caption(plain(pn_curve_text(report.pn_curve, p.tau)))
     st.caption("How much of the outcome the τ-minimal factors account for as τ rises (LENS App. B): "
                "strict thresholds keep fewer, more reliable factors.")
     shared.download_buttons("lens_pn_curve", report.pn_curve, report, key="lens_pn_curve")
@@ -218,6 +220,7 @@ with st.container(key="lens_ps_by_size"):
     shap = shared.baselines_now().shap
     curve = shap_curve(context, shap)
     st.plotly_chart(ps_by_size_figure(curve), key="lens_ps_by_size_chart")
+    st.caption(plain(ps_by_size_text(curve)))
     st.caption("For each k: the best PS of any factor of k features (LENS) beside the PS of the k features SHAP "
                "ranks highest (LENS §5.1, Fig. 2). LENS is at least as high by construction; the gap shows what "
                "ranking features by attribution misses.")
@@ -281,6 +284,7 @@ with st.container(key="lens_causal"):
             causal_factors = table.loc[table["minimal in"] != "independent", "factor"]
             causal_groups = {g for f in causal_factors for g in f.split(", ")}
             st.plotly_chart(dag_figure(graph.edges, depth, highlight=sorted(causal_groups)), key="lens_dag_chart")
+            st.caption(plain(dag_text(graph.edges, sorted(causal_groups))))
             changed = int((table["minimal in"] != "both").sum())
             st.caption(f"{changed} of {len(table)} τ-minimal factors (factors of up to {int(causal.sizes.max())} "
                        f"features, {p.lens_direction.upper()}, τ = {p.tau:g}) differ between the independent and the "

@@ -15,6 +15,7 @@ from conftest import visible
 from explain_core import analysis
 from explain_core.analysis import Parameters
 from explain_core.lens import shap_curve
+from explain_core.views.linear import folded_weights
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 90
@@ -209,7 +210,12 @@ def linear_expected(setup, row, **params):
 def assert_weights_chart(at: AppTest, report):
     spec = chart(block(at, "lin_weights"))
     weights = report.weights()
-    kept = weights.loc[(weights.abs() > 1e-12).any(axis=1)]
+    kept = folded_weights(weights)
+    kept = kept.loc[(kept.abs() > 1e-12).any(axis=1)]
+    sparse = weights.drop(columns="shap")
+    assert set(kept.index) - {i for i in kept.index if i.startswith("others")} == \
+        set(sparse.index[(sparse.abs() > 1e-12).any(axis=1)])  # the literals some k-sparse explainer uses
+    assert len(kept) <= len(sparse.columns) * report.comparison.k + 1
     assert [t["name"] for t in spec["data"]] == [LABELS[m] for m in weights.columns]
     for trace, method in zip(spec["data"], weights.columns):
         assert list(decode(trace["y"])) == list(kept.index)
@@ -222,13 +228,16 @@ def test_linear_page_default_matches_explain_core(setup):
     report = linear_expected(setup, row)
     assert_weights_chart(at, report)
 
-    shown = block(at, "lin_metrics").dataframe[0].value
+    shown = block(at, "lin_metrics").dataframe[0].value  # one column per explainer: it fits the page
     table = report.comparison.table()
-    assert list(shown.index) == [LABELS[m] for m in table.index]
+    assert list(shown.columns) == [LABELS[m] for m in table.index]
     for column, label in (("fidelity", "fidelity F (fresh sample)"), ("relevance", "relevance R"),
                           ("anchoring_gap", "|w·x − f(x)|"), ("bound", "(1+e^−σ)^k · F")):
-        assert np.allclose(shown[label].astype(float), table[column].astype(float), equal_nan=True), column
-    assert shown.loc["exact (MIP)", "exact fit status"] in ("optimal", "time_limit")
+        got = shown.loc[label].replace("—", "nan").astype(float)
+        assert np.allclose(got, table[column].astype(float), atol=5e-5, equal_nan=True), column
+    assert shown.loc["exact fit status", "exact (MIP)"] in ("optimal", "time_limit")
+    summary = visible(block(at, "lin_weights").caption[0].value)  # the chart in words
+    assert summary.startswith("Weights — IHT: ") and "SHAP (dense): " in summary
 
     metrics = {m.label: m.value for m in block(at, "lin_highlights").metric}
     exact = next(r for r in report.comparison.results if r.method == "exact")

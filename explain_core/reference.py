@@ -79,7 +79,7 @@ def make_reference(dataset: Dataset, rows: Sequence[int] | None = None, *, stati
         values.update({c: float(np.floor(values[c] + 0.5)) for c in whole_columns})
     overrides = dict(overrides or {})
     for key, value in overrides.items():
-        values.update(_custom_value(dataset, key, value))
+        values.update(custom_value(dataset, key, value))
     if not opposite:
         who = "rows"
     elif regression:
@@ -146,8 +146,10 @@ def _group_value(frame: pd.DataFrame, group: FeatureGroup, statistic: str) -> di
     return {col: values.mode().iloc[0]}
 
 
-def _custom_value(dataset: Dataset, key: str, value) -> dict:
-    """Validate one custom reference value: a number for a numeric column, an occurring value otherwise."""
+def custom_value(dataset: Dataset, key: str, value) -> dict:
+    """Validate one value typed for a feature (a custom reference value, a what-if edit): a number for a numeric
+    column, an occurring value otherwise; ``{column: value}`` (a one-hot group named by its column that is 1: every
+    column of the group)."""
     group = next((g for g in dataset.groups if key == g.name or key in g.columns), None)
     if group is None:
         raise IntakeError(f"Custom reference value for unknown feature {key!r}; "

@@ -208,3 +208,18 @@ def test_folded_weights_keep_the_sparse_supports_and_sum_the_dense_rest():
     assert (folded.loc[folded.index[-1], ["iht", "exact", "lime"]] == 0).all()
     np.testing.assert_allclose(folded.sum(), weights.sum())
     assert len(folded) <= 3 * 5 + 1
+
+
+def test_the_sankey_names_each_value_once_with_its_rows_and_grows_with_them():
+    from explain_core.views.sparse import sev_sankey
+
+    rng = np.random.default_rng(1)
+    moves = pd.DataFrame({"before": rng.choice(["1", "2", "3", "4", "5", "6", "none"], 200),
+                          "after": rng.choice(["1", "2", "none"], 200)})
+    fig = sev_sankey(moves)
+    labels = list(fig.data[0].node.label)
+    left = sorted(set(moves["before"]), key=lambda s: (not s.isdigit(), s))
+    counts = [int((moves["before"] == s).sum()) for s in left]
+    assert labels[:len(left)] == [f"{'SEV⁺ ' if s.isdigit() else ''}{s} · {n} rows" for s, n in zip(left, counts)]
+    assert len(set(labels)) == len(labels) and fig.layout.height >= 56 * len(left)
+    assert [a.text for a in fig.layout.annotations] == ["before", "after"]

@@ -118,8 +118,8 @@ class Setup:
         reference = make_reference(dataset, self.train_rows, statistic=self.reference.statistic,
                                    population=self.reference.population, rounded=self.reference.rounded)
         return Setup(dataset, model, reference, self.train_rows, self.test_rows,
-                     evaluate(model, dataset, self.train_rows, self.test_rows), self.model_key, self.source,
-                     self.restricted)
+                     evaluate(model, dataset, self.train_rows, self.test_rows, self.metrics.get("test_rows")),
+                     self.model_key, self.source, self.restricted)
 
     @property
     def class_names(self) -> tuple[str, str]:
@@ -192,19 +192,27 @@ def trained_setup(dataset: Dataset, kind: str, *, seed: int = 0, restricted: Seq
 
 def model_from_upload(dataset: Dataset, data: bytes, filename: str, *, seed: int = 0, threshold: float | None = None,
                       positive_class=None, trusted: bool | None = None, trusted_types: Sequence[str] = (),
-                      by_order: bool = False) -> TrainedModel:
+                      by_order: bool = False, unseen: bool = False) -> TrainedModel:
     """A model file's bytes loaded safely (:func:`~explain_core.intake.loading.load_model_bytes`), wrapped for
     ``dataset`` (``by_order``: unnamed inputs are the dataset's columns in order), checked on a few rows, and
-    evaluated on its seeded split; keyed by the file's content and the wrapping choices."""
+    evaluated; keyed by the file's content and the wrapping choices.
+
+    Its test rows (``metrics["test_rows"]``): the dataset's hold-out when it has one; every row when ``unseen``
+    (the analyst says the model saw none of them; the seeded split's training rows still build the reference);
+    else the seeded split, which the model may have been trained on (``may_be_seen``: pages say so)."""
     name = safe_name(filename, "model")
     estimator = load_model_bytes(data, name, trusted=trusted, trusted_types=trusted_types)
     model = wrap_model(estimator, dataset, threshold=threshold, positive_class=positive_class, name=name,
                        by_order=by_order)
     check_model(model, dataset, name)
     train, test = dataset.split(seed)
+    kind = "holdout" if dataset.holdout is not None else "unseen" if unseen else "may_be_seen"
+    if kind == "unseen":
+        test = np.arange(len(dataset.features))
     digest = hashlib.sha1(bytes(data)).hexdigest()[:16]
-    key = model_key("file", digest, f"threshold={threshold}", f"positive={positive_class}", f"order={by_order}", seed)
-    return TrainedModel(model, train, test, evaluate(model, dataset, train, test), seed, key,
+    key = model_key("file", digest, f"threshold={threshold}", f"positive={positive_class}", f"order={by_order}",
+                    f"test={kind}", seed)
+    return TrainedModel(model, train, test, evaluate(model, dataset, train, test, kind), seed, key,
                         f"uploaded {name}", dataset.key)
 
 
@@ -219,11 +227,12 @@ def check_model(model: ModelAdapter, dataset: Dataset, name: str, rows: int = 20
 
 
 def file_setup(dataset: Dataset, path, *, seed: int = 0, trusted: bool | None = None,
-               restricted: Sequence[str] = (), by_order: bool = False) -> Setup:
+               restricted: Sequence[str] = (), by_order: bool = False, unseen: bool = False) -> Setup:
     """A setup from a model file on disk (``.skops``, ``.onnx``, a booster's own file; pickles only in trusted
-    mode)."""
+    mode); ``unseen`` as in :func:`model_from_upload`."""
     path = Path(path)
-    trained = model_from_upload(dataset, path.read_bytes(), path.name, seed=seed, trusted=trusted, by_order=by_order)
+    trained = model_from_upload(dataset, path.read_bytes(), path.name, seed=seed, trusted=trusted, by_order=by_order,
+                                unseen=unseen)
     return make_setup(dataset, replace(trained, source=f"{trained.model.name} (model file)"), restricted=restricted)
 
 

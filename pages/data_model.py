@@ -17,7 +17,8 @@ from explain_core.analysis import Setup, make_setup
 from explain_core.intake.data import Dataset, demo_names
 from explain_core.intake.demo_models import DEMO_KINDS, TrainedModel, train_model
 from explain_core.reference import POPULATIONS, STATISTIC_WORDS, STATISTICS, Reference, make_reference
-from explain_core.views.vocabulary import DEMO_LABELS, format_number, format_value, plain
+from explain_core.views.vocabulary import (DEMO_LABELS, TEST_ROWS_WORDS, format_number, format_value, metrics_caveat,
+                                           plain)
 from pages import _shared as shared
 from pages import _uploads as uploads
 
@@ -59,7 +60,12 @@ def show_metrics(metrics: dict, task: str) -> None:
              [("Train R²", "train_r2"), ("Test R²", "test_r2"), ("Train RMSE", "train_rmse"),
               ("Test RMSE", "test_rmse")])
     for column, (label, key) in zip(st.columns(len(names)), names):
-        column.metric(label, f"{metrics.get(key, float('nan')):.3f}")
+        value = metrics.get(key)
+        column.metric(label, "—" if value is None or np.isnan(value) else f"{value:.3f}")
+    st.caption(f"Test rows: {TEST_ROWS_WORDS.get(metrics.get('test_rows', 'split'))}.")
+    caveat = metrics_caveat(metrics)
+    if caveat:
+        st.warning(caveat, icon=":material/visibility:")
 
 
 # --- 1 · Data ---------------------------------------------------------------------------------------------------

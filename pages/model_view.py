@@ -11,7 +11,7 @@ from explain_core.sev.summaries import prevalence_table
 from explain_core.views.sev import feature_prevalence
 from explain_core.views.summaries import (balance_text, beeswarm_text, calibration_text, confusion_text,
                                          dependence_text, importance_text, pr_text, prevalence_text, roc_text)
-from explain_core.views.vocabulary import format_number, plain
+from explain_core.views.vocabulary import format_number, metrics_caveat, plain
 from pages import _shared as shared
 
 SHAP_ROWS = 200
@@ -42,6 +42,8 @@ st.markdown(f"**{plain(s.model.name)}** on {len(perf.y):,} test rows of **{plain
             + f"; at the threshold {format_number(perf.threshold)} it gets "
               f"{(perf.confusion.to_numpy().trace() / len(perf.y)):.1%} of them right.")
 
+if metrics_caveat(s.metrics):
+    st.warning(metrics_caveat(s.metrics), icon=":material/visibility:")
 st.subheader("How good is it?")
 with st.container(key="mv_performance"):
     charts = [(roc_figure, roc_text, "mv_roc"), (pr_figure, pr_text, "mv_pr"),

@@ -12,8 +12,8 @@ from ..analysis import lens_searches
 from ..setup import lens_max_size
 from ..sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
 from ..views.vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, UNCHANGED, factor_text, fmt_cost, fmt_metric, fmt_p,
-                                fmt_ps, fmt_weight, format_number, format_value, join_words, lemma4_sentence,
-                                linear_reading, outcome_text)
+                                TEST_ROWS_WORDS, fmt_ps, fmt_weight, format_number, format_value, join_words,
+                                lemma4_sentence, linear_reading, metrics_caveat, outcome_text)
 from .build import RowReport, smallest_factor
 
 if TYPE_CHECKING:
@@ -97,7 +97,8 @@ def data_and_model(w: Writer, r: RowReport) -> None:
         ["Size", f"{len(data.features):,} rows, {len(data.groups)} features ({len(data.columns)} columns); "
                  f"target {data.target.name} ({data.task}{positive})"],
         ["Model", f"{model.name}; {s.source}"],
-        ["Performance", f"{perf}; {len(s.train_rows):,} training / {len(s.test_rows):,} test rows"],
+        ["Performance", f"{perf}; {len(s.train_rows):,} training / {len(s.test_rows):,} test rows: "
+                        f"{TEST_ROWS_WORDS.get(metrics.get('test_rows', 'split'))}. {metrics_caveat(metrics)}".strip()],
         ["Score", f"{s.score_text(r.score, digits=3)}; label 1 by {model.rule}"],
         ["Reference", s.reference_of_label(r.label).description],
         ["Restricted features", ", ".join(s.restricted) or "none"],

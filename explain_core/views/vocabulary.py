@@ -194,6 +194,29 @@ def text_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------------------------------------
+# Where a model's test metrics come from (explain_core.intake.holdout)
+
+TEST_ROWS_WORDS = {
+    "split": "the test rows of the seeded 80/20 split, which the model was not trained on",
+    "holdout": "the rows marked as held out, which the model was not trained on",
+    "unseen": "every row of the table, marked as not used in training",
+    "may_be_seen": "the app's own seeded 80/20 split of the table",
+}
+
+
+def metrics_caveat(metrics: dict) -> str:
+    """The warning an uploaded model's metrics need when no hold-out was marked; "" when their test rows are
+    known to be unseen (a model trained here, or a marked hold-out)."""
+    if metrics.get("test_rows") != "may_be_seen":
+        return ""
+    return ("These metrics are computed on the app's own 80/20 split of this table. The model was trained elsewhere, "
+            "possibly on some of these very rows, so its test metrics can look better than they are. To get honest "
+            "test metrics, mark a hold-out: a column that marks the test rows, a second file of test rows (both "
+            "under 1 · Data, when uploading), or, when the model saw none of these rows, tick 'None of this table's "
+            "rows was used to train this model'.")
+
+
+# ---------------------------------------------------------------------------------------------------
 # Readings: a result in one plain sentence
 
 def outcome_text(setup: "Setup", label: int) -> str:

@@ -25,9 +25,12 @@ SIDEBAR_ROWS = 1000  # rows offered by the sidebar's switcher
 ICON = Path(__file__).parent / "static" / "favicon.svg"  # served by this server (a material icon is fetched online)
 # Charts follow the theme (Streamlit's plotly theme), whose axis text is a fixed grey of 3.7:1 on white: axis,
 # legend and annotation text take the theme's own text colour instead (≥ 4.5:1 in both themes, WCAG AA).
+# (Bar labels are drawn outside their bars, on the background, so they too.) A slider's value, drawn in the primary
+# colour (which must also carry white button labels, so cannot reach 4.5:1 on the dark background), likewise.
 CHART_TEXT_CSS = ("<style>.stPlotlyChart :is(.xtick, .ytick, .g-xtitle, .g-ytitle, .legendtext, .annotation-text, "
-                  ".legendtitletext, .cbtitle, .cbaxis) text, .stPlotlyChart text.legendtext, "
-                  ".stPlotlyChart .annotation-text {fill: currentColor !important}</style>")
+                  ".legendtitletext, .cbtitle, .cbaxis) text, .stPlotlyChart :is(text.legendtext, text.bartext, "
+                  ".annotation-text) {fill: currentColor !important} [data-testid=stSliderThumbValue] "
+                  "{color: inherit !important}</style>")
 
 
 def pages() -> dict:
@@ -72,8 +75,9 @@ def sidebar_summary() -> None:
 
 def main() -> None:
     """One script run: the navigation and the chosen page (its own browser title), inside the error boundary."""
+    st.set_page_config(page_icon=ICON, layout="wide")  # before the navigation: no page's material icon as favicon
     page = st.navigation(pages())
-    st.set_page_config(page_title=f"{page.title} · Explanation explorer", page_icon=ICON, layout="wide")
+    st.set_page_config(page_title=f"{page.title} · Explanation explorer")
     st.html(CHART_TEXT_CSS)
     try:
         shared.ensure_session()

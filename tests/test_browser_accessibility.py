@@ -16,7 +16,7 @@ PAGES = {"Home": "", "Pick a row": "pick_row", "The model": "model_view", "SEV":
          "Linear": "linear", "Compare": "compare", "Report": "report", "Data & model": "data_model"}
 # The computed text colour of each kind of text, and the colour behind it (the nearest ancestor with a background;
 # a chart's text: the chart's own background). Labels on marks (a heatmap's cells) are checked by test_accessibility.
-MEASURE = """() => {
+MEASURE = r"""() => {
   const solid = (c) => c && c !== 'rgba(0, 0, 0, 0)' && c !== 'transparent';
   const channels = (c) => (c.match(/[\d.]+/g) || []).map(Number);
   const behind = (el) => {  // the colour behind el: translucent backgrounds composited over the opaque one below
@@ -116,7 +116,7 @@ def test_text_contrast_in_both_themes(browser, streamlit_server, wait_for_app, s
         context.close()
     kinds = {m["kind"] for m in measured}
     assert {"chart", "caption", "label", "metric", "text", "heading", "button"} <= kinds, kinds
-    low = [(m["page"], m["kind"], m["text"], m["colour"], m["background"], round(ratio(m["colour"], m["background"]), 2))
-           for m in measured if ratio(m["colour"], m["background"]) < AA]
+    low = [(m["page"], m["kind"], m["text"], m["colour"], m["background"],
+            round(ratio(m["colour"], m["background"]), 2)) for m in measured if ratio(m["colour"], m["background"]) < AA]
     assert not low, low
     assert len([m for m in measured if m["kind"] == "chart"]) > 100  # ticks, axis titles, legends of 7 charts

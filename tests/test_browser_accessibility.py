@@ -117,6 +117,7 @@ def test_text_contrast_in_both_themes(browser, streamlit_server, wait_for_app, s
     kinds = {m["kind"] for m in measured}
     assert {"chart", "caption", "label", "metric", "text", "heading", "button"} <= kinds, kinds
     low = [(m["page"], m["kind"], m["text"], m["colour"], m["background"],
-            round(ratio(m["colour"], m["background"]), 2)) for m in measured if ratio(m["colour"], m["background"]) < AA]
+            round(ratio(m["colour"], m["background"]), 2))
+           for m in measured if ratio(m["colour"], m["background"]) < AA]
     assert not low, low
     assert len([m for m in measured if m["kind"] == "chart"]) > 100  # ticks, axis titles, legends of 7 charts

@@ -32,6 +32,7 @@ from explain_core.sev import hypercube
 from explain_core.views.vocabulary import format_number, plain
 
 SECRETS_TRUSTED = "trusted_models"
+EXPLAINER_MODULES = ("shap", "lime.lime_base", "ortools.math_opt.python.mathopt")  # SHAP, LIME, the exact linear fit
 
 
 # --- the operator's settings -----------------------------------------------------------------------------------
@@ -61,7 +62,8 @@ def demo(name: str, kind: str) -> Setup:
 
 def warm_up() -> None:
     """The server's start-up (app.py's lifespan), once per process, before any visitor: import what the pages
-    draw with and load the default demo into the shared cache, so the first visit only computes its row.
+    draw with and the explainers' libraries, and load the default demo into the shared cache, so the first visit
+    only computes its row.
 
     Also leave Streamlit's v1 multipage mode: an app with a ``pages/`` folder counts as one until ``st.navigation``
     has run once in the process (``PagesManager.uses_pages_directory``), so a first request for a page's URL would
@@ -71,6 +73,8 @@ def warm_up() -> None:
 
     for figures in ("sev", "lens", "linear", "compare"):  # plotly and the figures of every explanation page
         importlib.import_module(f"explain_core.views.{figures}")
+    for explainer in EXPLAINER_MODULES:  # imported on a first LENS / Linear / Compare visit otherwise (shap: ~1.5 s)
+        importlib.import_module(explainer)
     PagesManager.uses_pages_directory = False
     logging.disable(logging.WARNING)  # no "missing ScriptRunContext" warnings: there is no visitor to draw for yet
     try:

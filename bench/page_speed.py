@@ -6,8 +6,9 @@ Three figures, each a median over ``--repeats`` with its spread, printed with th
   seconds until the SEV values and the hypercube are drawn (target ≤ 3 s);
 - **a page after a row change**: on each page, a row never explained before is picked in the sidebar: seconds until
   the rerun has finished and every chart on the page is drawn (target ≤ 1.5 s on every page);
-- **Adult's Linear page**: the Adult demo (gradient boosting) loaded from Home, then the Linear page opened, and a
-  new row picked there: seconds until its weights are drawn (target ≤ 1.5 s).
+- **Adult's Linear page**: the Adult demo (gradient boosting) loaded from Home, then the Linear page opened on a row
+  it has not explained, and a new row picked there: seconds until its weights are drawn (target ≤ 1.5 s); also
+  when it is the first chart the browser draws (then plotly's 4.7 MB bundle is fetched and parsed as well).
 
 The demo models are trained and cached before any timing (in ``--cache``). The machine is shared: run it when it is
 quiet and say which it was (the load average is printed beside every figure).
@@ -25,6 +26,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -139,13 +141,18 @@ def adult_linear(browser, url: str) -> tuple[float, float]:
     page.get_by_role("option", name="Adult income", exact=True).click()
     _wait_for_app(page, 120_000)
     page.locator(f".st-key-home_load{LIVE} button").click()
-    page.wait_for_url("**/pick_row", timeout=120_000)
+    page.wait_for_url(lambda url: urlparse(url).path.endswith("/pick_row"), timeout=120_000)
     _wait_for_app(page, 120_000)
-    opened = timed(page, lambda: open_link(page, "Linear"))
+    cold = timed(page, lambda: open_link(page, "Linear"))  # the browser's first chart: plotly's bundle loads too
     taken = {int(page.locator(f".st-key-sidebar_row{LIVE}").get_by_role("combobox").input_value().split()[1])}
     changed = timed(page, fresh_row(page, taken).click)
+    open_link(page, "SEV")
+    _wait_for_app(page, 120_000)
+    fresh_row(page, taken).click()  # a row the Linear page has not explained yet
+    _wait_for_app(page, 120_000)
+    opened = timed(page, lambda: open_link(page, "Linear"))
     context.close()
-    return opened, changed
+    return cold, opened, changed
 
 
 def spread(values: list[float]) -> str:
@@ -171,15 +178,15 @@ def main() -> None:
         proc, url = serve(args.cache)
         try:
             pages: dict[str, list[float]] = {t: [] for t in PAGES}
-            adult: list[tuple[float, float]] = []
+            adult: list[tuple[float, float, float]] = []
             for _ in range(args.repeats):
                 for title, seconds in row_changes(browser, url).items():
                     pages[title].append(seconds)
                 print(f"row change: {', '.join(f'{t} {v[-1]:.2f}' for t, v in pages.items())} ({load()})",
                       flush=True)
                 adult.append(adult_linear(browser, url))
-                print(f"Adult Linear: opened {adult[-1][0]:.2f} s, new row {adult[-1][1]:.2f} s ({load()})",
-                      flush=True)
+                print(f"Adult Linear: opened as the first chart {adult[-1][0]:.2f} s, opened on a new row "
+                      f"{adult[-1][1]:.2f} s, new row on it {adult[-1][2]:.2f} s ({load()})", flush=True)
         finally:
             proc.terminate()
             proc.wait()
@@ -188,8 +195,9 @@ def main() -> None:
     print(f"  first visit → SEV values and hypercube: {spread(first)} (target ≤ 3 s)")
     for title, values in pages.items():
         print(f"  {title} after a row change: {spread(values)} (target ≤ 1.5 s)")
-    print(f"  Adult Linear page opened: {spread([a for a, _ in adult])}; after a row change: "
-          f"{spread([b for _, b in adult])} (target ≤ 1.5 s)")
+    print(f"  Adult Linear page opened on a new row: {spread([a[1] for a in adult])}; after a row change on it: "
+          f"{spread([a[2] for a in adult])} (target ≤ 1.5 s); opened as the browser's first chart (plotly's bundle "
+          f"loaded too): {spread([a[0] for a in adult])}")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from explain_core.linear.compare import SWEEP_GRIDS, Sweep
 from explain_core.views.linear import folded_weights, sweep_figure, weights_figure
 from explain_core.views.summaries import sweep_text, weights_text
 from explain_core.views.vocabulary import (LINEAR_CHOICE_LABELS, METHOD_LABELS, METRIC_COLUMNS, SWEEP_LABELS,
-                                           lemma4_sentence, linear_reading, plain)
+                                           format_significant, lemma4_sentence, linear_reading, plain)
 from pages import _shared as shared
 
 MAX_SWEEP_VALUES = 12
@@ -177,7 +177,7 @@ with st.container(key="lin_highlights"):
         c[1].metric(f"{METHOD_LABELS[name]}: relevance R", "—" if rel is None else f"{rel.value:.4f}",
                     help="E[(f(z) − f(x))²/4 | w·z = w·x] (Def. 1)" + ("" if rel is None else f", {rel.method}"))
         gap = r.scores.anchoring_gap
-        c[2].metric(f"{METHOD_LABELS[name]}: anchoring gap", "0" if gap < 1e-12 else f"{gap:.2g}",
+        c[2].metric(f"{METHOD_LABELS[name]}: anchoring gap", "0" if gap < 1e-12 else format_significant(gap, 2),
                     help="|w·x − f(x)|: 0 when the explanation reproduces the prediction at this row")
         if name == "exact":
             value = "optimal" if r.status == "optimal" else f"gap {r.gap:.2%}"
@@ -187,7 +187,8 @@ with st.container(key="lin_highlights"):
             diff = r.scores.empirical_fidelity - results["exact"].scores.empirical_fidelity
             same = abs(diff) <= 1e-9
             c[3].metric("IHT: certificate", "none", delta="same fit as the exact one" if same else
-                        f"fit error {diff:+.2g} vs the exact fit", delta_color="off" if same else "inverse",
+                        f"fit error {'+' if diff > 0 else ''}{format_significant(diff, 2)} vs the exact fit",
+                        delta_color="off" if same else "inverse",
                         delta_arrow="off" if same else "auto",
                         help="IHT carries no certificate; its F̂ beside the exact fit's on the same sample shows "
                              "how close it came")

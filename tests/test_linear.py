@@ -405,13 +405,13 @@ def test_group_space_reference_mode_is_the_sev_hypercube(toy_model):
 def test_a_deterministic_space_scores_each_corner_once_with_the_same_values(toy_model, monkeypatch):
     """Memoised f: the values of direct calls on every row, each distinct corner scored once over all calls; a
     small cube in one model call; beyond WHOLE_CUBE_LITERALS, only the corners asked for."""
-    from explain_core.linear import space as space_module
+    from explain_core.linear import corners
 
     data, trained = toy_model
     ref = make_reference(data, trained.train_rows)
     row = data.features.iloc[[7]]
     for whole in (14, 0):
-        monkeypatch.setattr(space_module, "WHOLE_CUBE_LITERALS", whole)
+        monkeypatch.setattr(corners, "WHOLE_CUBE_LITERALS", whole)
         space = group_space(trained.model, data, row, ref)
         scored = []
         plain = space.f

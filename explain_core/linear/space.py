@@ -36,13 +36,12 @@ from ..intake.demo_models import load_own_skops
 from ..intake.models import ModelAdapter
 from ..reference import Reference
 from ..sev.cube import DEFAULT_CHUNK_ROWS, mix
+from .corners import CornerMemo
 from .problem import GramProblem
 
 K_BINS = 4  # §6.1: K = 4 quantile bins / at most K one-hot values / K−1 most frequent categories + "other"
 BIAS = "bias (always true)"
 REPLACE_MODES = ("reference", "draw")
-MEMO_CORNERS = 1_000_000  # corners whose f a deterministic space keeps (about 100 MB at most)
-WHOLE_CUBE_LITERALS = 14  # up to 2^14 corners: a deterministic f is scored on all of them at the first call
 
 
 @dataclass(frozen=True)
@@ -92,7 +91,7 @@ class LiteralSpace:
     mode: str
     deterministic: bool = True
     chunk_rows: int = DEFAULT_CHUNK_ROWS
-    memo: dict = field(default_factory=dict, compare=False, repr=False)  # corner → f, for a deterministic f
+    memo: CornerMemo = field(default_factory=CornerMemo, compare=False, repr=False)  # f by corner (deterministic)
     groups: tuple[str, ...] = ()  # the feature group of each non-bias literal (a group space)
 
     @property
@@ -100,37 +99,14 @@ class LiteralSpace:
         return len(self.names)
 
     def evaluate(self, Z: np.ndarray, seed: int = 0) -> np.ndarray:
-        """f on every row of Z, in chunks of ``chunk_rows`` rows (one model call per chunk).
-
-        A deterministic f depends on the corner z only: each distinct corner is scored once, here and in every
-        later call on this space (the fit, hold-out and relevance samples and KernelSHAP's coalitions repeat
-        corners: with 13 features there are only 2^13), the values kept in ``memo`` (up to ``MEMO_CORNERS``); with
-        at most ``WHOLE_CUBE_LITERALS`` literals besides the bias, the whole cube at the first call, in one model
-        call."""
+        """f on every row of Z, in chunks of ``chunk_rows`` rows (one model call per chunk); a deterministic f once
+        per distinct corner over all calls on this space (:class:`~explain_core.linear.corners.CornerMemo`)."""
         Z = np.asarray(Z)
         if len(Z) == 0:
             return np.zeros(0)
         if not self.deterministic:
             return self._scored(Z, seed)
-        if not self.memo and self.d - 1 <= WHOLE_CUBE_LITERALS:  # a small cube: every corner in one model call
-            corners = np.array(np.meshgrid(*[[-1, 1]] * (self.d - 1), indexing="ij"), dtype=np.int8)
-            self._remember(np.column_stack([np.ones(2 ** (self.d - 1), dtype=np.int8),
-                                            corners.reshape(self.d - 1, -1).T]), seed)
-        return self._remember(Z, seed)
-
-    def _remember(self, Z: np.ndarray, seed: int) -> np.ndarray:
-        """f on the rows of Z, each distinct corner looked up in ``memo`` or scored (and kept)."""
-        packed = np.ascontiguousarray(np.packbits(Z > 0, axis=1))
-        keys = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
-        unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-        names = [k.tobytes() for k in unique]
-        values = np.array([self.memo.get(k, np.nan) for k in names], dtype=float)
-        todo = np.flatnonzero(np.isnan(values))
-        if len(todo):
-            values[todo] = self._scored(Z[first[todo]], seed)
-            if len(self.memo) + len(todo) <= MEMO_CORNERS:
-                self.memo.update(zip((names[i] for i in todo), values[todo].tolist()))
-        return values[inverse.ravel()]
+        return self.memo.evaluate(Z, lambda rows: self._scored(rows, seed))
 
     def _scored(self, Z: np.ndarray, seed: int) -> np.ndarray:
         parts = [self.f(Z[i:i + self.chunk_rows], seed + i) for i in range(0, len(Z), self.chunk_rows)]

@@ -55,3 +55,23 @@ def test_lens_and_linear_charts_in_words():
     assert summaries.prevalence_text(prevalence, "SEV⁻") == ("Features most often in a row's minimal SEV⁻ explanation: "
                                                              "b (60% of the rows), a (20% of the rows) and c (5% of "
                                                              "the rows).")
+
+
+def test_the_other_pages_charts_in_words():
+    """Text alternatives the SEV, Compare and Sparser model pages can show beside their charts."""
+    assert summaries.sev_values_text([1, 1, 2, None, 3, 1]) == ("SEV⁻ of 6 rows: 3 at 1, 1 at 2, 1 at 3, 1 not "
+                                                                "explained.")
+    matrix = pd.DataFrame({"SEV": [True, True, False], "LIME": [True, False, True]}, index=["age", "sex", "priors"])
+    assert summaries.agreement_text(matrix) == ("SEV names age and sex; LIME names age and priors. Every method "
+                                                "names age.")
+    text = summaries.waterfall_text(["a", "b", "c"], [0.3, -0.1, 0.05], 0.2)
+    assert text == "SHAP from the base value 0.2 to 0.45: pushed up most by a (0.3) and c (0.05), down most by b (-0.1)."
+    moves = pd.DataFrame({"before": ["2", "2", "3", "1", "2"], "after": ["1", "1", "1", "1", "2"]})
+    assert summaries.sankey_text(moves) == ("Each test row's SEV⁺ before → after (5 rows, 2 unchanged): 2 from 2 to "
+                                            "1, 1 from 1 to 1, 1 from 2 to 2, 1 from 3 to 1.")
+    history = [{"epoch": 1, "total": 0.9, "bce": 0.6, "sev": 0.3}, {"epoch": 2, "total": 0.5, "bce": 0.45,
+                                                                    "sev": 0.05}]
+    assert summaries.history_text(history) == ("Loss per epoch over 2 epochs: total from 0.900 to 0.500, BCE from "
+                                               "0.600 to 0.450, ℓ_SEV from 0.300 to 0.050.")
+    assert "LIME: b (0.9), a (0.2) and c (0.1)" in summaries.attribution_text(["a", "b", "c"],
+                                                                            {"LIME": [0.2, -0.9, 0.1]})

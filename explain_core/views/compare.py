@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..sev.summaries import sev_counts
-from .style import EDGE_COLOUR, LABEL_COLOURS, LEGEND_BELOW, PATH_COLOUR, TEMPLATE, method_colour, titled
+from .style import EDGE_COLOUR, LABEL_COLOURS, LEGEND_BELOW, PATH_COLOUR, TEMPLATE, TEXT, method_colour, titled
 from .vocabulary import format_number, format_significant, html_text
 
 
@@ -89,7 +89,7 @@ def agreement_figure(matrix: pd.DataFrame) -> go.Figure:
     fig = go.Figure(go.Heatmap(z=z, x=list(matrix.columns), y=[html_text(g) for g in matrix.index], zmin=0, zmax=1,
                                showscale=False,
                                colorscale=[[0, "#F2F2F2"], [1, PATH_COLOUR]], xgap=2, ygap=2,
-                               text=np.where(z == 1, "named", ""), texttemplate="%{text}",
+                               text=np.where(z == 1, "named", ""), texttemplate="%{text}", textfont=dict(color=TEXT),
                                hovertemplate="%{y} · %{x}: %{text}<extra></extra>", meta={"role": "agreement"}))
     fig.update_layout(template=TEMPLATE, title=titled("Which features each method names"),
                       xaxis=dict(side="top", type="category"),

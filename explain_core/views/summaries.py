@@ -168,3 +168,58 @@ def sweep_text(summary: pd.DataFrame, parameter: str, metric: str = "relevance")
         parts.append(f"{method} from {part['mean'].iloc[0]:.3f} at {parameter} = {part[parameter].iloc[0]:g} to "
                      f"{part['mean'].iloc[-1]:.3f} at {parameter} = {part[parameter].iloc[-1]:g}")
     return f"Mean {metric} against {parameter}: " + "; ".join(parts) + "."
+
+
+# --- the SEV, Compare and Sparser model pages' charts -----------------------------------------------------------
+
+def sev_values_text(values: Sequence[int | None], label: str = "SEV⁻") -> str:
+    """Of :func:`~explain_core.views.sev.sev_histogram` and the flip numbers' bars: rows per value."""
+    from ..sev.summaries import sev_counts
+
+    counts = sev_counts(list(values))
+    parts = [f"{int(c):,} at {v}" if v != counts["sev"].iloc[-1] else f"{int(c):,} not explained"
+             for v, c in zip(counts["sev"], counts["count"]) if c]
+    return f"{label} of {len(values):,} rows: " + ", ".join(parts) + "."
+
+
+def agreement_text(matrix: pd.DataFrame) -> str:
+    """Of :func:`~explain_core.views.compare.agreement_figure` (feature × method, True = named)."""
+    named = matrix.astype(bool)
+    every = [g for g in named.index if named.loc[g].all()]
+    parts = [f"{m} names {join_words([g for g in named.index if named.loc[g, m]]) or 'no feature'}"
+             for m in named.columns]
+    both = f" Every method names {join_words(every)}." if every else " No feature is named by every method."
+    return "; ".join(parts) + "." + both
+
+
+def attribution_text(groups: Sequence[str], values: dict[str, Sequence[float]]) -> str:
+    """Of :func:`~explain_core.views.compare.attribution_figure`: each method's largest attributions."""
+    parts = [f"{m}: {_ranked(pd.Series(np.abs(v), index=list(groups)), fmt=format_number)} (absolute values)"
+             for m, v in values.items()]
+    return "Largest attributions — " + "; ".join(parts) + "."
+
+
+def waterfall_text(groups: Sequence[str], values: Sequence[float], base_value: float) -> str:
+    """Of :func:`~explain_core.views.compare.waterfall_figure`: from the base value to the prediction."""
+    steps = pd.Series(np.asarray(values, dtype=float), index=list(groups))
+    up, down = steps[steps > 0], steps[steps < 0]
+    return (f"SHAP from the base value {format_number(base_value)} to {format_number(base_value + steps.sum())}: "
+            f"pushed up most by {_ranked(up) or 'no feature'}, down most by "
+            f"{_ranked(-down, fmt=lambda v: format_number(-v)) or 'no feature'}.")
+
+
+def sankey_text(transitions: pd.DataFrame, label: str = "SEV⁺") -> str:
+    """Of :func:`~explain_core.views.sparse.sev_sankey`: rows per (before, after) pair, the largest first."""
+    flows = transitions.groupby(["before", "after"]).size().sort_values(ascending=False, kind="stable")
+    parts = [f"{n:,} from {b} to {a}" for (b, a), n in flows.head(4).items()]
+    same = int((transitions["before"] == transitions["after"]).sum())
+    return (f"Each test row's {label} before → after ({len(transitions):,} rows, {same:,} unchanged): "
+            + ", ".join(parts) + ("" if len(flows) <= 4 else f", and {len(flows) - 4} smaller flows") + ".")
+
+
+def history_text(history: Sequence[dict]) -> str:
+    """Of :func:`~explain_core.views.sparse.history_figure`: the loss terms at the first and last epoch."""
+    frame = pd.DataFrame(list(history))
+    first, last = frame.iloc[0], frame.iloc[-1]
+    return (f"Loss per epoch over {len(frame)} epochs: total from {first['total']:.3f} to {last['total']:.3f}, BCE "
+            f"from {first['bce']:.3f} to {last['bce']:.3f}, ℓ_SEV from {first['sev']:.3f} to {last['sev']:.3f}.")

@@ -65,7 +65,8 @@ def test_the_other_pages_charts_in_words():
     assert summaries.agreement_text(matrix) == ("SEV names age and sex; LIME names age and priors. Every method "
                                                 "names age.")
     text = summaries.waterfall_text(["a", "b", "c"], [0.3, -0.1, 0.05], 0.2)
-    assert text == "SHAP from the base value 0.2 to 0.45: pushed up most by a (0.3) and c (0.05), down most by b (-0.1)."
+    assert text == ("SHAP from the base value 0.2 to 0.45: pushed up most by a (0.3) and c (0.05), down most by b "
+                    "(-0.1).")
     moves = pd.DataFrame({"before": ["2", "2", "3", "1", "2"], "after": ["1", "1", "1", "1", "2"]})
     assert summaries.sankey_text(moves) == ("Each test row's SEV⁺ before → after (5 rows, 2 unchanged): 2 from 2 to "
                                             "1, 1 from 1 to 1, 1 from 2 to 2, 1 from 3 to 1.")

@@ -11,12 +11,22 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import streamlit as st
 
 from explain_core.views.vocabulary import plain
 
 SIDEBAR_ROWS = 1000  # rows offered by the sidebar's switcher
+ICON = Path(__file__).parent / "static" / "favicon.svg"  # served by this server (a material icon is fetched online)
+# Charts follow the theme (Streamlit's plotly theme), whose axis text is a fixed grey of 3.7:1 on white: axis,
+# legend and annotation text take the theme's own text colour instead (≥ 4.5:1 in both themes, WCAG AA).
+# (Bar labels are drawn outside their bars, on the background, so they too.) A slider's value, drawn in the primary
+# colour (which must also carry white button labels, so cannot reach 4.5:1 on the dark background), likewise.
+CHART_TEXT_CSS = ("<style>.stPlotlyChart :is(.xtick, .ytick, .g-xtitle, .g-ytitle, .legendtext, .annotation-text, "
+                  ".legendtitletext, .cbtitle, .cbaxis) text, .stPlotlyChart :is(text.legendtext, text.bartext, "
+                  ".annotation-text) {fill: currentColor !important} [data-testid=stSliderThumbValue] "
+                  "{color: inherit !important}</style>")
 
 
 def pages() -> dict:
@@ -60,8 +70,8 @@ def sidebar_summary() -> None:
                                   "rest.")
         key = f"sidebar_row_{s.key}_{row}"
         with st.container(key="sidebar_row"):
-            st.selectbox("Row", rows, index=rows.index(row), key=key,
-                         format_func=lambda r: f"row {r} · {s.score_text(scores[r])}",
+            st.selectbox(f"Row · {s.score_label}", rows, index=rows.index(row), key=key,
+                         format_func=lambda r: f"row {r} · {s.score_value(scores[r])}",
                          on_change=callbacks.guarded(callbacks.choose_row_from), args=(key, s.key, row),
                          help=f"The first {SIDEBAR_ROWS} test rows the model predicts positive (and the chosen row); "
                               "any row can be chosen on the Pick a row page.")
@@ -75,9 +85,11 @@ def choose_class(key: str, drawn_for: str) -> None:
 
 
 def main() -> None:
-    """One script run: the navigation and the chosen page, inside the error boundary."""
-    st.set_page_config(page_title="Explanation explorer", page_icon=":material/manage_search:", layout="wide")
+    """One script run: the navigation and the chosen page (its own browser title), inside the error boundary."""
+    st.set_page_config(page_icon=ICON, layout="wide")  # before the navigation: no page's material icon as favicon
     page = st.navigation(pages())
+    st.set_page_config(page_title=f"{page.title} · Explanation explorer")
+    st.html(CHART_TEXT_CSS)
     try:
         saved.begin()  # a new session: the analysis its URL names (a reload, a shared link)
         shared.ensure_session()

@@ -189,11 +189,11 @@ def lens_searches(setup: Setup, params: LensParameters | Parameters) -> bool:
 def row_lens_search(setup: Setup, query: pd.DataFrame, params: LensParameters | Parameters,
                     progress: ProgressFn | None = None) -> LensSearch:
     """The layered search in the chosen context until the first size holding a τ-sufficient factor, within
-    ``lens_budget`` seconds (issue 15 §1)."""
+    ``lens_budget_rows`` model rows scored (issue 26: the same answer on any machine and load)."""
     return search_factors(setup.model, setup.dataset, query, _lens_references(setup, query, params),
                           direction=params.lens_direction, tau=params.tau, alpha=params.alpha,
                           correction=params.lens_correction, max_size=params.lens_max_size,
-                          budget_s=params.lens_budget, progress=progress)
+                          budget_rows=params.lens_budget_rows, progress=progress)
 
 
 def row_lens(setup: Setup, query: pd.DataFrame, params: LensParameters | Parameters,

@@ -36,11 +36,12 @@ class Limits:
     train_rows: int = 100_000          # rows a model may be trained on here
     train_steps: int = 200_000         # optimiser steps of one sparse-training run (epochs × batches)
     lens_samples: int = 5_000_000      # LENS: references × factors of one context
+    lens_rows: int = 50_000_000        # LENS's layered search (wide data): model rows scored for one row
     linear_samples: int = 200_000      # linear explanations: m (one sample, and one hold-out sample)
     sev_rows: int = 100_000            # rows of one dataset-wide SEV run in the app
     sev_depth: int = 64                # layers the SEV search may be asked for
     shap_background: int = 5_000       # SHAP's background rows (each explained row is scored against every one)
-    run_seconds: float = 600.0         # a run's own time limit (the exact linear fit, the LENS search)
+    run_seconds: float = 600.0         # a run's own time limit (the exact linear fit)
     saved_mb: float = 2_048.0          # saved analyses (sessions and named ones) together: their files and state
     saved_analysis_mb: float = 500.0   # one saved analysis: its data file, model file and state
     saved_days: float = 30.0           # a saved analysis not opened or changed for this many days is deleted

@@ -13,6 +13,7 @@ import pandas as pd
 
 from .errors import IntakeError, check_choice
 from .intake.data import Dataset, FeatureGroup, find_value, show
+from .views.vocabulary import format_number
 
 STATISTICS = ("mean", "median", "nearest_row")
 STATISTIC_WORDS = {"mean": "mean", "median": "median", "nearest_row": "a real row (nearest to the median)"}
@@ -38,13 +39,15 @@ class Reference:
 
 def make_reference(dataset: Dataset, rows: Sequence[int] | None = None, *, statistic: str = "mean",
                    population: str = "opposite", explain_class: int = 1, threshold: float | None = None,
-                   overrides: Mapping[str, object] | None = None, rounded: bool = False) -> Reference:
+                   overrides: Mapping[str, object] | None = None, rounded: bool = True) -> Reference:
     """Reference over ``rows`` (default: all rows; pass the training rows).
 
     Realistic references: ``statistic="nearest_row"`` takes the real row of the population nearest to its
     median profile (numeric features scaled by their interquartile range, a categorical mismatch counts 1), so
-    every value is one a real case has; ``rounded`` rounds the mean or median of a numeric feature that only
-    takes whole values (counts, ages) to a whole value, so "1.98 prior offences" reads "2".
+    every value is one a real case has. ``rounded`` (the default): a numeric feature whose values over ``rows``
+    (the training rows) are all whole numbers — a count, an age in years — takes the whole number nearest to its
+    mean or median (a half rounds up), so "1.98 prior offences" reads "2" and an explanation moves the row to a
+    value a real person can have; ``rounded=False`` keeps the exact statistic.
 
     ``population="opposite"`` uses only rows whose true class differs from ``explain_class`` (the
     negatives when explaining positives) — for a regression, whose target lies on the other side of the
@@ -58,6 +61,8 @@ def make_reference(dataset: Dataset, rows: Sequence[int] | None = None, *, stati
     if explain_class not in (0, 1):
         raise IntakeError(f"explain_class must be 1 (the positive class) or 0, not {explain_class!r}.")
     rows = np.arange(len(dataset.features)) if rows is None else np.asarray(rows)
+    whole_columns = [g.columns[0] for g in dataset.groups if g.kind == "numeric" and len(g.columns) == 1
+             and _whole(dataset.features[g.columns[0]].iloc[rows])] if rounded and statistic != "nearest_row" else []
     regression = dataset.task == "regression"
     opposite = population == "opposite" and (not regression or threshold is not None)
     if opposite:
@@ -70,16 +75,15 @@ def make_reference(dataset: Dataset, rows: Sequence[int] | None = None, *, stati
     if statistic == "nearest_row":
         picked = _nearest_row(dataset, frame, values)
         values = {c: _python(frame.iloc[picked][c]) for c in dataset.columns}
-    elif rounded:
-        values.update({g.columns[0]: float(round(values[g.columns[0]])) for g in dataset.groups
-                       if g.kind == "numeric" and len(g.columns) == 1 and _whole(frame[g.columns[0]])})
+    else:
+        values.update({c: float(np.floor(values[c] + 0.5)) for c in whole_columns})
     overrides = dict(overrides or {})
     for key, value in overrides.items():
-        values.update(_custom_value(dataset, key, value))
+        values.update(custom_value(dataset, key, value))
     if not opposite:
         who = "rows"
     elif regression:
-        who = f"rows with {dataset.target.name} {'≤' if explain_class == 1 else '>'} {threshold:.4g}"
+        who = f"rows with {dataset.target.name} {'≤' if explain_class == 1 else '>'} {format_number(threshold)}"
     else:
         who = f"rows of class {dataset.class_value(1 - explain_class)}"
     if picked is not None:
@@ -142,8 +146,10 @@ def _group_value(frame: pd.DataFrame, group: FeatureGroup, statistic: str) -> di
     return {col: values.mode().iloc[0]}
 
 
-def _custom_value(dataset: Dataset, key: str, value) -> dict:
-    """Validate one custom reference value: a number for a numeric column, an occurring value otherwise."""
+def custom_value(dataset: Dataset, key: str, value) -> dict:
+    """Validate one value typed for a feature (a custom reference value, a what-if edit): a number for a numeric
+    column, an occurring value otherwise; ``{column: value}`` (a one-hot group named by its column that is 1: every
+    column of the group)."""
     group = next((g for g in dataset.groups if key == g.name or key in g.columns), None)
     if group is None:
         raise IntakeError(f"Custom reference value for unknown feature {key!r}; "

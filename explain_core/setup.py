@@ -26,12 +26,14 @@ from .intake.loading import load_model_bytes
 from .intake.models import ModelAdapter, wrap_model
 from .intake.tables import safe_name
 from .lens import CORRECTIONS, DIRECTIONS, default_max_size
+from .lens.search import DEFAULT_BUDGET_ROWS
 from .reference import Reference, check_restricted, make_reference
 from .results import to_jsonable
 from .sev.cube import one_row
 from .sev.dispatch import METHODS as SEV_METHODS
 from .sev.engine import DEFAULT_MAX_DEPTH
 from .sev.exact_sev import DEFAULT_BUDGET
+from .views.vocabulary import format_significant
 
 if TYPE_CHECKING:
     from .sparse.compare import SparseOrigin
@@ -120,22 +122,33 @@ class Setup:
         reference = make_reference(dataset, self.train_rows, statistic=self.reference.statistic,
                                    population=self.reference.population, rounded=self.reference.rounded)
         return Setup(dataset, model, reference, self.train_rows, self.test_rows,
-                     evaluate(model, dataset, self.train_rows, self.test_rows), self.model_key, self.source,
-                     self.restricted)
+                     evaluate(model, dataset, self.train_rows, self.test_rows, self.metrics.get("test_rows")),
+                     self.model_key, self.source, self.restricted)
 
     @property
     def class_names(self) -> tuple[str, str]:
-        """Labels 0 and 1 in words (``<target> = <value>``; below/above the threshold for regression)."""
+        """Labels 0 and 1 in words (the data card's, else ``<target> = <value>``; below/above the threshold for
+        regression)."""
         if self.dataset.task == "classification":
             return self.dataset.class_name(0), self.dataset.class_name(1)
         return "below threshold", "above threshold"
 
-    def score_text(self, score: float, digits: int = 2) -> str:
-        """The model's score in words: ``P(<target> = <positive>) = 0.73``, or the decision value / prediction."""
+    @property
+    def score_label(self) -> str:
+        """What the model's score is: ``P(recidivated)`` (the data card's short class label), a decision value or a
+        prediction."""
         if self.model.score_kind == "proba":
-            return f"P({self.dataset.class_name(1)}) = {score:.{digits}f}"
-        kind = "decision value" if self.model.score_kind == "decision" else "prediction"
-        return f"{kind} = {score:.{digits + 2}g}"
+            return f"P({self.dataset.class_name(1, short=True)})"
+        return "decision value" if self.model.score_kind == "decision" else "prediction"
+
+    def score_value(self, score: float, digits: int = 2) -> str:
+        """The score alone: ``0.73`` (a probability to ``digits`` decimals), else ``digits + 2`` significant digits,
+        never in scientific notation (``244900``)."""
+        return f"{score:.{digits}f}" if self.model.score_kind == "proba" else format_significant(score, digits + 2)
+
+    def score_text(self, score: float, digits: int = 2) -> str:
+        """The model's score in words: ``P(recidivated) = 0.73``, or ``prediction = 244900``."""
+        return f"{self.score_label} = {self.score_value(score, digits)}"
 
     def query(self, row: int) -> pd.DataFrame:
         """Row ``row`` (position in the dataset) as a one-row frame of feature values."""
@@ -183,19 +196,27 @@ def trained_setup(dataset: Dataset, kind: str, *, seed: int = 0, restricted: Seq
 
 def model_from_upload(dataset: Dataset, data: bytes, filename: str, *, seed: int = 0, threshold: float | None = None,
                       positive_class=None, trusted: bool | None = None, trusted_types: Sequence[str] = (),
-                      by_order: bool = False) -> TrainedModel:
+                      by_order: bool = False, unseen: bool = False) -> TrainedModel:
     """A model file's bytes loaded safely (:func:`~explain_core.intake.loading.load_model_bytes`), wrapped for
     ``dataset`` (``by_order``: unnamed inputs are the dataset's columns in order), checked on a few rows, and
-    evaluated on its seeded split; keyed by the file's content and the wrapping choices."""
+    evaluated; keyed by the file's content and the wrapping choices.
+
+    Its test rows (``metrics["test_rows"]``): the dataset's hold-out when it has one; every row when ``unseen``
+    (the analyst says the model saw none of them; the seeded split's training rows still build the reference);
+    else the seeded split, which the model may have been trained on (``may_be_seen``: pages say so)."""
     name = safe_name(filename, "model")
     estimator = load_model_bytes(data, name, trusted=trusted, trusted_types=trusted_types)
     model = wrap_model(estimator, dataset, threshold=threshold, positive_class=positive_class, name=name,
                        by_order=by_order)
     check_model(model, dataset, name)
     train, test = dataset.split(seed)
+    kind = "holdout" if dataset.holdout is not None else "unseen" if unseen else "may_be_seen"
+    if kind == "unseen":
+        test = np.arange(len(dataset.features))
     digest = hashlib.sha1(bytes(data)).hexdigest()[:16]
-    key = model_key("file", digest, f"threshold={threshold}", f"positive={positive_class}", f"order={by_order}", seed)
-    return TrainedModel(model, train, test, evaluate(model, dataset, train, test), seed, key,
+    key = model_key("file", digest, f"threshold={threshold}", f"positive={positive_class}", f"order={by_order}",
+                    f"test={kind}", seed)
+    return TrainedModel(model, train, test, evaluate(model, dataset, train, test, kind), seed, key,
                         f"uploaded {name}", dataset.key)
 
 
@@ -210,11 +231,12 @@ def check_model(model: ModelAdapter, dataset: Dataset, name: str, rows: int = 20
 
 
 def file_setup(dataset: Dataset, path, *, seed: int = 0, trusted: bool | None = None,
-               restricted: Sequence[str] = (), by_order: bool = False) -> Setup:
+               restricted: Sequence[str] = (), by_order: bool = False, unseen: bool = False) -> Setup:
     """A setup from a model file on disk (``.skops``, ``.onnx``, a booster's own file; pickles only in trusted
-    mode)."""
+    mode); ``unseen`` as in :func:`model_from_upload`."""
     path = Path(path)
-    trained = model_from_upload(dataset, path.read_bytes(), path.name, seed=seed, trusted=trusted, by_order=by_order)
+    trained = model_from_upload(dataset, path.read_bytes(), path.name, seed=seed, trusted=trusted, by_order=by_order,
+                                unseen=unseen)
     return make_setup(dataset, replace(trained, source=f"{trained.model.name} (model file)"), restricted=restricted)
 
 
@@ -235,7 +257,7 @@ class SEVParameters:
 @dataclass(frozen=True)
 class LensParameters:
     """What LENS reads: context, references (seeded), τ, α (None = exact mode) with its multiple-testing
-    correction, the largest factor, and the layered search's time budget (seconds, wide data)."""
+    correction, the largest factor, and the layered search's budget (model rows scored, wide data)."""
 
     lens_direction: str = "r2i"
     lens_references: int = 100
@@ -244,7 +266,7 @@ class LensParameters:
     lens_max_size: int | None = None
     seed: int = 0
     lens_correction: str = "holm"
-    lens_budget: float = 5.0
+    lens_budget_rows: int = DEFAULT_BUDGET_ROWS
 
 
 @dataclass(frozen=True)
@@ -313,16 +335,18 @@ class Parameters(CounterfactualParameters, ReferenceParameters, BaselineParamete
 
     The fields are those of the per-method parts (one ``seed`` shared by all): ``alpha`` None = LENS exact mode
     (PS ≥ τ), else the binomial test at level α with ``lens_correction`` ``holm`` (family-wise per input) or
-    ``none``; ``lens_max_size`` None = all subsets up to 12 groups, else the layered search within ``lens_budget``
-    seconds (LENS); ``linear_method`` is ``iht``, ``exact`` or ``both``. ``sev``, ``lens``, ``linear`` and ``baselines``
-    are the parts each method reads (hashable cache keys).
+    ``none``; ``lens_max_size`` None = all subsets up to 12 groups, else the layered search within
+    ``lens_budget_rows`` model rows scored (LENS; the same answer on any machine); ``linear_method`` is ``iht``,
+    ``exact`` or ``both``. ``sev``, ``lens``, ``linear`` and ``baselines`` are the parts each method reads
+    (hashable cache keys).
     """
 
     def __post_init__(self):
         check_choice(self.lens_direction, DIRECTIONS, "LENS context")
         check_choice(self.lens_correction, CORRECTIONS, "multiple-testing correction")
-        if not self.lens_budget > 0:
-            raise IntakeError(f"The LENS search budget must be a positive number of seconds, not {self.lens_budget}.")
+        if not (isinstance(self.lens_budget_rows, (int, np.integer)) and self.lens_budget_rows > 0):
+            raise IntakeError("The LENS search budget must be a positive whole number of model rows, not "
+                              f"{self.lens_budget_rows!r}.")
         check_choice(self.linear_method, LINEAR_METHODS, "linear method")
         check_choice(self.sev_method, SEV_METHODS, "SEV method")
         if not self.sev_budget > 0:
@@ -340,7 +364,8 @@ class Parameters(CounterfactualParameters, ReferenceParameters, BaselineParamete
                 ("The number of linear samples m", self.m, caps.linear_samples, "use a smaller m."),
                 ("The number of LENS references", self.lens_references, caps.lens_samples, "use fewer references."),
                 ("The exact linear fit's time limit (s)", self.time_limit, caps.run_seconds, "use a shorter limit."),
-                ("The LENS search budget (s)", self.lens_budget, caps.run_seconds, "use a smaller budget."),
+                ("The LENS search budget (model rows)", self.lens_budget_rows, caps.lens_rows,
+                 "use a smaller budget."),
                 ("The SEV search depth", self.max_depth, caps.sev_depth, "search fewer layers.")):
             if value > limit:
                 raise over(what, value, limit, fix)

@@ -34,10 +34,11 @@ from explain_core.intake.loading import trusted_mode
 from explain_core.lens.causal import CausalGraph
 from explain_core.saved.recipe import DataRecipe, ModelRecipe
 from explain_core.sev import hypercube
-from explain_core.views.vocabulary import plain
+from explain_core.views.vocabulary import format_number, plain
 from pages import _origins as origins
 
 SECRETS_TRUSTED = "trusted_models"
+EXPLAINER_MODULES = ("shap", "lime.lime_base", "ortools.math_opt.python.mathopt")  # SHAP, LIME, the exact linear fit
 
 
 # --- the operator's settings -----------------------------------------------------------------------------------
@@ -81,7 +82,8 @@ def trained(_dataset: Dataset, key: str, kind: str, seed: int) -> TrainedModel:
 
 def warm_up() -> None:
     """The server's start-up (app.py's lifespan), once per process, before any visitor: import what the pages
-    draw with and load the default demo into the shared cache, so the first visit only computes its row.
+    draw with and the explainers' libraries, and load the default demo into the shared cache, so the first visit
+    only computes its row.
 
     Also leave Streamlit's v1 multipage mode: an app with a ``pages/`` folder counts as one until ``st.navigation``
     has run once in the process (``PagesManager.uses_pages_directory``), so a first request for a page's URL would
@@ -91,6 +93,8 @@ def warm_up() -> None:
 
     for figures in ("sev", "lens", "linear", "compare"):  # plotly and the figures of every explanation page
         importlib.import_module(f"explain_core.views.{figures}")
+    for explainer in EXPLAINER_MODULES:  # imported on a first LENS / Linear / Compare visit otherwise (shap: ~1.5 s)
+        importlib.import_module(explainer)
     PagesManager.uses_pages_directory = False
     logging.disable(logging.WARNING)  # no "missing ScriptRunContext" warnings: there is no visitor to draw for yet
     try:
@@ -352,7 +356,7 @@ def row_banner() -> None:
         parts.append(f"predicted **{plain(s.dataset.class_name(current_label()))}**")
     else:  # a regression is explained above / below the model's threshold
         side = "above" if current_label() == 1 else "at or below"
-        parts.append(f"**{side}** the threshold {s.model.threshold:.4g}")
+        parts.append(f"**{side}** the threshold {format_number(s.model.threshold)}")
     st.info(" · ".join(parts + [plain(s.dataset.name), plain(s.model.name)]), icon=":material/table_rows:")
 
 

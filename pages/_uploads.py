@@ -14,6 +14,7 @@ from explain_core import IntakeError, UntrustedModelError
 from explain_core.analysis import model_from_upload
 from explain_core.intake.data import KINDS, TASKS, Dataset, infer_kind, infer_task, make_dataset
 from explain_core.intake.demo_models import TrainedModel
+from explain_core.intake.holdout import append_holdout, holdout_by_column
 from explain_core.intake.loading import MODEL_SUFFIXES, TRUSTED_ENV
 from explain_core.intake.tables import read_table, safe_name
 from explain_core.saved.recipe import DataRecipe, FileRef, ModelRecipe
@@ -74,11 +75,13 @@ def read_upload(data: bytes, digest: str, filename: str) -> pd.DataFrame:
 
 @st.cache_resource(show_spinner="Loading the model file…", max_entries=4, ttl="1h")
 def load_cached(_dataset: Dataset, _data: bytes, dataset_key: str, digest: str, filename: str, seed: int,
-                threshold: float | None, positive: str, trusted_types: tuple[str, ...], by_order: bool) -> TrainedModel:
+                threshold: float | None, positive: str, trusted_types: tuple[str, ...], by_order: bool,
+                unseen: bool = False) -> TrainedModel:
     """An uploaded model file (by content hash) loaded with explain_core's safe loader, wrapped and evaluated.
     Trusted mode is the operator's (:func:`pages._shared.operator_trusted`), never a visitor's choice."""
     return model_from_upload(_dataset, _data, filename, seed=seed, threshold=threshold, positive_class=positive or None,
-                             trusted=shared.operator_trusted(), trusted_types=trusted_types, by_order=by_order)
+                             trusted=shared.operator_trusted(), trusted_types=trusted_types, by_order=by_order,
+                             unseen=unseen)
 
 
 # --- a table ------------------------------------------------------------------------------------------------------
@@ -110,18 +113,21 @@ def upload_form() -> bool:
     target, task, positive = target_choices(frame, digest)
     drop, kinds = column_choices(frame, target)
     groups = onehot_editor([c for c in frame.columns if c != target])
+    marking = holdout_choices(frame, target)
     if st.button("Use this data", key="dm_build", type="primary", icon=":material/check:",
                  help="Build the dataset from these choices; a model is then trained or uploaded for it."):
         try:
+            table, held_out = marked_rows(frame, marking)
             choices = dict(task=task, positive_class=positive, kinds=kinds, onehot_groups=onehot_groups(groups),
-                           drop=drop, name=Path(name).stem)
-            dataset = make_dataset(frame, target, **choices)
+                           drop=drop + ([marking[1]] if marking[0] == "column" else []), name=Path(name).stem,
+                           holdout=held_out)
+            dataset = make_dataset(table, target, **choices)
         except IntakeError as exc:
             st.error(plain(exc), icon=":material/error:")
         else:
             set_working(dataset, None)
-            data = file.getvalue()
-            origins.remember_data(dataset, DataRecipe.upload(FileRef.of(data, name), target, **choices), data)
+            data, kept = saved_table(file.getvalue(), name, table, marking)
+            origins.remember_data(dataset, DataRecipe.upload(FileRef.of(data, kept), target, **choices), data)
             st.session_state["dm_built_from"] = (digest, name)
     return st.session_state.get("dm_built_from") != (digest, name)
 
@@ -167,6 +173,56 @@ def column_choices(frame: pd.DataFrame, target) -> tuple[list, dict]:
     kinds = {c: k for c, k, i in zip(columns, edited["kind"], edited["inferred kind"])
              if c != target and c not in drop and k and k != i}
     return drop, kinds
+
+
+HOLDOUT_LABELS = {"none": "Not marked", "column": "A column of this table marks them",
+                  "file": "They are in a second file"}
+
+
+def holdout_choices(frame: pd.DataFrame, target) -> tuple:
+    """Which rows a model was not trained on (its honest test rows): ``("none",)``, ``("column", column, value)``
+    or ``("file", name, bytes)``."""
+    st.markdown("**Test rows** (optional): the rows the model was *not* trained on, so its test metrics are honest. "
+                "Unmarked, a model trained here is tested on a seeded 80/20 split it never saw; an uploaded model on "
+                "that same split, which it may have seen.")
+    how = st.radio("Hold-out rows", list(HOLDOUT_LABELS), format_func=HOLDOUT_LABELS.get, horizontal=True,
+                   key="dm_holdout", label_visibility="collapsed")
+    if how == "column":
+        c1, c2 = st.columns(2)
+        columns = [c for c in frame.columns if c != target]
+        column = c1.selectbox("Column that marks them (left out of the features)", columns, key="dm_holdout_column",
+                              index=next((i for i, c in enumerate(columns) if str(c).lower() in HOLDOUT_NAMES), 0))
+        values = [python_value(v) for v in sorted(pd.unique(frame[column].dropna()), key=str)][:MAX_CLASS_OPTIONS]
+        value = c2.selectbox("Value of the held-out rows", values, key="dm_holdout_value", format_func=str,
+                             index=next((i for i, v in enumerate(values) if str(v).lower() in ("test", "1", "true")),
+                                        0))
+        return ("column", column, value)
+    if how == "file":
+        held = st.file_uploader("Held-out rows: a CSV or Parquet file with the same columns", type=DATA_TYPES,
+                                key="dm_holdout_file")
+        return ("file", safe_name(held.name), held.getvalue()) if held is not None else ("none",)
+    return ("none",)
+
+
+HOLDOUT_NAMES = ("split", "set", "subset", "fold", "is_test", "test")
+
+
+def marked_rows(frame: pd.DataFrame, marking: tuple) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """The table to build the dataset from (with a hold-out file's rows appended) and the held-out positions."""
+    if marking[0] == "column":
+        return frame, holdout_by_column(frame, marking[1], marking[2])
+    if marking[0] == "file":
+        held = read_table(marking[2], filename=marking[1], max_mb=shared.upload_limit_mb())
+        return append_holdout(frame, held, marking[1])
+    return frame, None
+
+
+def saved_table(data: bytes, name: str, table: pd.DataFrame, marking: tuple) -> tuple[bytes, str]:
+    """The file a saved analysis keeps of the table: the upload itself, or, with a second file of hold-out rows
+    appended, the table both made (as Parquet, which keeps every column's type)."""
+    if marking[0] != "file":
+        return data, name
+    return table.to_parquet(index=False), f"{Path(name).stem}.parquet"
 
 
 def onehot_editor(features: list) -> pd.DataFrame:
@@ -231,6 +287,13 @@ def model_file_choices(dataset: Dataset):
         "that records no column names, e.g. fitted on a numpy array or a single-tensor ONNX)", key="dm_by_order",
         help="In order: " + plain(", ".join(map(str, dataset.columns[:40])))
              + (" …" if len(dataset.columns) > 40 else ""))
+    if dataset.holdout is not None:
+        st.caption(f"Test metrics on the {len(dataset.holdout):,} rows marked as held out (section 1).")
+        unseen = False
+    else:
+        unseen = st.checkbox("None of this table's rows was used to train this model", key="dm_unseen",
+                             help="Then every row is a test row for the metrics. Unticked, the metrics use the app's "
+                                  "own 80/20 split, and the model may have been trained on some of its test rows.")
     c1, c2 = st.columns(2)
     threshold = c1.number_input(
         "Decision threshold (optional)", value=None, key="dm_threshold", format="%.3f", placeholder="default",
@@ -241,13 +304,13 @@ def model_file_choices(dataset: Dataset):
         "The model's label for the positive class (optional)", key="dm_model_positive", max_chars=200,
         help="Only when the model was trained on a recoded target, e.g. 1 for a 0/1 target whose 1 means the "
              "dataset's positive class. Empty: the dataset's positive class itself.").strip()
-    return file, by_order, threshold, label
+    return file, by_order, threshold, label, unseen
 
 
 def upload_model_form(dataset: Dataset, dkey: str, seed: int) -> TrainedModel | None:
     """The model upload; the loaded model, or None (with the message, and the types to confirm if any)."""
     trust_notice()
-    file, by_order, threshold, label = model_file_choices(dataset)
+    file, by_order, threshold, label, unseen = model_file_choices(dataset)
     if file is None:
         return None
     data, digest, name = file.getvalue(), digest_of(file), safe_name(file.name, "model")
@@ -258,7 +321,8 @@ def upload_model_form(dataset: Dataset, dkey: str, seed: int) -> TrainedModel | 
     result = None
     if st.button("Load model", key="dm_load_model", type="primary", icon=":material/upload_file:"):
         try:
-            result = load_cached(dataset, data, dkey, digest, name, seed, threshold, label, confirmed, by_order)
+            result = load_cached(dataset, data, dkey, digest, name, seed, threshold, label, confirmed, by_order,
+                                 unseen)
         except UntrustedModelError as exc:
             st.session_state["dm_untrusted"] = (digest, exc.types, exc.checks) if exc.types else None
             st.error(plain(exc), icon=":material/gpp_bad:")

@@ -18,7 +18,8 @@ from explain_core.intake.data import Dataset, demo_names
 from explain_core.intake.demo_models import DEMO_KINDS, TrainedModel
 from explain_core.reference import POPULATIONS, STATISTIC_WORDS, STATISTICS, Reference, make_reference
 from explain_core.saved.recipe import ModelRecipe
-from explain_core.views.vocabulary import DEMO_LABELS, format_value, plain
+from explain_core.views.vocabulary import (DEMO_LABELS, TEST_ROWS_WORDS, format_number, format_value, metrics_caveat,
+                                           plain)
 from pages import _callbacks as callbacks
 from pages import _origins as origins
 from pages import _shared as shared
@@ -54,7 +55,12 @@ def show_metrics(metrics: dict, task: str) -> None:
              [("Train R²", "train_r2"), ("Test R²", "test_r2"), ("Train RMSE", "train_rmse"),
               ("Test RMSE", "test_rmse")])
     for column, (label, key) in zip(st.columns(len(names)), names):
-        column.metric(label, f"{metrics.get(key, float('nan')):.3f}")
+        value = metrics.get(key)
+        column.metric(label, "—" if value is None or np.isnan(value) else f"{value:.3f}")
+    st.caption(f"Test rows: {TEST_ROWS_WORDS.get(metrics.get('test_rows', 'split'))}.")
+    caveat = metrics_caveat(metrics)
+    if caveat:
+        st.warning(caveat, icon=":material/visibility:")
 
 
 # --- 1 · Data ---------------------------------------------------------------------------------------------------
@@ -172,12 +178,14 @@ def reference_section(dataset: Dataset, dkey: str, model: TrainedModel, current:
                                   "binary/categorical one (SEV §3), or a real row: the one nearest to the median "
                                   "profile, so every value is one a real case has.")
     rounded = c1.checkbox("Round whole-valued features (counts, ages) to whole values", key="dm_rounded",
-                          disabled=statistic == "nearest_row",
-                          help="A mean of 1.98 prior offences reads 2: explanations then move to values a real "
-                               "case can have.")
+                          value=True, disabled=statistic == "nearest_row",
+                          help="A numeric feature whose training values are all whole numbers takes the whole "
+                               "number nearest to its mean or median (a half rounds up): a mean of 1.98 prior "
+                               "offences reads 2, so explanations move to values a real case can have.")
     threshold = model.model.threshold
     labels = POPULATION_LABELS if dataset.task == "classification" else {
-        "opposite": f"training rows on the other side of the threshold ({threshold:.4g})", "all": "all training rows"}
+        "opposite": f"training rows on the other side of the threshold ({format_number(threshold)})",
+        "all": "all training rows"}
     population = c2.selectbox(
         "Computed over", POPULATIONS, key="dm_population", format_func=labels.get,
         help="The other side: the typical case the model does *not* flag, so explanations say what moves a "

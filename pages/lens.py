@@ -15,8 +15,10 @@ from explain_core.errors import IntakeError
 from explain_core.lens import (ALL_SUBSETS_UP_TO, AttributionCurve, LensResult, default_max_size, largest_factor_size,
                                shap_curve)
 from explain_core.lens.causal import CausalGraph, differences, german_graph
+from explain_core.limits import limits
 from explain_core.views.lens import dag_figure, pn_curve_figure, ps_by_size_figure
-from explain_core.views.vocabulary import DIRECTION_LABELS, format_value, plain
+from explain_core.views.summaries import dag_text, pn_curve_text, ps_by_size_text
+from explain_core.views.vocabulary import DIRECTION_LABELS, format_number, format_value, lens_reading, plain
 from pages import _shared as shared
 
 DIRECTION_HELP = (
@@ -27,6 +29,8 @@ DIRECTION_HELP = (
     "sufficient when that alone flips the prediction to the opposite class — which changes are enough to change "
     "the outcome (recourse).")
 MODE_LABELS = {"exact": "Exact: PS ≥ τ", "test": "Binomial test at level α"}
+LABELS = {"direction": "Context", "references": "References", "tau": "τ (sufficiency threshold)",
+          "budget": "Search budget (model rows)", "max_size": "Largest factor (features)"}
 FACTOR_COLUMNS = {"PS": st.column_config.NumberColumn("PS", format="%.3f", help="Probability of sufficiency: "
                                                       "share of references for which the intervention reaches "
                                                       "the outcome"),
@@ -70,64 +74,86 @@ def recourse_view(s, query: pd.DataFrame, result: LensResult) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["factor", "size", "cost", "PS", "reference", "this row → reference"])
 
 
-def empty_message(direction: str, tau: float, exact: bool, alpha: float | None) -> str:
+def empty_message(direction: str, tau: float, exact: bool, alpha: float | None, wide: bool) -> str:
+    """No factor passes: what to change, named as the controls are on this page's form."""
     rule = f"PS ≥ τ = {tau:g}" if exact else f"PS > τ = {tau:g} at level α = {alpha:g}"
-    return (f"No factor passes {rule} in the {direction.upper()} context, so there is nothing to list. "
-            "Lower τ, allow larger factors (max cardinality), add references, or try the other context.")
+    larger = f"raise **{LABELS['budget']}**" if wide else f"raise **{LABELS['max_size']}**"
+    other = "R2I" if direction == "i2r" else "I2R"
+    return (f"No factor passes {rule} in the {direction.upper()} context, so there is nothing to list. Under "
+            f"**Settings** below: lower **{LABELS['tau']}**, {larger}, add **{LABELS['references']}**, or set "
+            f"**{LABELS['direction']}** to {other}.")
+
+
+def settings_form(s, p):
+    """The LENS parameters (folded under the answer); the parameters in use after an Apply."""
+    n_groups = len(s.dataset.groups)
+    default_size = default_max_size(n_groups)
+    fits = max(1, largest_factor_size(n_groups, p.lens_references))  # within the server's lens_samples limit
+    with st.form("lens_form"):
+        c1, c2, c3 = st.columns(3)
+        direction = c1.radio(LABELS["direction"], list(DIRECTION_LABELS), format_func=DIRECTION_LABELS.get,
+                             key="lens_direction", index=list(DIRECTION_LABELS).index(p.lens_direction),
+                             help=DIRECTION_HELP)
+        references = c1.number_input(LABELS["references"], min_value=1, max_value=5000, step=10,
+                                     value=int(p.lens_references), key="lens_references",
+                                     help="Training rows predicted opposite to this row, drawn with the seed. Every "
+                                          "factor is applied to every reference: PS is a share of these rows.")
+        tau = c2.slider(LABELS["tau"], 0.0, 1.0, float(p.tau), step=0.01, key="lens_tau",
+                        help="A factor is sufficient when its probability of sufficiency reaches τ.")
+        mode = c2.radio("Rule", list(MODE_LABELS), format_func=MODE_LABELS.get, key="lens_mode",
+                        index=0 if p.alpha is None else 1, horizontal=True,
+                        help="Exact: accept a factor when its sample PS ≥ τ. Test: accept it when the one-sided "
+                             "binomial test rejects H0: PS < τ at level α (accounts for the number of references).")
+        alpha = c2.number_input("α (test mode only)", min_value=0.001, max_value=0.5, step=0.01, format="%.3f",
+                                value=float(p.alpha if p.alpha is not None else 0.05), key="lens_alpha")
+        holm = c2.checkbox("Holm correction (test mode)", value=p.lens_correction == "holm", key="lens_holm",
+                           help="On: the chance of listing any factor whose true PS is below τ is at most α for "
+                                "this row. Off: each factor is tested at α on its own, so with many factors some "
+                                "may pass by chance.")
+        budget, max_size = p.lens_budget_rows, default_size
+        if n_groups > ALL_SUBSETS_UP_TO:  # the layered search: sizes 0, 1, 2, … until one holds a sufficient factor
+            budget = c3.number_input(LABELS["budget"], min_value=1000, max_value=limits().lens_rows, step=100_000,
+                                     value=int(min(p.lens_budget_rows, limits().lens_rows)), key="lens_budget",
+                                     help=f"{n_groups} features: LENS tries factors of 0, 1, 2, … features and stops "
+                                          "at the first size holding a sufficient factor, or before a size whose "
+                                          "rows would pass this many model rows scored. A count of work, not time: "
+                                          "the same answer on any server.")
+        else:
+            max_size = c3.number_input(LABELS["max_size"], min_value=1, max_value=fits, step=1,
+                                       value=int(min(fits, p.lens_max_size or default_size)), key="lens_max_size",
+                                       help=f"Largest factor searched. Default: all subsets (here {default_size} of "
+                                            f"{n_groups}). With {p.lens_references} references this server allows up "
+                                            f"to {fits}.")
+        seed = c3.number_input("Seed", min_value=0, step=1, value=int(p.seed), key="lens_seed",
+                               help="Draws the references (shared by every method's randomness).")
+        if st.form_submit_button("Apply", key="lens_submit", type="primary", icon=":material/play_arrow:"):
+            p = shared.set_params(lens_direction=direction, lens_references=int(references), tau=float(tau),
+                                  alpha=None if mode == "exact" else float(alpha),
+                                  lens_max_size=None if int(max_size) == default_size else int(max_size),
+                                  lens_correction="holm" if holm else "none", lens_budget_rows=int(budget),
+                                  seed=int(seed))
+    return p
+
+
+def reach_text(s, query, p, context) -> str:
+    """How much of the space of factors was searched: "searched N of M candidate factors (…)"."""
+    if shared.lens_searches(s, p.lens):
+        return shared.lens_search(s, s.key, query, p.lens).reach
+    p_groups = len(s.dataset.groups)
+    size = int(context.sizes.max())
+    return (f"searched {len(context.masks):,} of {2 ** p_groups:,} candidate factors (every set of up to {size} "
+            f"feature{'s' if size != 1 else ''}, each applied to {context.samples:,} references)")
 
 
 st.title("LENS: sufficient factors")
 shared.row_banner()
-st.caption("Which sets of features (*factors*) are **sufficient** for the outcome with probability at least τ "
-           "over a sample of reference rows predicted opposite to this one, and how much of the outcome they "
-           "cover (**cumulative PN**). LENS, Watson et al., Defs 2-4 and Alg. 1.")
-
 s = shared.setup()
 p = shared.params()
-n_groups = len(s.dataset.groups)
-default_size = default_max_size(n_groups)
-fits = max(1, largest_factor_size(n_groups, p.lens_references))  # within the server's lens_samples limit
-
-with st.form("lens_form"):
-    c1, c2, c3 = st.columns(3)
-    direction = c1.radio("Context", list(DIRECTION_LABELS), format_func=DIRECTION_LABELS.get, key="lens_direction",
-                         index=list(DIRECTION_LABELS).index(p.lens_direction), help=DIRECTION_HELP)
-    references = c1.number_input("References", min_value=1, max_value=5000, step=10, value=int(p.lens_references),
-                                 key="lens_references",
-                                 help="Training rows predicted opposite to this row, drawn with the seed. Every "
-                                      "factor is applied to every reference: PS is a share of these rows.")
-    tau = c2.slider("τ (sufficiency threshold)", 0.0, 1.0, float(p.tau), step=0.01, key="lens_tau",
-                    help="A factor is sufficient when its probability of sufficiency reaches τ.")
-    mode = c2.radio("Rule", list(MODE_LABELS), format_func=MODE_LABELS.get, key="lens_mode",
-                    index=0 if p.alpha is None else 1, horizontal=True,
-                    help="Exact: accept a factor when its sample PS ≥ τ. Test: accept it when the one-sided "
-                         "binomial test rejects H0: PS < τ at level α (accounts for the number of references).")
-    alpha = c2.number_input("α (test mode only)", min_value=0.001, max_value=0.5, step=0.01, format="%.3f",
-                            value=float(p.alpha if p.alpha is not None else 0.05), key="lens_alpha")
-    holm = c2.checkbox("Holm correction (test mode)", value=p.lens_correction == "holm", key="lens_holm",
-                       help="On: the chance of listing any factor whose true PS is below τ is at most α for this row. "
-                            "Off: each factor is tested at α on its own, so with many factors some may pass by chance.")
-    wide = n_groups > ALL_SUBSETS_UP_TO
-    if wide:  # the layered search: sizes 0, 1, 2, … until one holds a sufficient factor, within the budget
-        budget = c3.number_input("Search budget (seconds)", min_value=0.5, max_value=120.0, step=0.5,
-                                 value=float(p.lens_budget), key="lens_budget",
-                                 help=f"{n_groups} features: LENS tries factors of 0, 1, 2, … features and stops at "
-                                      "the first size holding a sufficient factor, or when this time is spent.")
-        max_size = default_size
-    else:
-        budget = p.lens_budget
-        max_size = c3.number_input("Max cardinality of factors", min_value=1, max_value=fits, step=1,
-                                   value=int(min(fits, p.lens_max_size or default_size)), key="lens_max_size",
-                                   help=f"Largest factor searched. Default: all subsets (here {default_size} of "
-                                        f"{n_groups}). With {p.lens_references} references this server allows up to "
-                                        f"{fits}.")
-    seed = c3.number_input("Seed", min_value=0, step=1, value=int(p.seed), key="lens_seed",
-                           help="Draws the references (shared by every method's randomness).")
-    if st.form_submit_button("Apply", key="lens_submit", type="primary", icon=":material/play_arrow:"):
-        p = shared.set_params(lens_direction=direction, lens_references=int(references), tau=float(tau),
-                              alpha=None if mode == "exact" else float(alpha),
-                              lens_max_size=None if int(max_size) == default_size else int(max_size),
-                              lens_correction="holm" if holm else "none", lens_budget=float(budget), seed=int(seed))
+wide = len(s.dataset.groups) > ALL_SUBSETS_UP_TO
+answer = st.container(key="lens_answer")
+with st.expander("Settings: context, τ, references, " + ("search budget" if wide else "largest factor")
+                 + ", seed", icon=":material/tune:"):
+    p = settings_form(s, p)
 
 exact = p.alpha is None
 query = shared.query()
@@ -135,7 +161,16 @@ context = shared.lens_context(s, s.key, query, p.lens)
 report = shared.lens_now()
 factors = report.factors
 outcome = (s.dataset.class_name(context.outcome) if s.dataset.task == "classification" else
-           f"prediction {'above' if context.outcome == 1 else 'at most'} {s.model.threshold:.3g}")
+           f"prediction {'above' if context.outcome == 1 else 'at most'} {format_number(s.model.threshold)}")
+reach = reach_text(s, query, p, context)
+
+with answer:
+    st.markdown(f"**{plain(lens_reading(s, report, context))}**")
+    st.caption(f"LENS {plain(reach)}. A *factor* is a set of features; it is **sufficient** when applying it to the "
+               f"reference rows gives the outcome in at least τ = {p.tau:g} of them (LENS, Watson et al., Defs 2-4 "
+               "and Alg. 1). Change the context, τ or the references under **Settings**.")
+    if not factors.factors:
+        st.info(empty_message(report.direction, p.tau, exact, p.alpha, wide), icon=":material/info:")
 
 with st.container(key="lens_summary"):
     c = st.columns(4)
@@ -145,7 +180,8 @@ with st.container(key="lens_summary"):
                 help="Share of all samples reaching the outcome that are interventions on one of these factors or "
                      "a superset of one (probability of necessity of the factor set, Def. 3)")
     c[2].metric("References (samples per factor)", context.samples)
-    c[3].metric("Factors searched", len(context.masks), help=f"All sets of at most {report.max_size} features")
+    c[3].metric("Factors searched", f"{len(context.masks):,} of {2 ** len(s.dataset.groups):,}",
+                help=f"Every set of at most {report.max_size} features, of all candidate factors; {reach}")
     if report.note:
         st.info(report.note, icon=":material/search:")
     if not exact:
@@ -166,13 +202,15 @@ with st.container(key="lens_factors"):
                    f"containing {'it' if n == 1 else 'one of them'}: **{factors.cumulative_pn:.3f}**.")
         shared.download_buttons("lens_factors", factors.table(), factors, key="lens_factors")
     else:
-        st.info(empty_message(report.direction, p.tau, exact, p.alpha), icon=":material/info:")
+        st.info("No τ-minimal factor to list: see the answer and what to change at the top of the page.",
+                icon=":material/info:")
 
 st.subheader("Cumulative PN against τ")
 with st.container(key="lens_curve"):
     figure = pn_curve_figure(report.pn_curve, direction=report.direction)
     figure.add_vline(x=p.tau, line_dash="dot", line_color="grey", annotation_text=f"τ = {p.tau:g}")
     st.plotly_chart(figure, key="lens_curve_chart")
+    st.caption(plain(pn_curve_text(report.pn_curve, p.tau)))
     st.caption("How much of the outcome the τ-minimal factors account for as τ rises (LENS App. B): "
                "strict thresholds keep fewer, more reliable factors.")
     shared.download_buttons("lens_pn_curve", report.pn_curve, report, key="lens_pn_curve")
@@ -182,6 +220,7 @@ with st.container(key="lens_ps_by_size"):
     shap = shared.baselines_now().shap
     curve = shap_curve(context, shap)
     st.plotly_chart(ps_by_size_figure(curve), key="lens_ps_by_size_chart")
+    st.caption(plain(ps_by_size_text(curve)))
     st.caption("For each k: the best PS of any factor of k features (LENS) beside the PS of the k features SHAP "
                "ranks highest (LENS §5.1, Fig. 2). LENS is at least as high by construction; the gap shows what "
                "ranking features by attribution misses.")
@@ -209,7 +248,7 @@ with st.container(key="lens_recourse"):
         st.info("No sufficient factor reaches the outcome from any reference at a finite cost.",
                 icon=":material/info:")
     else:
-        st.info(empty_message(report.direction, p.tau, exact, p.alpha), icon=":material/info:")
+        st.info("No τ-minimal factor, so no recourse to list: see the top of the page.", icon=":material/info:")
 
 st.subheader("Causal context: changes that propagate")
 with st.container(key="lens_causal"):
@@ -245,6 +284,7 @@ with st.container(key="lens_causal"):
             causal_factors = table.loc[table["minimal in"] != "independent", "factor"]
             causal_groups = {g for f in causal_factors for g in f.split(", ")}
             st.plotly_chart(dag_figure(graph.edges, depth, highlight=sorted(causal_groups)), key="lens_dag_chart")
+            st.caption(plain(dag_text(graph.edges, sorted(causal_groups))))
             changed = int((table["minimal in"] != "both").sum())
             st.caption(f"{changed} of {len(table)} τ-minimal factors (factors of up to {int(causal.sizes.max())} "
                        f"features, {p.lens_direction.upper()}, τ = {p.tau:g}) differ between the independent and the "

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -14,9 +15,10 @@ from explain_core.analysis import LINEAR_METHODS, LinearParameters, linear_sweep
 from explain_core.errors import IntakeError
 from explain_core.limits import limits
 from explain_core.linear.compare import SWEEP_GRIDS, Sweep
-from explain_core.views.linear import sweep_figure, weights_figure
+from explain_core.views.linear import folded_weights, sweep_figure, weights_figure
+from explain_core.views.summaries import sweep_text, weights_text
 from explain_core.views.vocabulary import (LINEAR_CHOICE_LABELS, METHOD_LABELS, METRIC_COLUMNS, SWEEP_LABELS,
-                                           lemma4_sentence, linear_reading, plain)
+                                           format_significant, lemma4_sentence, linear_reading, plain)
 from pages import _shared as shared
 
 MAX_SWEEP_VALUES = 12
@@ -73,6 +75,23 @@ def sweep(_setup, key: str, query: pd.DataFrame, parameter: str, values: tuple, 
             tables.append(linear_sweep(_setup, query, params, parameter, [value]).table)
             progress((i + 1) / len(values), f"{parameter} = {value} done ({i + 1} of {len(values)})")
     return Sweep(parameter, tuple(values), pd.concat(tables, ignore_index=True))
+
+
+def metrics_view(table: pd.DataFrame) -> pd.DataFrame:
+    """The metrics one per row and the explainers one per column (five columns fit any page), numbers as text:
+    4 decimals, the optimality gap in percent, "—" where a metric does not apply."""
+    def cell(column: str, value) -> str:
+        if value is None or (isinstance(value, float) and np.isnan(value)):
+            return "—"
+        if column == "gap":
+            return f"{float(value):.2%}"
+        if column == "support_size":
+            return str(int(value))
+        return f"{value:.4f}" if isinstance(value, (float, np.floating)) else str(value)
+    main = [c for c in table.columns if c not in ("max_abs_weight", "seconds", "detail")]
+    view = pd.DataFrame({METHOD_LABELS.get(m, m): [cell(c, table.loc[m, c]) for c in main] for m in table.index},
+                        index=pd.Index([METRIC_COLUMNS.get(c, c) for c in main], name="metric"))
+    return view
 
 
 def basis(s, query: pd.DataFrame, p: LinearParameters) -> tuple:
@@ -136,12 +155,15 @@ with st.container(key="lin_space"):
 st.subheader("Weights")
 with st.container(key="lin_weights"):
     weights = report.weights()
-    st.plotly_chart(weights_figure(weights.rename(columns=METHOD_LABELS),
+    shown = folded_weights(weights)
+    st.plotly_chart(weights_figure(shown.rename(columns=METHOD_LABELS),
                                    title=f"Weights of each explainer (k = {comparison.k}, σ = {comparison.sigma:g})"),
                     key="lin_weights_chart")
-    st.caption("A positive weight: keeping that value pushes f towards this row's outcome. Literals every "
-               "explainer leaves at 0 are not drawn. SEV-style reading: the support is the set of features the "
-               "explanation needs.")
+    st.caption(plain(weights_text(shown)))
+    st.caption("A positive weight: keeping that value pushes f towards this row's outcome. Drawn: the literals a "
+               f"k-sparse explainer uses (at most k = {comparison.k} each); dense SHAP's other weights are summed on "
+               "the *others* line (every weight is in the CSV). SEV-style reading: the support is the set of "
+               "features the explanation needs.")
     shared.download_buttons("linear_weights", weights, report, key="lin_weights")
 
 with st.container(key="lin_highlights"):
@@ -155,7 +177,7 @@ with st.container(key="lin_highlights"):
         c[1].metric(f"{METHOD_LABELS[name]}: relevance R", "—" if rel is None else f"{rel.value:.4f}",
                     help="E[(f(z) − f(x))²/4 | w·z = w·x] (Def. 1)" + ("" if rel is None else f", {rel.method}"))
         gap = r.scores.anchoring_gap
-        c[2].metric(f"{METHOD_LABELS[name]}: anchoring gap", "0" if gap < 1e-12 else f"{gap:.2g}",
+        c[2].metric(f"{METHOD_LABELS[name]}: anchoring gap", "0" if gap < 1e-12 else format_significant(gap, 2),
                     help="|w·x − f(x)|: 0 when the explanation reproduces the prediction at this row")
         if name == "exact":
             value = "optimal" if r.status == "optimal" else f"gap {r.gap:.2%}"
@@ -165,7 +187,8 @@ with st.container(key="lin_highlights"):
             diff = r.scores.empirical_fidelity - results["exact"].scores.empirical_fidelity
             same = abs(diff) <= 1e-9
             c[3].metric("IHT: certificate", "none", delta="same fit as the exact one" if same else
-                        f"fit error {diff:+.2g} vs the exact fit", delta_color="off" if same else "inverse",
+                        f"fit error {'+' if diff > 0 else ''}{format_significant(diff, 2)} vs the exact fit",
+                        delta_color="off" if same else "inverse",
                         delta_arrow="off" if same else "auto",
                         help="IHT carries no certificate; its F̂ beside the exact fit's on the same sample shows "
                              "how close it came")
@@ -175,13 +198,7 @@ with st.container(key="lin_highlights"):
 st.subheader("Metrics of every explainer")
 with st.container(key="lin_metrics"):
     table = comparison.table()
-    shown = table.rename(index=METHOD_LABELS, columns=METRIC_COLUMNS)
-    main = [c for c in shown.columns if c not in ("max |w_j|", "seconds", "detail")]
-    st.dataframe(shown, key="lin_metrics_table", width="stretch", column_order=main,
-                 column_config={c: st.column_config.NumberColumn(c, format="%.4f")
-                                for c in shown.columns if c not in ("‖w‖₀", "R computed by", "exact fit status",
-                                                                    "detail", "optimality gap")}
-                 | {"optimality gap": st.column_config.NumberColumn("optimality gap", format="percent")})
+    st.dataframe(metrics_view(table), key="lin_metrics_table", width="stretch")
     st.caption(plain(lemma4_sentence(comparison.bound_coverage(), comparison.k, comparison.sigma))
                + " Seconds, largest weight and each fit's details are in the CSV.")
     shared.download_buttons("linear_metrics", table, comparison, key="lin_metrics")
@@ -214,6 +231,7 @@ if request is not None:
             summary = result.summary("relevance")
             shown = summary.assign(method=summary["method"].map(lambda v: METHOD_LABELS.get(v, v)))
             st.plotly_chart(sweep_figure(shown, result.parameter), key="lin_sweep_chart")
+            st.caption(plain(sweep_text(shown, result.parameter)))
             with st.expander("Table"):
                 st.dataframe(shown, hide_index=True, key="lin_sweep_table")
             shared.download_buttons(f"linear_sweep_{result.parameter}", result.table, result, key="lin_sweep")

@@ -7,8 +7,11 @@ from explain_core.views.global_shap import (beeswarm_figure, dependence_figure, 
                                             importance_figure)
 from explain_core.views.model import (balance_figure, calibration_figure, confusion_figure, model_performance,
                                       pr_figure, roc_figure)
+from explain_core.sev.summaries import prevalence_table
 from explain_core.views.sev import feature_prevalence
-from explain_core.views.vocabulary import plain
+from explain_core.views.summaries import (balance_text, beeswarm_text, calibration_text, confusion_text,
+                                         dependence_text, importance_text, pr_text, prevalence_text, roc_text)
+from explain_core.views.vocabulary import format_number, metrics_caveat, plain
 from pages import _shared as shared
 
 SHAP_ROWS = 200
@@ -25,23 +28,30 @@ def shap_sample(_setup, key: str, rows: int, seed: int, background: int):
         return global_shap(_setup, rows=rows, seed=seed, background=background)
 
 
+def chart(where, figure, words: str, key: str) -> None:
+    """A chart and, under it, the same message in words (its text alternative)."""
+    where.plotly_chart(figure, width="stretch", key=key)
+    where.caption(plain(words))
+
+
 st.title("The model as a whole")
 s, p = shared.setup(), shared.params()
 perf = performance(s, s.key)
 st.markdown(f"**{plain(s.model.name)}** on {len(perf.y):,} test rows of **{plain(s.dataset.name)}**"
             + (f": AUC {perf.auc:.3f}, average precision {perf.average_precision:.3f}" if perf.auc is not None else "")
-            + f"; at the threshold {perf.threshold:.4g} it gets {(perf.confusion.to_numpy().trace() / len(perf.y)):.1%}"
-              " of them right.")
+            + f"; at the threshold {format_number(perf.threshold)} it gets "
+              f"{(perf.confusion.to_numpy().trace() / len(perf.y)):.1%} of them right.")
 
+if metrics_caveat(s.metrics):
+    st.warning(metrics_caveat(s.metrics), icon=":material/visibility:")
 st.subheader("How good is it?")
 with st.container(key="mv_performance"):
-    c1, c2 = st.columns(2)
-    c1.plotly_chart(roc_figure(perf), width="stretch", key="mv_roc")
-    c2.plotly_chart(pr_figure(perf), width="stretch", key="mv_pr")
-    c3, c4, c5 = st.columns(3)
-    c3.plotly_chart(confusion_figure(perf), width="stretch", key="mv_confusion")
-    c4.plotly_chart(calibration_figure(perf), width="stretch", key="mv_calibration")
-    c5.plotly_chart(balance_figure(perf), width="stretch", key="mv_balance")
+    charts = [(roc_figure, roc_text, "mv_roc"), (pr_figure, pr_text, "mv_pr"),
+              (confusion_figure, confusion_text, "mv_confusion"),
+              (calibration_figure, calibration_text, "mv_calibration"), (balance_figure, balance_text, "mv_balance")]
+    for start in range(0, len(charts), 2):  # two per line: room for the class names and the matrix's cells
+        for column, (figure, words, key) in zip(st.columns(2), charts[start:start + 2]):
+            chart(column, figure(perf), words(perf), key)
 
 st.subheader("What drives it over many rows?")
 st.caption(f"SHAP values of {SHAP_ROWS} test rows drawn with seed {p.seed} (the same explainer and background as "
@@ -53,11 +63,12 @@ if st.toggle("Compute the global views", key="mv_global",
     features = group_values(s, gs.rows)
     with st.container(key="mv_global_views"):
         left, right = st.columns(2)
-        left.plotly_chart(importance_figure(gs), width="stretch", key="mv_importance")
+        chart(left, importance_figure(gs), importance_text(gs), "mv_importance")
         flagged = tuple(int(r) for r in shared.flagged_rows(s)[:limits().sev_rows])
         wide = shared.dataset_wide_sev(s, s.key, flagged, p.sev, "minus", s.restricted)
-        right.plotly_chart(feature_prevalence(wide.results, s.dataset.group_names), width="stretch",
-                           key="mv_prevalence")
-        st.plotly_chart(beeswarm_figure(gs, features), width="stretch", key="mv_beeswarm")
+        chart(right, feature_prevalence(wide.results, s.dataset.group_names),
+              prevalence_text(prevalence_table(wide.results, s.dataset.group_names), "SEV⁻"), "mv_prevalence")
+        chart(st.container(), beeswarm_figure(gs, features), beeswarm_text(gs, features), "mv_beeswarm")
         group = st.selectbox("Dependence plot of", list(gs.importance().index), key="mv_dependence_feature")
-        st.plotly_chart(dependence_figure(gs, features, group), width="stretch", key="mv_dependence")
+        chart(st.container(), dependence_figure(gs, features, group), dependence_text(gs, features, group),
+              "mv_dependence")

@@ -219,8 +219,8 @@ def test_another_row_updates_every_sev_value(demo, flagged):
 def test_sidebar_row_switcher_follows_every_page(demo, flagged):
     at = open_page("pages/sev.py")
     switcher = drawn(at.sidebar.selectbox, "sidebar_row")
-    assert switcher.options[:3] == [f"row {r} · P(two_year_recid = 1) = {demo.model.score(demo.query(r))[0]:.2f}"
-                                    for r in flagged[:3]]
+    assert switcher.label == "Row · P(recidivated)"  # the data card's words, short enough for the sidebar
+    assert switcher.options[:3] == [f"row {r} · {demo.model.score(demo.query(r))[0]:.2f}" for r in flagged[:3]]
     switcher.select(flagged[2]).run()
     assert not at.exception and at.session_state["row"] == flagged[2]
     assert_shows(at, expected(demo, flagged[2]))
@@ -300,6 +300,22 @@ def test_pick_row_shows_the_truth_and_filters_the_misclassified(demo, flagged):
     wrong = [r for r, p in zip(test, predicted) if p != demo.dataset.y[r]]
     assert list(listed.index) == wrong and listed["misclassified"].all()
     assert list(listed["true"]) == list(demo.dataset.target.iloc[wrong])
+
+
+def test_pick_row_fits_the_page_and_edits_one_feature_per_line(demo, flagged):
+    """The table shows the row's own columns and the features that fit (every column is in the CSV); predictions
+    are written as the target is; the what-if editor has one line per feature, so neither scrolls sideways."""
+    at = open_page("pages/pick_row.py")
+    listed, editor = at.dataframe[0], at.dataframe[1]
+    shown = at.multiselect(key="pick_columns").value
+    assert 1 <= len(shown) < len(demo.dataset.columns) and sum(max(len(c), 6) + 3 for c in shown) <= 60
+    assert set(listed.value["predicted"]) <= set(demo.dataset.target)  # 0/1 as written in two_year_recid
+    assert list(editor.value.index) == list(demo.dataset.columns) and list(editor.value.columns) == ["this row",
+                                                                                                      "what if"]
+    row = at.session_state["row"]
+    assert editor.value.loc["age", "this row"] == str(demo.query(row)["age"].iloc[0])
+    assert at.segmented_control(key="pick_predicted").options == ["any", "recidivated",
+                                                                 "did not recidivate within two years"]
 
 
 def test_what_if_edit_is_explained(demo, flagged):

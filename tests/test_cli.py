@@ -21,7 +21,7 @@ PARTS = (SEVParameters, LensParameters, LinearParameters, BaselineParameters, Re
          CounterfactualParameters)
 # a value other than the default for every field, as typed on the command line
 GIVEN = {"max_depth": "3", "lens_direction": "i2r", "lens_references": "40", "tau": "0.8", "alpha": "0.1",
-         "lens_max_size": "2", "seed": "7", "lens_correction": "none", "lens_budget": "2.5", "sigma": "0.5",
+         "lens_max_size": "2", "seed": "7", "lens_correction": "none", "lens_budget_rows": "50000", "sigma": "0.5",
          "k": "4", "m": "800", "linear_method": "iht", "time_limit": "3", "lime_samples": "300",
          "shap_background": "30", "reference_kind": "flexible", "flex_tau": "0.3", "flex_k": "3", "clusters": "4",
          "credible": "0.2", "dice_method": "genetic", "dice_count": "2", "sev_method": "exact",
@@ -52,10 +52,17 @@ def test_every_parameter_is_a_report_flag_that_sets_it():
 
 
 def test_the_audit_takes_the_parameters_of_what_it_computes():
-    """SEV, LENS (--lens: the search counts work, not seconds, so no budget) and LIME/SHAP (--flips)."""
+    """SEV, LENS (--lens, with the search's budget: it counts model rows, so an audit is reproducible) and
+    LIME/SHAP (--flips)."""
     flags = actions("audit")
     wanted = {f.name for part in (SEVParameters, LensParameters, BaselineParameters) for f in fields(part)}
-    assert wanted - {"lens_budget"} <= set(flags)
+    assert wanted <= set(flags)
+
+
+def test_the_lens_budget_flag_counts_rows_and_says_so():
+    flag = actions("report")["lens_budget_rows"]
+    assert flag.option_strings == ["--lens-budget"] and flag.type is int
+    assert "model rows" in flag.help and "not seconds" in flag.help
 
 
 @pytest.mark.parametrize("command, dest, choices", [

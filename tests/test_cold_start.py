@@ -52,7 +52,8 @@ async def start():
 asyncio.run(start())
 _shared.demo(*_shared.DEFAULT_DEMO)  # a visitor's first request: served from the shared cache
 print(json.dumps({"app": isinstance(app.app, st.App), "calls": calls, "v1": PagesManager.uses_pages_directory,
-                  "plots": "explain_core.views.sev" in sys.modules}))
+                  "plots": "explain_core.views.sev" in sys.modules,
+                  "explainers": all(m in sys.modules for m in _shared.EXPLAINER_MODULES)}))
 """
 
 
@@ -66,5 +67,5 @@ def test_the_server_start_loads_the_default_demo_once(explain_cache_dir):
     out = subprocess.run([sys.executable, "-c", START], cwd=ROOT, env=dict(os.environ), capture_output=True,
                          text=True, check=True)
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {
-        "app": True, "calls": [list(DEFAULT_DEMO)], "v1": False, "plots": True}
+        "app": True, "calls": [list(DEFAULT_DEMO)], "v1": False, "plots": True, "explainers": True}
     assert "ScriptRunContext" not in out.stderr, out.stderr

@@ -30,7 +30,7 @@ def test_first_layer_with_a_sufficient_factor_equals_brute_force(seed):
         tau = float(rng.choice([0.5, 0.8, 1.0]))
         expected, ps, subsets = minimal_by_brute_force(model, frame, groups, mad, direction, tau)
         found = search_factors(model, data, frame.iloc[[0]], frame.iloc[1:], direction=direction, tau=tau, mad=mad,
-                               budget_s=None, chunk_rows=int(rng.choice([3, 10_000])))
+                               budget_rows=None, chunk_rows=int(rng.choice([3, 10_000])))
         if expected:
             smallest = min(map(len, expected))
             assert {frozenset(f.groups) for f in found.result.factors} == {s for s in expected if len(s) == smallest}
@@ -54,7 +54,7 @@ def test_search_to_the_end_with_pruning_equals_alg1(seed):
         tau = float(rng.choice([0.3, 0.6, 0.9]))
         expected, _, _ = minimal_by_brute_force(model, frame, groups, mad, direction, tau, alpha, correction)
         found = search_factors(model, data, frame.iloc[[0]], frame.iloc[1:], direction=direction, tau=tau,
-                               alpha=alpha, correction=correction, until="all", mad=mad, budget_s=None)
+                               alpha=alpha, correction=correction, until="all", mad=mad, budget_rows=None)
         assert {frozenset(f.groups): (f.ps, f.hits) for f in found.result.factors} == \
             {s: (v[0], v[1]) for s, v in expected.items()}
         pruned = [frozenset(found.context.factor(j)) for j in range(len(found.context.masks))]
@@ -70,7 +70,7 @@ def test_each_row_is_scored_once_and_lower_layers_are_reused():
         counted = dataclasses.replace(model)
         counted.score = lambda f: calls.append(len(f)) or model.score(f)  # noqa: B023 (used in this iteration)
         found = search_factors(counted, data, frame.iloc[[0]], refs, direction=direction, tau=1.0, until="all",
-                               mad=mad, budget_s=None)
+                               mad=mad, budget_rows=None)
         query = frame.iloc[0]
         differ = [{name for name, cols, _ in groups if any(query[c] != ref[c] for c in cols)}
                   for _, ref in frame.iloc[1:].iterrows()]
@@ -79,22 +79,67 @@ def test_each_row_is_scored_once_and_lower_layers_are_reused():
         assert sum(calls) - 1 == found.rows_scored == needed  # (+1: the input's own label)
 
 
-def test_budget_and_memory_bound_stop_with_an_honest_answer():
+def rows_needed(frame, groups, direction: str, size: int) -> int:
+    """Brute force: the model rows layer ``size`` needs — pairs (distinct reference r, factor c of ``size`` groups)
+    whose every group differs between r and the input (any other pair is a lower factor's row), the input itself
+    (I2R's empty factor) excepted."""
+    query, refs = frame.iloc[0], frame.iloc[1:].drop_duplicates()
+    count = 0
+    for _, ref in refs.iterrows():
+        differ = [name for name, cols, _ in groups if any(query[c] != ref[c] for c in cols)]
+        count += math.comb(len(differ), size)
+    return 0 if direction == "i2r" and size == 0 else count
+
+
+def test_the_budget_counts_model_rows_and_stops_with_an_honest_answer():
     rng = np.random.default_rng(9)
     model, data, frame, groups, mad = random_case(rng)
     while len(groups) < 4 or min(map(len, minimal_by_brute_force(model, frame, groups, mad, "r2i", 1.0)[0])) < 2:
         model, data, frame, groups, mad = random_case(rng)
-    ticks = itertools.count()  # a clock that advances 1 s per reading: the budget ends during layer 1
-    found = search_factors(model, data, frame.iloc[[0]], frame.iloc[1:], tau=1.0, budget_s=1.5, mad=mad,
-                           chunk_rows=1, clock=lambda: float(next(ticks)))
-    assert found.stopped == "time" and found.searched_size < len(groups)
-    sizes = {len(found.context.factor(j)) for j in range(len(found.context.masks))}
-    assert sizes <= set(range(found.searched_size + 1))
-    assert f"No sufficient factor up to size {found.searched_size}" in found.message
+    through = np.cumsum([rows_needed(frame, groups, "r2i", s) for s in range(3)])  # rows of sizes 0, 1, 2
+    assert through[2] > through[1]  # the premise: layer 2 needs rows
+    for budget, reached in ((through[1], 1), (through[2] - 1, 1), (through[2], 2)):
+        found = search_factors(model, data, frame.iloc[[0]], frame.iloc[1:], tau=1.0, budget_rows=int(budget),
+                               mad=mad, chunk_rows=1)
+        assert found.rows_scored == through[reached] <= budget
+        if reached == 1:
+            assert found.stopped == "budget" and found.searched_size == 1
+            assert found.next_rows == through[2] - through[1]
+            assert f"{found.next_rows:,} more model rows" in found.message
+            assert "No sufficient factor up to size 1" in found.message
+        else:
+            assert found.searched_size >= 2
+        sizes = {len(found.context.factor(j)) for j in range(len(found.context.masks))}
+        assert sizes == set(range(found.searched_size + 1))
+        assert found.candidates == 2 ** len(groups)
+        assert f"searched {found.searched:,} of {2 ** len(groups):,} candidate factors" in found.message
     n = len(frame) - 1
-    capped = search_factors(model, data, frame.iloc[[0]], frame.iloc[1:], tau=1.0, budget_s=None, mad=mad,
+    capped = search_factors(model, data, frame.iloc[[0]], frame.iloc[1:], tau=1.0, budget_rows=None, mad=mad,
                             max_samples=n * (1 + len(groups)))
     assert capped.stopped == "memory" and capped.searched_size == 1
+
+
+def test_the_same_inputs_give_the_same_factors_on_a_slow_machine(german_lens_case):
+    """The budget is work, not time: a model slowed down 20 ms per call (a busy server) gives the very factors,
+    sizes and rows of the full-speed run, budget cut included."""
+    import time
+
+    data, model, query, refs = german_lens_case
+    fast = search_factors(model, data, query, refs, tau=0.9, budget_rows=None)
+    budget = fast.rows_scored - 1  # the last layer no longer fits: the search stops one size earlier
+    calls = []
+    slowed = dataclasses.replace(model)
+    slowed.score = lambda frame: calls.append(1) or time.sleep(0.02) or model.score(frame)
+    slowed.scores_of = lambda estimator, X: calls.append(1) or time.sleep(0.02) or model.scores_of(estimator, X)
+    runs = [search_factors(m, data, query, refs, tau=0.9, budget_rows=budget) for m in (model, slowed)]
+    assert len(calls) > 1  # the slow model did the scoring
+    for run in runs:
+        assert run.stopped == "budget" and run.searched_size == fast.searched_size - 1
+    a, b = runs
+    assert [f.groups for f in a.result.factors] == [f.groups for f in b.result.factors]
+    assert (a.best, a.best_ps, a.rows_scored, a.next_rows) == (b.best, b.best_ps, b.rows_scored, b.next_rows)
+    np.testing.assert_array_equal(a.context.labels, b.context.labels)
+    assert a.to_json() == b.to_json()
 
 
 def test_encoded_rows_give_the_labels_of_raw_rows(german_lens_case):
@@ -102,7 +147,7 @@ def test_encoded_rows_give_the_labels_of_raw_rows(german_lens_case):
     data, model, query, refs = german_lens_case
     raw = lens_contexts(model, data, query, refs, max_size=2)
     for direction in DIRECTIONS:
-        found = search_factors(model, data, query, refs, direction=direction, tau=1.0, max_size=2, budget_s=None)
+        found = search_factors(model, data, query, refs, direction=direction, tau=1.0, max_size=2, budget_rows=None)
         ctx = found.context
         assert found.rows_scored > 0 and len(ctx.masks) > 1
         columns = [raw[direction].index(ctx.factor(j)) for j in range(len(ctx.masks))]

@@ -402,6 +402,31 @@ def test_group_space_reference_mode_is_the_sev_hypercube(toy_model):
     assert (space.evaluate(Z) == expected).all() and space.fx == 1.0 and space.deterministic
 
 
+def test_a_deterministic_space_scores_each_corner_once_with_the_same_values(toy_model, monkeypatch):
+    """Memoised f: the values of direct calls on every row, each distinct corner scored once over all calls; a
+    small cube in one model call; beyond WHOLE_CUBE_LITERALS, only the corners asked for."""
+    from explain_core.linear import corners
+
+    data, trained = toy_model
+    ref = make_reference(data, trained.train_rows)
+    row = data.features.iloc[[7]]
+    for whole in (14, 0):
+        monkeypatch.setattr(corners, "WHOLE_CUBE_LITERALS", whole)
+        space = group_space(trained.model, data, row, ref)
+        scored = []
+        plain = space.f
+        def counted(Z, seed, scored=scored, plain=plain):
+            scored.append(len(Z))
+            return plain(Z, seed)
+        object.__setattr__(space, "f", counted)
+        samples = [sample_neighbourhood(space.x, s, 400, i) for i, s in enumerate((0.0, 1.0, 3.0))]
+        for Z in samples:
+            np.testing.assert_array_equal(space.evaluate(Z), plain(Z, 0))
+        distinct = len({tuple(z) for Z in samples for z in Z})
+        assert sum(scored) == (2 ** (space.d - 1) if whole else distinct)
+        assert len(scored) == 1 if whole else len(scored) <= 3
+
+
 def test_group_space_draw_mode_replaces_by_rows_from_other_bins(toy_model):
     data, trained = toy_model
     ref = make_reference(data, trained.train_rows)

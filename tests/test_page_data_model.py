@@ -84,7 +84,7 @@ def metric_values(at) -> dict[str, str]:
 def expected_metrics(metrics: dict) -> dict[str, str]:
     labels = {"train_accuracy": "Train accuracy", "test_accuracy": "Test accuracy", "train_auc": "Train AUC",
               "test_auc": "Test AUC"}
-    return {labels[k]: f"{v:.3f}" for k, v in metrics.items()}
+    return {labels[k]: f"{v:.3f}" for k, v in metrics.items() if k in labels}
 
 
 def message_of(fn) -> str:
@@ -415,3 +415,80 @@ def test_infer_task_and_text_regression_target():
     assert make_dataset(frame, "y", positive_class="a").task == infer_task(frame["y"])
     with pytest.raises(IntakeError, match="Target 'y' holds text .* cannot be a regression target"):
         make_dataset(frame, "y", task="regression")
+
+
+# --- an uploaded model's test rows ------------------------------------------------------------------------------
+
+def test_an_uploaded_models_metrics_say_it_may_have_seen_the_test_rows_unless_told(compas, compas_lr):
+    """compas_lr was fitted on every row: on the app's split its 'test' metrics are on rows it saw, and the page
+    says so; ticked 'none of these rows was used in training', every row is a test row and the warning goes."""
+    from explain_core.views.vocabulary import metrics_caveat
+
+    data, _ = compas
+    at = open_page()
+    at.radio(key="dm_model_source").set_value("upload").run()
+    upload(at, "dm_model_file", "model.skops", sio.dumps(compas_lr))
+    at.button(key="dm_load_model").click().run()
+    assert not at.error and not at.exception
+    model = wrap_model(compas_lr, data)
+    train, test = data.split(0)
+    assert metric_values(at) == expected_metrics(evaluate(model, data, train, test))
+    warned = [w.value for w in at.warning if "possibly on some of these very rows" in w.value]
+    assert warned == [metrics_caveat({"test_rows": "may_be_seen"})]
+    at.checkbox(key="dm_unseen").check().run()
+    at.button(key="dm_load_model").click().run()
+    every = np.arange(len(data.features))
+    assert metric_values(at) == expected_metrics(evaluate(model, data, train, every))
+    assert not [w for w in at.warning if "possibly on some of these very rows" in w.value]
+    assert any("every row of the table" in c.value for c in at.caption)
+    assert at.session_state["dm_model"].metrics["test_rows"] == "unseen"
+
+
+def test_a_holdout_column_or_file_sets_the_test_rows():
+    """The analyst's hold-out — a column of the table (left out of the features) or a second file appended — is the
+    split of every model: the metrics of an upload are on those rows, brute-force checked with scikit-learn."""
+    from sklearn.metrics import accuracy_score
+
+    from explain_core.analysis import model_from_upload
+    from explain_core.intake.holdout import append_holdout, holdout_by_column
+
+    frame = load_demo("compas").features.assign(two_year_recid=load_demo("compas").target)
+    frame["subset"] = np.where(np.arange(len(frame)) % 4 == 0, "test", "train")
+    at = open_page()
+    at.radio(key="dm_data_source").set_value("upload").run()
+    upload(at, "dm_upload", "compas.csv", frame.to_csv(index=False).encode())
+    at.selectbox(key="dm_target").select("two_year_recid").run()
+    at.radio(key="dm_holdout").set_value("column").run()
+    assert at.selectbox(key="dm_holdout_column").value == "subset"  # found by its name
+    assert at.selectbox(key="dm_holdout_value").value == "test"
+    at.button(key="dm_build").click().run()
+    assert not at.exception and not at.error
+    built = at.session_state["dm_dataset"]
+    marked = np.flatnonzero(frame["subset"].to_numpy() == "test")
+    assert "subset" not in built.columns and list(built.holdout) == list(marked)
+    assert [list(part) for part in built.split(3)] == [list(np.setdiff1d(np.arange(len(frame)), marked)), list(marked)]
+    fitted = Pipeline([("encode", make_encoder(built)), ("lr", LogisticRegression(max_iter=1000))]).fit(
+        built.features, built.y)
+    trained = model_from_upload(built, sio.dumps(fitted), "lr.skops")
+    assert trained.metrics["test_rows"] == "holdout" and list(trained.test_rows) == list(marked)
+    assert trained.metrics["test_accuracy"] == pytest.approx(
+        accuracy_score(built.y[marked], fitted.predict(built.features.iloc[marked])))
+    # a second file of held-out rows: appended, its rows the test rows
+    head, tail = frame.iloc[:5000], frame.iloc[5000:]
+    joined, rows = append_holdout(head, tail[list(reversed(frame.columns))])
+    pd.testing.assert_frame_equal(joined, frame.reset_index(drop=True))
+    assert list(rows) == list(range(5000, len(frame)))
+    assert "lacks subset" in message_of(lambda: append_holdout(head, tail.drop(columns="subset")))
+    at = open_page()  # … and on the page
+    at.radio(key="dm_data_source").set_value("upload").run()
+    upload(at, "dm_upload", "head.csv", head.to_csv(index=False).encode())
+    at.selectbox(key="dm_target").select("two_year_recid").run()
+    at.radio(key="dm_holdout").set_value("file").run()
+    upload(at, "dm_holdout_file", "tail.csv", tail.to_csv(index=False).encode())
+    at.button(key="dm_build").click().run()
+    assert not at.exception and not at.error
+    built = at.session_state["dm_dataset"]
+    assert len(built.features) == len(frame) and list(built.holdout) == list(range(5000, len(frame)))
+    assert "does not occur" in message_of(lambda: holdout_by_column(frame, "subset", "validation"))
+    assert "Every row is marked" in message_of(lambda: holdout_by_column(frame.assign(subset="test"), "subset",
+                                                                          "test"))

@@ -15,6 +15,7 @@ from conftest import visible
 from explain_core import analysis
 from explain_core.analysis import Parameters
 from explain_core.lens import shap_curve
+from explain_core.views.linear import folded_weights
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 90
@@ -135,6 +136,21 @@ def test_lens_page_default_matches_explain_core(setup):
     assert list(decode(traces["attribution_ps"]["customdata"])) == \
         [", ".join(f) for f in expected["attribution_factor"]]
 
+    # the answer comes first, in words, above the folded settings and every number
+    best = min(report.factors.factors, key=lambda f: (len(f.groups), -f.ps))
+    reading = visible(block(at, "lens_answer").markdown[0].value)
+    names = " and ".join(best.groups) if len(best.groups) < 3 else None
+    assert reading.startswith(f"**Setting {names or ''}") and " to this row's values is enough for the " in reading
+    assert f"{best.ps:.0%} of the {best.samples} reference rows" in reading
+    assert setup.dataset.class_name(context.input_class) in reading  # the data card's words for the class
+    order = [type(c).__name__ if not str(getattr(c.proto, "id", "")).endswith("-lens_answer") else "answer"
+             for c in at.main.children.values()]
+    assert order.index("answer") < order.index("Expander")
+    caption = visible(block(at, "lens_answer").caption[0].value)
+    assert f"searched {len(context.masks):,} of {2 ** len(setup.dataset.groups):,} candidate factors" in caption
+    metrics = {m.label: m.value for m in block(at, "lens_summary").metric}
+    assert metrics["Factors searched"] == f"{len(context.masks):,} of {2 ** len(setup.dataset.groups):,}"
+
     recourse = block(at, "lens_recourse").dataframe[0].value
     finite = sorted((f for f in report.recourse.factors if np.isfinite(f.cost)), key=lambda f: f.cost)
     assert recourse["factor"].tolist() == [", ".join(f.groups) for f in finite]
@@ -169,9 +185,17 @@ def test_lens_no_factor_reaching_tau_shows_a_message(setup):
     context, report = lens_expected(setup, row, references=40, max_size=1, direction="i2r")
     assert context.ps.max() < 0.9 and not report.factors.factors  # the premise: no single feature reaches τ
     container = block(at, "lens_factors")
-    assert len(container.dataframe) == 0
-    assert len(container.info) == 1 and "No factor passes" in container.info[0].value
-    assert "I2R" in container.info[0].value
+    assert len(container.dataframe) == 0 and len(container.info) == 1
+    answer = block(at, "lens_answer")  # the answer first, and what to change, named as on the form
+    reading = visible(answer.markdown[0].value)
+    assert reading.startswith("**No set of up to 1 feature is enough for the prediction")
+    best = int(np.argmax(context.ps))
+    assert f"the closest, {' and '.join(context.factor(best))}, is enough in {context.ps[best]:.0%}" in reading
+    advice = visible(answer.info[0].value)
+    assert "No factor passes" in advice and "I2R" in advice
+    form = {w.label for kind in ("slider", "number_input", "radio") for w in getattr(at, kind)}
+    for control in ("τ (sufficiency threshold)", "Largest factor (features)", "References", "Context"):
+        assert f"**{control}**" in advice and control in form
     assert not block(at, "lens_recourse").dataframe and block(at, "lens_recourse").info
     # the curve and the LENS-vs-SHAP chart still draw (PS of single features only)
     assert list(decode(chart(block(at, "lens_ps_by_size"))["data"][0]["x"])) == [1]
@@ -186,7 +210,12 @@ def linear_expected(setup, row, **params):
 def assert_weights_chart(at: AppTest, report):
     spec = chart(block(at, "lin_weights"))
     weights = report.weights()
-    kept = weights.loc[(weights.abs() > 1e-12).any(axis=1)]
+    kept = folded_weights(weights)
+    kept = kept.loc[(kept.abs() > 1e-12).any(axis=1)]
+    sparse = weights.drop(columns="shap")
+    assert set(kept.index) - {i for i in kept.index if i.startswith("others")} == \
+        set(sparse.index[(sparse.abs() > 1e-12).any(axis=1)])  # the literals some k-sparse explainer uses
+    assert len(kept) <= len(sparse.columns) * report.comparison.k + 1
     assert [t["name"] for t in spec["data"]] == [LABELS[m] for m in weights.columns]
     for trace, method in zip(spec["data"], weights.columns):
         assert list(decode(trace["y"])) == list(kept.index)
@@ -199,13 +228,16 @@ def test_linear_page_default_matches_explain_core(setup):
     report = linear_expected(setup, row)
     assert_weights_chart(at, report)
 
-    shown = block(at, "lin_metrics").dataframe[0].value
+    shown = block(at, "lin_metrics").dataframe[0].value  # one column per explainer: it fits the page
     table = report.comparison.table()
-    assert list(shown.index) == [LABELS[m] for m in table.index]
+    assert list(shown.columns) == [LABELS[m] for m in table.index]
     for column, label in (("fidelity", "fidelity F (fresh sample)"), ("relevance", "relevance R"),
                           ("anchoring_gap", "|w·x − f(x)|"), ("bound", "(1+e^−σ)^k · F")):
-        assert np.allclose(shown[label].astype(float), table[column].astype(float), equal_nan=True), column
-    assert shown.loc["exact (MIP)", "exact fit status"] in ("optimal", "time_limit")
+        got = shown.loc[label].replace("—", "nan").astype(float)
+        assert np.allclose(got, table[column].astype(float), atol=5e-5, equal_nan=True), column
+    assert shown.loc["exact fit status", "exact (MIP)"] in ("optimal", "time_limit")
+    summary = visible(block(at, "lin_weights").caption[0].value)  # the chart in words
+    assert summary.startswith("Weights — IHT: ") and "SHAP (dense): " in summary
 
     metrics = {m.label: m.value for m in block(at, "lin_highlights").metric}
     exact = next(r for r in report.comparison.results if r.method == "exact")
@@ -263,7 +295,7 @@ def test_lens_page_on_wide_data_searches_and_compares_the_causal_context(explain
     from explain_core.lens.causal import differences, german_graph
 
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at.session_state["params"] = Parameters(lens_references=30, lens_budget=120.0, tau=0.6, lime_samples=500)
+    at.session_state["params"] = Parameters(lens_references=30, tau=0.6, lime_samples=500)
     at.selectbox(key="home_demo").select("german_credit").run()
     at.selectbox(key="home_kind").select("gbdt").run()
     at.button(key="home_load").click().run()
@@ -272,6 +304,10 @@ def test_lens_page_on_wide_data_searches_and_compares_the_causal_context(explain
     setup, row, p = at.session_state["setup"], at.session_state["row"], at.session_state["params"]
     report = analysis.row_lens(setup, setup.query(row), p)
     assert report.note and report.note in [i.value for i in block(at, "lens_summary").info]
+    found = analysis.row_lens_search(setup, setup.query(row), p)
+    assert found.candidates == 2 ** 20 and found.budget_rows == p.lens_budget_rows
+    assert f"searched {found.searched:,} of {2 ** 20:,} candidate factors" in \
+        visible(block(at, "lens_answer").caption[0].value)
     if report.factors.factors:
         assert_factor_table(at, report.factors)
     at.button(key="lens_causal_submit").click().run()

@@ -186,3 +186,40 @@ def test_dag_figure_draws_nodes_by_depth_and_one_arrow_per_edge():
     assert list(nodes.y) == [0, -1, -1, -2] and list(nodes.x) == [0, -0.5, 0.5, 0]
     assert len(fig.layout.annotations) == len(edges)
     assert [c == nodes.marker.color[3] for c in nodes.marker.color] == [False, False, False, True]
+
+
+def test_folded_weights_keep_the_sparse_supports_and_sum_the_dense_rest():
+    """30 literals, k = 5: the bars are the literals a sparse explainer uses and one 'others' line holding the dense
+    method's remaining weights, summed (brute force over the table); every column keeps its total."""
+    from explain_core.views.linear import folded_weights
+
+    rng = np.random.default_rng(0)
+    names = [f"keeps x{j} = {j}" for j in range(30)]
+    weights = pd.DataFrame({"shap": rng.normal(size=30)}, index=names)
+    for method in ("iht", "exact", "lime"):
+        w = np.zeros(30)
+        w[rng.choice(30, size=5, replace=False)] = rng.normal(size=5)
+        weights[method] = w
+    folded = folded_weights(weights)
+    used = [n for n in names if (weights.loc[n, ["iht", "exact", "lime"]] != 0).any()]
+    assert list(folded.index[:-1]) == used and folded.index[-1] == f"others ({30 - len(used)} literals, summed)"
+    rest = [n for n in names if n not in used]
+    assert folded.loc[folded.index[-1], "shap"] == pytest.approx(weights.loc[rest, "shap"].sum())
+    assert (folded.loc[folded.index[-1], ["iht", "exact", "lime"]] == 0).all()
+    np.testing.assert_allclose(folded.sum(), weights.sum())
+    assert len(folded) <= 3 * 5 + 1
+
+
+def test_the_sankey_names_each_value_once_with_its_rows_and_grows_with_them():
+    from explain_core.views.sparse import sev_sankey
+
+    rng = np.random.default_rng(1)
+    moves = pd.DataFrame({"before": rng.choice(["1", "2", "3", "4", "5", "6", "none"], 200),
+                          "after": rng.choice(["1", "2", "none"], 200)})
+    fig = sev_sankey(moves)
+    labels = list(fig.data[0].node.label)
+    left = sorted(set(moves["before"]), key=lambda s: (not s.isdigit(), s))
+    counts = [int((moves["before"] == s).sum()) for s in left]
+    assert labels[:len(left)] == [f"{'SEV⁺ ' if s.isdigit() else ''}{s} · {n} rows" for s, n in zip(left, counts)]
+    assert len(set(labels)) == len(labels) and fig.layout.height >= 56 * len(left)
+    assert [a.text for a in fig.layout.annotations] == ["before", "after"]

@@ -18,9 +18,14 @@ def german():
     return load_demo("german_credit")
 
 
-def expected(frame: pd.DataFrame, numeric, statistic="mean") -> dict:
-    """Mean/median of numeric columns and mode of the others, computed directly."""
-    return {c: getattr(frame[c], statistic)() if c in numeric else frame[c].value_counts().idxmax() for c in frame}
+def expected(frame: pd.DataFrame, numeric, statistic="mean", *, whole_over: pd.DataFrame | None = None) -> dict:
+    """Mean/median of numeric columns and mode of the others, computed directly; with ``whole_over`` (the rows the
+    reference is built from) a numeric column whose values there are all whole numbers is rounded, half up."""
+    out = {c: getattr(frame[c], statistic)() if c in numeric else frame[c].value_counts().idxmax() for c in frame}
+    if whole_over is not None:
+        out.update({c: float(np.floor(out[c] + 0.5)) for c in numeric
+                    if (whole_over[c].dropna() == whole_over[c].dropna().round()).all()})
+    return out
 
 
 def assert_values(reference, wanted):
@@ -38,19 +43,23 @@ def test_default_is_mean_and_mode_over_negative_training_rows(compas):
     negatives = raw[raw.y == 0].drop(columns="y")
     reference = make_reference(compas, train)
     numeric = [c for c in compas.columns if c not in ("sex", "charge_degree")]
-    assert_values(reference, expected(negatives, numeric))
+    assert_values(reference, expected(negatives, numeric, whole_over=compas.features.iloc[train]))
+    assert reference.values["age"] == 37 and reference.values["prior_offense_count"] % 1 == 0  # whole: rounded
+    assert_values(make_reference(compas, train, rounded=False), expected(negatives, numeric))
     assert reference.values["sex"] == "Male" and reference.values["charge_degree"] == "Felony"
-    assert reference.description.endswith(f"features over {len(negatives)} rows of class 0")
+    assert reference.description.endswith(f"features over {len(negatives)} rows of class 0, whole-valued features "
+                                          "rounded")
 
 
 def test_median_whole_population_and_the_other_class(german):
     numeric = [c for c in german.columns if german.kind_of(c) == "numeric"]
     assert_values(make_reference(german, statistic="median", population="all"),
-                  expected(german.features, numeric, "median"))
+                  expected(german.features, numeric, "median", whole_over=german.features))
     good = german.features[german.target == "good"]
     bad = german.features[german.target == "bad"]
-    assert_values(make_reference(german), expected(good, numeric))  # explaining 'bad' (positive): reference of 'good'
-    positives = make_reference(german, explain_class=0)
+    # explaining 'bad' (positive): reference of 'good'
+    assert_values(make_reference(german), expected(good, numeric, whole_over=german.features))
+    positives = make_reference(german, explain_class=0, rounded=False)
     assert_values(positives, expected(bad, numeric))
     assert positives.description.endswith(f"over {len(bad)} rows of class bad")
 
@@ -78,15 +87,16 @@ def test_onehot_block_ties_go_to_the_earliest_column_like_the_categorical_mode()
 def test_regression_uses_all_rows():
     data = load_demo("student_performance_math")
     reference = make_reference(data, np.arange(100))
-    assert reference.values["absences"] == pytest.approx(data.features.absences[:100].mean())
-    assert reference.description.endswith("over 100 rows")
+    assert reference.values["absences"] == np.floor(data.features.absences[:100].mean() + 0.5)
+    assert reference.description.endswith("over 100 rows, whole-valued features rounded")
 
 
 def test_one_class_against_the_rest():
     frame = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0], "c": list("aabbcc")})
     data = make_dataset(frame, "c", positive_class="a")
-    reference = make_reference(data)
+    reference = make_reference(data, rounded=False)
     assert reference.values["x"] == pytest.approx(4.5) and reference.description.endswith("rows of class not a")
+    assert make_reference(data).values["x"] == 5.0  # whole-valued: 4.5 rounds half up
 
 
 def test_custom_values(german):
@@ -133,8 +143,8 @@ def test_realistic_references_rounded_and_nearest_real_row(compas):
     rows = np.arange(0, len(compas.features), 2)
     negatives = rows[compas.y[rows] == 0]
     frame = compas.features.iloc[negatives]
-    rounded = make_reference(compas, rows, rounded=True)
-    mean = make_reference(compas, rows)
+    rounded = make_reference(compas, rows)
+    mean = make_reference(compas, rows, rounded=False)
     for column in ("age", "prior_offense_count", "juvenile_other_count"):  # whole-valued counts and ages
         assert rounded.values[column] == round(mean.values[column]) and rounded.values[column] % 1 == 0
     assert "rounded" in rounded.description and rounded.rounded

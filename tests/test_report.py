@@ -124,7 +124,7 @@ def test_pdf_is_a4_with_a_sane_page_count_and_title(pdfs, report):
     width, height = (float(v) for v in reader.pages[0].mediabox.upper_right)
     assert (round(width), round(height)) == (595, 842)  # A4 in points
     assert reader.metadata.title == report.title
-    assert report.title.startswith("Why did the model predict two_year_recid = 1 for row")
+    assert report.title.startswith("Why did the model predict recidivated (new arrest within two years) for row")
 
 
 def test_summary_names_dataset_model_metrics_row_and_every_parameter(pdfs, demo, row):
@@ -342,7 +342,7 @@ def test_sev_reading_sentences(setup, positive_rows, demo):
     values = dataset_sev(setup, positive_rows[:80], PARAMS).values
     one = next(r for r, v in zip(positive_rows, values) if v == 1)
     two = next(r for r, v in zip(positive_rows, values) if v == 2)
-    other = "two_year_recid = 0 (did not recidivate within two years)"
+    other = "did not recidivate within two years"  # the data card's words
 
     ex = explain_sev(setup.model, setup.dataset, setup.query(one), reference)
     group = ex.minus.explanations[0][0]
@@ -435,7 +435,7 @@ def test_cli_writes_one_pdf_per_row_and_the_index(tmp_path, positive_rows, demo)
     for r, entry in zip(rows, index.to_dict("records")):
         ex = explain_sev(trained.model, data, data.features.iloc[[r]], reference)
         assert (entry["sev_minus"], entry["sev_plus"], entry["sev_restricted"]) == (shown(ex.minus), shown(ex.plus), "")
-        assert entry["prediction"] == "two_year_recid = 1"
+        assert entry["prediction"] == "recidivated (new arrest within two years)"
         assert math.isclose(float(entry["score"]), float(trained.model.score(data.features.iloc[[r]])[0]),
                             abs_tol=1e-6)
         assert entry["pdf"] == f"compas_row{r}.pdf" and entry["lens_smallest_factor"] and entry["linear_support"]

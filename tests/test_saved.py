@@ -306,6 +306,21 @@ def test_an_uploaded_table_and_model_file_rebuild_through_the_same_loading(three
         rebuild(state, {data_ref.sha256: csv, model_ref.sha256: model_file[:-1] + b"x"})
 
 
+def test_a_marked_hold_out_is_kept_and_rebuilt(three_class_upload):
+    """The analyst's hold-out (issue 26: rows the model was not trained on) is part of the data's recipe: the
+    restored dataset has the same test rows, so its metrics are computed on the same rows."""
+    csv, _ = three_class_upload
+    frame, ref = pd.read_csv(io.BytesIO(csv)), FileRef.of(csv, "bands.csv")
+    held = [3, 17, 40, 41, 200]
+    dataset = make_dataset(frame, "band", positive_class="high", name="bands", holdout=held)
+    setup = make_setup(dataset, train_model(dataset, "l2_lr", seed=1))
+    state = AnalysisState.of(setup, DataRecipe.upload(ref, "band", positive_class="high", name="bands", holdout=held),
+                             ModelRecipe("trained", "l2_lr", seed=1), parameters=Parameters(), row=0)
+    restored = rebuild(AnalysisState.from_json(state.to_json()), {ref.sha256: csv})
+    np.testing.assert_array_equal(restored.setup.test_rows, held)
+    assert restored.setup.key == setup.key
+
+
 def test_a_tampered_state_is_a_message_not_a_crash():
     state = AnalysisState.of(demo_setup("compas", "l2_lr"), DataRecipe(demo="compas"), ModelRecipe("demo", "l2_lr"),
                              parameters=Parameters(), row=0)

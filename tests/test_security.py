@@ -487,12 +487,12 @@ def test_row5_page_controls_are_bounded_by_the_limits(monkeypatch):
     at.switch_page("pages/lens.py").run()
     assert not at.exception
     assert largest_factor_size(20, 2000) < 20  # the exhaustive contexts are bounded by the lens_samples limit …
-    assert at.number_input(key="lens_budget").max == 120.0  # … and wide data runs the layered search, in time …
+    assert at.number_input(key="lens_budget").max == limits().lens_rows  # … the layered search, in model rows …
     data = load_demo("german_credit")
     monkeypatch.setenv("EXPLAIN_MAX_LENS_SAMPLES", "10000")  # … and in memory (10 × lens_samples labels)
     query = data.features.iloc[[int(german.test_rows[0])]]
     found = search_factors(german.model, data, query, data.features.iloc[german.train_rows[:100]], tau=1.0,
-                           budget_s=None)
+                           budget_rows=None)
     assert found.stopped == "memory" and len(found.context.masks) * 100 <= 100_000
     monkeypatch.delenv("EXPLAIN_MAX_LENS_SAMPLES")
     monkeypatch.setenv("EXPLAIN_MAX_TRAIN_ROWS", "500")

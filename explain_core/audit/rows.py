@@ -117,15 +117,16 @@ def _sev_columns(setup: Setup, batch: pd.DataFrame, params: Parameters) -> dict[
 
 def _lens_columns(setup: Setup, query: pd.DataFrame, label: int, params: Parameters,
                   refs: dict[int, pd.DataFrame]) -> dict:
-    """The smallest τ-sufficient factor of the chosen context by the layered search (no time budget, so an audit
-    is reproducible): fewest groups, then highest PS. ``factor_status``: ``found``, ``none`` (no factor up to
-    the largest size) or ``memory`` (the next layer would pass the search's memory bound)."""
+    """The smallest τ-sufficient factor of the chosen context by the layered search (its budget counts model rows,
+    so an audit is reproducible and agrees with the app): fewest groups, then highest PS. ``factor_status``:
+    ``found``, ``none`` (no factor up to the largest size), ``budget`` (the next layer needs more rows than the
+    budget has left) or ``memory`` (the next layer would pass the search's memory bound)."""
     if label not in refs:  # opposite_references depends on the query only through its predicted class
         refs[label] = opposite_references(setup.model, setup.dataset, query, setup.train_rows,
                                           n=params.lens_references, seed=params.seed)
     found = search_factors(setup.model, setup.dataset, query, refs[label], direction=params.lens_direction,
                            tau=params.tau, alpha=params.alpha, correction=params.lens_correction,
-                           max_size=params.lens_max_size, budget_s=None)
+                           max_size=params.lens_max_size, budget_rows=params.lens_budget_rows)
     factors = found.result.factors
     if not factors:
         return {"factor": None, "factor_ps": None,

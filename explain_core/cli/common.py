@@ -37,10 +37,10 @@ def add_file_arguments(group) -> None:
 
 def add_sev_lens_arguments(group) -> None:
     """SEV's and LENS's parameters (:class:`~explain_core.setup.SEVParameters`, :class:`~explain_core.setup.
-    LensParameters`; the seed comes with :func:`add_baseline_arguments`, the search budget with
-    :func:`add_lens_budget_argument`); defaults as in the app."""
+    LensParameters`; the seed comes with :func:`add_baseline_arguments`); defaults as in the app."""
     from ..lens import CORRECTIONS, DIRECTIONS
     from ..sev.dispatch import METHODS as SEV_METHODS
+    from ..lens.search import DEFAULT_BUDGET_ROWS
 
     group.add_argument("--max-depth", type=int, default=None, help="SEV breadth-first search depth")
     group.add_argument("--sev-method", choices=SEV_METHODS, default=None,
@@ -55,12 +55,10 @@ def add_sev_lens_arguments(group) -> None:
     group.add_argument("--lens-direction", choices=DIRECTIONS, default=None, help="LENS context")
     group.add_argument("--lens-references", type=int, default=None, help="LENS reference rows")
     group.add_argument("--lens-max-size", type=int, default=None, help="largest LENS factor")
-
-
-def add_lens_budget_argument(group) -> None:
-    group.add_argument("--lens-budget", type=float, default=None,
-                       help="seconds for LENS's layered search on wide data (more than 12 features, no "
-                            "--lens-max-size)")
+    group.add_argument("--lens-budget", dest="lens_budget_rows", type=int, default=None, metavar="ROWS",
+                       help="LENS's layered search on wide data (more than 12 features, no --lens-max-size): the "
+                            "model rows it may score (a count of work, not seconds, so the answer is the same on "
+                            f"any machine; default {DEFAULT_BUDGET_ROWS:,})")
 
 
 def add_linear_arguments(group) -> None:
@@ -179,7 +177,7 @@ def _typed(value: str, column):
 
 def load_params(args):
     """The :class:`~explain_core.setup.Parameters` of the arguments: each flag is its field (``--lens-budget`` is
-    ``lens_budget``), a flag left out keeps the app's default."""
+    ``lens_budget_rows``), a flag left out keeps the app's default."""
     from dataclasses import fields
 
     from ..setup import Parameters

@@ -5,9 +5,8 @@ import re
 import sys
 from pathlib import Path
 
-from .common import (UsageError, add_baseline_arguments, add_file_arguments, add_lens_budget_argument,
-                     add_linear_arguments, add_model_argument, add_reference_arguments, add_sev_lens_arguments,
-                     load_params, load_setup)
+from .common import (UsageError, add_baseline_arguments, add_file_arguments, add_linear_arguments,
+                     add_model_argument, add_reference_arguments, add_sev_lens_arguments, load_params, load_setup)
 
 
 def row_keywords() -> dict[str, int]:
@@ -37,7 +36,6 @@ def add_report_parser(commands) -> None:
 
     knobs = report.add_argument_group("parameters (defaults as in the app)")
     add_sev_lens_arguments(knobs)
-    add_lens_budget_argument(knobs)
     add_linear_arguments(knobs)
     add_reference_arguments(knobs)
     add_baseline_arguments(knobs)

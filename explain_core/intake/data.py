@@ -101,6 +101,7 @@ class Dataset:
     positive_class: object = None
     groups: tuple[FeatureGroup, ...] = ()
     card: dict = field(default_factory=dict)
+    holdout: np.ndarray | None = field(default=None, repr=False)  # rows marked as not used in training (sorted)
 
     @cached_property
     def layout(self) -> GroupLayout:
@@ -141,12 +142,16 @@ class Dataset:
     def key(self) -> str:
         """The content and the configuration (name, task, positive class, groups and kinds): models depend on all."""
         text = json.dumps([self.content_hash, self.name, self.task, str(self.positive_class),
-                           [(g.name, list(map(str, g.columns)), g.kind) for g in self.groups]])
+                           [(g.name, list(map(str, g.columns)), g.kind) for g in self.groups],
+                           None if self.holdout is None else hashlib.sha1(self.holdout.tobytes()).hexdigest()])
         return hashlib.sha1(text.encode()).hexdigest()[:12]
 
     def split(self, seed: int = 0, test_size: float = 0.2) -> tuple[np.ndarray, np.ndarray]:
-        """Row indices of an 80/20 (default) train/test split, stratified on the class for classification."""
+        """Row indices of an 80/20 (default) train/test split, stratified on the class for classification; the
+        rows marked as held out (``holdout``) are the test rows when the analyst marked them."""
         idx = np.arange(len(self.features))
+        if self.holdout is not None:
+            return np.setdiff1d(idx, self.holdout), np.asarray(self.holdout)
         strata = self.y if self.task == "classification" else None
         check_trainable(self, test_size)
         train, test = train_test_split(idx, test_size=test_size, random_state=seed, stratify=strata)
@@ -159,9 +164,16 @@ class Dataset:
         others = [c for c in pd.unique(self.target) if c != self.positive_class]
         return others[0] if len(others) == 1 else f"not {self.positive_class}"
 
-    def class_name(self, label: int) -> str:
-        """Label 1 / 0 in words: ``<target> = <value>``."""
-        return f"{self.target.name} = {self.class_value(label)}"
+    def class_name(self, label: int, short: bool = False) -> str:
+        """Label 1 / 0 in words: the data card's label of that class ("did not recidivate within two years") when
+        the card describes it, else ``<target> = <value>``; ``short``: the card's label without its note in
+        brackets ("recidivated" for "recidivated (new arrest within two years)")."""
+        value = self.class_value(label)
+        key = "positive_class" if label == 1 else "negative_class"
+        words = self.card.get(f"{key}_label") if self.task == "classification" else None
+        if words and key in self.card and str(self.card[key]) == str(value):
+            return words.split(" (")[0] if short else words
+        return f"{self.target.name} = {value}"
 
     @property
     def restricted_suggestion(self) -> list[str]:
@@ -208,12 +220,14 @@ def infer_task(target: pd.Series) -> str:
 
 def make_dataset(frame: pd.DataFrame, target: str, *, task: str | None = None, positive_class=None,
                  kinds: Mapping[str, str] | None = None, onehot_groups: Mapping[str, Sequence[str]] | None = None,
-                 drop: Sequence[str] = (), name: str = "upload", card: dict | None = None) -> Dataset:
+                 drop: Sequence[str] = (), name: str = "upload", card: dict | None = None,
+                 holdout: Sequence[int] | None = None) -> Dataset:
     """Validate a table and build a :class:`Dataset`.
 
     ``kinds`` overrides inferred kinds per column; ``onehot_groups`` declares already one-hot encoded
     columns as one group each (``{"purpose": ["purpose_car", "purpose_tv"]}``). A classification
     target with more than two classes needs ``positive_class`` (explained against all the others).
+    ``holdout``: positions of the rows the model was not trained on (:mod:`~explain_core.intake.holdout`).
     """
     check_unique(frame.columns, "The table")
     if target not in frame.columns:
@@ -235,7 +249,8 @@ def make_dataset(frame: pd.DataFrame, target: str, *, task: str | None = None, p
     features = frame.drop(columns=[target]).reset_index(drop=True)
     groups = build_groups(features, kinds or {}, onehot_groups or {})
     return Dataset(name=name, features=features, target=y.reset_index(drop=True),
-                   task=task, positive_class=positive_class, groups=groups, card=card or {})
+                   task=task, positive_class=positive_class, groups=groups, card=card or {},
+                   holdout=None if holdout is None else np.unique(np.asarray(holdout, dtype=int)))
 
 
 def _check_regression_target(y: pd.Series, target: str) -> None:

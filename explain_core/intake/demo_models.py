@@ -125,9 +125,11 @@ def _wrap_demo(pipe, dataset: Dataset, name: str, threshold: float | None) -> Mo
     return wrap_model(pipe, dataset, threshold=threshold, positive_class=1, name=name)
 
 
-def evaluate(model: ModelAdapter, dataset: Dataset, train_rows, test_rows) -> dict:
-    """Accuracy and AUC (classification) or R² and RMSE (regression) on train and test rows."""
-    out = {}
+def evaluate(model: ModelAdapter, dataset: Dataset, train_rows, test_rows, test_rows_are: str | None = None) -> dict:
+    """Accuracy and AUC (classification) or R² and RMSE (regression) on train and test rows, and where the test rows
+    come from (``test_rows``, a key of :data:`~explain_core.intake.holdout.TEST_ROWS`; default: the analyst's
+    hold-out when the data has one, else the seeded split, as for a model trained here)."""
+    out: dict = {"test_rows": test_rows_are or ("holdout" if dataset.holdout is not None else "split")}
     for part, rows in (("train", train_rows), ("test", test_rows)):
         scores = model.score(dataset.features.iloc[rows])
         y = dataset.y[rows]

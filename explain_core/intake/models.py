@@ -21,6 +21,7 @@ from sklearn.exceptions import NotFittedError
 
 from ..cache import Memo, memo_field
 from ..errors import ExplainError, IntakeError, NonFiniteScores, one_line
+from ..views.vocabulary import format_number
 from .data import Dataset, find_value, show
 from .inputs import RenamedInputs, by_position, closest, input_names, sanitised_mapping, unwrap
 from .sandbox.model import SandboxedModel, Stage
@@ -153,10 +154,10 @@ class ModelAdapter:
     def rule(self) -> str:
         """The labelling rule in words."""
         if self.custom_threshold:
-            return f"score ≥ {self.threshold:.4g} (custom threshold)"
+            return f"score ≥ {format_number(self.threshold)} (custom threshold)"
         if self.task == "classification":
             return "the model's own prediction"
-        return f"prediction above {self.threshold:.4g}"
+        return f"prediction above {format_number(self.threshold)}"
 
     def _positive_index(self) -> int:
         return list(self.estimator.classes_).index(self.positive_class)

@@ -1,5 +1,5 @@
 """The layered LENS search for wide data: factors of 0, 1, 2, … groups until the first layer holding a
-τ-sufficient factor (Def. 4), within a time budget and a memory bound.
+τ-sufficient factor (Def. 4), within a budget of model rows scored and a memory bound.
 
 Every factor of a layer is applied to every reference. The row of (reference r, factor c) depends only on
 c ∩ D_r, the groups of c on which r differs from the input (R2I: r with c at the input's values; I2R: the input
@@ -9,15 +9,16 @@ model calls. Identical references are scored once. With ``until="all"`` the sear
 skipping every superset of a factor already accepted (it cannot be τ-minimal): the factors returned are then
 Alg. 1's τ-minimal factors of at most ``max_size`` groups in subset order.
 
-When the budget ends before a factor is found, the answer says so honestly: every factor of at most
-``searched_size`` groups was decided and none is sufficient; ``best`` is the highest PS found.
+The budget counts work, not seconds: before a layer is scored, the rows it needs (the pairs c ⊆ D_r) are
+counted, and the layer is scored only when they fit in what is left of ``budget_rows``. So the same inputs give
+the same factors on any machine and under any load. When the budget ends before a factor is found, the answer
+says so honestly: every factor of at most ``searched_size`` groups was decided and none is sufficient; ``best`` is
+the highest PS found.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from math import comb
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -34,7 +35,7 @@ from .sampling import _differs, _group_distances, _rows, factor_count, feature_m
 
 UNTIL = ("first", "all")
 MAX_GROUPS = 64  # factors are 64-bit masks
-DEFAULT_BUDGET_S = 5.0
+DEFAULT_BUDGET_ROWS = 2_000_000  # model rows; every wide demo row of bench/lens_speed.py needs fewer
 DENSE_INDEX_GROUPS = 24  # up to 2^24 factors: a key → column table (64 MB at most); beyond, sorted keys
 SEARCH_SAMPLES = 50_000_000  # labels kept (1 byte each) — the search's memory bound
 
@@ -45,8 +46,10 @@ class LensSearch(Explanation):
 
     ``context``: every factor scored, by size (all factors of at most ``searched_size`` groups, less pruned
     supersets with ``until="all"``); ``result``: its τ-minimal factors; ``stopped``: ``found`` (a layer held a
-    sufficient factor), ``complete`` (``max_size`` reached), ``time`` (the budget ended) or ``memory`` (the next
-    layer would pass the memory bound); ``best``/``best_ps``: the factor with the highest PS scored.
+    sufficient factor), ``complete`` (``max_size`` reached), ``budget`` (the next layer needs ``next_rows`` model
+    rows, more than what is left of ``budget_rows``) or ``memory`` (the next layer would pass the memory bound);
+    ``best``/``best_ps``: the factor with the highest PS scored; ``candidates``: the factors of at most
+    ``max_size`` groups, of which ``searched`` were decided (scored, or pruned as supersets of accepted ones).
     """
 
     context: LensContext
@@ -54,13 +57,28 @@ class LensSearch(Explanation):
     searched_size: int
     max_size: int
     stopped: str
-    seconds: float
     best: tuple[str, ...]
     best_ps: float
     rows_scored: int
+    budget_rows: int | None = None
+    next_rows: int = 0
+    candidates: int = 0
 
     method = "LENS (layered search)"
-    meta_parameters = ("searched_size", "max_size", "stopped", "seconds", "rows_scored")
+    meta_parameters = ("searched_size", "max_size", "stopped", "rows_scored", "budget_rows", "next_rows",
+                       "candidates")
+
+    @property
+    def searched(self) -> int:
+        """Factors decided: every factor of at most ``searched_size`` groups."""
+        return factor_count(len(self.context.groups), self.searched_size) if self.searched_size >= 0 else 0
+
+    @property
+    def reach(self) -> str:
+        """How far the search went, in words: "searched 1,351 of 1,048,576 candidate factors (up to 3 features)"."""
+        size = self.searched_size
+        return (f"searched {self.searched:,} of {self.candidates:,} candidate factors (every factor of up to {size} "
+                f"feature{'s' if size != 1 else ''}, {self.rows_scored:,} model rows scored)")
 
     @property
     def message(self) -> str:
@@ -69,32 +87,35 @@ class LensSearch(Explanation):
         if n:
             size = min(len(f.groups) for f in self.result.factors)
             return (f"{n} τ-minimal factor{'s' if n > 1 else ''} found; the smallest have {size} feature"
-                    f"{'s' if size != 1 else ''} (every smaller factor was tested and is not sufficient).")
-        why = {"time": "the time budget ended", "memory": "the next size would pass the memory bound",
+                    f"{'s' if size != 1 else ''} (every smaller factor was tested and is not sufficient). LENS "
+                    f"{self.reach}.")
+        why = {"budget": f"the next size needs {self.next_rows:,} more model rows, over what is left of the search "
+                         f"budget of {self.budget_rows or 0:,} rows",
+               "memory": "the next size would pass the memory bound",
                "complete": "that is the largest size searched", "found": "the search stopped"}[self.stopped]
         best = ", ".join(self.best) or "∅"
         return (f"No sufficient factor up to size {self.searched_size} ({why}). The best PS found is "
-                f"{self.best_ps:.3f}, for {{{best}}}.")
+                f"{self.best_ps:.3f}, for {{{best}}}. LENS {self.reach}.")
 
 
 @names_method("LENS search")
 def search_factors(model: ModelAdapter, dataset: Dataset, query, references: pd.DataFrame, *, direction: str = "r2i",
                    tau: float = 0.9, alpha: float | None = None, correction: str = "holm", max_size: int | None = None,
-                   until: str = "first", budget_s: float | None = DEFAULT_BUDGET_S, max_samples: int | None = None,
+                   until: str = "first", budget_rows: int | None = DEFAULT_BUDGET_ROWS, max_samples: int | None = None,
                    mad: dict[str, float] | None = None, chunk_rows: int = DEFAULT_CHUNK_ROWS,
-                   progress: ProgressFn | None = None, clock: Callable[[], float] = time.perf_counter) -> LensSearch:
+                   progress: ProgressFn | None = None) -> LensSearch:
     """Search factors layer by layer (sizes 0 … ``max_size``, default all groups) for the τ-minimal ones.
 
     ``tau``, ``alpha``, ``correction`` as in :meth:`LensContext.minimal_factors` (Holm's family: every factor
-    of at most ``max_size`` groups, whether scored or not). ``budget_s`` (None = no limit) is checked between
-    model calls; a layer cut short is discarded. ``max_samples`` bounds the labels kept (references × factors;
-    default the smaller of ``limits().lens_samples`` × 10 and 5·10⁷).
+    of at most ``max_size`` groups, whether scored or not). ``budget_rows`` (None = no limit) bounds the model
+    rows scored after size 0: a layer is scored only when all the rows it needs fit in what is left, so the answer
+    never depends on the machine's speed. ``max_samples`` bounds the labels kept (references × factors; default
+    the smaller of ``limits().lens_samples`` × 10 and 5·10⁷).
     """
     layout = dataset.layout
     p = layout.size
     max_size = _checked_search(direction, until, tau, alpha, len(references), p, max_size)
     cap = max_samples or min(SEARCH_SAMPLES, 10 * limits().lens_samples)
-    start = clock()
     query = one_row(query)[list(layout.columns)]
     references = references[list(layout.columns)]
     differs = _differs(dataset, query, references)
@@ -109,15 +130,16 @@ def search_factors(model: ModelAdapter, dataset: Dataset, query, references: pd.
         return LensContext(direction, layout.names, masks, y, outcome, labels[same_as], distances,
                            references.index.to_numpy(), factor_count(p, max_size))
 
-    searched, stopped, accepted = -1, "complete", np.zeros((0, p), dtype=bool)
+    searched, stopped, accepted, next_rows = -1, "complete", np.zeros((0, p), dtype=bool), 0
     for size in range(max_size + 1):
         if size and layers.kept + len(first) * comb(p, size) > cap:
             stopped = "memory"
             break
-        if not layers.add(size, accepted if until == "all" else None, start, budget_s if size else None, clock,
-                          progress, max_size):
-            stopped = "time"
+        blocks, needed = layers.plan(size, accepted if until == "all" else None)
+        if size and budget_rows is not None and layers.scored + needed > budget_rows:
+            stopped, next_rows = "budget", needed
             break
+        layers.add(size, blocks, budget_rows, progress, max_size)
         searched = size
         ctx = context(layers.masks, layers.labels)
         if not ctx.sufficient(tau, alpha, correction).any():
@@ -132,9 +154,9 @@ def search_factors(model: ModelAdapter, dataset: Dataset, query, references: pd.
     best = int(np.argmax(ctx.ps)) if len(ctx.masks) else 0
     if progress:
         progress(1.0, f"LENS search: {stopped} after size {searched}")
-    return LensSearch(ctx, result, searched, max_size, stopped, clock() - start,
+    return LensSearch(ctx, result, searched, max_size, stopped,
                       ctx.factor(best) if len(ctx.masks) else (), float(ctx.ps[best]) if len(ctx.masks) else np.nan,
-                      layers.scored)
+                      layers.scored, budget_rows, next_rows, factor_count(p, max_size))
 
 
 def _checked_search(direction: str, until: str, tau: float, alpha: float | None, references: int, p: int,
@@ -176,30 +198,41 @@ class _Layers:
     def kept(self) -> int:
         return self.labels.size
 
-    def add(self, size: int, accepted: np.ndarray | None, start: float, budget_s: float | None, clock,
-            progress: ProgressFn | None, max_size: int) -> bool:
-        """Score layer ``size`` (skipping supersets of ``accepted``); False, and nothing kept, if the budget ends
-        (checked before each model call; ``budget_s`` None: no limit)."""
+    def plan(self, size: int, accepted: np.ndarray | None) -> tuple[list[tuple[np.ndarray, np.ndarray]], int]:
+        """Layer ``size``'s factors in blocks (masks, keys; supersets of ``accepted`` left out: not minimal) and the
+        model rows scoring them needs: the pairs (reference r, factor c) with c ⊆ D_r (less, in I2R, the empty
+        factor, which is the input itself)."""
         p, n = self.layout.size, len(self.differ_keys)
         step = max(1, 4 * self.chunk_rows // max(1, n))
-        blocks, labels, scored = [], [], 0
         accepted_keys = None if accepted is None or not len(accepted) else _keys(accepted)
         layer_blocks = layer_masks(p, range(p), size, False, step) if size else [np.zeros((1, p), dtype=bool)]
+        blocks, needed = [], 0
         for masks in layer_blocks:
-            if budget_s is not None and clock() - start > budget_s:
-                return False
             keys = _keys(masks)
-            if accepted_keys is not None:  # a superset of an accepted factor is not minimal: never scored
+            if accepted_keys is not None:
                 fresh = ~((keys[:, None] & accepted_keys[None, :]) == accepted_keys[None, :]).any(axis=1)
                 masks, keys = masks[fresh], keys[fresh]
+            blocks.append((masks, keys))
+            needed += int(((keys[None, :] & self.differ_keys[:, None]) == keys[None, :]).sum())
+        if self.direction == "i2r" and size == 0:
+            needed = 0
+        return blocks, needed
+
+    def add(self, size: int, blocks: list[tuple[np.ndarray, np.ndarray]], budget_rows: int | None,
+            progress: ProgressFn | None, max_size: int) -> None:
+        """Score layer ``size`` (the blocks of :meth:`plan`) and keep its labels."""
+        p = self.layout.size
+        masks_kept, labels, scored = [], [], 0
+        for masks, keys in blocks:
             block, count = self._score(masks, keys)
-            blocks.append(masks)
+            masks_kept.append(masks)
             labels.append(block)
             scored += count
             if progress:
-                frac = (clock() - start) / budget_s if budget_s else (size + 0.5) / (max_size + 1)
-                progress(min(1.0, frac), f"LENS search: factors of {size} feature(s), {scored:,} rows scored")
-        layer = np.concatenate(blocks) if blocks else np.zeros((0, p), dtype=bool)
+                frac = (self.scored + scored) / budget_rows if budget_rows else (size + 0.5) / (max_size + 1)
+                progress(min(1.0, frac), f"LENS search: factors of {size} feature{'s' if size != 1 else ''}, "
+                                         f"{self.scored + scored:,} model rows scored")
+        layer = np.concatenate(masks_kept) if masks_kept else np.zeros((0, p), dtype=bool)
         base = len(self.masks)
         self.masks = np.concatenate([self.masks, layer])
         self.labels = np.concatenate([self.labels, *labels], axis=1)
@@ -211,7 +244,6 @@ class _Layers:
             order = np.argsort(keys, kind="stable")
             self.keys, self.columns = keys[order], columns[order]
         self.scored += scored
-        return True
 
     def _score(self, masks: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, int]:
         """(n, f) labels of the factors ``masks``: pairs with c ⊆ D_r scored, the others read off lower layers."""

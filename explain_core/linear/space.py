@@ -18,7 +18,7 @@ a regressor's output is rescaled to [−1,+1] with the training target's range a
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Sequence
 
@@ -36,6 +36,7 @@ from ..intake.demo_models import load_own_skops
 from ..intake.models import ModelAdapter
 from ..reference import Reference
 from ..sev.cube import DEFAULT_CHUNK_ROWS, mix
+from .corners import CornerMemo
 from .problem import GramProblem
 
 K_BINS = 4  # §6.1: K = 4 quantile bins / at most K one-hot values / K−1 most frequent categories + "other"
@@ -90,6 +91,7 @@ class LiteralSpace:
     mode: str
     deterministic: bool = True
     chunk_rows: int = DEFAULT_CHUNK_ROWS
+    memo: CornerMemo = field(default_factory=CornerMemo, compare=False, repr=False)  # f by corner (deterministic)
     groups: tuple[str, ...] = ()  # the feature group of each non-bias literal (a group space)
 
     @property
@@ -97,10 +99,16 @@ class LiteralSpace:
         return len(self.names)
 
     def evaluate(self, Z: np.ndarray, seed: int = 0) -> np.ndarray:
-        """f on every row of Z, in chunks of ``chunk_rows`` rows (one model call per chunk)."""
+        """f on every row of Z, in chunks of ``chunk_rows`` rows (one model call per chunk); a deterministic f once
+        per distinct corner over all calls on this space (:class:`~explain_core.linear.corners.CornerMemo`)."""
         Z = np.asarray(Z)
         if len(Z) == 0:
             return np.zeros(0)
+        if not self.deterministic:
+            return self._scored(Z, seed)
+        return self.memo.evaluate(Z, lambda rows: self._scored(rows, seed))
+
+    def _scored(self, Z: np.ndarray, seed: int) -> np.ndarray:
         parts = [self.f(Z[i:i + self.chunk_rows], seed + i) for i in range(0, len(Z), self.chunk_rows)]
         return np.concatenate(parts).astype(float)
 

@@ -11,9 +11,10 @@ import numpy as np
 from ..analysis import lens_searches
 from ..setup import lens_max_size
 from ..sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
-from ..views.vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, UNCHANGED, counterfactual_reading, engine_sentence,
-                                factor_text, fmt_cost, fmt_metric, fmt_p, fmt_ps, fmt_weight, format_number,
-                                format_value, join_words, lemma4_sentence, linear_reading, outcome_text)
+from ..views.vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, TEST_ROWS_WORDS, UNCHANGED, counterfactual_reading,
+                                engine_sentence, factor_text, fmt_cost, fmt_metric, fmt_p, fmt_ps, fmt_weight,
+                                format_number, format_value, join_words, lemma4_sentence, linear_reading,
+                                metrics_caveat, outcome_text)
 from .build import RowReport, smallest_factor
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ def summary(w: Writer, r: RowReport) -> None:
     w.note(f"Explanation report · created {r.created:%Y-%m-%d %H:%M %Z}".rstrip() + f" · dataset {s.dataset.name} · "
            f"model {s.model.name}")
     w.text(f"For {_where(r)} of the {s.dataset.name} data the model predicts {outcome_text(s, r.label)}: "
-           f"{s.score_text(r.score, digits=3)} (decision threshold {s.model.threshold:.4g}).", size=10)
+           f"{s.score_text(r.score, digits=3)} (decision threshold {format_number(s.model.threshold)}).", size=10)
     if r.reading:
         w.text(r.reading, size=10, style="B")
     headline_numbers(w, r)
@@ -85,7 +86,7 @@ def data_and_model(w: Writer, r: RowReport) -> None:
                 f" / {metrics.get('train_auc', float('nan')):.3f})")
     else:
         perf = (f"test R² {metrics.get('test_r2', float('nan')):.3f}, "
-                f"test RMSE {metrics.get('test_rmse', float('nan')):.4g}"
+                f"test RMSE {format_number(metrics.get('test_rmse', float('nan')))}"
                 f" (train R² {metrics.get('train_r2', float('nan')):.3f})")
     positive = (f"; positive class {data.positive_class}" + (f" = {card['positive_class_label']}"
                                                              if card.get("positive_class_label") else "")
@@ -97,7 +98,8 @@ def data_and_model(w: Writer, r: RowReport) -> None:
         ["Size", f"{len(data.features):,} rows, {len(data.groups)} features ({len(data.columns)} columns); "
                  f"target {data.target.name} ({data.task}{positive})"],
         ["Model", f"{model.name}; {s.source}"],
-        ["Performance", f"{perf}; {len(s.train_rows):,} training / {len(s.test_rows):,} test rows"],
+        ["Performance", f"{perf}; {len(s.train_rows):,} training / {len(s.test_rows):,} test rows: "
+                        f"{TEST_ROWS_WORDS.get(metrics.get('test_rows', 'split'))}. {metrics_caveat(metrics)}".strip()],
         ["Score", f"{s.score_text(r.score, digits=3)}; label 1 by {model.rule}"],
         ["Reference", s.reference_of_label(r.label).description],
         ["Restricted features", ", ".join(s.restricted) or "none"],
@@ -130,7 +132,8 @@ def parameters_table(w: Writer, r: RowReport) -> None:
         ["LENS τ", f"{p.tau:g}", "sufficiency threshold: PS ≥ τ"],
         ["LENS α", "none (exact mode: PS ≥ τ)" if p.alpha is None else f"{p.alpha:g}",
          "one-sided binomial test of H0: PS < τ"],
-        ["LENS maximum factor size", f"layered search, budget {p.lens_budget:g} s" if lens_searches(s, p) else
+        ["LENS maximum factor size",
+         f"layered search, budget {p.lens_budget_rows:,} model rows" if lens_searches(s, p) else
          f"{lens_size}" + (" (all subsets)" if p.lens_max_size is None else ""),
          "factors of at most this many features (wide data: sizes 0, 1, … until one holds a sufficient factor)"],
         ["LENS correction", p.lens_correction, "binomial-test mode: Holm = family-wise over the factors of the row"],

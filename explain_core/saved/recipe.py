@@ -61,16 +61,17 @@ class DataRecipe:
     onehot_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
     drop: tuple[str, ...] = ()
     name: str = "upload"
+    holdout: tuple[int, ...] | None = None  # the rows the analyst marked as not used in training
 
     @classmethod
     def upload(cls, file: FileRef, target: str, *, task: str | None = None, positive_class=None,
                kinds: Mapping[str, str] | None = None, onehot_groups: Mapping[str, list] | None = None,
-               drop=(), name: str = "upload") -> "DataRecipe":
+               drop=(), name: str = "upload", holdout=None) -> "DataRecipe":
         """The recipe of ``make_dataset(read_table(file), target, …)`` with these arguments."""
         return cls(None, file, str(target), task, _plain(positive_class),
                    tuple((str(c), str(k)) for c, k in (kinds or {}).items()),
                    tuple((str(g), tuple(map(str, cs))) for g, cs in (onehot_groups or {}).items()),
-                   tuple(map(str, drop)), str(name))
+                   tuple(map(str, drop)), str(name), None if holdout is None else tuple(map(int, holdout)))
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,7 @@ def _base_setup(state: AnalysisState, files: Mapping[str, bytes], builders: Buil
                make_dataset(builders.read(files[data.file.sha256], data.file.name), data.target, task=data.task,
                             positive_class=data.positive_class, kinds=dict(data.kinds),
                             onehot_groups={g: list(cs) for g, cs in data.onehot_groups}, drop=list(data.drop),
-                            name=data.name))
+                            name=data.name, holdout=None if data.holdout is None else list(data.holdout)))
     if model.origin == "trained":
         check_choice(model.kind, DEMO_KINDS, "model kind")
         trained = builders.train(dataset, model.kind, model.seed)

@@ -101,8 +101,9 @@ class SEVResult(Explanation):
         if self.value == 0:
             return f"{self.label} = 0: the reference itself is already predicted in the query's class"
         if self.status == "explained":
+            n = len(self.explanations)
             listed = "" if self.complete else ", the first found: more exist"
-            return f"{self.label} = {self.value} ({len(self.explanations)} minimal explanation(s){listed})"
+            return f"{self.label} = {self.value} ({n} minimal explanation{'s' if n != 1 else ''}{listed})"
         if self.reference_class == self.explained_class and self.kind == "minus":
             return (f"{self.label}: not found — the reference is itself predicted in the query's class; "
                     "use a reference built from the other class")

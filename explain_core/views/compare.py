@@ -11,8 +11,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..sev.summaries import sev_counts
-from .style import EDGE_COLOUR, LABEL_COLOURS, LEGEND_BELOW, PATH_COLOUR, TEMPLATE, method_colour, titled
-from .vocabulary import format_number, html_text
+from .style import EDGE_COLOUR, LABEL_COLOURS, LEGEND_BELOW, PATH_COLOUR, TEMPLATE, TEXT, method_colour, titled
+from .vocabulary import format_number, format_significant, html_text
 
 
 def attribution_figure(groups: Sequence[str], values: dict[str, Sequence[float]], *,
@@ -50,7 +50,8 @@ def waterfall_figure(groups: Sequence[str], values: Sequence[float], base_value:
         orientation="h", base=float(base_value), y=labels + ["f(x): this row"], x=steps + [0.0],
         measure=["relative"] * len(steps) + ["total"], meta={"role": "waterfall", "base": float(base_value),
                                                             "total": total},
-        text=[format_number(v) if abs(v) >= 5e-4 else f"{v:+.1e}" for v in steps] + [format_number(total)],
+        text=[format_number(v) if abs(v) >= 5e-4 else ("+" if v > 0 else "") + format_significant(v, 2)
+              for v in steps] + [format_number(total)],
         textposition="outside", cliponaxis=False, connector=dict(line=dict(color=EDGE_COLOUR)),
         increasing=dict(marker_color=LABEL_COLOURS[1]), decreasing=dict(marker_color=LABEL_COLOURS[0]),
         totals=dict(marker_color=method_colour("shap")),
@@ -88,7 +89,7 @@ def agreement_figure(matrix: pd.DataFrame) -> go.Figure:
     fig = go.Figure(go.Heatmap(z=z, x=list(matrix.columns), y=[html_text(g) for g in matrix.index], zmin=0, zmax=1,
                                showscale=False,
                                colorscale=[[0, "#F2F2F2"], [1, PATH_COLOUR]], xgap=2, ygap=2,
-                               text=np.where(z == 1, "named", ""), texttemplate="%{text}",
+                               text=np.where(z == 1, "named", ""), texttemplate="%{text}", textfont=dict(color=TEXT),
                                hovertemplate="%{y} · %{x}: %{text}<extra></extra>", meta={"role": "agreement"}))
     fig.update_layout(template=TEMPLATE, title=titled("Which features each method names"),
                       xaxis=dict(side="top", type="category"),

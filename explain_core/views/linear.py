@@ -2,12 +2,32 @@
 Traces carry ``meta={"role": ...}``."""
 from __future__ import annotations
 
+from typing import Sequence
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from .style import LEGEND_BELOW, METHOD_DASH, TEMPLATE, method_colour, method_key, titled
 from .vocabulary import html_text
+
+
+def folded_weights(weights: pd.DataFrame, dense: Sequence[str] = ("shap",)) -> pd.DataFrame:
+    """The literals worth a bar: those a sparse method (every column but ``dense``) gives a weight, in the table's
+    order, then one ``others`` line per dense method's remaining weights, summed (so each column keeps its total:
+    w·x at this row, where every literal is +1). Without any sparse weight, the ``dense`` methods' largest
+    ``len(sparse columns) or 5`` literals."""
+    sparse = [c for c in weights.columns if c not in dense]
+    kept = (weights[sparse].abs() > 1e-12).any(axis=1) if sparse else pd.Series(False, index=weights.index)
+    if not kept.any():
+        top = weights.abs().max(axis=1).sort_values(ascending=False, kind="stable").head(5).index
+        kept = weights.index.isin(top)
+    shown, rest = weights.loc[kept], weights.loc[~np.asarray(kept)]
+    if len(rest) and (rest[[c for c in weights.columns if c in dense]].abs() > 1e-12).any().any():
+        others = rest.sum().where(weights.columns.isin(dense), 0.0)
+        label = f"others ({len(rest)} literal{'s' if len(rest) != 1 else ''}, summed)"
+        shown = pd.concat([shown, others.to_frame(label).T])
+    return shown
 
 
 def weights_figure(weights: pd.DataFrame, *, title: str = "Weights of each explainer") -> go.Figure:

@@ -7,6 +7,7 @@ below), with predicted against true values instead of calibration.
 """
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,12 +18,13 @@ from sklearn.metrics import (average_precision_score, confusion_matrix, precisio
                              roc_curve)
 
 from ..setup import Setup
-from .style import LABEL_COLOURS, LEGEND_BELOW, TEMPLATE, method_colour, titled
-from .vocabulary import html_text
+from .style import LABEL_COLOURS, LEGEND_BELOW, TEMPLATE, TEXT, method_colour, titled
+from .vocabulary import format_number, html_text
 
 CALIBRATION_BINS = 10
 UNIT = [-0.03, 1.03]  # a [0, 1] axis with room at the origin, so its two "0" labels do not collide
 NARROW = 34  # title characters per line in a third-width chart
+CONFUSION_SCALE = [[0, "#F4F6F8"], [1, "#9CC0E4"]]  # light cells: dark text reads on every one
 
 
 @dataclass(frozen=True)
@@ -118,17 +120,20 @@ def pr_figure(perf: ModelPerformance) -> go.Figure:
 
 
 def confusion_figure(perf: ModelPerformance) -> go.Figure:
-    """The confusion matrix of the test rows at the model's threshold, counts and row shares in the cells."""
+    """The confusion matrix of the test rows at the model's threshold, counts and row shares in the cells; class
+    names wrapped on the axes, dark text on light cells (≥ 4.5:1 on every cell)."""
     counts = perf.confusion.to_numpy()
     share = counts / np.maximum(1, counts.sum(axis=1, keepdims=True))
-    names = [html_text(n) for n in perf.class_names]
-    fig = go.Figure(go.Heatmap(z=share, x=names, y=names, zmin=0, zmax=1, showscale=False, xgap=2, ygap=2,
-                               colorscale=[[0, "#F2F2F2"], [1, LABEL_COLOURS[0]]], meta={"role": "confusion"},
+    names = ["<br>".join(textwrap.wrap(html_text(n), 16)) for n in perf.class_names]
+    fig = go.Figure(go.Heatmap(z=share, x=names, y=names, zmin=0, zmax=1, showscale=False, xgap=3, ygap=3,
+                               colorscale=CONFUSION_SCALE, meta={"role": "confusion"},
                                text=[[f"{c:,}<br>({s:.0%})" for c, s in zip(row, srow)]
                                      for row, srow in zip(counts, share)], texttemplate="%{text}",
+                               textfont=dict(color=TEXT, size=15),
                                hovertemplate="true %{y}<br>predicted %{x}<br>%{text}<extra></extra>"))
-    fig.update_layout(template=TEMPLATE, title=titled(f"Confusion matrix at the threshold {perf.threshold:.4g} "
-                                                      f"({counts.sum():,} test rows)", NARROW),
+    fig.update_layout(template=TEMPLATE, height=400,
+                      title=titled(f"Confusion matrix at the threshold {format_number(perf.threshold)} "
+                                   f"({counts.sum():,} test rows)"),
                       xaxis=dict(title="predicted", type="category", side="bottom"),
                       yaxis=dict(title="true", type="category", autorange="reversed", automargin=True))
     return fig
@@ -169,8 +174,8 @@ def balance_figure(perf: ModelPerformance) -> go.Figure:
     for label, name in enumerate(perf.class_names):
         fig.add_trace(go.Bar(x=list(perf.balance.columns), y=perf.balance.iloc[label].tolist(), name=html_text(name),
                              marker_color=LABEL_COLOURS[label], meta={"role": "balance", "label": label},
-                             text=perf.balance.iloc[label].tolist(), textposition="auto"))
-    fig.update_layout(template=TEMPLATE, title=titled("Class balance", NARROW), barmode="stack",
+                             text=perf.balance.iloc[label].tolist(), textposition="outside", cliponaxis=False))
+    fig.update_layout(template=TEMPLATE, title=titled("Class balance", NARROW), barmode="group",
                       yaxis=dict(title="rows"), legend=LEGEND_BELOW, margin=dict(b=90))
     return fig
 

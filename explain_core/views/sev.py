@@ -16,7 +16,7 @@ from ..errors import IntakeError
 from ..sev.engine import Hypercube, SEVExplanation, SEVResult
 from ..sev.summaries import lattice_counts, prevalence_table, sev_counts
 from .style import BAR_COLOURS, EDGE_COLOUR, LABEL_COLOURS, LEGEND_BELOW, PATH_COLOUR, TEMPLATE, titled
-from .vocabulary import html_text
+from .vocabulary import format_number, format_significant, html_text
 
 HYPERCUBE_FIGURE_MAX_GROUPS = 8
 
@@ -156,7 +156,7 @@ def _vertex_hover(mask, names, score, label_name, values, role) -> str:
     if values is not None:
         query, reference = values
         lines += [html_text(f"{n} = {query[n] if keep else reference[n]}") for n, keep in zip(names, mask)]
-    lines.append(f"score = {score:.4g} (predicted {html_text(label_name)})")
+    lines.append(f"score = {format_significant(score)} (predicted {html_text(label_name)})")
     return "<br>".join(lines)
 
 
@@ -218,9 +218,9 @@ def paths_figure(result: SEVResult, names: Sequence[str], start_score: float, th
                                  name=html_text(", ".join(groups)), meta={"role": "paths", "groups": list(groups)},
                                  line=dict(color=TEMPLATE.layout.colorway[i % len(TEMPLATE.layout.colorway)]),
                                  marker=dict(size=[7] * (len(scores) - 1) + [13]),
-                                 hovertemplate="after %{x} moves: score %{y:.4g}<extra>%{fullData.name}</extra>"))
+                                 hovertemplate="after %{x} moves: score %{y:.4~r}<extra>%{fullData.name}</extra>"))
     fig.add_hline(y=threshold, line=dict(color=LABEL_COLOURS[1], dash="dot"),
-                  annotation_text=f"threshold {threshold:.4g}", annotation_position="bottom right")
+                  annotation_text=f"threshold {format_number(threshold)}", annotation_position="bottom right")
     more = f" — {len(shown)} of {len(result.explanations)} shown" if len(result.explanations) > len(shown) else ""
     start = "reference" if result.kind == "plus" else "row"
     fig.update_layout(template=TEMPLATE,

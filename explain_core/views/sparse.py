@@ -21,21 +21,33 @@ def _order(state: str) -> tuple:
 
 
 def sev_sankey(transitions: pd.DataFrame, *, label: str = "SEV⁺") -> go.Figure:
-    """Each row's SEV before (left) → after (right), one band per (before, after) pair, width = rows (Fig. 2b)."""
+    """Each row's SEV before (left) → after (right), one band per (before, after) pair, width = rows (Fig. 2b).
+
+    Labels stay apart: each names one value and its rows ("SEV⁺ 2 · 31 rows"), the sides are titled once
+    ("before" / "after"), nodes are spaced and the height grows with the values of the longer side."""
     left = sorted(set(transitions["before"]), key=_order)
     right = sorted(set(transitions["after"]), key=_order)
-    names = [f"before: {label} {s}" if s.isdigit() else f"before: {s}" for s in left] + \
-            [f"after: {label} {s}" if s.isdigit() else f"after: {s}" for s in right]
+    before, after = transitions["before"].value_counts(), transitions["after"].value_counts()
+
+    def name(state: str, rows: int) -> str:
+        count = f"{rows:,} row{'s' if rows != 1 else ''}"
+        return f"{label} {state} · {count}" if state.isdigit() else f"{state} · {count}"
+    names = [name(s, int(before[s])) for s in left] + [name(s, int(after[s])) for s in right]
     flows = transitions.groupby(["before", "after"], sort=False).size().reset_index(name="rows")
     fig = go.Figure(go.Sankey(
         arrangement="snap",
-        node=dict(label=names, pad=14, thickness=16, color=BAR_COLOURS["counts"]),
+        node=dict(label=[html_text(n) for n in names], pad=28, thickness=18, color=BAR_COLOURS["counts"],
+                  hovertemplate="%{label}<extra></extra>"),
         link=dict(source=[left.index(b) for b in flows["before"]],
                   target=[len(left) + right.index(a) for a in flows["after"]], value=flows["rows"].tolist(),
                   color=LINK_COLOUR, hovertemplate="%{source.label} → %{target.label}: %{value} rows<extra></extra>"),
         meta={"role": "sankey"}))
+    for x, side, anchor in ((0, "before", "left"), (1, "after", "right")):
+        fig.add_annotation(x=x, y=1.0, xref="paper", yref="paper", yanchor="bottom", xanchor=anchor, text=side,
+                           showarrow=False, font=dict(size=14))
     fig.update_layout(template=TEMPLATE, title=f"Each test row's {label} before → after ({len(transitions)} rows)",
-                      height=420, margin=dict(t=70, l=20, r=20, b=20))
+                      height=max(420, 140 + 56 * max(len(left), len(right))), font=dict(size=13),
+                      margin=dict(t=90, l=20, r=20, b=20))
     return fig
 
 

@@ -10,10 +10,11 @@ import plotly.graph_objects as go
 from .vocabulary import METHOD_LABELS
 
 GRID = "#EBF0F8"
+TEXT = "#1f2328"  # text on white or light marks (the light theme's text colour): 15.8:1 on white
 # Our own small template (plotly_white's look): explicit, so figures do not depend on the global default or on
 # Streamlit's theme, and ~15× cheaper to apply than the full built-in template (it carries no per-trace defaults).
 TEMPLATE = go.layout.Template(layout=dict(
-    paper_bgcolor="white", plot_bgcolor="white", font=dict(color="#2a3f5f"), hovermode="closest",
+    paper_bgcolor="white", plot_bgcolor="white", font=dict(color=TEXT), hovermode="closest",
     colorway=["#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3", "#FF6692", "#B6E880"],
     xaxis=dict(gridcolor=GRID, linecolor=GRID, zerolinecolor=GRID, ticks="", automargin=True),
     yaxis=dict(gridcolor=GRID, linecolor=GRID, zerolinecolor=GRID, ticks="", automargin=True)))
@@ -53,3 +54,21 @@ def titled(text: str, width: int = 56) -> dict:
 
 LEGEND_BELOW = dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left")
 
+
+
+def luminance(colour: str) -> float:
+    """WCAG 2.1 relative luminance of a ``#rrggbb`` colour."""
+    rgb = [int(colour.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    r, g, b = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: str, b: str) -> float:
+    """WCAG 2.1 contrast ratio of two ``#rrggbb`` colours (1 to 21; text needs ≥ 4.5, AA)."""
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def text_on(colour: str) -> str:
+    """The text colour for a label drawn on a mark of ``colour``: white or :data:`TEXT`, whichever contrasts more."""
+    return max(("#ffffff", TEXT), key=lambda text: contrast(text, colour))

@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
+    from ..analysis import LensReport
+    from ..lens import LensContext
     from ..setup import Setup
     from ..sev.engine import SEVExplanation
 
@@ -168,6 +170,15 @@ def format_number(x: float) -> str:
     return "0" if float(text) == 0 else text
 
 
+def format_significant(x: float, digits: int = 4) -> str:
+    """A score or prediction to ``digits`` significant digits, never in scientific notation (244900, 0.1192)."""
+    x = float(x)
+    if not math.isfinite(x):
+        return format_number(x)
+    text = np.format_float_positional(x, precision=digits, unique=False, fractional=False, trim="-")
+    return "0" if float(text) == 0 else text
+
+
 def format_value(value) -> str:
     """A feature value for a table or sentence: numbers by magnitude (:func:`format_number`), text as is,
     missing as "missing"."""
@@ -224,16 +235,38 @@ def text_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------------------------------------
+# Where a model's test metrics come from (explain_core.intake.holdout)
+
+TEST_ROWS_WORDS = {
+    "split": "the test rows of the seeded 80/20 split, which the model was not trained on",
+    "holdout": "the rows marked as held out, which the model was not trained on",
+    "unseen": "every row of the table, marked as not used in training",
+    "may_be_seen": "the app's own seeded 80/20 split of the table",
+}
+
+
+def metrics_caveat(metrics: dict) -> str:
+    """The warning an uploaded model's metrics need when no hold-out was marked; "" when their test rows are
+    known to be unseen (a model trained here, or a marked hold-out)."""
+    if metrics.get("test_rows") != "may_be_seen":
+        return ""
+    return ("These metrics are computed on the app's own 80/20 split of this table. The model was trained elsewhere, "
+            "possibly on some of these very rows, so its test metrics can look better than they are. To get honest "
+            "test metrics, mark a hold-out: a column that marks the test rows, a second file of test rows (both "
+            "under 1 · Data, when uploading), or, when the model saw none of these rows, tick 'None of this table's "
+            "rows was used to train this model'.")
+
+
+# ---------------------------------------------------------------------------------------------------
 # Readings: a result in one plain sentence
 
 def outcome_text(setup: "Setup", label: int) -> str:
-    """A class in words, with the dataset card's description where there is one."""
+    """A class in words: the dataset card's label where it has one (:meth:`~explain_core.intake.data.Dataset.
+    class_name`), a regression's side of its threshold."""
     name = setup.class_names[int(label)]
-    card = setup.dataset.card or {}
-    note = card.get("positive_class_label" if label == 1 else "negative_class_label")
     if setup.dataset.task != "classification":
-        return f"{setup.dataset.target.name} {name} ({setup.model.threshold:.4g})"
-    return f"{name} ({note})" if note else name
+        return f"{setup.dataset.target.name} {name} ({format_number(setup.model.threshold)})"
+    return name
 
 
 def sev_reading(setup: "Setup", ex: "SEVExplanation") -> str:
@@ -309,6 +342,44 @@ def tree_sev_sentence(result, class_names) -> str:
                   "on the path to that leaf)" if result.conditions is not None else "")
     reached = class_names[result.reached_class] if result.reached_class is not None else "the other class"
     return f"Changing {changes} makes the model predict {reached}{conditions}."
+
+
+def lens_reading(setup: "Setup", report: "LensReport", context: "LensContext") -> str:
+    """LENS's answer in one plain sentence (PS of Def. 2 as a share of the reference rows): the τ-minimal factor
+    with the fewest features (then the highest PS) of ``report``, or, when none reaches τ, the best PS that
+    ``context`` (the scored factors) holds."""
+    result = report.factors
+    outcome, n = outcome_text(setup, result.outcome), result.samples
+    rows = f"{n:,} reference row{'s' if n != 1 else ''} (training rows the model predicts the other way)"
+    if not result.factors:
+        best = int(np.argmax(context.ps)) if len(context.masks) else None
+        text = (f"No set of up to {report.max_size} feature{'s' if report.max_size != 1 else ''} is enough for "
+                f"the prediction {outcome} in at least {result.tau:.0%} of the {rows}")
+        if best is not None and context.factor(best):
+            text += (f"; the closest, {join_words(context.factor(best))}, is enough in "
+                     f"{_share(context.ps[best])} of them")
+        return text + "."
+    best = min(result.factors, key=lambda f: (len(f.groups), -f.ps))
+    names = join_words(best.groups)
+    if not best.groups:
+        text = f"Even with nothing changed, the prediction is {outcome} in {_share(best.ps)} of the {rows}"
+    elif report.direction == "r2i":
+        text = (f"Setting {names} to this row's values is enough for the prediction {outcome} in "
+                f"{_share(best.ps)} of the {rows}")
+    else:
+        text = (f"Giving this row a reference row's {names} is enough to change the prediction to {outcome} in "
+                f"{_share(best.ps)} of the {rows}")
+    others = len(result.factors) - 1
+    if others:
+        text += (f"; {others} other set{'s' if others > 1 else ''} of features "
+                 f"{'are' if others > 1 else 'is'} also enough (τ = {result.tau:g})")
+    return text + "."
+
+
+def _share(ps: float) -> str:
+    """A share as a whole percentage, never "100%" for less than all (99.6% reads "99.6%")."""
+    text = f"{ps:.0%}"
+    return f"{ps:.1%}" if text in ("100%", "0%") and 0 < ps < 1 else text
 
 
 def lemma4_sentence(coverage: dict[str, str], k: int, sigma: float) -> str:

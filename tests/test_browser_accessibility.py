@@ -1,0 +1,123 @@
+"""In Chromium, as drawn: every request of a visit goes to this server; each page has its own browser title; and in
+the light and the dark theme (the browser's preference) the text of charts, captions, labels, metrics and primary
+buttons contrasts with what it is drawn on by at least 4.5:1 (WCAG 2.1 AA), measured from the computed styles."""
+from __future__ import annotations
+
+import re
+from urllib.parse import urlparse
+
+import pytest
+
+from conftest import RERUN_TIMEOUT_MS
+from test_browser import charts_drawn, open_page
+
+AA = 4.5
+PAGES = {"Home": "", "Pick a row": "pick_row", "The model": "model_view", "SEV": "sev", "LENS": "lens",
+         "Linear": "linear", "Compare": "compare", "Report": "report", "Data & model": "data_model"}
+# The computed text colour of each kind of text, and the colour behind it (the nearest ancestor with a background;
+# a chart's text: the chart's own background). Labels on marks (a heatmap's cells) are checked by test_accessibility.
+MEASURE = r"""() => {
+  const solid = (c) => c && c !== 'rgba(0, 0, 0, 0)' && c !== 'transparent';
+  const channels = (c) => (c.match(/[\d.]+/g) || []).map(Number);
+  const behind = (el) => {  // the colour behind el: translucent backgrounds composited over the opaque one below
+    const layers = [];
+    for (; el; el = el.parentElement) { const c = getComputedStyle(el).backgroundColor;
+      if (!solid(c)) continue; const [r, g, b, a = 1] = channels(c); layers.push([r, g, b, a]); if (a >= 1) break; }
+    let [r, g, b] = [255, 255, 255];
+    for (const [lr, lg, lb, la] of layers.reverse()) { r = la * lr + (1 - la) * r; g = la * lg + (1 - la) * g;
+                                                      b = la * lb + (1 - la) * b; }
+    return `rgb(${r}, ${g}, ${b})`; };
+  const out = [];
+  const take = (kind, el, colour, background) => { if (el.textContent.trim() && el.getClientRects().length)
+    out.push({kind, text: el.textContent.trim().slice(0, 40), colour, background}); };
+  document.querySelectorAll('[data-testid=stPlotlyChart]').forEach(chart => {
+    const svg = chart.querySelector('svg.main-svg'); if (!svg) return;
+    const background = solid(svg.style.background) ? svg.style.background : behind(chart);
+    chart.querySelectorAll('text').forEach(t => { if (!t.closest('.hm, .heatmaplayer')
+        && !(t.getAttribute('class') || '').includes('heatmap-label')) take('chart', t, getComputedStyle(t).fill,
+                                                                           background); }); });
+  const kinds = {caption: '[data-testid=stCaptionContainer]', label: '[data-testid=stWidgetLabel]',
+                 metric: '[data-testid=stMetricLabel], [data-testid=stMetricValue]',
+                 text: '[data-testid=stMarkdownContainer] p', heading: 'h1, h2, h3',
+                 button: 'button[kind=primary], button[kind=primaryFormSubmit]'};
+  // a slider's value is drawn above its thumb, on the page: measured against what is behind the slider
+  const under = (el) => el.closest('[data-testid=stSliderThumbValue]') ? behind(el.closest('[data-testid=stSlider]'))
+                                                                      : behind(el);
+  for (const [kind, selector] of Object.entries(kinds))
+    document.querySelectorAll(selector).forEach(el => take(kind, el, getComputedStyle(el).color, under(el)));
+  return out; }"""
+
+
+def rgb(text: str, under: tuple[float, float, float] | None = None) -> tuple[float, float, float]:
+    """A CSS colour (rgb/rgba) as 0-255 channels, alpha-blended over ``under``."""
+    parts = [float(v) for v in re.findall(r"[\d.]+", text)]
+    r, g, b, a = (parts + [1.0])[:4]
+    if a < 1 and under is not None:
+        return tuple(a * c + (1 - a) * u for c, u in zip((r, g, b), under))
+    return r, g, b
+
+
+def ratio(colour: str, background: str) -> float:
+    def lum(c):
+        lin = [v / 255 / 12.92 if v / 255 <= 0.04045 else ((v / 255 + 0.055) / 1.055) ** 2.4 for v in c]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    back = rgb(background)
+    high, low = sorted((lum(rgb(colour, back)), lum(back)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def visit(browser, server, scheme: str):
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, color_scheme=scheme)
+    page = context.new_page()
+    page.set_default_timeout(RERUN_TIMEOUT_MS)
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    return context, page, requests
+
+
+def test_every_request_goes_to_this_server_and_every_page_has_its_title(browser, streamlit_server, wait_for_app):
+    context, page, requests = visit(browser, streamlit_server, "light")
+    try:
+        page.goto(streamlit_server)
+        wait_for_app(page)
+        for title in PAGES:
+            open_page(page, wait_for_app, title)
+            assert page.title() == f"{title} · Explanation explorer"
+        page.goto(f"{streamlit_server}/lens")  # a fresh session on a page's link too
+        wait_for_app(page)
+        assert page.title() == "LENS · Explanation explorer"
+        favicon = page.evaluate("() => [...document.querySelectorAll('link[rel*=icon]')].map(l => l.href)")
+    finally:
+        context.close()
+    host = urlparse(streamlit_server).netloc
+    outside = sorted({u for u in requests if urlparse(u).scheme in ("http", "https", "ws", "wss")
+                      and urlparse(u).netloc != host})
+    assert requests and not outside, outside
+    assert favicon and all(urlparse(f).netloc == host or f.startswith("data:") for f in favicon), favicon
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_text_contrast_in_both_themes(browser, streamlit_server, wait_for_app, scheme):
+    context, page, _ = visit(browser, streamlit_server, scheme)
+    measured = []
+    try:
+        page.goto(streamlit_server)
+        wait_for_app(page)
+        background = page.evaluate("() => getComputedStyle(document.querySelector('[data-testid=stApp]'))"
+                                   ".backgroundColor")
+        assert (sum(rgb(background)) > 600) == (scheme == "light"), background  # the theme followed the browser
+        for title, container, charts in (("The model", "mv_performance", 5), ("LENS", "lens_curve", 1),
+                                         ("Linear", "lin_weights", 1)):
+            open_page(page, wait_for_app, title)
+            charts_drawn(page, container, charts)
+            page.wait_for_timeout(300)
+            measured += [dict(m, page=title) for m in page.evaluate(MEASURE)]
+    finally:
+        context.close()
+    kinds = {m["kind"] for m in measured}
+    assert {"chart", "caption", "label", "metric", "text", "heading", "button"} <= kinds, kinds
+    low = [(m["page"], m["kind"], m["text"], m["colour"], m["background"],
+            round(ratio(m["colour"], m["background"]), 2))
+           for m in measured if ratio(m["colour"], m["background"]) < AA]
+    assert not low, low
+    assert len([m for m in measured if m["kind"] == "chart"]) > 100  # ticks, axis titles, legends of 7 charts

@@ -15,9 +15,9 @@ from explain_core.analysis import (CounterfactualParameters, Parameters, Referen
 from explain_core.counterfactuals import DICE_METHODS
 from explain_core.references import REFERENCE_KINDS
 from explain_core.views.references import kinds_figure, points_figure
-from explain_core.views.vocabulary import (REFERENCE_KIND_HELP, REFERENCE_KIND_LABELS, counterfactual_reading,
-                                           credibility_text, format_number, format_value, outcome_text, plain,
-                                           prototype_title, reference_reading)
+from explain_core.views.vocabulary import REFERENCE_KIND_HELP, REFERENCE_KIND_LABELS, format_number, format_value, plain
+from explain_core.views.readings import (counterfactual_reading, credibility_text, outcome_text, prototype_title,
+                                         reference_reading)
 from explain_core.sev.readings import SHOWN_FIRST
 from pages import _shared as shared
 

@@ -18,7 +18,8 @@ from explain_core.lens.causal import CausalGraph, differences, german_graph
 from explain_core.limits import limits
 from explain_core.views.lens import dag_figure, pn_curve_figure, ps_by_size_figure
 from explain_core.views.summaries import dag_text, pn_curve_text, ps_by_size_text
-from explain_core.views.vocabulary import DIRECTION_LABELS, format_number, format_value, lens_reading, plain
+from explain_core.views.vocabulary import DIRECTION_LABELS, format_number, format_value, plain
+from explain_core.views.readings import lens_reading
 from pages import _shared as shared
 
 DIRECTION_HELP = (

@@ -18,7 +18,8 @@ from explain_core.linear.compare import SWEEP_GRIDS, Sweep
 from explain_core.views.linear import folded_weights, sweep_figure, weights_figure
 from explain_core.views.summaries import sweep_text, weights_text
 from explain_core.views.vocabulary import (LINEAR_CHOICE_LABELS, METHOD_LABELS, METRIC_COLUMNS, SWEEP_LABELS,
-                                           format_significant, lemma4_sentence, linear_reading, plain)
+                                           format_significant, plain)
+from explain_core.views.readings import lemma4_sentence, linear_reading
 from pages import _shared as shared
 
 MAX_SWEEP_VALUES = 12

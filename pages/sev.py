@@ -9,8 +9,9 @@ from explain_core.sev.summaries import prevalence_table, sev_counts
 from explain_core.views.compare import flip_figure
 from explain_core.views.sev import (HYPERCUBE_FIGURE_MAX_GROUPS, feature_prevalence, hypercube_figure, lattice_figure,
                                     paths_figure, sev_histogram)
-from explain_core.views.vocabulary import (SEV_HELP, SEV_METHOD_HELP, SEV_METHOD_LABELS, UNCHANGED, engine_sentence,
-                                           format_value, plain, text_table, tree_sev_sentence)
+from explain_core.views.vocabulary import (SEV_HELP, SEV_METHOD_HELP, SEV_METHOD_LABELS, UNCHANGED, format_value, plain,
+                                           text_table)
+from explain_core.views.readings import engine_sentence, tree_sev_sentence
 from pages import _audit, _references, _shared as shared
 
 AUTO_WIDE_GROUPS = 12  # wider data: the dataset-wide run is opt-in (it can take minutes)

@@ -16,7 +16,7 @@ from explain_core.analysis import (DEFAULT_DEMO, Parameters, agreement, demo_set
                                    row_baselines, row_lens_contexts, row_linear, row_tree_sev)
 from explain_core.sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
 from explain_core.sev.summaries import sev_counts
-from explain_core.views.vocabulary import engine_sentence, tree_sev_sentence
+from explain_core.views.readings import engine_sentence, tree_sev_sentence
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 90

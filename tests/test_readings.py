@@ -129,7 +129,7 @@ def test_lemma4_bound_and_caption_follow_each_w(demo, explained):
     """The old caption said dense SHAP is never covered while its w was anchored with 3 weights; coverage is
     now read off each w, the table's bound is blank where the lemma does not apply, and the caption agrees."""
     from explain_core.analysis import row_linear
-    from explain_core.views.vocabulary import lemma4_sentence
+    from explain_core.views.readings import lemma4_sentence
 
     row, _ = explained[0]
     comparison = row_linear(demo, demo.query(row), Parameters(m=1000, linear_method="iht", k=4)).comparison

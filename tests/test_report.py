@@ -30,7 +30,8 @@ from explain_core.lens import lens_contexts, opposite_references
 from explain_core.linear.compare import compare
 from explain_core.linear.space import group_space
 from explain_core.report.replot import _colour
-from explain_core.views.vocabulary import METHOD_LABELS, format_value, linear_reading, sev_reading
+from explain_core.views.vocabulary import METHOD_LABELS, format_value
+from explain_core.views.readings import linear_reading, sev_reading
 
 ROOT = Path(__file__).resolve().parent.parent
 # small m / few LENS references / few LIME samples: the same code paths, a fraction of the time

@@ -24,7 +24,8 @@ from ..views.lens import pn_curve_figure
 from ..views.references import points_figure
 from ..views.linear import weights_figure
 from ..views.sev import HYPERCUBE_FIGURE_MAX_GROUPS, hypercube_figure, lattice_figure
-from ..views.vocabulary import METHOD_LABELS, factor_text, fmt_ps, format_number, sev_reading
+from ..views.vocabulary import METHOD_LABELS, factor_text, fmt_ps, format_number
+from ..views.readings import sev_reading
 
 if TYPE_CHECKING:
     from ..linear.compare import LinearExplanation

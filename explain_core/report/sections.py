@@ -11,10 +11,10 @@ import numpy as np
 from ..analysis import lens_searches
 from ..setup import lens_max_size
 from ..sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
-from ..views.vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, TEST_ROWS_WORDS, UNCHANGED, counterfactual_reading,
-                                engine_sentence, factor_text, fmt_cost, fmt_metric, fmt_p, fmt_ps, fmt_weight,
-                                format_number, format_value, join_words, lemma4_sentence, linear_reading,
-                                metrics_caveat, outcome_text)
+from ..views.vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, TEST_ROWS_WORDS, UNCHANGED, factor_text, fmt_cost,
+                                fmt_metric, fmt_p, fmt_ps, fmt_weight, format_number, format_value, join_words,
+                                metrics_caveat)
+from ..views.readings import counterfactual_reading, engine_sentence, lemma4_sentence, linear_reading, outcome_text
 from .build import RowReport, smallest_factor
 
 if TYPE_CHECKING:

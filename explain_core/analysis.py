@@ -56,7 +56,8 @@ def row_tree_sev(setup: Setup, query: pd.DataFrame, params: SEVParameters | Para
     """SEVᵀ of the query (Improving Decision Sparsity §4), each feature's candidate values taken from the training
     rows; None when the model is not a tree model the exact engine reads."""
     try:
-        return tree_sev(setup.model, setup.dataset, query, setup.train_rows, budget=params.sev_budget)
+        return tree_sev(setup.model, setup.dataset, query, setup.train_rows, restricted=setup.restricted,
+                        budget=params.sev_budget)
     except Unreadable:
         return None
 

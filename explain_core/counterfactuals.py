@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import check_choice
-from .references.kinds import REFERENCE_KINDS, FittedReferences, explain_kind, fit_references
+from .references.kinds import FittedReferences, available_kinds, explain_kind, fit_references
 from .references.outcome import ReferenceSEV
 from .references.space import Destination
 from .results import Explanation
@@ -84,12 +84,14 @@ def sev_points(result: ReferenceSEV) -> MethodPoints:
     return MethodPoints(result.method, result.destinations, result.seconds, note)
 
 
-def compare_counterfactuals(setup, query: pd.DataFrame, *, kinds: Sequence[str] = tuple(REFERENCE_KINDS),
+def compare_counterfactuals(setup, query: pd.DataFrame, *, kinds: Sequence[str] | None = None,
                             fitted: dict[int, FittedReferences] | None = None, max_depth: int = 6,
                             credible: float | None = None, dice_method: str = "random", dice_count: int = 4,
                             seed: int = 0) -> CounterfactualComparison:
-    """SEV against each of ``kinds`` (with ``credible``, the credible search) and DiCE for the row."""
+    """SEV against each of ``kinds`` (default: every kind the model allows; with ``credible``, the credible search)
+    and DiCE for the row."""
     check_choice(dice_method, DICE_METHODS, "DiCE method")
+    kinds = available_kinds(setup) if kinds is None else kinds
     fitted = {} if fitted is None else fitted
     label = int(setup.model.label(query)[0])
     part = fitted.setdefault(label, fit_references(setup, label, seed=seed))

@@ -13,7 +13,7 @@ import streamlit as st
 from explain_core.analysis import (CounterfactualParameters, Parameters, ReferenceParameters, dataset_reference_kinds,
                                    reference_fits, row_counterfactuals, row_reference_sev)
 from explain_core.counterfactuals import DICE_METHODS
-from explain_core.references import REFERENCE_KINDS
+from explain_core.references import available_kinds
 from explain_core.views.references import kinds_figure, points_figure
 from explain_core.views.vocabulary import REFERENCE_KIND_HELP, REFERENCE_KIND_LABELS, format_number, format_value, plain
 from explain_core.views.readings import (counterfactual_reading, credibility_text, outcome_text, prototype_title,
@@ -22,7 +22,6 @@ from explain_core.sev.readings import SHOWN_FIRST
 from pages import _shared as shared
 
 AUTO_WIDE_GROUPS = 12
-KIND_CHOICES = list(REFERENCE_KINDS)  # SEV^T's "tree" joins this list when exact SEV lands
 CLUSTER_CHOICES = ["auto", *range(1, 13)]
 CARDS_PER_ROW = 4
 
@@ -57,9 +56,10 @@ def counterfactuals(_setup, key: str, query: pd.DataFrame, refs: ReferenceParame
 def settings(s, p: Parameters) -> Parameters:
     """The kind of reference and its knobs; changes go into the session's parameters."""
     c1, c2 = st.columns([3, 2])
-    kind = c1.radio("Explain against", KIND_CHOICES, index=KIND_CHOICES.index(p.reference_kind), horizontal=True,
-                    format_func=REFERENCE_KIND_LABELS.get, key="ref_kind",
-                    help=" · ".join(f"{REFERENCE_KIND_LABELS[k]}: {REFERENCE_KIND_HELP[k]}" for k in KIND_CHOICES))
+    choices = list(available_kinds(s))  # SEVᵀ for tree models only
+    kind = c1.radio("Explain against", choices, index=choices.index(p.reference_kind) if p.reference_kind in choices
+                    else 0, horizontal=True, format_func=REFERENCE_KIND_LABELS.get, key="ref_kind",
+                    help=" · ".join(f"{REFERENCE_KIND_LABELS[k]}: {REFERENCE_KIND_HELP[k]}" for k in choices))
     credible = c2.toggle("Credible explanations only", value=p.credible is not None, key="ref_credible",
                          help="Accept an explanation only where it lands among real cases of the other class (at "
                               "least the chosen share of them less typical); otherwise the closest plain one is "

@@ -235,8 +235,8 @@ def sev(_setup: Setup, key: str, query: pd.DataFrame, p: SEVParameters, restrict
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def tree_sev(_setup: Setup, key: str, query: pd.DataFrame, p: SEVParameters):
-    """SEVᵀ of the row (None when the model is not a tree model)."""
+def tree_sev(_setup: Setup, key: str, query: pd.DataFrame, p: SEVParameters, restricted: tuple[str, ...]):
+    """SEVᵀ of the row (None when the model is not a tree model; ``restricted`` as for :func:`sev`)."""
     return row_tree_sev(_setup, query, p)
 
 
@@ -302,7 +302,7 @@ def sev_now(s: Setup | None = None):
 
 def tree_sev_now(s: Setup | None = None):
     s = s or setup()
-    return tree_sev(s, s.key, query(), params().sev)
+    return tree_sev(s, s.key, query(), params().sev, s.restricted)
 
 
 def baselines_now(s: Setup | None = None):

@@ -49,8 +49,9 @@ def show_tree(tree) -> None:
         if tree.score is not None:
             checked = "confirmed" if tree.confirmed else "not confirmed"
             st.caption(f"Checked by the model at that point: {plain(s.score_text(tree.score))} ({checked}). "
-                       + ("Found on its tree's leaves." if tree.engine == "negative paths" else
-                          "Found by the exact solver over all its trees."))
+                       + {"negative paths": "Found on its tree's leaves.",
+                          "one move": "Every single-feature change was scored by the model."}.get(
+                              tree.engine, "Found by the exact solver over all its trees."))
         if tree.point:
             with st.expander("The point reached", key="sev_tree_point", on_change="rerun") as opened:
                 if not opened.open:  # drawn only when opened

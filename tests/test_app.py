@@ -17,6 +17,7 @@ from explain_core.analysis import (DEFAULT_DEMO, Parameters, agreement, demo_set
 from explain_core.sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
 from explain_core.sev.summaries import sev_counts
 from explain_core.views.readings import engine_sentence, tree_sev_sentence
+from explain_core.views.vocabulary import REFERENCE_KIND_LABELS
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 90
@@ -137,6 +138,26 @@ def test_loading_another_demo_changes_the_session(explain_cache_dir):
 
 
 PAGES = ["pick_row", "sev", "lens", "linear", "compare", "report", "model_view", "data_model", "home"]
+
+
+def test_the_sev_page_explains_against_every_kind_the_model_allows(demo):
+    """Issue 28: the SEV page's kinds of reference, SEVᵀ among them for a tree model, each result the library's."""
+    from explain_core.analysis import reference_fits, row_reference_sev
+    from explain_core.references import KIND_LABELS, available_kinds
+
+    at = open_page("pages/sev.py")
+    radio = at.radio(key="ref_kind")
+    assert list(radio.options) == [REFERENCE_KIND_LABELS[k] for k in available_kinds(demo)]
+    assert "tree" in available_kinds(demo)
+    query = demo.query(at.session_state["row"])
+    for kind in available_kinds(demo):
+        at.radio(key="ref_kind").set_value(kind).run()
+        assert not at.exception and not at.error, (kind, at.exception)
+        params = at.session_state["params"]
+        assert params.reference_kind == kind
+        want = row_reference_sev(demo, query, params, reference_fits(demo, params))
+        metric = next(m for m in at.metric if m.label == f"{KIND_LABELS[kind]} (features changed)")
+        assert metric.value == want.shown, kind
 
 
 @pytest.mark.parametrize("name, kind", [DEFAULT_DEMO, ("german_credit", "gbdt"), ("california_housing", "gbdt")])

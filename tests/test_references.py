@@ -16,11 +16,12 @@ from scipy import stats
 from explain_core.analysis import demo_setup, predicted_rows, trained_setup
 from explain_core.intake.data import make_dataset
 from explain_core.reference import Reference, make_reference
-from explain_core.references import (Candidates, ClusterSEV, FlexibleSEV, PrototypeSet, SingleSEV, explain_kind,
-                                     fit_density, fit_prototypes, fit_references, flexible_candidates,
-                                     flexible_windows, search)
+from explain_core import IntakeError
+from explain_core.references import (Candidates, ClusterSEV, FlexibleSEV, PrototypeSet, ReferenceFits, SingleSEV,
+                                     TreeKindSEV, available_kinds, compare_kinds, explain_kind, fit_density,
+                                     fit_prototypes, fit_references, flexible_candidates, flexible_windows, search)
 from explain_core.references.space import PopulationSpace
-from explain_core.sev import sev_batch
+from explain_core.sev import sev_batch, tree_sev
 
 
 def synthetic(n: int = 600, seed: int = 0):
@@ -248,3 +249,33 @@ def test_flexible_candidates_keep_categorical_values(small):
     assert all(w.values == (w.reference,) for w in windows)
     candidates = flexible_candidates(s.dataset, s.reference, windows)
     assert candidates.sizes == [1] * len(s.dataset.groups)
+
+
+def test_sev_t_is_a_kind_for_tree_models_measured_like_the_others(small):
+    """SEVᵀ joins the kinds (issue 28: credibility for every explanation of SEV, SEV^F, SEV^©, SEVᵀ): the same value
+    and point as :func:`tree_sev`, its credibility the fitted density's percentile of that point, its distances those
+    of the population space; restricted features held; offered only where the model is a tree model."""
+    s = small.with_restricted(["colour"])
+    q = queries_of(s, 6)
+    fitted = ReferenceFits(s)
+    found = explain_kind(s, q, "tree", fitted)
+    for i, result in enumerate(found):
+        direct = tree_sev(s.model, s.dataset, q.iloc[[i]], s.train_rows, restricted=["colour"])
+        assert isinstance(result, TreeKindSEV) and result.value == direct.value and result.status == direct.status
+        if result.first is None:
+            continue
+        assert result.first.groups == direct.moved and result.first.values == direct.point
+        point = q.iloc[[i]].copy()
+        for column, value in direct.point.items():
+            point[column] = value
+        assert result.first.credibility == pytest.approx(fitted[1].density.percentile(point)[0])
+        l0, linf, _ = fitted[1].space.distances(q.iloc[[i]].reset_index(drop=True), point.reset_index(drop=True))
+        assert (result.first.l0, result.first.linf) == (int(l0[0]), pytest.approx(float(linf[0])))
+        assert "colour" not in result.first.groups
+        assert TreeKindSEV.from_json(result.to_json()).to_json() == result.to_json()
+    table = compare_kinds(s, predicted_rows(s)[:4], fitted, credible=0.2)
+    assert "SEVᵀ" in table.table.index and "SEVᵀ (credible)" not in table.table.index
+    linear = trained_setup(s.dataset, "l2_lr")
+    assert "tree" in available_kinds(s) and "tree" not in available_kinds(linear)
+    with pytest.raises(IntakeError, match="SEVᵀ needs a tree model"):
+        explain_kind(linear, queries_of(linear, 1), "tree", ReferenceFits(linear))

@@ -39,10 +39,10 @@ def grid_data(seed: int, n: int = 70):
     return make_dataset(frame, "y", kinds=dict.fromkeys(COLUMNS, "numeric"))
 
 
-def grid_minimum(model, data, query: pd.DataFrame) -> int | None:
-    """Brute force over every mix of observed values: the fewest features differing from the query among the points
-    the model predicts in the other class."""
-    values = [np.unique(data.features[c]) for c in COLUMNS]
+def grid_minimum(model, data, query: pd.DataFrame, held=()) -> int | None:
+    """Brute force over every mix of observed values (the ``held`` columns at the query's): the fewest features
+    differing from the query among the points the model predicts in the other class."""
+    values = [query[c].to_numpy() if c in held else np.unique(data.features[c]) for c in COLUMNS]
     grid = pd.DataFrame(list(itertools.product(*values)), columns=COLUMNS)
     other = model.label(grid) != model.label(query)[0]
     differ = (grid.to_numpy() != query[COLUMNS].to_numpy()).sum(axis=1)[other]
@@ -114,12 +114,28 @@ def test_ensemble_sev_t_equals_the_grid_brute_force(seed):
     for row in range(0, len(data.features), 18):
         query = data.features.iloc[[row]]
         result = tree_sev(model, data, query)
-        assert result.value == grid_minimum(model, data, query) and result.engine == "cp-sat"
+        assert result.value == grid_minimum(model, data, query)
+        assert result.engine == ("one move" if result.value == 1 else "cp-sat")  # one move: scored, no solver
         if result.value is not None:
             point = query.copy()
             for column, value in result.point.items():
                 point[column] = value
             assert model.label(point)[0] != model.label(query)[0] and result.confirmed and result.certified
+
+
+@pytest.mark.parametrize("seed, held", [(0, ("a",)), (1, ("b",)), (2, ("a", "c")), (3, ("c",))])
+def test_restricted_features_keep_the_row_value_as_brute_force_does(seed, held):
+    """SEV®'s restricted features: SEVᵀ never moves them, and equals the grid brute force with them held."""
+    data = grid_data(seed + 20, n=90)
+    trees = (DecisionTreeClassifier(max_depth=3, random_state=seed),
+             GradientBoostingClassifier(n_estimators=6, max_depth=2, random_state=seed))
+    for est in trees:
+        model = wrap_model(est.fit(data.features, data.y), data)
+        for row in range(0, len(data.features), 15):
+            query = data.features.iloc[[row]]
+            result = tree_sev(model, data, query, restricted=held)
+            assert result.value == grid_minimum(model, data, query, held), (type(est).__name__, row)
+            assert not set(result.moved) & set(held)
 
 
 def test_a_categorical_group_changes_to_an_observed_category_through_the_pipeline():

@@ -1,12 +1,13 @@
 """Explanations toward references real people resemble ("Improving Decision Sparsity", Sun, Wang, Rudin, NeurIPS
-2024): SEV^F (:mod:`.flexible`), SEV^© (:mod:`.prototypes`), credibility (:mod:`.credibility`), measured in the
+2024): SEV^F (:mod:`.flexible`), SEV^© (:mod:`.prototypes`), SEVᵀ as a kind (:func:`~explain_core.sev.tree_sev`),
+credibility (:mod:`.credibility`), measured in the
 reference population's coordinates (:mod:`.space`) by one search (:mod:`.search`); typed results
 (:mod:`.outcome`) and the kinds side by side for a setup (:mod:`.kinds`)."""
 from .credibility import DEFAULT_CREDIBLE, ReferenceDensity, fit_density
 from .flexible import DEFAULT_K, DEFAULT_TAU, FlexibleWindow, check_flexible, flexible_candidates, flexible_windows
-from .kinds import (REFERENCE_KINDS, FittedReferences, KindsTable, ReferenceFits, compare_kinds, explain_kind,
-                    fit_references)
-from .outcome import KIND_LABELS, ClusterSEV, FlexibleSEV, ReferenceSEV, SingleSEV, summary_row
+from .kinds import (REFERENCE_KINDS, FittedReferences, KindsTable, ReferenceFits, available_kinds, compare_kinds,
+                    explain_kind, fit_references)
+from .outcome import KIND_LABELS, ClusterSEV, FlexibleSEV, ReferenceSEV, SingleSEV, TreeKindSEV, summary_row
 from .prototypes import Prototype, PrototypeSet, fit_prototypes
 from .search import Candidates, search
 from .space import Destination, PopulationSpace, population_rows
@@ -31,6 +32,8 @@ __all__ = [
                     "ReferenceFits",
                     "ReferenceSEV",
                     "SingleSEV",
+                    "TreeKindSEV",
+                    "available_kinds",
                     "check_flexible",
                     "compare_kinds",
                     "explain_kind",

@@ -1,9 +1,11 @@
 """SEV against each kind of reference, for a setup: what is fitted once per explained class (the population's
 coordinates, its density, SEV^F's windows, SEV^©'s typical cases), and the explanations of many rows, batched.
 
-Kinds (:data:`REFERENCE_KINDS`, extensible: SEV^T's tree regions join as ``"tree"``): ``single`` (SEV¹, the setup's
-own reference), ``flexible`` (SEV^F), ``cluster`` (SEV^©). With ``credible`` set, each kind runs the credible search
-(:mod:`.search`) at that percentile threshold. The setup's restricted features are held (SEV®) in every kind.
+Kinds (:data:`REFERENCE_KINDS`): ``single`` (SEV¹, the setup's own reference), ``flexible`` (SEV^F), ``cluster``
+(SEV^©), ``tree`` (SEVᵀ: values seen in training that the model's trees lead to; tree models only, see
+:func:`available_kinds`). With ``credible`` set, the first three run the credible search (:mod:`.search`) at that
+percentile threshold; SEVᵀ's point is measured for credibility but not gated (its exact search knows no density).
+The setup's restricted features are held (SEV®) in every kind.
 """
 from __future__ import annotations
 
@@ -14,20 +16,32 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 import pandas as pd
 
-from ..errors import check_choice
+from ..errors import IntakeError, check_choice
 from ..intake.encoding import encoded_model
 from ..sev.engine import sev_batch
+from ..sev.exact_sev import exact_engine
+from ..sev.tree_sev import tree_sev
+from ..sev.trees import TreeEnsemble, Unreadable
 from .credibility import ReferenceDensity, fit_density
 from .flexible import FlexibleWindow, flexible_candidates, flexible_windows
 from ..results import Explanation
-from .outcome import (KIND_LABELS, ClusterSEV, FlexibleSEV, ReferenceSEV, SingleSEV, from_found, from_sev, measure,
-                      spread_seconds, summary_row)
+from .outcome import (KIND_LABELS, ClusterSEV, FlexibleSEV, ReferenceSEV, SingleSEV, TreeKindSEV, from_found,
+                      from_sev, measure, spread_seconds, summary_row)
 from .prototypes import PrototypeSet, fit_prototypes
 from .search import Candidates, search
 from .space import PopulationSpace, population_rows
 
 REFERENCE_KINDS = {"single": "one reference (SEV¹)", "flexible": "a flexible reference (SEV^F)",
-                   "cluster": "typical cases (SEV^©)"}
+                   "cluster": "typical cases (SEV^©)", "tree": "values seen in training (SEVᵀ, tree models)"}
+
+
+def available_kinds(setup) -> tuple[str, ...]:
+    """The kinds this setup's model allows: SEVᵀ only for a tree model the exact engine reads (read once, kept)."""
+    try:
+        tree = isinstance(exact_engine(setup.model, setup.dataset.layout).read.structure, TreeEnsemble)
+    except Unreadable:
+        tree = False
+    return tuple(k for k in REFERENCE_KINDS if k != "tree" or tree)
 
 
 @dataclass
@@ -117,6 +131,9 @@ def explain_kind(setup, queries: pd.DataFrame, kind: str, fitted: dict[int, Fitt
     """SEV of every row of ``queries`` against the ``kind`` of reference, one batch per predicted class
     (``fitted`` maps each class to its :class:`FittedReferences`, missing classes are fitted here)."""
     check_choice(kind, REFERENCE_KINDS, "reference kind")
+    if kind not in available_kinds(setup):
+        raise IntakeError("SEVᵀ needs a tree model (a tree ensemble whose trees this app reads); this model is not "
+                          "one. Choose another kind of reference.")
     labels = _labels(setup, queries) if len(queries) else np.zeros(0, dtype=int)
     out: list[ReferenceSEV | None] = [None] * len(queries)
     for label in np.unique(labels):
@@ -194,6 +211,20 @@ def _cluster(setup, queries, fitted, max_depth, credible) -> list[ClusterSEV]:
     return [replace(r, seconds=seconds) for r in out]
 
 
+def _tree(setup, queries, fitted, max_depth, credible) -> list[TreeKindSEV]:
+    """SEVᵀ of each row (one exact search a row, candidate values from the training rows), measured as the other
+    kinds; ``max_depth`` does not bound it and ``credible`` does not gate it."""
+    started = time.perf_counter()
+    found = [tree_sev(setup.model, setup.dataset, queries.iloc[[i]], setup.train_rows, restricted=setup.restricted)
+             for i in range(len(queries))]
+    moves = [[(t.moved, t.point, t.score)] if t.status == "explained" else [] for t in found]
+    out = _measured(setup, queries, moves, fitted.space, fitted.density)
+    seconds = spread_seconds(time.perf_counter() - started, len(queries))
+    return [TreeKindSEV(t.value, t.status, t.explained_class, setup.dataset.layout.size, q, fitted.reference, dest,
+                        seconds=seconds, engine=t.engine, restricted=tuple(setup.restricted))
+            for t, (q, dest) in zip(found, out)]
+
+
 class _Proxy:
     """The fitted parts of a class with a given reference in place of the setup's (a typical case)."""
 
@@ -227,12 +258,15 @@ class KindsTable(Explanation):
     meta_parameters = ("credible",)
 
 
-def compare_kinds(setup, rows: Sequence[int], fitted: ReferenceFits, *, kinds: Sequence[str] = tuple(REFERENCE_KINDS),
+def compare_kinds(setup, rows: Sequence[int], fitted: ReferenceFits, *, kinds: Sequence[str] | None = None,
                   max_depth: int = 6, credible: float | None = None, progress=None) -> KindsTable:
-    """Every kind (and, with ``credible``, its credible search too) on the same rows."""
+    """Every kind the model allows (:func:`available_kinds`; and, with ``credible``, each credible search too) on
+    the same rows."""
     rows = np.asarray(rows, dtype=int)
     queries = setup.dataset.features.iloc[rows]
-    runs = [(kind, None) for kind in kinds] + ([(kind, credible) for kind in kinds] if credible is not None else [])
+    kinds = available_kinds(setup) if kinds is None else kinds
+    gated = [kind for kind in kinds if kind != "tree"] if credible is not None else []
+    runs = [(kind, None) for kind in kinds] + [(kind, credible) for kind in gated]
     lines, results = [], {}
     for i, (kind, gate) in enumerate(runs):
         found = explain_kind(setup, queries, kind, fitted, max_depth=max_depth, credible=gate)
@@ -245,4 +279,4 @@ def compare_kinds(setup, rows: Sequence[int], fitted: ReferenceFits, *, kinds: S
     return KindsTable(rows, table, fitted.seconds, credible, results)
 
 
-_EXPLAINERS = {"single": _single, "flexible": _flexible, "cluster": _cluster}
+_EXPLAINERS = {"single": _single, "flexible": _flexible, "cluster": _cluster, "tree": _tree}

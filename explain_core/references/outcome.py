@@ -1,5 +1,6 @@
 """The result of SEV against each kind of reference ("Improving Decision Sparsity"): one typed result per kind —
-:class:`SingleSEV` (SEV¹, one reference), :class:`FlexibleSEV` (SEV^F), :class:`ClusterSEV` (SEV^©) — each with
+:class:`SingleSEV` (SEV¹, one reference), :class:`FlexibleSEV` (SEV^F), :class:`ClusterSEV` (SEV^©),
+:class:`TreeKindSEV` (SEVᵀ, tree models) — each with
 the row, the reference it was explained against and every minimal explanation as a :class:`~.space.Destination`
 (where it takes the row, its ℓ0 / ℓ∞ / ℓ1 and credibility), closest first; and the helpers that turn the engines'
 outputs into them.
@@ -26,7 +27,7 @@ from .credibility import ReferenceDensity
 from .search import Candidates, Found
 from .space import Destination, PopulationSpace
 
-KIND_LABELS = {"single": "SEV¹", "flexible": "SEV^F", "cluster": "SEV^©"}
+KIND_LABELS = {"single": "SEV¹", "flexible": "SEV^F", "cluster": "SEV^©", "tree": "SEVᵀ"}
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ class ReferenceSEV(Explanation):
     def shown(self) -> str:
         if self.explainable:
             return str(self.value)
-        return f"> {self.max_depth}" if self.status == "beyond_depth" else "none"
+        return {"beyond_depth": f"> {self.max_depth}", "limit": "not proven"}.get(self.status, "none")
 
     @property
     def first(self) -> Destination | None:
@@ -108,6 +109,18 @@ class ClusterSEV(ReferenceSEV):
 
     kind = "cluster"
     meta_parameters = ("max_depth", "restricted", "threshold", "prototype")
+
+
+@dataclass(frozen=True)
+class TreeKindSEV(ReferenceSEV):
+    """SEVᵀ (§4) as a kind: the groups move to values observed in the training rows, the point the model's own
+    trees lead to (:func:`~explain_core.sev.tree_sev`), not to a reference; ``reference`` is the setup's, shown
+    beside. ``status`` ``limit``: the solver's budget ran out. It has no credible search (its point is measured)."""
+
+    engine: str = "cp-sat"
+
+    kind = "tree"
+    meta_parameters = ("restricted", "engine")
 
 
 def measure(layout: GroupLayout, queries: pd.DataFrame, moves: Sequence[Sequence[tuple]], space: PopulationSpace,

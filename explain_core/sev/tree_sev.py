@@ -11,6 +11,7 @@ option per interval. The point reached is a real mix of observed values, and the
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,8 +22,8 @@ from ..intake.models import ModelAdapter
 from ..results import Explanation
 from .cube import one_row
 from .exact import FlipProblem, crosses, flip_problem, solve_flip
-from .exact_sev import DEFAULT_BUDGET
-from .trees import TreeEnsemble, Unreadable, calibrate, read_model
+from .exact_sev import DEFAULT_BUDGET, exact_engine
+from .trees import TreeEnsemble, Unreadable, calibrate
 
 MAX_CANDIDATES = 256  # observed values tried per group (spread over its range by quantiles)
 MAX_OPTIONS = 64  # options per group after merging values that every split treats alike
@@ -33,7 +34,8 @@ class TreeSEVResult(Explanation):
     """SEVᵀ of one row: ``value`` groups changed (None when nothing reaches the other class), the groups
     (``moved``), the point reached (``point``: column → value, the row's values elsewhere), the model's score
     there and its class, whether the model confirms the flip; ``conditions``: split conditions of the reached
-    leaf's path that the row violates (single trees). ``engine``: ``negative paths`` or ``cp-sat``."""
+    leaf's path that the row violates (single trees). ``engine``: ``negative paths``, ``cp-sat`` or ``one move``
+    (an ensemble that one group's move flips: every such move is scored by the model, so no solver is needed)."""
 
     value: int | None
     moved: tuple[str, ...]
@@ -61,12 +63,13 @@ class TreeSEVResult(Explanation):
         return f"≥ {self.bound or 0}" if self.status == "limit" else "none"
 
 
-def tree_sev(model: ModelAdapter, dataset: Dataset, query, rows=None, *,
+def tree_sev(model: ModelAdapter, dataset: Dataset, query, rows=None, *, restricted: Sequence[str] = (),
              budget: float = DEFAULT_BUDGET) -> TreeSEVResult:
-    """SEVᵀ of ``query`` with candidate values from ``rows`` of the dataset (default: all; pass the training rows);
-    :class:`~.trees.Unreadable` when the model is not a tree ensemble this package reads."""
+    """SEVᵀ of ``query`` with candidate values from ``rows`` of the dataset (default: all; pass the training rows),
+    the ``restricted`` groups held at the row's values; :class:`~.trees.Unreadable` when the model is not a tree
+    ensemble this package reads."""
     layout, row = dataset.layout, one_row(query)[list(dataset.layout.columns)]
-    read = read_model(model, layout)
+    read = exact_engine(model, layout).read  # read once per model and layout
     if not isinstance(read.structure, TreeEnsemble):
         raise Unreadable("SEVᵀ needs a tree model")
     source = dataset.features if rows is None else dataset.features.iloc[np.asarray(rows)]
@@ -75,8 +78,17 @@ def tree_sev(model: ModelAdapter, dataset: Dataset, query, rows=None, *,
     read, X = cal.read, cal.inputs
     c = int(model.labels_of(cal.scores[:1])[0])
     target = 1 - c
+    held = {layout.names.index(name) for name in restricted}
+    if read.structure.n_trees > 1:  # one move suffices: the candidate rows are every one-group move, scored
+        labels = model.labels_of(cal.scores)
+        one = _one_move(layout, frame, owner, labels, target, row, held)
+        if one is not None:
+            g, i = one
+            point = {col: _plain(frame[col].iloc[i]) for col in layout.groups[g].columns}
+            return TreeSEVResult(1, (layout.names[g],), point, float(cal.scores[i]), int(labels[i]), c,
+                                 engine="one move", bound=1)
     need_high = (target == 1) == (read.output.scale > 0)
-    option_rows = _options(read.structure, read.feature_group, X, owner, frame, row, layout)
+    option_rows = _options(read.structure, read.feature_group, X, owner, frame, row, layout, held)
     problem = flip_problem(read.structure, read.feature_group, X, option_rows, need_high,
                            read.output.raw_threshold(model.threshold), read.tolerance(model.threshold))
     checked: dict[bytes, tuple[float, int]] = {}
@@ -99,6 +111,25 @@ def tree_sev(model: ModelAdapter, dataset: Dataset, query, rows=None, *,
     return _result(layout, frame, option_rows, choice, checked, c, status, engine, bound, conditions)
 
 
+def _one_move(layout, frame: pd.DataFrame, owner: list[int], labels: np.ndarray, target: int, row: pd.DataFrame,
+              held: set[int]) -> tuple[int, int] | None:
+    """SEVᵀ = 1 read off the scored candidate rows (each the row with one group at an observed value): the first
+    group, in the data's order, with a value the model predicts ``target`` for, and the candidate row of its value
+    nearest the row's; None when no single move flips."""
+    owner = np.asarray(owner)
+    for g, group in enumerate(layout.groups):
+        flips = np.flatnonzero((owner == g) & (labels == target))
+        if g in held or not len(flips):
+            continue
+        return g, int(flips[np.argmin(_distance(frame, flips, group.columns, row))])
+    return None
+
+
+def _plain(value):
+    """A numpy scalar as the Python value."""
+    return value.item() if hasattr(value, "item") else value
+
+
 def _candidate_rows(dataset: Dataset, row: pd.DataFrame, source: pd.DataFrame) -> tuple[pd.DataFrame, list[int]]:
     """The row itself, then for each group the row with that group set to each candidate value (``owner``: the
     group of each row, −1 for the row itself)."""
@@ -117,8 +148,9 @@ def _candidate_rows(dataset: Dataset, row: pd.DataFrame, source: pd.DataFrame) -
 
 
 def _options(ens: TreeEnsemble, feature_group: np.ndarray, X: np.ndarray, owner: list[int], frame: pd.DataFrame,
-             row: pd.DataFrame, layout) -> list[list[int]]:
-    """Per group: row 0 (the row's own value), then one candidate row per other interval, nearest the row first."""
+             row: pd.DataFrame, layout, held: set[int] = frozenset()) -> list[list[int]]:
+    """Per group: row 0 (the row's own value), then one candidate row per other interval, nearest the row first
+    (none for the ``held`` groups: SEV®'s restricted features keep the row's value)."""
     inner = np.flatnonzero(ens.feature >= 0)
     node_group = feature_group[ens.feature[inner]]
     owner = np.asarray(owner)
@@ -126,7 +158,7 @@ def _options(ens: TreeEnsemble, feature_group: np.ndarray, X: np.ndarray, owner:
     for g, group in enumerate(layout.groups):
         rows = np.concatenate([[0], np.flatnonzero(owner == g)])
         nodes = inner[node_group == g]
-        if len(nodes) == 0:
+        if len(nodes) == 0 or g in held:
             options.append([0])
             continue
         signature = ens.goes_left(np.broadcast_to(nodes, (len(rows), len(nodes))), X[rows[:, None], ens.feature[nodes]])
@@ -192,7 +224,6 @@ def _result(layout, frame, option_rows, choice, checked, c, status, engine, boun
         return TreeSEVResult(None, (), {}, None, None, c, status, engine, status != "limit", bound, None)
     moved = tuple(layout.names[g] for g in np.flatnonzero(choice))
     point = _point(frame, option_rows, choice, layout).iloc[0]
-    changed = {col: point[col].item() if hasattr(point[col], "item") else point[col]
-               for g in np.flatnonzero(choice) for col in layout.groups[g].columns}
+    changed = {col: _plain(point[col]) for g in np.flatnonzero(choice) for col in layout.groups[g].columns}
     score, label = checked[choice.tobytes()]
     return TreeSEVResult(len(moved), moved, changed, score, label, c, status, engine, True, len(moved), conditions)

@@ -205,9 +205,12 @@ def reference_reading(setup: Setup, result) -> str:
     how far (numeric features, in standard deviations) and how credible the point it reaches is."""
     other = outcome_text(setup, 1 - result.explained_class)
     against = {"single": "the reference", "flexible": "values near the reference",
-               "cluster": f"typical case #{getattr(result, 'prototype', 0)}"}[result.kind]
+               "cluster": f"typical case #{getattr(result, 'prototype', 0)}",
+               "tree": "values seen in the training rows"}[result.kind]
     first = result.first
     if first is None:
+        if result.status == "limit":
+            return "The exact solver's budget ran out before it found the fewest features to change."
         if result.status == "beyond_depth":
             return (f"No set of up to {result.max_depth} features moved to {against} flips the prediction (larger "
                     "sets were not searched).")

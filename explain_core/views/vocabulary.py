@@ -117,13 +117,16 @@ DEFINITIONS = (
 )
 
 REFERENCE_KIND_LABELS = {"single": "One reference (SEV¹)", "flexible": "Flexible reference (SEV^F)",
-                         "cluster": "Typical cases (SEV^©)"}
+                         "cluster": "Typical cases (SEV^©)", "tree": "Values seen in training (SEVᵀ)"}
 REFERENCE_KIND_HELP = {
     "single": "The setup's reference: the mean / mode of the other class's training rows (or one real row).",
     "flexible": "Each numeric reference value may move a little (±τ quantile rank of the other class), so fewer "
                 "features need to change and they change less.",
     "cluster": "Several typical cases of the other class, each a real training row; the row is explained against "
                "the one nearest to it.",
+    "tree": "Tree models only: the fewest features to change, each to a value seen in the training rows, that the "
+            "model's own trees lead to the other class; found exactly, checked by the model (no credible search: "
+            "its credibility is shown).",
 }
 
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|$<>~:&=\"'])")

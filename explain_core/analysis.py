@@ -362,10 +362,13 @@ def row_reference_sev(setup: Setup, query: pd.DataFrame, params: ReferenceParame
 
 
 def dataset_reference_kinds(setup: Setup, rows: Sequence[int], params: ReferenceParameters | Parameters,
-                            fits: ReferenceFits | None = None, progress: ProgressFn | None = None) -> KindsTable:
-    """Every kind of reference on the same rows (with ``params.credible``, the credible searches too)."""
+                            fits: ReferenceFits | None = None, kinds: Sequence[str] | None = None,
+                            progress: ProgressFn | None = None) -> KindsTable:
+    """Every kind of reference the model allows, or ``kinds``, on the same rows (with ``params.credible``, the
+    credible searches too)."""
     fits = reference_fits(setup, params) if fits is None else fits
-    return compare_kinds(setup, rows, fits, max_depth=params.max_depth, credible=params.credible, progress=progress)
+    return compare_kinds(setup, rows, fits, kinds=kinds, max_depth=params.max_depth, credible=params.credible,
+                         progress=progress)
 
 
 def row_counterfactuals(setup: Setup, query: pd.DataFrame, params: Parameters,

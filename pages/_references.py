@@ -42,9 +42,10 @@ def row_result(_setup, key: str, query: pd.DataFrame, p: ReferenceParameters, re
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def kinds_table(_setup, key: str, rows: tuple[int, ...], p: ReferenceParameters, restricted: tuple[str, ...]):
+def kinds_table(_setup, key: str, rows: tuple[int, ...], p: ReferenceParameters, restricted: tuple[str, ...],
+                kinds: tuple[str, ...]):
     with shared.progress_bar(f"Every kind of reference on {len(rows)} rows…") as progress:
-        return dataset_reference_kinds(_setup, list(rows), p, _fits(_setup, p), progress=progress)
+        return dataset_reference_kinds(_setup, list(rows), p, _fits(_setup, p), kinds=kinds, progress=progress)
 
 
 @st.cache_data(show_spinner="DiCE's counterfactuals and SEV against each kind of reference…", max_entries=16)
@@ -162,9 +163,15 @@ def dataset_view(s, p: Parameters) -> None:
     on = st.toggle("Compare the kinds over the flagged test rows", value=len(names) <= AUTO_WIDE_GROUPS,
                    key=f"ref_wide_{s.key}", help="Every kind (and the credible searches when switched on) on the "
                                                  "same rows: the paper's tables.")
+    kinds = available_kinds(s)
+    if on and "tree" in kinds and not st.checkbox(
+            "With SEVᵀ", value=False, key=f"ref_wide_tree_{s.key}",
+            help="SEVᵀ runs one exact search per row (the other kinds share batched model calls), so over many rows "
+                 "it is the slowest kind; on the row above it is always offered."):
+        kinds = tuple(k for k in kinds if k != "tree")
     if not on or not flagged:
         return
-    table = kinds_table(s, s.key, flagged, p.references, s.restricted)
+    table = kinds_table(s, s.key, flagged, p.references, s.restricted, kinds)
     with st.container(key="ref_kinds"):
         st.plotly_chart(kinds_figure(table.table), width="stretch", key="ref_kinds_chart")
         fit = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in table.fit_seconds.items())

@@ -7,6 +7,8 @@ explanations are cached by content like every other result (``_shared``).
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
@@ -171,7 +173,7 @@ def dataset_view(s, p: Parameters) -> None:
         kinds = tuple(k for k in kinds if k != "tree")
     if not on or not flagged:
         return
-    table = kinds_table(s, s.key, flagged, p.references, s.restricted, kinds)
+    table = kinds_table(s, s.key, flagged, replace(p.references, reference_kind="single"), s.restricted, kinds)
     with st.container(key="ref_kinds"):
         st.plotly_chart(kinds_figure(table.table), width="stretch", key="ref_kinds_chart")
         fit = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in table.fit_seconds.items())

@@ -93,7 +93,7 @@ st.caption(
     f"{plain(ex.reference.description)}; the model gives it {plain(s.score_text(ref_score))}.")
 kinds = list(ex.results())
 tree = shared.tree_sev_now(s)  # SEVᵀ, beside SEV⁻, for tree models
-columns = st.columns(len(kinds) + (tree is not None))
+columns = st.columns([3] * len(kinds) + ([2] if tree is not None else []))  # SEVᵀ's card narrower
 for column, which in zip(columns, kinds):
     with column:
         show_result(ex, which)

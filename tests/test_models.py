@@ -254,7 +254,8 @@ def cache(tmp_path, monkeypatch):
 def test_demo_model_is_cached_on_disk(cache, monkeypatch):
     first = demo_model("compas", "l2_lr")
     assert sorted(p.suffix for p in cache.iterdir()) == [".json", ".skops"]
-    assert set(first.metrics) == {"train_accuracy", "train_auc", "test_accuracy", "test_auc"}
+    assert set(first.metrics) == {"train_accuracy", "train_auc", "test_accuracy", "test_auc", "test_rows"}
+    assert first.metrics["test_rows"] == "split"  # the seeded split's test rows: the model never saw them
     assert 0.65 < first.metrics["test_auc"] < 0.8 and len(first.test_rows) == np.ceil(0.2 * 6172)
 
     def no_training(*args, **kwargs):
@@ -290,7 +291,7 @@ def test_demo_classifier_labels_agree_with_predict(name, kind):
 def test_demo_regressor(kind):
     trained = demo_model("student_performance_math", kind)
     data = load_demo("student_performance_math")
-    assert set(trained.metrics) == {"train_r2", "train_rmse", "test_r2", "test_rmse"}
+    assert set(trained.metrics) == {"train_r2", "train_rmse", "test_r2", "test_rmse", "test_rows"}
     assert trained.metrics["test_r2"] > 0.5
     assert trained.model.threshold == np.median(data.y[trained.train_rows])
 

@@ -142,12 +142,15 @@ def evaluate(model: ModelAdapter, dataset: Dataset, train_rows, test_rows, test_
     return out
 
 
+CACHE_FORMAT = 2  # the cached files' layout: raised when it changes (2: metrics say where their test rows come from)
+
+
 def demo_model(dataset: Dataset | str, kind: str = "gbdt", *, seed: int = 0) -> TrainedModel:
     """A demo model for a bundled dataset: trained on first use (seeded), then loaded from the disk cache."""
     dataset = load_demo(dataset) if isinstance(dataset, str) else dataset
     check_choice(kind, DEMO_KINDS, "model kind")
     origin = dict(key=model_key("demo", dataset.name, kind, seed), dataset_key=dataset.key)
-    name = f"{dataset.name}-{kind}-{seed}-sk{sklearn.__version__}-{dataset.content_hash}"
+    name = f"{dataset.name}-{kind}-{seed}-v{CACHE_FORMAT}-sk{sklearn.__version__}-{dataset.content_hash}"
     path, meta = cache_dir() / f"{name}.skops", cache_dir() / f"{name}.json"
     if path.exists() and meta.exists():
         info = json.loads(meta.read_text())

@@ -304,3 +304,30 @@ def test_what_a_model_hands_over_is_plain_data_only():
     mlp = wrap_model(MLPClassifier(max_iter=5).fit(data.features.iloc[:50], data.y[:50]), data)
     answer = mlp.introspect(read_structure, list(mlp.columns))
     assert answer["supported"] is False and plain(answer)
+
+
+@pytest.mark.parametrize("fmt", ["xgboost", "skops"])
+def test_an_uploaded_model_is_solved_from_its_workers_plain_data_and_rescored_there(fmt, tmp_path):
+    """Issue 27 × 25: an uploaded model lives in its sandboxed worker; the worker hands over its trees as plain
+    data, the solver runs here, each explanation is re-scored through the worker: the same certified values and
+    explanations as the very same model in this process."""
+    import skops.io as sio
+
+    from explain_core.setup import model_from_upload
+
+    data, local = wide_model(p=16, seed=3)
+    if fmt == "xgboost":
+        path = tmp_path / "model.json"
+        local.estimator.get_booster().save_model(str(path))
+        blob, name = path.read_bytes(), "model.json"
+    else:
+        est = GradientBoostingClassifier(n_estimators=30, max_depth=3, random_state=0).fit(data.features, data.y)
+        local, blob, name = wrap_model(est, data), sio.dumps(est), "model.skops"
+    uploaded = model_from_upload(data, blob, name, positive_class=1).model
+    assert "Sandboxed" in type(uploaded.estimator).__name__
+    reference = make_reference(data)
+    rows = data.features.iloc[np.argsort(-local.score(data.features))[::60][:4]]
+    there = sev_results(uploaded, data.layout, rows, reference, kind="minus", method="exact")
+    here = sev_results(local, data.layout, rows, reference, kind="minus", method="exact")
+    assert all(r.engine in ("cp-sat", "tree layers") and r.certified for r in there)
+    assert [(r.value, set(r.explanations)) for r in there] == [(r.value, set(r.explanations)) for r in here]

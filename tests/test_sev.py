@@ -431,3 +431,30 @@ def test_dataset_rows_are_encoded_once_and_edited_rows_afresh(monkeypatch):
         assert (raw.minus.value, raw.minus.explanations, raw.plus.value, raw.plus.explanations) == \
             (ex.minus.value, ex.minus.explanations, ex.plus.value, ex.plus.explanations)
         np.testing.assert_allclose(raw.minus.vertex_scores, ex.minus.vertex_scores)
+
+
+@pytest.mark.parametrize("name, kind", [("compas", "gbdt"), ("compas", "l2_lr")])
+def test_a_row_whose_sev_is_at_most_two_costs_one_model_call(name, kind, monkeypatch):
+    """The one-row path scores the query, the reference and two layers from each side in its first call
+    (cube.ahead_masks): a row with SEV⁻ and SEV⁺ ≤ 2 needs no other call (what a sandboxed model pays for), and
+    its values are the full hypercube's."""
+    from explain_core.analysis import demo_setup, predicted_rows
+
+    setup = demo_setup(name, kind)
+    calls = []
+    original = ModelAdapter.scores_of  # every model call goes through it (score too)
+    monkeypatch.setattr(ModelAdapter, "scores_of", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
+    checked = 0
+    for row in predicted_rows(setup)[:30]:
+        query = setup.query(int(row))
+        reference = setup.reference_for(query)  # the mirrored reference: it reads the row's class first
+        calls.clear()
+        ex = explain_sev(setup.model, setup.dataset, query, reference)
+        if ex.minus.value is not None and ex.plus.value is not None and max(ex.minus.value, ex.plus.value) <= 2:
+            assert len(calls) == 1, (row, ex.minus.value, ex.plus.value, len(calls))
+            checked += 1
+        cube = hypercube(setup.model, setup.dataset.layout, query, reference)
+        c = cube.labels[cube.masks.all(axis=1)][0]  # the query's own vertex
+        assert ex.minus.value == cube.depth_from_query[cube.labels != c].min()
+        assert ex.plus.value == cube.masks.sum(axis=1)[cube.labels == c].min()
+    assert checked >= 10

@@ -56,6 +56,24 @@ def first_layer_masks(p: int) -> np.ndarray:
     return np.concatenate([~eye, eye])
 
 
+AHEAD_TWO_LAYERS_UP_TO = 12  # groups: up to this width a one-row search scores two layers from each side ahead
+
+
+def ahead_masks(p: int) -> np.ndarray:
+    """The vertices a one-row search scores in its first model call, with the query and the reference: one move
+    from the query (SEV⁻'s first layer) and from the reference (SEV⁺'s), and up to
+    :data:`AHEAD_TWO_LAYERS_UP_TO` groups two moves from each (at most 156 rows), so the many rows whose SEV is 1
+    or 2 need no second call (what a model in a sandboxed worker pays most for)."""
+    moved = [np.eye(p, dtype=bool)]
+    if p <= AHEAD_TWO_LAYERS_UP_TO:
+        pairs = np.array(list(itertools.combinations(range(p), 2)), dtype=int).reshape(-1, 2)
+        two = np.zeros((len(pairs), p), dtype=bool)
+        two[np.arange(len(pairs))[:, None], pairs] = True
+        moved.append(two)
+    moved = np.concatenate(moved)
+    return np.concatenate([~moved, moved])
+
+
 class VertexScorer:
     """Model scores of hypercube vertices of many queries against one reference.
 
@@ -63,8 +81,8 @@ class VertexScorer:
     reference are encoded once (a dataset's rows are encoded once per model) and vertices are mixed as numeric
     arrays for the final estimator — the same scores as encoding each mixed raw row, without per-call
     preprocessing. Otherwise vertices are mixed as raw rows (:func:`mix`) for the whole model. With
-    ``first_layers`` (one query), the first layer of both SEV⁻ and SEV⁺ is scored in the same model call as the
-    query and the reference.
+    ``first_layers`` (one query), the vertices of :func:`ahead_masks` (the first layers of both SEV⁻ and SEV⁺, the
+    second too on narrow data) are scored in the same model call as the query and the reference.
     """
 
     def __init__(self, model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference,
@@ -75,20 +93,24 @@ class VertexScorer:
         self._known: dict[bytes, float] = {}  # one query's vertex scores computed ahead (first_layers)
         columns = list(layout.columns)
         n = len(queries)
+        ahead = ahead_masks(layout.size) if first_layers and n == 1 else np.zeros((0, layout.size), bool)
         if self.encoded is None:
-            scores = self._chunked(model.score, pd.concat([queries[columns], reference.as_frame(columns)]))
+            parts = [queries[columns], reference.as_frame(columns)]
+            if len(ahead):
+                parts.append(mix(layout, queries, reference, ahead))
+            scores = self._chunked(model.score, pd.concat(parts, ignore_index=True))
             equal = np.column_stack([queries[c].to_numpy() == reference.values[c] for c in columns])
             column_group = np.array(layout.column_group)
         else:
             source = layout.source.features if layout.source is not None else None
             self._queries = self.encoded.encode_rows(queries, source, list(model.columns))
             self._reference = self.encoded.encode_reference(reference.values, model.columns)
-            ahead = first_layer_masks(layout.size) if first_layers and n == 1 else np.zeros((0, layout.size), bool)
-            mixed = np.where(ahead[:, self.encoded.column_group], self._queries[0], self._reference)
+            mixed = np.where(ahead[:, self.encoded.column_group], self._queries[0], self._reference) if len(ahead) \
+                else np.zeros((0, self._queries.shape[1]))
             scores = self._chunked(lambda X: model.scores_of(self.encoded.estimator, X),
                                    np.vstack([self._queries, self._reference[None, :], mixed]))
-            self._known = dict(zip((m.tobytes() for m in ahead), scores[n + 1:].tolist()))
             equal, column_group = self._queries == self._reference, self.encoded.column_group
+        self._known = dict(zip((m.tobytes() for m in ahead), scores[n + 1:].tolist()))
         self.query_scores, self.reference_score = scores[:n], float(scores[n])
         self.same = np.column_stack([equal[:, column_group == g].all(axis=1) for g in range(layout.size)])
 
@@ -107,16 +129,16 @@ class VertexScorer:
         pick = np.flatnonzero(fresh)
         if len(pick) == 0:
             return out
-        if self.encoded is None:
-            frame = mix(self.layout, self.queries.iloc[rows], self.reference, masks).iloc[pick]
-            out.flat[pick] = self.model.score(frame)
-            return out
         if self._known and len(rows) == 1:  # the one-row path: vertices scored ahead are read off
             known = np.array([self._known.get(masks[j].tobytes(), np.nan) for j in pick])
             out.flat[pick] = known
             pick = pick[np.isnan(known)]
             if len(pick) == 0:
                 return out
+        if self.encoded is None:
+            frame = mix(self.layout, self.queries.iloc[rows], self.reference, masks).iloc[pick]
+            out.flat[pick] = self.model.score(frame)
+            return out
         i, j = np.divmod(pick, len(masks))
         keep = masks[j][:, self.encoded.column_group]
         X = np.where(keep, self._queries[rows[i]], self._reference)

@@ -62,8 +62,17 @@ def model_files(folder: Path, visitors: int) -> list[Path]:
     return paths
 
 
-def visitor(browser, url: str, path: Path) -> None:
-    context = browser.new_context()
+def visitor(url: str, path: Path) -> None:
+    """One visitor in its own browser (Playwright's sync API belongs to the thread that started it)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        _visit(browser.new_context(), url, path)
+        browser.close()
+
+
+def _visit(context, url: str, path: Path) -> None:
     page = context.new_page()
     page.set_default_timeout(300_000)
     page.goto(url)
@@ -103,7 +112,7 @@ def main() -> None:
         context.close()
         time.sleep(TTL_S + 5)
         idle = rss_mb(server.pid)
-        threads = [threading.Thread(target=visitor, args=(browser, url, path)) for path in paths]
+        threads = [threading.Thread(target=visitor, args=(url, path)) for path in paths]
         for t in threads:
             t.start()
         for t in threads:

@@ -2,6 +2,7 @@
 app and always shows the new setup; a reload (F5) of an uploaded analysis brings that analysis back, not the demo."""
 from __future__ import annotations
 
+import re
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
@@ -70,6 +71,9 @@ def test_a_page_clicked_right_after_a_new_setup_shows_it(browser, streamlit_serv
         choose(page, "dm_demo", label, wait_for_app)
         page.locator(f".st-key-dm_demo_load{LIVE} button").click()
         wait_for_app(page)
+        # "Use this setup" applies what its page showed (a stale click keeps the old setup, by design), so the
+        # test clicks it once the page shows the loaded demo: on a busy machine the redraw can trail the run
+        page.get_by_text(re.compile(rf"replaces the session's setup with {re.escape(name)} with")).wait_for()
         page.locator(f".st-key-dm_use{LIVE} button").click()
         page.wait_for_timeout(int(delay * 1000))
         nav(page, "Home")

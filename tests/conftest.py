@@ -73,30 +73,28 @@ def _navigation_mode(monkeypatch):
     monkeypatch.setattr(pages_manager.PagesManager, "__init__", init)
 
 
-@pytest.fixture(scope="session", autouse=True)
-def explain_cache_dir(tmp_path_factory):
-    """One fresh EXPLAIN_CACHE_DIR for the whole session (set in os.environ, restored afterwards)."""
-    path = tmp_path_factory.mktemp("explain-cache")
-    old = os.environ.get("EXPLAIN_CACHE_DIR")
-    os.environ["EXPLAIN_CACHE_DIR"] = str(path)
+def _fresh_folder(tmp_path_factory, variable: str, name: str):
+    """A fresh folder named by ``variable`` in os.environ for the whole session, the old value restored after."""
+    path = tmp_path_factory.mktemp(name)
+    old = os.environ.get(variable)
+    os.environ[variable] = str(path)
     yield path
     if old is None:
-        os.environ.pop("EXPLAIN_CACHE_DIR", None)
+        os.environ.pop(variable, None)
     else:
-        os.environ["EXPLAIN_CACHE_DIR"] = old
+        os.environ[variable] = old
+
+
+@pytest.fixture(scope="session", autouse=True)
+def explain_cache_dir(tmp_path_factory):
+    """One fresh EXPLAIN_CACHE_DIR for the whole session."""
+    yield from _fresh_folder(tmp_path_factory, "EXPLAIN_CACHE_DIR", "explain-cache")
 
 
 @pytest.fixture(scope="session", autouse=True)
 def explain_state_dir(tmp_path_factory):
     """One fresh EXPLAIN_STATE_DIR (the saved analyses) for the whole session, so no test writes the user's own."""
-    path = tmp_path_factory.mktemp("explain-state")
-    old = os.environ.get("EXPLAIN_STATE_DIR")
-    os.environ["EXPLAIN_STATE_DIR"] = str(path)
-    yield path
-    if old is None:
-        os.environ.pop("EXPLAIN_STATE_DIR", None)
-    else:
-        os.environ["EXPLAIN_STATE_DIR"] = old
+    yield from _fresh_folder(tmp_path_factory, "EXPLAIN_STATE_DIR", "explain-state")
 
 
 def _free_port() -> int:

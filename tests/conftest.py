@@ -73,9 +73,14 @@ def _navigation_mode(monkeypatch):
     monkeypatch.setattr(pages_manager.PagesManager, "__init__", init)
 
 
-def _fresh_folder(tmp_path_factory, variable: str, name: str):
-    """A fresh folder named by ``variable`` in os.environ for the whole session, the old value restored after."""
-    path = tmp_path_factory.mktemp(name)
+def _fresh_folder(tmp_path_factory, variable: str, name: str, shared: bool = False):
+    """A fresh folder named by ``variable`` in os.environ for the whole session, the old value restored after.
+    ``shared``: one folder for all of a run's workers (pytest -n), beside their own temporary folders."""
+    if shared and os.environ.get("PYTEST_XDIST_WORKER"):
+        path = tmp_path_factory.getbasetemp().parent / name
+        path.mkdir(exist_ok=True)
+    else:
+        path = tmp_path_factory.mktemp(name)
     old = os.environ.get(variable)
     os.environ[variable] = str(path)
     yield path
@@ -87,8 +92,9 @@ def _fresh_folder(tmp_path_factory, variable: str, name: str):
 
 @pytest.fixture(scope="session", autouse=True)
 def explain_cache_dir(tmp_path_factory):
-    """One fresh EXPLAIN_CACHE_DIR for the whole session."""
-    yield from _fresh_folder(tmp_path_factory, "EXPLAIN_CACHE_DIR", "explain-cache")
+    """One fresh EXPLAIN_CACHE_DIR for the whole run, shared by its workers: each demo model is trained once (the
+    cache writes a file whole, by renaming, so a worker reads a model whole or trains it itself)."""
+    yield from _fresh_folder(tmp_path_factory, "EXPLAIN_CACHE_DIR", "explain-cache", shared=True)
 
 
 @pytest.fixture(scope="session", autouse=True)

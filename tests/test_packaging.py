@@ -4,6 +4,7 @@ its cache to the user's cache folder, and ``explain-core app`` serves the instal
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -22,8 +23,12 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(ROOT),
+    """The wheel, built from a copy of the source: setuptools builds in the source's ``build/``, which two test
+    workers (pytest -n) or an editable install would otherwise share."""
+    source, out = tmp_path_factory.mktemp("source") / "tree", tmp_path_factory.mktemp("wheel")
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        "build", "dist", ".git", ".venv", "venv", "__pycache__", "*.egg-info", "tests", "bench"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(source),
                     "-w", str(out)], check=True, capture_output=True, cwd=out)
     return next(out.glob("explain_explorer-*.whl"))
 
@@ -58,6 +63,8 @@ def test_wheel_holds_the_package_its_data_and_the_dashboard(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"explain_core/datasets/compas.csv", "explain_core/datasets/datasets.json",
             "explain_core/linear/iht.py", "explain_core/report/pdf.py"} <= names
+    packages = {str(p.relative_to(ROOT)) for p in (ROOT / "explain_core").rglob("__init__.py")}
+    assert packages <= names, f"packages missing from the wheel: {sorted(packages - names)}"
     shared = [n for n in names if ".data/data/share/explain-explorer/" in n]
     assert ({n.split("share/explain-explorer/")[1] for n in shared}
             >= {"app.py", "pages/sev.py", ".streamlit/config.toml"})
@@ -96,9 +103,11 @@ def test_installed_app_command_serves_the_dashboard(venv, tmp_path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {**os.environ, cache.CACHE_ENV: str(tmp_path)}
-    server = subprocess.Popen([venv / "bin" / "explain-core", "app", "--server.headless", "true", "--server.port",
-                               str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-                              cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    log = tmp_path / "server.log"
+    with open(log, "wb") as out:
+        server = subprocess.Popen([venv / "bin" / "explain-core", "app", "--server.headless", "true", "--server.port",
+                                   str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+                                  cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -107,7 +116,8 @@ def test_installed_app_command_serves_the_dashboard(venv, tmp_path):
                     assert answer.read().strip() == b"ok"
                     break
             except OSError:
-                assert server.poll() is None and time.monotonic() < deadline, "explain-core app did not start"
+                assert server.poll() is None and time.monotonic() < deadline, \
+                    f"explain-core app did not start:\n{log.read_text()[-3000:]}"
                 time.sleep(0.25)
     finally:
         server.terminate()

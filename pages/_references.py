@@ -43,9 +43,11 @@ def row_result(_setup, key: str, query: pd.DataFrame, p: ReferenceParameters, re
     return row_reference_sev(_setup, query, p, _fits(_setup, p))
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@st.cache_resource(show_spinner=False, max_entries=8)
 def kinds_table(_setup, key: str, rows: tuple[int, ...], p: ReferenceParameters, restricted: tuple[str, ...],
                 kinds: tuple[str, ...]):
+    """One shared (read-only) table per setup and parameters: it holds every row's result, which a per-session copy
+    (``cache_data``) would unpickle on every run (~0.3 s on COMPAS)."""
     with shared.progress_bar(f"Every kind of reference on {len(rows)} rows…") as progress:
         return dataset_reference_kinds(_setup, list(rows), p, _fits(_setup, p), kinds=kinds, progress=progress)
 
@@ -159,21 +161,38 @@ def prototype_cards(s, prototypes, assigned: int) -> None:
     shared.download_buttons("typical_cases", None, prototypes, key="ref_cards")
 
 
+def wide_rows(s) -> tuple[int, ...]:
+    """The rows the kinds are compared on: the first 1,000 flagged test rows."""
+    return tuple(int(r) for r in shared.flagged_rows(s)[:1000])
+
+
+def wide_table(s, p: ReferenceParameters, with_tree: bool):
+    """Every kind the model allows (SEVᵀ only ``with_tree``) over :func:`wide_rows`."""
+    kinds = tuple(k for k in available_kinds(s) if with_tree or k != "tree")
+    return kinds_table(s, s.key, wide_rows(s), replace(p, reference_kind="single"), s.restricted, kinds)
+
+
+def warm(s, query: pd.DataFrame) -> None:
+    """The server's start-up (``_shared.warm_up``): what a first visit's section computes on the default demo with
+    the default parameters — the fits, the row's result, the kinds side by side — into the shared caches."""
+    p = Parameters().references
+    row_result(s, s.key, query, p, s.restricted)
+    if len(s.dataset.group_names) <= AUTO_WIDE_GROUPS and wide_rows(s):
+        wide_table(s, p, with_tree=False)
+
+
 def dataset_view(s, p: Parameters) -> None:
-    names = s.dataset.group_names
-    flagged = tuple(int(r) for r in shared.flagged_rows(s)[:1000])
-    on = st.toggle("Compare the kinds over the flagged test rows", value=len(names) <= AUTO_WIDE_GROUPS,
+    on = st.toggle("Compare the kinds over the flagged test rows", value=len(s.dataset.group_names) <= AUTO_WIDE_GROUPS,
                    key=f"ref_wide_{s.key}", help="Every kind (and the credible searches when switched on) on the "
                                                  "same rows: the paper's tables.")
-    kinds = available_kinds(s)
-    if on and "tree" in kinds and not st.checkbox(
-            "With SEVᵀ", value=False, key=f"ref_wide_tree_{s.key}",
-            help="SEVᵀ runs one exact search per row (the other kinds share batched model calls), so over many rows "
-                 "it is the slowest kind; on the row above it is always offered."):
-        kinds = tuple(k for k in kinds if k != "tree")
+    with_tree = on and "tree" in available_kinds(s) and st.checkbox(
+        "With SEVᵀ", value=False, key=f"ref_wide_tree_{s.key}",
+        help="SEVᵀ runs one exact search per row (the other kinds share batched model calls), so over many rows it "
+             "is the slowest kind; on the row above it is always offered.")
+    flagged = wide_rows(s)
     if not on or not flagged:
         return
-    table = kinds_table(s, s.key, flagged, replace(p.references, reference_kind="single"), s.restricted, kinds)
+    table = wide_table(s, p.references, with_tree)
     with st.container(key="ref_kinds"):
         st.plotly_chart(kinds_figure(table.table), width="stretch", key="ref_kinds_chart")
         fit = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in table.fit_seconds.items())

@@ -168,8 +168,8 @@ def test_an_idle_worker_stops_and_a_pickled_proxy_carries_the_file(lr_blob, monk
     first = model.predict_proba(lr_blob[1])
     process = model._slot[0].process
     deadline = time.monotonic() + 15
-    while model._slot[0] is not None and time.monotonic() < deadline:
-        time.sleep(0.2)
+    while (model._slot[0] is not None or process.poll() is None) and time.monotonic() < deadline:
+        time.sleep(0.2)  # the reaper empties the slot, then stops the process: both are waited for
     assert model._slot[0] is None and process.poll() is not None  # its memory went back to the system
     np.testing.assert_array_equal(model.predict_proba(lr_blob[1]), first)  # restarted on demand
     copy = pickle.loads(pickle.dumps(model))

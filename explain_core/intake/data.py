@@ -66,6 +66,12 @@ class GroupLayout:
     def of(cls, dataset: "Dataset") -> "GroupLayout":
         return dataset.layout
 
+    def __reduce__(self):
+        """Pickled (a cached result, a Dask task) without ``source``: it only lets the engines reuse work done once
+        per dataset, and every result that holds a layout would otherwise carry the whole table (COMPAS: 464 KB of
+        a 466 KB SEV result, unpickled on every run that reads it from Streamlit's cache)."""
+        return GroupLayout, (self.groups,)
+
     @cached_property
     def names(self) -> tuple[str, ...]:
         return tuple(g.name for g in self.groups)
@@ -106,6 +112,11 @@ class Dataset:
     @cached_property
     def layout(self) -> GroupLayout:
         return GroupLayout(tuple(self.groups), self)
+
+    def __getstate__(self) -> dict:
+        """Pickled without the cached layout: a copy rebuilds its own, pointing at itself (a pickled layout drops
+        its dataset, :meth:`GroupLayout.__reduce__`)."""
+        return {k: v for k, v in self.__dict__.items() if k != "layout"}
 
     @property
     def group_names(self) -> list[str]:

@@ -154,16 +154,18 @@ def test_xgboost_sklearn_and_native(data, xy, tmp_path):
     X, y = xy
     model = xgboost.XGBClassifier(n_estimators=40, max_depth=3, random_state=0, n_jobs=1).fit(X, y)
     expected = lambda R: model.predict_proba(R)[:, 1]  # noqa: E731
+    loaded = {}
     for blob, name in [(skops_bytes(model), "xgb.skops"), (native_bytes(model, ".json", tmp_path), "xgb.json"),
                        (native_bytes(model, ".ubj", tmp_path), "xgb.ubj")]:
-        same_scores(load(data, blob, name, positive_class=1), expected, X)
+        loaded[name] = load(data, blob, name, positive_class=1)
+        same_scores(loaded[name], expected, X)
     unnamed = xgboost.XGBClassifier(n_estimators=40, max_depth=3, random_state=0, n_jobs=1).fit(X.to_numpy(), y)
     # onnxmltools exports XGBoost models fitted without column names (f0, f1, …): the inputs go in order
     setup = load(data, onnx_bytes(unnamed, X.shape[1], "xgboost"), "xgb.onnx", positive_class=1, by_order=True)
     same_scores(setup, lambda R: unnamed.predict_proba(R.to_numpy())[:, 1], X)
     explain_one_row(setup)
-    shap = row_baselines(load(data, native_bytes(model, ".json", tmp_path), "xgb.json", positive_class=1),
-                         data.features.iloc[[0]], Parameters(lime_samples=200, shap_background=20)).shap
+    shap = row_baselines(loaded["xgb.json"], data.features.iloc[[0]], Parameters(lime_samples=200,
+                                                                                   shap_background=20)).shap
     assert shap.explainer.startswith("TreeExplainer")  # SHAP's tree path for the native booster too
 
 
@@ -174,15 +176,16 @@ def test_lightgbm_sklearn_and_native_with_sanitised_names(data, xy, tmp_path):
     model = lightgbm.LGBMClassifier(n_estimators=40, num_leaves=8, random_state=0, n_jobs=1, verbose=-1).fit(X, y)
     assert "median_income" in model.feature_names_in_  # LightGBM sanitised the space
     expected = lambda R: model.predict_proba(R.rename(columns={"median income": "median_income"}))[:, 1]  # noqa: E731
+    loaded = {}
     for blob, name, kwargs in [(skops_bytes(model), "lgbm.skops", {}),
                                (native_bytes(model, ".txt", tmp_path), "lgbm.txt", {}),
                                (onnx_bytes(model, X.shape[1], "lightgbm"), "lgbm.onnx", {"by_order": True})]:
-        setup = load(data, blob, name, positive_class=1, **kwargs)
+        setup = loaded[name] = load(data, blob, name, positive_class=1, **kwargs)
         same_scores(setup, expected, X)
         if name != "lgbm.onnx":
             assert setup.model.estimator.mapping["median income"] == "median_income"
     explain_one_row(setup)
-    shap = row_baselines(load(data, skops_bytes(model), "lgbm.skops", positive_class=1), data.features.iloc[[0]],
+    shap = row_baselines(loaded["lgbm.skops"], data.features.iloc[[0]],
                          Parameters(lime_samples=200, shap_background=20)).shap
     assert shap.explainer.startswith("TreeExplainer")
 

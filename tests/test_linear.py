@@ -41,31 +41,43 @@ def brute_projection(u: np.ndarray, k: int, b: float) -> float:
 
 
 def brute_fit(P: GramProblem, k: int):
-    """(F̂, w) minimising (MIP) over every support of size ≤ k and every active set of the box."""
+    """(F̂, w) minimising (MIP) over every support of size ≤ k and every active set of the box (patterns of 0 = free,
+    ±1 = at that bound; the sign patterns sharing a free set are solved as one least-squares system)."""
     d, best = P.d, (np.inf, None)
     for s in range(1, k + 1):
+        patterns = np.array(list(itertools.product((0, 1, -1), repeat=s)))
+        free_sets = {}
+        for i, pattern in enumerate(patterns):
+            free_sets.setdefault(tuple(pattern == 0), []).append(i)
         for S in itertools.combinations(range(d), s):
-            for pattern in itertools.product((0, 1, -1), repeat=s):
-                w = _active_set_point(P, list(S), np.array(pattern))
-                if w is not None and (value := (w @ P.G @ w - 2 * P.c @ w + P.yy) / 4) < best[0]:
-                    best = (value, w)
+            W = _active_set_points(P, list(S), patterns, free_sets)
+            values = (((W @ P.G) * W).sum(axis=1) - 2 * W @ P.c + P.yy) / 4
+            i = int(np.argmin(np.where(np.isnan(values), np.inf, values)))  # the first of the best, in pattern order
+            if values[i] < best[0]:
+                best = (values[i], W[i])
     return best
 
 
-def _active_set_point(P: GramProblem, S, pattern):
-    free = [j for j, p in zip(S, pattern) if p == 0]
-    w = np.zeros(P.d)
-    w[[j for j, p in zip(S, pattern) if p != 0]] = pattern[pattern != 0]
-    rest = P.fx - P.x @ w
-    if not free:
-        return w if abs(rest) < 1e-12 else None
-    n = len(free)
-    A = np.zeros((n + 1, n + 1))
-    A[:n, :n], A[:n, n], A[n, :n] = 2 * P.G[np.ix_(free, free)], P.x[free], P.x[free]
-    r = np.r_[2 * P.c[free] - 2 * P.G[free] @ w, rest]
-    sol = np.linalg.lstsq(A, r, rcond=None)[0]
-    w[free] = sol[:n]
-    return w if np.abs(A @ sol - r).max() < 1e-9 and np.abs(w).max() <= 1 + 1e-12 else None
+def _active_set_points(P: GramProblem, S, patterns, free_sets) -> np.ndarray:
+    """One row per pattern: the KKT point of support S with the free coordinates solved, NaN where there is none."""
+    W = np.zeros((len(patterns), P.d))
+    W[:, S] = patterns
+    ok = np.ones(len(patterns), dtype=bool)
+    for mask, rows in free_sets.items():
+        free = [j for j, f in zip(S, mask) if f]
+        rest = P.fx - W[rows] @ P.x
+        if not free:
+            ok[rows] = np.abs(rest) < 1e-12
+            continue
+        n = len(free)
+        A = np.zeros((n + 1, n + 1))
+        A[:n, :n], A[:n, n], A[n, :n] = 2 * P.G[np.ix_(free, free)], P.x[free], P.x[free]
+        R = np.vstack([2 * P.c[free, None] - 2 * P.G[free] @ W[rows].T, rest])
+        sol = np.linalg.lstsq(A, R, rcond=None)[0]
+        W[np.ix_(rows, free)] = sol[:n].T
+        ok[rows] = (np.abs(A @ sol - R).max(axis=0) < 1e-9) & (np.abs(W[rows]).max(axis=1) <= 1 + 1e-12)
+    W[~ok] = np.nan
+    return W
 
 
 def random_problem(rng, d: int, sigma: float, target: str, m: int = 200) -> GramProblem:

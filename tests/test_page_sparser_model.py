@@ -22,12 +22,12 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
 def test_sparser_model_page_trains_compares_and_switches_the_session(explain_cache_dir, monkeypatch, tmp_path):
-    downloads: dict[str, bytes] = {}
+    drawn: dict = {}  # file name → the data of its button as last drawn (a callable: written when clicked)
     original = DeltaGenerator.download_button
 
     def capture(self, label, data, *args, **kwargs):
         if kwargs.get("key") in ("sparse_download", "sparse_download_onnx"):
-            downloads[kwargs["file_name"]] = data() if callable(data) else data
+            drawn[kwargs["file_name"]] = data
         return original(self, label, data, *args, **kwargs)
 
     monkeypatch.setattr(DeltaGenerator, "download_button", capture)
@@ -51,7 +51,8 @@ def test_sparser_model_page_trains_compares_and_switches_the_session(explain_cac
     assert len(at.get("plotly_chart")) == 4  # distributions, Sankey, prevalence, training history
     keys = [b.key for b in at.get("download_button")]
     assert "sparse_download" in keys and "sparse_download_onnx" in keys
-    assert set(downloads) == {"sparser_model.skops", "sparser_model.onnx"}
+    assert set(drawn) == {"sparser_model.skops", "sparser_model.onnx"}
+    downloads = {name: data() if callable(data) else data for name, data in drawn.items()}  # the clicks
     frame = base.dataset.features
     for name, content in downloads.items():  # both files load back as uploads, with the trained model's scores
         (tmp_path / name).write_bytes(content)

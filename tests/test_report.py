@@ -409,7 +409,7 @@ def test_report_page_previews_the_headline_numbers(demo, row):
 
 # --- the command line -------------------------------------------------------------------------------------------
 
-CLI_FAST = ["-m", "1000", "--lens-references", "20", "--lime-samples", "300", "--shap-background", "20",
+CLI_FAST = ["-m", "300", "--lens-references", "20", "--lime-samples", "300", "--shap-background", "20",
             "--renderer", "matplotlib"]
 
 
@@ -420,7 +420,7 @@ def run_cli(*args, timeout=300) -> subprocess.CompletedProcess:
 
 def test_cli_writes_one_pdf_per_row_and_the_index(tmp_path, positive_rows, demo):
     data, trained, reference = demo
-    rows = positive_rows[:3]
+    rows = positive_rows[:2]
     out = tmp_path / "reports"
     done = run_cli("report", "--data", "data/compas.csv", "--model", "gbdt", "--rows", ",".join(map(str, rows)),
                    "--out", str(out), *CLI_FAST)

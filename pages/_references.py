@@ -172,15 +172,6 @@ def wide_table(s, p: ReferenceParameters, with_tree: bool):
     return kinds_table(s, s.key, wide_rows(s), replace(p, reference_kind="single"), s.restricted, kinds)
 
 
-def warm(s, query: pd.DataFrame) -> None:
-    """The server's start-up (``_shared.warm_up``): what a first visit's section computes on the default demo with
-    the default parameters — the fits, the row's result, the kinds side by side — into the shared caches."""
-    p = Parameters().references
-    row_result(s, s.key, query, p, s.restricted)
-    if len(s.dataset.group_names) <= AUTO_WIDE_GROUPS and wide_rows(s):
-        wide_table(s, p, with_tree=False)
-
-
 def dataset_view(s, p: Parameters) -> None:
     on = st.toggle("Compare the kinds over the flagged test rows", value=len(s.dataset.group_names) <= AUTO_WIDE_GROUPS,
                    key=f"ref_wide_{s.key}", help="Every kind (and the credible searches when switched on) on the "

@@ -98,22 +98,10 @@ def warm_up() -> None:
     PagesManager.uses_pages_directory = False
     logging.disable(logging.WARNING)  # no "missing ScriptRunContext" warnings: there is no visitor to draw for yet
     try:
-        warm_first_visit(demo(*DEFAULT_DEMO))
+        demo(*DEFAULT_DEMO)
         st.empty()  # Streamlit's first element in a process inspects the whole call stack once (~0.2 s here)
     finally:
         logging.disable(logging.NOTSET)
-
-
-def warm_first_visit(s: Setup) -> None:
-    """What a first visit's SEV page computes on the default demo (default parameters, its first flagged row) put
-    into the shared caches: the row's scores, SEV and SEVᵀ, and the references' fits, result and kinds table (the
-    larger part: ~1 s quiet), so a visitor's first run only draws."""
-    from pages import _references  # it imports this module
-
-    p, query = Parameters(), s.query(default_row(s))
-    sev(s, s.key, query, p.sev, s.restricted)
-    tree_sev(s, s.key, query, p.sev, s.restricted)
-    _references.warm(s, query)
 
 
 TRIM_EVERY_S = 30

@@ -2,6 +2,7 @@
 sparsity-aware bounds against every support, deadlines, gaps, the side-by-side MIQP process."""
 from __future__ import annotations
 
+import gc
 import itertools
 import time
 
@@ -173,9 +174,14 @@ def hard_problem(d: int = 160, m: int = 2000) -> GramProblem:
 def test_every_path_honours_its_time_limit_with_a_valid_gap(method):
     P = hard_problem()
     limit = 2.0
-    t0 = time.monotonic()
-    fit = exact_fit(P, 8, method=method, time_limit=limit)
-    wall = time.monotonic() - t0
+    gc.collect()
+    gc.freeze()  # the limit is the solver's: a full collection over the heap of every earlier test in this
+    try:  # process (a worker of pytest -n runs hundreds) is not its time (once 3.9 s here for a 2 s limit)
+        t0 = time.monotonic()
+        fit = exact_fit(P, 8, method=method, time_limit=limit)
+        wall = time.monotonic() - t0
+    finally:
+        gc.unfreeze()
     assert wall <= 1.1 * limit + 0.2, wall  # 10%, and a little for a loaded CI machine
     assert fit.status == "time_limit" and not fit.certified
     assert 0.0 <= fit.lower_bound <= fit.objective <= fit.incumbent_objective + 1e-15

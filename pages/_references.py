@@ -161,29 +161,21 @@ def prototype_cards(s, prototypes, assigned: int) -> None:
     shared.download_buttons("typical_cases", None, prototypes, key="ref_cards")
 
 
-def wide_rows(s) -> tuple[int, ...]:
-    """The rows the kinds are compared on: the first 1,000 flagged test rows."""
-    return tuple(int(r) for r in shared.flagged_rows(s)[:1000])
-
-
-def wide_table(s, p: ReferenceParameters, with_tree: bool):
-    """Every kind the model allows (SEVᵀ only ``with_tree``) over :func:`wide_rows`."""
-    kinds = tuple(k for k in available_kinds(s) if with_tree or k != "tree")
-    return kinds_table(s, s.key, wide_rows(s), replace(p, reference_kind="single"), s.restricted, kinds)
-
-
 def dataset_view(s, p: Parameters) -> None:
-    on = st.toggle("Compare the kinds over the flagged test rows", value=len(s.dataset.group_names) <= AUTO_WIDE_GROUPS,
+    names = s.dataset.group_names
+    flagged = tuple(int(r) for r in shared.flagged_rows(s)[:1000])
+    on = st.toggle("Compare the kinds over the flagged test rows", value=len(names) <= AUTO_WIDE_GROUPS,
                    key=f"ref_wide_{s.key}", help="Every kind (and the credible searches when switched on) on the "
                                                  "same rows: the paper's tables.")
-    with_tree = on and "tree" in available_kinds(s) and st.checkbox(
-        "With SEVᵀ", value=False, key=f"ref_wide_tree_{s.key}",
-        help="SEVᵀ runs one exact search per row (the other kinds share batched model calls), so over many rows it "
-             "is the slowest kind; on the row above it is always offered.")
-    flagged = wide_rows(s)
+    kinds = available_kinds(s)
+    if on and "tree" in kinds and not st.checkbox(
+            "With SEVᵀ", value=False, key=f"ref_wide_tree_{s.key}",
+            help="SEVᵀ runs one exact search per row (the other kinds share batched model calls), so over many rows "
+                 "it is the slowest kind; on the row above it is always offered."):
+        kinds = tuple(k for k in kinds if k != "tree")
     if not on or not flagged:
         return
-    table = wide_table(s, p.references, with_tree)
+    table = kinds_table(s, s.key, flagged, replace(p.references, reference_kind="single"), s.restricted, kinds)
     with st.container(key="ref_kinds"):
         st.plotly_chart(kinds_figure(table.table), width="stretch", key="ref_kinds_chart")
         fit = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in table.fit_seconds.items())

@@ -64,14 +64,12 @@ def ahead_masks(p: int) -> np.ndarray:
     from the query (SEV⁻'s first layer) and from the reference (SEV⁺'s), and up to
     :data:`AHEAD_TWO_LAYERS_UP_TO` groups two moves from each (at most 156 rows), so the many rows whose SEV is 1
     or 2 need no second call (what a model in a sandboxed worker pays most for)."""
-    moved = [np.eye(p, dtype=bool)]
-    if p <= AHEAD_TWO_LAYERS_UP_TO:
-        pairs = np.array(list(itertools.combinations(range(p), 2)), dtype=int).reshape(-1, 2)
-        two = np.zeros((len(pairs), p), dtype=bool)
-        two[np.arange(len(pairs))[:, None], pairs] = True
-        moved.append(two)
-    moved = np.concatenate(moved)
-    return np.concatenate([~moved, moved])
+    if p > AHEAD_TWO_LAYERS_UP_TO:
+        return first_layer_masks(p)
+    pairs = np.array(list(itertools.combinations(range(p), 2)), dtype=int).reshape(-1, 2)
+    two = np.zeros((len(pairs), p), dtype=bool)
+    two[np.arange(len(pairs))[:, None], pairs] = True
+    return np.concatenate([first_layer_masks(p), ~two, two])
 
 
 class VertexScorer:

@@ -122,9 +122,10 @@ class Worker:
             self.close()
             raise ModelCrashed(f"The model did not finish {what} within {seconds:g} s (this server's limit), so its "
                                "worker was stopped; a smaller batch or a simpler model may fit.")
+        used = self._cpu() if budget is not None else 0.0
         if budget is not None and budget[0] is None:
-            budget[0] = self._cpu()
-        if budget is not None and self._cpu() - budget[0] > budget[1]:
+            budget[0] = used
+        if budget is not None and used - budget[0] > budget[1]:
             self.close()
             raise ModelCrashed(f"The model used more than {budget[1]:g} s of CPU time {what} (this server's limit), "
                                "so its worker was stopped.")

@@ -17,7 +17,7 @@ import pandas as pd
 
 from .baselines import Attribution, FlipPath, explain_lime, explain_shap, flip_number
 from .lens import ALL_SUBSETS_UP_TO, LensContext, LensResult, lens_contexts, opposite_references
-from .lens.causal import CausalGraph, causal_contexts, fit_scm
+from .lens.causal import DEFAULT_SCM, CausalGraph, ScmSettings, causal_contexts, fit_scm
 from .lens.search import LensSearch, search_factors
 from .counterfactuals import CounterfactualComparison, compare_counterfactuals
 from .references import KindsTable, ReferenceFits, ReferenceSEV, compare_kinds, explain_kind
@@ -174,10 +174,11 @@ def row_lens_contexts(setup: Setup, query: pd.DataFrame, params: LensParameters 
 
 
 def row_lens_causal(setup: Setup, query: pd.DataFrame, params: LensParameters | Parameters, graph: CausalGraph,
-                    progress: ProgressFn | None = None) -> dict[str, LensContext]:
+                    settings: ScmSettings = DEFAULT_SCM, progress: ProgressFn | None = None) -> dict[str, LensContext]:
     """Both LENS contexts with interventions propagated through the SCM of ``graph`` fitted on the training rows
-    (LENS §5, App. C.1), over the same references and factors as :func:`row_lens_contexts`."""
-    scm = fit_scm(setup.dataset, graph, setup.train_rows)
+    (LENS §5, App. C.1; fitted and sampled as ``settings`` say), over the same references and factors as
+    :func:`row_lens_contexts`."""
+    scm = fit_scm(setup.dataset, graph, setup.train_rows, settings, seed=params.seed)
     return causal_contexts(setup.model, setup.dataset, query, _lens_references(setup, query, params), scm,
                            max_size=params.lens_max_size, seed=params.seed, progress=progress)
 

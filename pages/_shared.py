@@ -31,7 +31,7 @@ from explain_core.export import to_csv, to_json
 from explain_core.intake.data import Dataset
 from explain_core.intake.demo_models import TrainedModel, train_model
 from explain_core.intake.loading import trusted_mode
-from explain_core.lens.causal import CausalGraph
+from explain_core.lens.causal import CausalGraph, ScmSettings
 from explain_core.saved.recipe import DataRecipe, ModelRecipe
 from explain_core.sev import hypercube
 from explain_core.views.vocabulary import format_number, plain
@@ -269,11 +269,12 @@ def lens_context(_setup: Setup, key: str, query: pd.DataFrame, p: LensParameters
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def lens_causal(_setup: Setup, key: str, query: pd.DataFrame, p: LensParameters, graph_text: str):
-    """Both causal LENS contexts for the graph written as ``graph_text`` (only the references, the largest factor
-    and the seed of ``p`` matter)."""
+def lens_causal(_setup: Setup, key: str, query: pd.DataFrame, p: LensParameters, graph_text: str,
+                settings: ScmSettings):
+    """Both causal LENS contexts for the graph written as ``graph_text`` and the SCM's ``settings`` (only the
+    references, the largest factor and the seed of ``p`` matter)."""
     with progress_bar("Propagating interventions through the causal graph…") as progress:
-        return row_lens_causal(_setup, query, p, CausalGraph.parse(graph_text), progress=progress)
+        return row_lens_causal(_setup, query, p, CausalGraph.parse(graph_text), settings, progress=progress)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

@@ -14,7 +14,7 @@ from explain_core.analysis import LensParameters
 from explain_core.errors import IntakeError
 from explain_core.lens import (ALL_SUBSETS_UP_TO, AttributionCurve, LensResult, default_max_size, largest_factor_size,
                                shap_curve)
-from explain_core.lens.causal import CausalGraph, differences, german_graph
+from explain_core.lens.causal import GERMAN_GRAPHS, CausalGraph, ScmSettings, differences
 from explain_core.limits import limits
 from explain_core.views.lens import dag_figure, pn_curve_figure, ps_by_size_figure
 from explain_core.views.summaries import dag_text, pn_curve_text, ps_by_size_text
@@ -251,32 +251,49 @@ with st.container(key="lens_recourse"):
     else:
         st.info("No τ-minimal factor, so no recourse to list: see the top of the page.", icon=":material/info:")
 
+SCM_CHOICES = {"classifier": ("Categorical features", {"logistic": "logistic regression (smooth in the parents)",
+                                                         "forest": "random forest (the paper's App. C.1)"}),
+               "noise": ("Numeric features' noise", {"gaussian": "a fresh Gaussian draw (App. C.1)",
+                                                     "abduction": "the row's own (counterfactual)"}),
+               "propagate": ("Effects reach", {"descendants": "the descendants of a changed feature (App. C.1)",
+                                               "later": "every later feature (the authors' code)"})}
+
+
+def causal_form(names: list[str]) -> None:
+    """The graph (a preset for German credit, editable) and how the SCM is fitted and sampled."""
+    presets = {label: make() for label, make in GERMAN_GRAPHS.items()
+               if {n for e in make().edges for n in e} <= set(names)}
+    preset = st.radio("Start from", [*presets, "an empty graph"], horizontal=True, key="lens_graph_preset",
+                      help="German credit: the SCM the LENS authors fitted for their Table 4, or the paper's "
+                           "Fig. 5 read layer by layer (each node caused by every node of the layer above).")
+    default = presets[preset].text() if preset in presets else ""
+    with st.form("lens_causal_form"):
+        text = st.text_area("Causal graph: one `parent -> child` per line, with the feature names", height=160,
+                            value=default, key=f"lens_graph_text_{preset}",
+                            help="Edit freely: the graph must be acyclic, each node one feature.")
+        columns = st.columns(len(SCM_CHOICES))
+        chosen = {field: column.selectbox(label, list(options), format_func=options.get, key=f"lens_scm_{field}")
+                  for column, (field, (label, options)) in zip(columns, SCM_CHOICES.items())}
+        if st.form_submit_button("Compare with the causal context", key="lens_causal_submit"):
+            st.session_state["lens_graph"] = (text, ScmSettings(**chosen))
+
+
 st.subheader("Causal context: changes that propagate")
 with st.container(key="lens_causal"):
     st.caption("Above, a factor changes its features and nothing else. With a causal graph, changing a feature also "
                "changes what it causes: effects flow down the arrows through equations fitted on the training rows "
                "(LENS §5 and App. C). Below: which τ-minimal factors differ once effects propagate.")
     names = list(s.dataset.group_names)
-    paper = german_graph()
-    default = paper.text() if {n for e in paper.edges for n in e} <= set(names) else ""
-    with st.form("lens_causal_form"):
-        text = st.text_area("Causal graph: one `parent -> child` per line, with the feature names", height=160,
-                            value=st.session_state.get("lens_graph", default), key="lens_graph_text",
-                            help="Prefilled for German credit with the LENS paper's graph (Fig. 5). Numeric features "
-                                 "get a linear equation with the row's own noise kept; categorical ones a classifier "
-                                 "whose prediction is drawn with the seed.")
-        if st.form_submit_button("Compare with the causal context", key="lens_causal_submit"):
-            st.session_state["lens_graph"] = text
-    chosen = st.session_state.get("lens_graph")
-    if chosen is not None:
+    causal_form(names)
+    if (chosen := st.session_state.get("lens_graph")) is not None:
         try:
-            graph = CausalGraph.parse(chosen)
+            graph, settings = CausalGraph.parse(chosen[0]), chosen[1]
             depth = graph.layers(names)
             if not graph.edges:
                 raise IntakeError("The graph has no edge, so nothing propagates and the causal answer is the one "
                                   "above; add at least one line 'parent -> child'.")
             base = LensParameters(lens_references=p.lens_references, lens_max_size=p.lens_max_size, seed=p.seed)
-            causal = shared.lens_causal(s, s.key, query, base, chosen)[p.lens_direction]
+            causal = shared.lens_causal(s, s.key, query, base, *chosen)[p.lens_direction]
             independent = shared.lens(s, s.key, query, base)[p.lens_direction]
             table = differences(independent, causal, p.tau, alpha=p.alpha, correction=p.lens_correction)
         except IntakeError as exc:
@@ -289,7 +306,10 @@ with st.container(key="lens_causal"):
             changed = int((table["minimal in"] != "both").sum())
             st.caption(f"{changed} of {len(table)} τ-minimal factors (factors of up to {int(causal.sizes.max())} "
                        f"features, {p.lens_direction.upper()}, τ = {p.tau:g}) differ between the independent and the "
-                       "causal context; features of causal factors are orange in the graph.")
+                       f"causal context; features of causal factors are orange in the graph. Equations: "
+                       f"{SCM_CHOICES['classifier'][1][settings.classifier]} for categorical features, "
+                       f"{SCM_CHOICES['noise'][1][settings.noise]} as numeric noise; effects reach "
+                       f"{SCM_CHOICES['propagate'][1][settings.propagate]}.")
             st.dataframe(table, hide_index=True, key="lens_causal_table",
                          column_config={"PS independent": FACTOR_COLUMNS["PS"], "PS causal": FACTOR_COLUMNS["PS"]})
             shared.download_buttons("lens_causal", table, key="lens_causal")

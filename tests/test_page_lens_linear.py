@@ -292,7 +292,7 @@ def test_sweep_values_are_checked():
 
 def test_lens_page_on_wide_data_searches_and_compares_the_causal_context(explain_cache_dir):
     """German credit (20 features): the layered search by default, then the causal context of the paper's graph."""
-    from explain_core.lens.causal import differences, german_graph
+    from explain_core.lens.causal import ScmSettings, differences, german_graph, german_layered_graph
 
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.session_state["params"] = Parameters(lens_references=30, tau=0.6, lime_samples=500)
@@ -321,3 +321,14 @@ def test_lens_page_on_wide_data_searches_and_compares_the_causal_context(explain
     assert np.allclose(shown["PS causal"].astype(float), want["PS causal"].astype(float))
     nodes = chart(block(at, "lens_causal"))["data"][0]
     assert sorted(nodes["text"]) == sorted({n for e in german_graph().edges for n in e})
+    at.radio(key="lens_graph_preset").set_value("Fig. 5 by layers").run()  # the named alternative, sampled as
+    at.selectbox(key="lens_scm_propagate").select("later")                  # the authors' code does, in the form
+    at.button(key="lens_causal_submit").click().run()
+    assert not at.exception and not at.error, at.exception or [e.value for e in at.error]
+    want = differences(analysis.row_lens_contexts(setup, query, base)["r2i"],
+                       analysis.row_lens_causal(setup, query, base, german_layered_graph(),
+                                                ScmSettings(propagate="later"))["r2i"], p.tau)
+    shown = block(at, "lens_causal").dataframe[0].value
+    assert shown["factor"].tolist() == want["factor"].tolist()
+    assert np.allclose(shown["PS causal"].astype(float), want["PS causal"].astype(float))
+    assert "every later feature (the authors' code)" in visible(block(at, "lens_causal").caption[-1].value)

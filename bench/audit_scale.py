@@ -83,6 +83,20 @@ def one_run(setup, path: Path, out: Path, mode: str) -> dict:
     return dict(wall=wall, run=run, workers=int(mode), start=start, empty=empty, peaks=peaks)
 
 
+TARGETS = {"1 worker": 0.9, "2 workers": 1.7}  # rows/s against one process (issue 31)
+
+
+def print_ratios(rates: dict[str, float]) -> None:
+    """Each cluster's rows/s over the single process's, in this run, with the issue's targets."""
+    if "1 process" not in rates:
+        return
+    for label, rate in rates.items():
+        if label in TARGETS:
+            ratio = rate / rates["1 process"]
+            verdict = "met" if ratio >= TARGETS[label] else "NOT met"
+            print(f"{'':>10} {label} ÷ 1 process = {ratio:.2f}× (target ≥ {TARGETS[label]}×: {verdict})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
@@ -106,6 +120,7 @@ def main() -> None:
     costs = {}
     for rows in args.rows:
         path = replicated(setup, rows, args.partition_rows, folder)
+        rates = {}
         for mode in args.modes:
             r = one_run(setup, path, folder / f"out_{rows}_{mode}", mode)
             parts = r["run"].summary["partitions"]
@@ -113,9 +128,12 @@ def main() -> None:
             overhead = r["workers"] * r["wall"] / parts - compute
             costs[(rows, mode)] = (r["wall"] / parts * r["workers"], r["start"])
             label = "1 process" if mode == "single" else f"{mode} worker" + ("s" if mode != "1" else "")
+            rates[label] = rows / r["wall"]
             print(f"{rows:>10,} {label:>9} {r['wall']:>8.1f} {rows / r['wall']:>8,.0f} {compute:>15.2f} "
                   f"{overhead:>16.2f} {r['empty'] * 1e3:>14.1f} {r['start']:>8.1f} "
                   f"{', '.join(f'{p:,.0f}' for p in r['peaks']):>15}", flush=True)
+        print_ratios(rates)
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
     if args.folder is None:
         shutil.rmtree(folder, ignore_errors=True)
 

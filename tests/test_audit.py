@@ -183,6 +183,31 @@ def test_report_command_fans_rows_out_over_the_cluster(client, adult, tmp_path):
     assert all((tmp_path / "there" / r["pdf"]).read_bytes()[:4] == b"%PDF" for r in there)
 
 
+def test_workers_keep_freed_arrays_instead_of_mapping_them_again(adult):
+    """Dask's nanny starts a worker with MALLOC_TRIM_THRESHOLD_ set, which pins glibc's mmap threshold at 128 KiB:
+    each 2 MB array is mapped anew and every page faulted in. Under the setup plugin (what audits and reports run
+    in) the freed arrays are reused: page faults counted, not seconds."""
+    from distributed import Client, LocalCluster
+
+    from explain_core.audit.cluster import Executor
+
+    def faults_of_array_churn(*_):
+        import resource
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        for _ in range(200):
+            np.ones(1 << 18).sum()  # 2 MiB: 512 pages
+        return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None)
+    with Client(cluster) as c:
+        assert c.submit(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_")).result()  # the nanny's setting
+        plain = c.submit(faults_of_array_churn, pure=False).result()
+        with Executor(c) as run:
+            (_, held), = run.stream(adult, faults_of_array_churn, {0: ()})
+    cluster.close()
+    assert plain > 200 * 400 and held < plain / 20
+
+
 def test_lens_factor_and_flip_numbers_per_row(adult, tmp_path):
     """LENS: the factor is τ-sufficient and no factor with fewer groups is (checked on the context itself);
     LIME-C/SHAP-C: as the dashboard's row_baselines computes them (same seed)."""

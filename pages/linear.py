@@ -15,7 +15,8 @@ from explain_core.analysis import LINEAR_METHODS, LinearParameters, linear_sweep
 from explain_core.errors import IntakeError
 from explain_core.limits import limits
 from explain_core.linear.compare import SWEEP_GRIDS, Sweep
-from explain_core.views.linear import folded_weights, sweep_figure, weights_figure
+from explain_core.linear.guarantees import SampleGuidance
+from explain_core.views.linear import folded_weights, sample_guidance_text, sweep_figure, weights_figure
 from explain_core.views.summaries import sweep_text, weights_text
 from explain_core.views.vocabulary import (LINEAR_CHOICE_LABELS, METHOD_LABELS, METRIC_COLUMNS, SWEEP_LABELS,
                                            format_significant, plain)
@@ -152,6 +153,8 @@ with st.container(key="lin_space"):
         st.markdown("Fidelity error F(w) = E[¼(w·z − f(z))²] over D_{x,σ} (F̂: the same mean over the fitting "
                     "sample); relevance error R(w) = E[¼(f(z) − f(x))² | w·z = w·x]; Lemma 4: R ≤ (1 + e^−σ)^k · F "
                     "for every anchored k-sparse w.")
+        st.markdown(plain(sample_guidance_text(SampleGuidance(comparison.m, comparison.k, d, comparison.sigma,
+                                                              delta=0.05, epsilon=0.1))))
 
 st.subheader("Weights")
 with st.container(key="lin_weights"):

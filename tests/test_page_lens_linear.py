@@ -248,6 +248,10 @@ def test_linear_page_default_matches_explain_core(setup):
     text = " ".join(visible(m.value) for m in block(at, "lin_space").markdown)
     assert "z_j = −1 moves that feature to the reference" in text
     assert "f(z) = +1 when the model predicts this row's class" in text
+    from explain_core.linear.guarantees import samples_needed
+    d = len(setup.dataset.groups) + 1  # the literals, bias included
+    c = report.comparison
+    assert f"m ≥ {samples_needed(c.k, d, c.sigma, 0.1, 0.05):,} for the exact fit" in text  # PLE Theorem 2
 
 
 def test_linear_form_changes_k_sigma_and_the_sweep(setup):

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ..linear.guarantees import SampleGuidance
 from .style import LEGEND_BELOW, METHOD_DASH, TEMPLATE, method_colour, method_key, titled
 from .vocabulary import html_text
 
@@ -75,3 +76,16 @@ def sweep_figure(summary: pd.DataFrame, parameter: str, *, metric: str = "releva
                       xaxis=dict(title=parameter, type="log" if parameter == "m" else "linear"),
                       yaxis=dict(title=metric.replace("_", " "), rangemode="tozero"))
     return fig
+
+
+def sample_guidance_text(guidance: SampleGuidance) -> str:
+    """Theorems 2–3 of the PLE paper read for this fit: the ε its m guarantees, the m a target ε needs."""
+    exact = guidance.tolerance("exact")
+    verdict = "vacuous, since the theorem needs ε ≤ 1" if exact > 1 else "with the exact fit"
+    return (f"**How many samples?** With m = {guidance.m:,} samples over d = {guidance.d} literals and k = "
+            f"{guidance.k}, Theorem 2 guarantees with probability {1 - guidance.delta:.0%} that relevance ≤ "
+            f"{guidance.factor():.2f} × (fidelity + ε) for ε = {exact:.2g} ({verdict}). ε = {guidance.epsilon:g} "
+            f"needs m ≥ {guidance.needed('exact'):,} for the exact fit and m ≥ {guidance.needed('iht'):,} for IHT "
+            f"(Theorem 3, besides its Lemma 5 condition, whose constants the paper leaves open). These are "
+            "worst-case bounds: in the paper's experiments the relevance error stops improving by m = 1,000–5,000 "
+            "(§6, Fig. 6).")

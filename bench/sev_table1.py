@@ -69,15 +69,17 @@ def fmt(pair) -> str:
 
 def staged_sev(model, layout, queries, reference, kind, depth, args):
     """``sev_batch`` to ``--first-depth``, then to ``depth`` for the queries left beyond it when that costs at
-    most ``--vertex-budget`` more vertices (a query with no flip at all costs the whole 2^p hypercube)."""
+    most ``--vertex-budget`` more vertices (a query with no flip at all costs the whole 2^p hypercube). Values only:
+    each search stops at its first flip (``explanations="first"``, the paper's code; the same values)."""
     first = min(depth, args.first_depth)
-    res = sev_batch(model, layout, queries, reference, kind=kind, max_depth=first, keep_scores=False)
+    res = sev_batch(model, layout, queries, reference, kind=kind, max_depth=first, keep_scores=False,
+                    explanations="first")
     left = [i for i, r in enumerate(res) if r.status == "beyond_depth"]
     if left and depth > first:
         cost = len(left) * sum(comb(layout.size, d) for d in range(first + 1, depth + 1))
         if cost <= args.vertex_budget:
             deeper = sev_batch(model, layout, queries.iloc[left], reference, kind=kind, max_depth=depth,
-                               keep_scores=False)
+                               keep_scores=False, explanations="first")
             for i, r in zip(left, deeper):
                 res[i] = r
         else:

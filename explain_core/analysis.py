@@ -90,30 +90,31 @@ def predicted_rows(setup: Setup, rows: Sequence[int] | None = None, label: int |
 
 
 def dataset_sev(setup: Setup, rows: Sequence[int], params: SEVParameters | Parameters, *, kind: str = "minus",
-                progress: ProgressFn | None = None) -> DatasetSEV:
+                explanations: str = "all", progress: ProgressFn | None = None) -> DatasetSEV:
     """SEV (``kind`` minus/plus, with the setup's restricted groups for minus) of every row, batched per layer
-    for all rows of one predicted class (each class against its :meth:`Setup.reference_for`)."""
+    for all rows of one predicted class (each class against its :meth:`Setup.reference_for`); ``explanations="first"``
+    where only the values are read (:func:`~explain_core.sev.sev_results`)."""
     rows = np.asarray(rows, dtype=int)
     held = setup.restricted if kind == "minus" else ()
     results = frame_sev(setup, setup.dataset.features.iloc[rows], kind=kind, restricted=held,
                         max_depth=params.max_depth, method=params.sev_method, budget=params.sev_budget,
-                        progress=progress)
+                        explanations=explanations, progress=progress)
     return DatasetSEV(kind, rows, tuple(results))
 
 
 def frame_sev(setup: Setup, frame: pd.DataFrame, *, kind: str, restricted: Sequence[str], max_depth: int,
-              method: str = "auto", budget: float = DEFAULT_BUDGET,
+              method: str = "auto", budget: float = DEFAULT_BUDGET, explanations: str = "all",
               progress: ProgressFn | None = None) -> list[SEVResult]:
-    """:func:`~explain_core.sev.sev_results` (the engine ``method`` picks) of every row of ``frame`` (rows of the
-    setup's data or others with its columns, e.g. one partition of an audit), one batch per predicted class against
-    its reference."""
+    """:func:`~explain_core.sev.sev_results` (the engine ``method`` picks; ``explanations`` ``all`` or ``first``) of
+    every row of ``frame`` (rows of the setup's data or others with its columns, e.g. one partition of an audit), one
+    batch per predicted class against its reference."""
     labels = setup.model.label(frame) if len(frame) else np.zeros(0, dtype=int)
     results: list[SEVResult | None] = [None] * len(frame)
     for label in np.unique(labels):
         at = np.flatnonzero(labels == label)
         found = sev_results(setup.model, setup.dataset.layout, frame.iloc[at], setup.reference_of_label(int(label)),
                             kind=kind, restricted=restricted, max_depth=max_depth, method=method, budget=budget,
-                            keep_scores=False, progress=progress)
+                            keep_scores=False, explanations=explanations, progress=progress)
         for i, result in zip(at, found):
             results[i] = result
     return results
@@ -151,7 +152,7 @@ def flip_numbers(setup: Setup, rows: Sequence[int], params: Parameters,
     """Per row: SEV⁻ beside LIME-C and SHAP-C, the features aligned to the reference in attribution order
     until the prediction flips (SEV §5; NaN where it never flips / SEV⁻ is not found)."""
     rows = np.asarray(rows, dtype=int)
-    minus = dataset_sev(replace(setup, restricted=()), rows, params).values
+    minus = dataset_sev(replace(setup, restricted=()), rows, params, explanations="first").values  # values only
     out = []
     for i, r in enumerate(rows):
         b = row_baselines(setup, setup.query(int(r)), params)

@@ -4,6 +4,7 @@ partition files, so an audit of millions of rows opens at once."""
 import streamlit as st
 
 from explain_core.audit import audit_folders, read_audit
+from explain_core.audit.summary import VALUES_ONLY
 from explain_core.views.sev import feature_prevalence, sev_histogram
 from explain_core.views.vocabulary import plain
 from pages import _shared as shared
@@ -42,9 +43,12 @@ def section(session_key: str) -> None:
         left, right = st.columns(2)
         counts, prevalence = audit.counts(kind), audit.prevalence(kind)
         left.plotly_chart(sev_histogram(counts, label=k["label"]), width="stretch", key="sev_audit_hist")
-        right.plotly_chart(feature_prevalence(prevalence, s["groups"]), width="stretch", key="sev_audit_prev")
         shared.download_buttons(f"audit_{kind}_distribution", counts, key="sev_audit_counts")
-        shared.download_buttons(f"audit_{kind}_prevalence", prevalence, key="sev_audit_prevalence")
+        if prevalence is None:
+            right.caption(VALUES_ONLY)
+        else:
+            right.plotly_chart(feature_prevalence(prevalence, s["groups"]), width="stretch", key="sev_audit_prev")
+            shared.download_buttons(f"audit_{kind}_prevalence", prevalence, key="sev_audit_prevalence")
         with st.expander(f"The first {FIRST_ROWS:,} audited rows"):
             rows = audit.rows(limit=FIRST_ROWS)
             for column in [c for c in rows.columns if c.endswith("_explanations")]:

@@ -95,6 +95,33 @@ def test_cluster_run_equals_the_single_process_engine_on_adult(client, adult, ad
         assert audit.prevalence(kind)["count"].tolist() == wanted["count"].tolist()
 
 
+def test_a_values_only_audit_gives_the_same_values_and_no_prevalence(adult, adult_file, expected, tmp_path):
+    """``AuditOptions(explanations="first")`` (``--first-flip``): each search stops at its first flip, the values and
+    statuses are the full audit's, each row lists one of its minimal explanations, and the summary, the PDF and the
+    page have no prevalence (it would count first flips, not minimal explanations)."""
+    from explain_core.audit.summary import VALUES_ONLY
+    from explain_core.report.audit import write_audit_pdf
+
+    run = run_audit(adult, adult_file, tmp_path / "first", scheduler="single",
+                    options=AuditOptions(explanations="first"))
+    frame = table(run.folder)
+    for kind, results in expected.items():
+        assert [None if pd.isna(v) else int(v) for v in frame[f"sev_{kind}"]] == [r.value for r in results], kind
+        assert frame[f"sev_{kind}_status"].tolist() == [r.status for r in results], kind
+        for listed, r in zip(frame[f"sev_{kind}_explanations"], results):
+            assert len(listed) <= 1 and all(tuple(e) in r.explanations for e in listed), kind
+    audit = read_audit(run.folder)
+    assert audit.summary["explanations"] == "first" and audit.manifest["options"]["explanations"] == "first"
+    for kind, results in expected.items():
+        counts = sev_counts([r.value if r.explainable else None for r in results])
+        assert audit.counts(kind)[["sev", "count"]].equals(counts[["sev", "count"]])
+        assert audit.prevalence(kind) is None
+    assert write_audit_pdf(audit, image_renderer="matplotlib")[:4] == b"%PDF"
+    assert "values only" in VALUES_ONLY
+    with pytest.raises(IntakeError):
+        AuditOptions(explanations="some")
+
+
 def test_a_worker_killed_mid_run_changes_nothing(client, adult, adult_file, expected, tmp_path):
     pids = client.run(os.getpid)
     victim = next(iter(pids.values()))

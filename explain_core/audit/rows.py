@@ -19,28 +19,33 @@ from ..errors import check_choice
 from ..lens import opposite_references
 from ..lens.search import search_factors
 from ..setup import Parameters, Setup
-from ..sev.engine import SEV_RESULTS
+from ..sev.engine import EXPLANATIONS, SEV_RESULTS
 
 GROUP_LISTS = pa.list_(pa.list_(pa.string()))
 
 
 @dataclass(frozen=True)
 class AuditOptions:
-    """What an audit computes besides SEV: which rows, LENS, LIME-C/SHAP-C, and the batch size of one SEV call."""
+    """What an audit computes besides SEV: which rows, LENS, LIME-C/SHAP-C, the batch size of one SEV call, and
+    ``explanations``: ``all`` (every minimal explanation, for the feature prevalence) or ``first`` (values only:
+    each SEV search stops at its first flipping vertex, as the SEV paper's code does; no prevalence)."""
 
     rows: str = "all"
     lens: bool = False
     flips: bool = False
     batch_rows: int = 4096
+    explanations: str = "all"
 
     def __post_init__(self):
         check_choice(self.rows, ROW_CHOICES, "rows to audit")
+        check_choice(self.explanations, EXPLANATIONS, "SEV explanations")
 
 
 def schema(restricted: bool, options: AuditOptions) -> pa.Schema:
     """The columns of an audit table (SEV® only with restricted groups; LENS and flips only when asked). A SEV
     value is null when not found (``*_status``: ``beyond_depth``, ``unexplainable`` or ``limit``; ``*_engine``: the
-    engine that answered, :mod:`~explain_core.sev.dispatch`); ``status`` repeats SEV®'s
+    engine that answered, :mod:`~explain_core.sev.dispatch`; ``*_explanations``: every minimal explanation, or the
+    first flip found with ``options.explanations="first"``); ``status`` repeats SEV®'s
     status with restricted groups, SEV⁻'s without; ``lime_c`` / ``shap_c`` are null where the prediction never
     flips."""
     fields = [("row", pa.int64()), ("prediction", pa.int8()), ("score", pa.float64())]
@@ -74,7 +79,7 @@ def explain_partition(setup: Setup, frame: pd.DataFrame, first_row: int, params:
         at = chosen[start:start + step]
         batch = frame.iloc[at]
         began = time.perf_counter()
-        sev = _sev_columns(setup, batch, params)
+        sev = _sev_columns(setup, batch, params, options.explanations)
         shared = (time.perf_counter() - began) / len(at)
         for name, values in sev.items():
             columns[name].extend(values)
@@ -99,15 +104,16 @@ def explain_partition(setup: Setup, frame: pd.DataFrame, first_row: int, params:
     return pa.Table.from_pydict(columns, schema=schema(bool(setup.restricted), options))
 
 
-def _sev_columns(setup: Setup, batch: pd.DataFrame, params: Parameters) -> dict[str, list]:
-    """SEV⁻ (no group held), SEV⁺ and, with restricted groups, SEV®: value, status, minimal explanations."""
+def _sev_columns(setup: Setup, batch: pd.DataFrame, params: Parameters, explanations: str) -> dict[str, list]:
+    """SEV⁻ (no group held), SEV⁺ and, with restricted groups, SEV®: value, status, minimal explanations (all, or
+    the first flip found)."""
     runs = {"minus": (replace(setup, restricted=()), "minus", ()), "plus": (setup, "plus", ())}
     if setup.restricted:
         runs["restricted"] = (setup, "minus", setup.restricted)
     out = {}
     for name, (run_setup, kind, held) in runs.items():
         results = frame_sev(run_setup, batch, kind=kind, restricted=held, max_depth=params.max_depth,
-                            method=params.sev_method, budget=params.sev_budget)
+                            method=params.sev_method, budget=params.sev_budget, explanations=explanations)
         out[f"sev_{name}"] = [r.value for r in results]
         out[f"sev_{name}_status"] = [r.status for r in results]
         out[f"sev_{name}_explanations"] = [[list(e) for e in r.explanations] for r in results]

@@ -3,8 +3,9 @@
 The summary is computed by reading the partition files one at a time (only the columns it needs), so it costs
 one pass and little memory at any size: per SEV kind, the rows per value
 (:func:`~explain_core.sev.summaries.sev_counts`'s table), the statuses, the unexplainable share and the feature
-prevalence (:func:`~explain_core.sev.summaries.prevalence_table`'s); with LENS, the factor sizes and groups; with
-flips, LIME-C / SHAP-C beside SEV⁻.
+prevalence (:func:`~explain_core.sev.summaries.prevalence_table`'s; None for a values-only audit, whose searches
+stopped at the first flip: ``explanations`` says which); with LENS, the factor sizes and groups; with flips, LIME-C /
+SHAP-C beside SEV⁻.
 """
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ SUMMARY = "summary.json"
 AUDIT_DIR_ENV = "EXPLAIN_AUDIT_DIR"
 FLIP_COLUMNS = ("sev_minus", "lime_c", "shap_c")  # "never": rows where it is not found
 LABELS = {"minus": "SEV⁻", "plus": "SEV⁺", "restricted": "SEV®"}
+VALUES_ONLY = ("No feature prevalence: this audit computed values only (each SEV search stopped at its first flipping "
+               "vertex, so its explanations column holds that one).")
 
 
 def summarize(folder: str | Path) -> dict:
@@ -37,6 +40,7 @@ def summarize(folder: str | Path) -> dict:
     manifest = read_manifest(folder)
     files = [part_path(folder, i) for i in written_parts(folder, manifest, checksums=False)]
     kinds = ["minus", "plus"] + (["restricted"] if manifest["restricted"] else [])
+    explanations = manifest["options"].get("explanations", "all")
     tally = {k: {"values": Counter(), "status": Counter(), "used": Counter()} for k in kinds}
     lens, flips, rows, seconds = Counter(), Counter(), 0, 0.0
     for file in files:
@@ -49,7 +53,8 @@ def summarize(folder: str | Path) -> dict:
             t = tally[kind]
             t["values"].update(v for v in table[f"sev_{kind}"].to_pylist() if v is not None)
             t["status"].update(table[f"sev_{kind}_status"].to_pylist())
-            t["used"].update(_groups_per_row(table[f"sev_{kind}_explanations"]))
+            if explanations == "all":
+                t["used"].update(_groups_per_row(table[f"sev_{kind}_explanations"]))
         if "factor" in names:
             lens.update(f"size {len(f)}" if f is not None else "none" for f in table["factor"].to_pylist())
             lens.update(f"group {g}" for f in table["factor"].to_pylist() if f for g in f)
@@ -59,7 +64,9 @@ def summarize(folder: str | Path) -> dict:
                 flips[(c, "rows")] += table.num_rows - table[c].null_count
     summary = {"rows": rows, "partitions": len(files), "of_partitions": manifest["partitions"],
                "seconds": seconds, "groups": manifest["groups"], "restricted": manifest["restricted"],
-               "kinds": {k: _kind_summary(k, tally[k], rows, manifest["groups"]) for k in kinds}}
+               "explanations": explanations,
+               "kinds": {k: _kind_summary(k, tally[k], rows, manifest["groups"], explanations == "all")
+                         for k in kinds}}
     if lens:
         summary["lens"] = dict(lens)
     if flips:
@@ -83,14 +90,15 @@ def _groups_per_row(column: pa.ChunkedArray) -> list[str]:
     return pairs.drop_duplicates()["group"].tolist()
 
 
-def _kind_summary(kind: str, t: dict, rows: int, groups: list[str]) -> dict:
+def _kind_summary(kind: str, t: dict, rows: int, groups: list[str], every_explanation: bool) -> dict:
     explained = t["status"].get("explained", 0)
     values = sorted(t["values"])
     return {"label": LABELS[kind], "explained": explained, "status": dict(t["status"]),
             "unexplainable_share": t["status"].get("unexplainable", 0) / rows if rows else 0.0,
             "mean": sum(v * n for v, n in t["values"].items()) / explained if explained else None,
             "counts": {str(v): t["values"][v] for v in range(values[0], values[-1] + 1)} if values else {},
-            "not_explained": rows - explained, "prevalence": {g: t["used"].get(g, 0) for g in groups}}
+            "not_explained": rows - explained,
+            "prevalence": {g: t["used"].get(g, 0) for g in groups} if every_explanation else None}
 
 
 @dataclass(frozen=True)
@@ -119,10 +127,13 @@ class Audit:
         counts = list(k["counts"].values()) + [k["not_explained"]]
         return pd.DataFrame({"sev": levels, "count": counts, "share": [c / total if total else 0.0 for c in counts]})
 
-    def prevalence(self, kind: str = "minus") -> pd.DataFrame:
+    def prevalence(self, kind: str = "minus") -> pd.DataFrame | None:
         """Per group, explained rows whose minimal explanations use it, as :func:`~explain_core.views.
-        prevalence_table` lays it out (``attrs``: ``explained``, ``queries``, ``label``)."""
+        prevalence_table` lays it out (``attrs``: ``explained``, ``queries``, ``label``); None for a values-only
+        audit (``AuditOptions.explanations="first"``)."""
         k = self.summary["kinds"][kind]
+        if k["prevalence"] is None:
+            return None
         table = pd.DataFrame({"group": list(k["prevalence"]), "count": list(k["prevalence"].values())})
         table["share"] = table["count"] / k["explained"] if k["explained"] else 0.0
         table.attrs.update(explained=k["explained"], queries=self.summary["rows"], label=LABELS[kind])

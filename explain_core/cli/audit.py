@@ -45,6 +45,9 @@ def add_audit_parser(commands) -> None:
     methods = audit.add_argument_group("methods and their parameters (defaults as in the app)")
     methods.add_argument("--lens", action="store_true", help="also the smallest τ-sufficient LENS factor (per row)")
     methods.add_argument("--flips", action="store_true", help="also LIME-C and SHAP-C (per row; slow)")
+    methods.add_argument("--first-flip", action="store_true",
+                         help="SEV values only: each search stops at its first flipping vertex, as the SEV paper's "
+                              "code does (the same values, faster; one explanation per row, no feature prevalence)")
     add_sev_lens_arguments(methods)
     add_baseline_arguments(methods)
 
@@ -100,7 +103,8 @@ def run_audit_command(args) -> int:
     if args.batch_rows < 1:
         raise UsageError(f"--batch-rows must be at least 1, not {args.batch_rows}.")
     params = load_params(args)
-    options = AuditOptions(rows=args.rows, lens=args.lens, flips=args.flips, batch_rows=args.batch_rows)
+    options = AuditOptions(rows=args.rows, lens=args.lens, flips=args.flips, batch_rows=args.batch_rows,
+                           explanations="first" if args.first_flip else "all")
     setup = audit_setup(args)
     run = run_audit(setup, rows_path(args.data), args.out, params, options=options, scheduler=args.scheduler,
                     workers=args.workers, blocksize=args.blocksize, progress=not args.quiet)

@@ -1,5 +1,6 @@
 """The PDF of a dataset-wide audit (:func:`explain_core.audit.read_audit`): what was explained and how, then per SEV
-kind the distribution, the unexplainable share and the feature prevalence (the dashboard's figures), LENS factor
+kind the distribution, the unexplainable share and the feature prevalence (the dashboard's figures; a values-only
+audit has none), LENS factor
 sizes and LIME-C / SHAP-C beside SEV⁻ when the audit has them. Drawn from the audit's summary only, so an audit of
 millions of rows is reported in seconds.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from ..audit.summary import VALUES_ONLY
 from ..views.sev import feature_prevalence, sev_histogram
 from .figures import figure_png, figure_size, resolve_renderer
 from .pdf import Writer, _document
@@ -34,8 +36,11 @@ def write_audit_pdf(audit, path: str | Path | None = None, *, image_renderer: st
              f"{k['explained']:,} rows explained; unexplainable {k['unexplainable_share']:.1%}")
         w.table(["status", "rows", "share"], [[status, f"{n:,}", f"{n / s['rows']:.1%}"]
                                               for status, n in k["status"].items()], widths=(3, 2, 2))
-        for fig in (sev_histogram(audit.counts(kind), label=k["label"]),
-                    feature_prevalence(audit.prevalence(kind), s["groups"])):
+        prevalence = audit.prevalence(kind)
+        if prevalence is None:
+            w.text(VALUES_ONLY)
+        for fig in [sev_histogram(audit.counts(kind), label=k["label"])] + \
+                ([] if prevalence is None else [feature_prevalence(prevalence, s["groups"])]):
             size = figure_size(fig)
             png, _ = figure_png(fig, image_renderer, width=size[0], height=size[1])
             w.image(png, size)

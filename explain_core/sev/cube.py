@@ -27,11 +27,14 @@ def one_row(query) -> pd.DataFrame:
     return query.to_frame().T.infer_objects() if isinstance(query, pd.Series) else query.iloc[:1]
 
 
-def layer_masks(p: int, movable: Sequence[int], depth: int, start: bool, chunk: int) -> Iterator[np.ndarray]:
-    """All vertices ``depth`` moves from the start vertex (all ``start``), in chunks of ≤ ``chunk`` rows."""
+def layer_masks(p: int, movable: Sequence[int], depth: int, start: bool,
+                chunk: int | Callable[[], int]) -> Iterator[np.ndarray]:
+    """All vertices ``depth`` moves from the start vertex (all ``start``), in ``itertools.combinations`` order of the
+    moved groups, in chunks of ≤ ``chunk`` rows (a callable ``chunk`` is asked again before each chunk)."""
     combos = itertools.combinations(movable, depth)
+    size = chunk if callable(chunk) else lambda: chunk
     while True:
-        block = np.array(list(itertools.islice(combos, chunk)), dtype=np.intp).reshape(-1, depth)
+        block = np.array(list(itertools.islice(combos, size())), dtype=np.intp).reshape(-1, depth)
         if len(block) == 0:
             return
         masks = np.full((len(block), p), start, dtype=bool)

@@ -6,7 +6,9 @@ hold the answer. So ``auto`` runs the BFS alone on narrow data (up to :data:`AUT
 ``max_depth``), and on wider data the BFS's first layers (up to :data:`AUTO_BFS_VERTICES` vertices per query) with
 the exact engine for the rows those layers do not explain — the BFS alone, with a note, where the model is not one
 the exact engine reads. Every result says which engine answered (``SEVResult.engine``), whether it is certified, and
-in ``note`` why the exact engine was not used.
+in ``note`` why the exact engine was not used. ``explanations="first"`` (values only: audits, dataset-wide numbers)
+stops the BFS at each row's first flipping vertex and caps the exact engine's list at one; ``"all"`` lists every
+minimal explanation.
 """
 from __future__ import annotations
 
@@ -21,9 +23,9 @@ from ..intake.data import Dataset, GroupLayout
 from ..intake.models import ModelAdapter
 from ..reference import Reference
 from .cube import ProgressFn, one_row
-from .engine import DEFAULT_MAX_DEPTH, SEVExplanation, SEVResult, sev_batch
+from .engine import DEFAULT_MAX_DEPTH, EXPLANATIONS, SEVExplanation, SEVResult, sev_batch
 from .engine import explain_sev as bfs_explain_sev
-from .exact_sev import DEFAULT_BUDGET, ExactEngine, exact_engine, exact_sev_batch, prepare
+from .exact_sev import DEFAULT_BUDGET, MAX_EXPLANATIONS, ExactEngine, exact_engine, exact_sev_batch, prepare
 from .trees import Unreadable
 
 METHODS = ("auto", "bfs", "exact")
@@ -75,6 +77,12 @@ def _fallback(method: str, exc: Unreadable) -> str:
     return f"Breadth-first search: the exact engine's reading of the model did not hold on these rows ({exc})."
 
 
+def _listed(explanations: str) -> int:
+    """The exact engine's cap on listed explanations for ``explanations`` (``all`` or ``first``)."""
+    check_choice(explanations, EXPLANATIONS, "SEV explanations")
+    return 1 if explanations == "first" else MAX_EXPLANATIONS
+
+
 def _noted(results: list[SEVResult], note: str) -> list[SEVResult]:
     return [replace(r, note=note) for r in results] if note else results
 
@@ -83,45 +91,47 @@ def _noted(results: list[SEVResult], note: str) -> list[SEVResult]:
 def sev_results(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference, *,
                 kind: str = "minus", restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH,
                 method: str = "auto", budget: float = DEFAULT_BUDGET, keep_scores: bool = True,
-                progress: ProgressFn | None = None) -> list[SEVResult]:
+                explanations: str = "all", progress: ProgressFn | None = None) -> list[SEVResult]:
     """SEV of many queries by the chosen engine (:func:`choose_engine`); ``max_depth`` bounds the BFS only,
-    ``budget`` (CP-SAT deterministic seconds per search) the exact engine only."""
+    ``budget`` (CP-SAT deterministic seconds per search) the exact engine only; ``explanations`` ``all`` or
+    ``first`` (the first flip found: the same value, SEV Def. 3, with one explanation)."""
     if restricted and kind == "plus":
         raise IntakeError("Restricted features apply to SEV⁻ (SEV®), not to SEV⁺.")
+    cap = _listed(explanations)
     engine, note = choose_engine(model, layout, method)
+    bfs = dict(kind=kind, restricted=restricted, keep_scores=keep_scores, explanations=explanations)
     if engine is None:
-        return _noted(sev_batch(model, layout, queries, reference, kind=kind, restricted=restricted,
-                                max_depth=max_depth, keep_scores=keep_scores, progress=progress), note)
+        return _noted(sev_batch(model, layout, queries, reference, max_depth=max_depth, progress=progress, **bfs),
+                      note)
     depth = first_layers(method, layout.size - len(restricted), max_depth)
-    first = sev_batch(model, layout, queries, reference, kind=kind, restricted=restricted, max_depth=depth,
-                      keep_scores=keep_scores) if depth else []
+    first = sev_batch(model, layout, queries, reference, max_depth=depth, **bfs) if depth else []
     pending = [i for i, r in enumerate(first) if r.status == "beyond_depth"] if depth else list(range(len(queries)))
     if not pending:
         return first
     try:
         exact = exact_sev_batch(engine, queries.iloc[pending], reference, kind=kind, restricted=restricted,
-                                budget=budget, keep_scores=keep_scores, progress=progress,
+                                budget=budget, cap=cap, keep_scores=keep_scores, progress=progress,
                                 cleared=depth + 1 if depth else 0)
     except Unreadable as exc:
         note = _fallback(method, exc)
-        return _noted(sev_batch(model, layout, queries, reference, kind=kind, restricted=restricted,
-                                max_depth=max_depth, keep_scores=keep_scores, progress=progress), note)
+        return _noted(sev_batch(model, layout, queries, reference, max_depth=max_depth, progress=progress, **bfs),
+                      note)
     return _merge(first, exact) if depth else exact
 
 
 @names_method("SEV")
 def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Reference, *,
                 restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH, method: str = "auto",
-                budget: float = DEFAULT_BUDGET) -> SEVExplanation:
+                budget: float = DEFAULT_BUDGET, explanations: str = "all") -> SEVExplanation:
     """SEV⁺, SEV⁻ and SEV® (when ``restricted`` is given) of one query row of ``dataset``, by the engine ``method``
-    picks (:func:`choose_engine`)."""
-    layout, row = dataset.layout, one_row(query)
+    picks (:func:`choose_engine`); ``explanations``: see :func:`sev_results`."""
+    layout, row, cap = dataset.layout, one_row(query), _listed(explanations)
     engine, note = choose_engine(model, layout, method)
+    bfs = dict(restricted=restricted, explanations=explanations)
     if engine is None:
-        return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, restricted=restricted,
-                                                  max_depth=max_depth), note)
+        return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, max_depth=max_depth, **bfs), note)
     depth = first_layers(method, layout.size, max_depth)
-    ex = bfs_explain_sev(model, dataset, row, reference, restricted=restricted, max_depth=depth) if depth else None
+    ex = bfs_explain_sev(model, dataset, row, reference, max_depth=depth, **bfs) if depth else None
     kinds = [("minus", ()), ("plus", ())] + ([("restricted", tuple(restricted))] if restricted else [])
     pending = [(name, held) for name, held in kinds if ex is None or ex.result(name).status == "beyond_depth"]
     if not pending:
@@ -130,10 +140,9 @@ def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Referen
         prepared = prepare(engine, row, reference)
     except Unreadable as exc:
         note = _fallback(method, exc)
-        return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, restricted=restricted,
-                                                  max_depth=max_depth), note)
+        return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, max_depth=max_depth, **bfs), note)
     found = {name: exact_sev_batch(engine, row, reference, kind="plus" if name == "plus" else "minus",
-                                   restricted=held, budget=budget, prepared=prepared,
+                                   restricted=held, budget=budget, cap=cap, prepared=prepared,
                                    cleared=depth + 1 if depth else 0)[0]
              for name, held in pending}
     if ex is None:

@@ -5,7 +5,9 @@ b_g = 0 takes the reference's. SEV⁻ (Def. 3) is the fewest groups moved from t
 reference that flip the prediction; SEV® (Def. 4) the same with restricted groups held at the query;
 SEV⁺ (Def. 2) the fewest groups moved from the reference to the query that reach the query's class.
 Each BFS layer (all vertices at one depth) is evaluated in one batched model call (chunked), and a
-dataset-wide run evaluates that layer for all unresolved queries at once.
+dataset-wide run evaluates that layer for all unresolved queries at once. ``explanations="all"`` scores the whole
+layer at the answer's depth, to list every minimal explanation; ``"first"`` stops each query at its first flipping
+vertex, as the SEV paper's own code does: the same value, one explanation.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ DEFAULT_MAX_DEPTH = 6
 MAX_LAYER_VERTICES = 2_000_000  # one layer per query; deeper layers of wide data are cut off (status beyond_depth)
 HYPERCUBE_MAX_GROUPS = 12
 KINDS = ("minus", "plus")
+EXPLANATIONS = ("all", "first")  # every minimal explanation, or the first flipping vertex only (the value is the same)
 SEV_RESULTS = ("minus", "plus", "restricted")  # the results an SEVExplanation holds, by name (SEV⁻, SEV⁺, SEV®)
 
 
@@ -44,7 +47,9 @@ class SEVResult(Explanation):
 
     ``engine`` names what answered (``bfs``, ``cp-sat``, ``additive``: :mod:`.dispatch`); ``certified`` says the
     value (or "nothing flips") is proven; ``complete`` that every minimal explanation is listed (the exact engines
-    cap the list); ``note`` says in words why an engine was chosen or what it could not do.
+    cap the list); ``first_flip`` that the BFS stopped at the first flipping vertex (``explanations="first"``): the
+    value is exact, ``explanations`` holds that vertex only; ``note`` says in words why an engine was chosen or what
+    it could not do.
     """
 
     kind: str
@@ -61,6 +66,7 @@ class SEVResult(Explanation):
     certified: bool | None = None  # None: filled in from the status (the BFS proves what it reports, within depth)
     bound: int | None = None
     complete: bool = True
+    first_flip: bool = False
     note: str = ""
 
     meta_parameters = ("kind", "max_depth", "restricted")
@@ -102,7 +108,8 @@ class SEVResult(Explanation):
             return f"{self.label} = 0: the reference itself is already predicted in the query's class"
         if self.status == "explained":
             n = len(self.explanations)
-            listed = "" if self.complete else ", the first found: more exist"
+            listed = ", the first found: the search stopped there" if self.first_flip else \
+                "" if self.complete else ", the first found: more exist"
             return f"{self.label} = {self.value} ({n} minimal explanation{'s' if n != 1 else ''}{listed})"
         if self.reference_class == self.explained_class and self.kind == "minus":
             return (f"{self.label}: not found — the reference is itself predicted in the query's class; "
@@ -121,8 +128,8 @@ class SEVResult(Explanation):
 class _Search:
     """The state of one batched BFS over many queries: what each query has seen and, once found, its flips."""
 
-    def __init__(self, kind: str, names: tuple[str, ...], classes: np.ndarray, keep_scores: bool):
-        self.kind, self.names, self.classes, self.keep_scores = kind, names, classes, keep_scores
+    def __init__(self, kind: str, names: tuple[str, ...], classes: np.ndarray, keep_scores: bool, first: bool):
+        self.kind, self.names, self.classes, self.keep_scores, self.first = kind, names, classes, keep_scores, first
         self.seen_masks: list[list[np.ndarray]] = [[] for _ in classes]
         self.seen_scores: list[list[np.ndarray]] = [[] for _ in classes]
         self.found: dict[int, tuple[int, list[tuple[str, ...]]]] = {}  # query → (depth, moved groups of each flip)
@@ -160,14 +167,18 @@ def _plus_origin(search: _Search, scorer: VertexScorer, reference_class: int, p:
 
 def _search_layer(search: _Search, model: ModelAdapter, scorer: VertexScorer, pending: np.ndarray,
                   movable: list[int], depth: int, chunk_rows: int) -> dict[int, list[tuple[str, ...]]]:
-    """One BFS layer for the ``pending`` queries, in chunks of about ``chunk_rows`` model rows: the moved groups
-    of every flipping vertex, per query."""
+    """One BFS layer (SEV Def. 1's vertices at one depth) for the ``pending`` queries, in chunks of about
+    ``chunk_rows`` model rows: the moved groups of every flipping vertex, per query. With ``search.first`` a query
+    keeps only its first flipping vertex (combinations order) and leaves the layer's later chunks, whose vertex
+    count follows the queries still searching."""
     start = search.kind == "minus"  # minus starts at the query (all True), plus at the reference (all False)
     flips: dict[int, list[tuple[str, ...]]] = {}
-    for masks in layer_masks(len(search.names), movable, depth, start, max(1, chunk_rows)):
+    searching = pending
+    chunk = (lambda: max(1, chunk_rows // max(1, len(searching)))) if search.first else max(1, chunk_rows)
+    for masks in layer_masks(len(search.names), movable, depth, start, chunk):
         moved = masks != start
         moved_names: dict[int, tuple[str, ...]] = {}
-        for part in np.array_split(pending, max(1, -(-len(pending) * len(masks) // chunk_rows))):
+        for part in np.array_split(searching, max(1, -(-len(searching) * len(masks) // chunk_rows))):
             # a vertex that moves a group whose query and reference values are equal is the same point as
             # a vertex of an earlier layer, which did not flip: it is skipped
             fresh = (scorer.same[part].astype(np.uint8) @ moved.T.astype(np.uint8)) == 0
@@ -177,9 +188,15 @@ def _search_layer(search: _Search, model: ModelAdapter, scorer: VertexScorer, pe
                 search.see(qi, masks[fresh[row]], scores[row][fresh[row]])
             rows, vertices = np.nonzero(flipped)
             for qi, j in zip(part[rows].tolist(), vertices.tolist()):
+                if search.first and qi in flips:
+                    continue
                 if j not in moved_names:
                     moved_names[j] = tuple(itertools.compress(search.names, moved[j]))
                 flips.setdefault(qi, []).append(moved_names[j])
+        if search.first:
+            searching = np.setdiff1d(searching, list(flips), assume_unique=True)
+            if len(searching) == 0:
+                break
     return flips
 
 
@@ -190,6 +207,7 @@ def _results(search: _Search, status_if_missing: str, **common) -> list[SEVResul
         masks, scores = search.seen_masks[i], search.seen_scores[i]
         return SEVResult(value=depth, explanations=tuple(hits), explained_class=int(search.classes[i]),
                          status="explained" if i in search.found else status_if_missing,
+                         complete=not (search.first and depth), first_flip=search.first,
                          vertex_masks=np.concatenate(masks) if masks else None,
                          vertex_scores=np.concatenate(scores) if scores else None, **common)
     return [result(i) for i in range(len(search.classes))]
@@ -198,21 +216,24 @@ def _results(search: _Search, status_if_missing: str, **common) -> list[SEVResul
 @names_method("SEV")
 def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference, *,
               kind: str = "minus", restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH,
-              chunk_rows: int = DEFAULT_CHUNK_ROWS, keep_scores: bool = True,
+              chunk_rows: int = DEFAULT_CHUNK_ROWS, keep_scores: bool = True, explanations: str = "all",
               progress: ProgressFn | None = None, scorer: VertexScorer | None = None) -> list[SEVResult]:
     """SEV of many queries by one BFS: each layer is evaluated for all unresolved queries together.
 
     Each query is explained for its own predicted class. ``restricted`` applies to ``minus`` (SEV®).
-    A ``scorer`` built for these queries and this reference can be passed to share its encoding.
+    ``explanations``: ``all`` lists every minimal explanation; ``first`` stops each query at its first flipping
+    vertex (the SEV paper's code; same value, ``first_flip`` set). A ``scorer`` built for these queries and this
+    reference can be passed to share its encoding.
     """
     check_choice(kind, KINDS, "SEV kind")
+    check_choice(explanations, EXPLANATIONS, "SEV explanations")
     if restricted and kind == "plus":
         raise IntakeError("Restricted features apply to SEV⁻ (SEV®), not to SEV⁺.")
     n = len(queries)
     if n == 0:
         return []
     scorer = scorer or VertexScorer(model, layout, queries, reference, chunk_rows)
-    search = _Search(kind, layout.names, model.labels_of(scorer.query_scores), keep_scores)
+    search = _Search(kind, layout.names, model.labels_of(scorer.query_scores), keep_scores, explanations == "first")
     reference_class = int(model.labels_of([scorer.reference_score])[0])
     movable = [i for i in range(layout.size) if layout.names[i] not in set(restricted)]
     searched_depth = _searched_depth(len(movable), max_depth)
@@ -330,15 +351,17 @@ class SEVExplanation(Explanation):
 
 @names_method("SEV")
 def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Reference, *,
-                restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH) -> SEVExplanation:
-    """SEV⁺, SEV⁻ and SEV® (when ``restricted`` is given) of one query row of ``dataset``."""
+                restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH,
+                explanations: str = "all") -> SEVExplanation:
+    """SEV⁺, SEV⁻ and SEV® (when ``restricted`` is given) of one query row of ``dataset`` (``explanations``: see
+    :func:`sev_batch`)."""
     layout = dataset.layout
     row = one_row(query)
     scorer = VertexScorer(model, layout, row, reference, first_layers=True)  # one scoring for all three searches
 
     def search(kind: str, held: Sequence[str] = ()) -> SEVResult:
         return sev_batch(model, layout, row, reference, kind=kind, restricted=held, max_depth=max_depth,
-                         scorer=scorer)[0]
+                         explanations=explanations, scorer=scorer)[0]
 
     minus, plus = search("minus"), search("plus")
     held = search("minus", restricted) if restricted else None

@@ -221,10 +221,10 @@ def crosses(problem: FlipProblem, raw: np.ndarray) -> np.ndarray:
 
 
 def shallow_search(problem: FlipProblem, rescore: Rescore, max_vertices: int,
-                   start: int = 0) -> tuple[FlipOutcome | None, int]:
+                   start: int = 0, cap: int = 256) -> tuple[FlipOutcome | None, int]:
     """The first layers (``start``, ``start`` + 1, … moves: fewer are known not to flip) evaluated on the trees while
-    their vertices fit in ``max_vertices``: a flip found there, every one listed (``None`` if none), and how many
-    layers are cleared."""
+    their vertices fit in ``max_vertices``: a flip found there, every one listed up to ``cap`` (``None`` if none),
+    and how many layers are cleared."""
     movable = np.flatnonzero(problem.options == 2)
     if (problem.options > 2).any():
         return None, start
@@ -240,7 +240,8 @@ def shallow_search(problem: FlipProblem, rescore: Rescore, max_vertices: int,
         candidates = choices[crosses(problem, vertex_raw(problem, choices))]
         flips = rescore(list(candidates)) if len(candidates) else np.zeros(0, dtype=bool)
         if flips.any():
-            return FlipOutcome("optimal", depth, depth, tuple(candidates[flips]), True, 0.0, "layers"), depth
+            found = candidates[flips]
+            return FlipOutcome("optimal", depth, depth, tuple(found[:cap]), len(found) <= cap, 0.0, "layers"), depth
     return FlipOutcome("no flip exists", None, len(movable) + 1, (), True, 0.0, "layers"), len(movable) + 1
 
 
@@ -251,7 +252,7 @@ def solve_flip(problem: FlipProblem, rescore: Rescore, *, budget: float = 10.0, 
     trees directly while they hold at most ``shallow`` vertices; then CP-SAT, within ``budget`` deterministic
     seconds to certify the minimum and ``list_budget`` more to list the other minimal solutions. ``cleared``: no
     vertex of fewer moves flips (the model said so: a BFS searched them)."""
-    found, cleared = shallow_search(problem, rescore, shallow, cleared)
+    found, cleared = shallow_search(problem, rescore, shallow, cleared, cap)
     if found is not None:
         return found
     built = _Model(problem)

@@ -89,7 +89,9 @@ def engine_sentence(result) -> str:
         text = f"Proven minimal {how}; each explanation was re-checked by the model itself."
         if result.status == "unexplainable":
             text = f"Proven {how}: no set of movable features flips the prediction."
-    if not result.complete:
+    if result.first_flip and not result.complete:
+        text += " The search stopped at the first flipping set of features: other minimal explanations may exist."
+    elif not result.complete:
         text += f" The first {len(result.explanations)} minimal explanations are listed; there are more."
     return f"{text} {result.note}" if result.note else text
 

@@ -259,6 +259,21 @@ def test_plotly_static_export_is_used_when_a_browser_exists(pdfs):
     assert pdfs["auto"][2] == ["plotly"] * 5
 
 
+def test_text_is_shaped_only_where_a_combining_mark_needs_it():
+    """harfbuzz shaping (slow) places the hat of F̂; every other character renders the same without it."""
+    from explain_core.report.pdf import Writer, _document, needs_shaping
+
+    assert needs_shaping("plain", "F̂ (fit)") and not needs_shaping("SEV⁻ ≥ τ → σ ‖w‖₀ ✓ – ℓ∞")
+    w = Writer(_document("footer", "title", "subject"))
+    w.pdf.add_page()
+    w.text("SEV⁻ ≥ τ")
+    assert w.pdf.text_shaping is None
+    w.table(["Method", "F̂ (fit)"], [["IHT", "0.04"]])
+    assert w.pdf.text_shaping
+    w.note("no marks here")
+    assert w.pdf.text_shaping is None
+
+
 @pytest.mark.parametrize("renderer", ["auto", "matplotlib"])
 def test_page_one_renders_and_is_not_blank(pdfs, renderer, tmp_path):
     if shutil.which("pdftoppm") is None:

@@ -129,8 +129,8 @@ class KaleidoBrowser:
     """kaleido's Chromium with one tab, driven from its own asyncio loop in a daemon thread; closed at exit.
 
     Its tab is handed back without the page reload kaleido does after every figure (re-reading the 4.7 MB
-    plotly.js, about 3/4 of each export's time): ``Plotly.toImage`` draws into a detached div that it purges,
-    so the next PNG is byte for byte what a fresh page draws (tests/test_report.py compares them).
+    plotly.js, about 3/4 of each export's time): ``Plotly.toImage`` draws into an off-screen div that it purges
+    and removes, so the next PNG is byte for byte what a fresh page draws (tests/test_report.py compares them).
     """
 
     def __init__(self):

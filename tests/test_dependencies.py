@@ -66,15 +66,15 @@ def test_streamlit_pages_manager_flag_exists():
     assert PagesManager.uses_pages_directory in (None, True, False)
 
 
-def test_kaleido_server_internals_exist():
-    """report/figures.py starts kaleido's sync server and watches its private thread."""
+def test_kaleido_tab_return_internal_exists():
+    """report/figures.py replaces kaleido's private Kaleido._return_kaleido_tab (which reloads the tab's page, then
+    puts it back on ``tabs_ready``) by one that only puts it back."""
     kaleido = pytest.importorskip("kaleido")
-    assert callable(kaleido.start_sync_server) and callable(kaleido.calc_fig_sync)
     import inspect
 
-    from kaleido._sync_server import GlobalKaleidoServer
-
-    assert "self._thread" in inspect.getsource(GlobalKaleidoServer.open)  # the thread figures.py watches
+    returned = inspect.getsource(kaleido.Kaleido._return_kaleido_tab)
+    assert "reload()" in returned and "self.tabs_ready.put(tab)" in returned
+    assert inspect.iscoroutinefunction(kaleido.Kaleido.calc_fig) and inspect.iscoroutinefunction(kaleido.Kaleido.open)
     from choreographer.browsers.chromium import Chromium
 
     assert callable(Chromium.find_browser)

@@ -259,6 +259,52 @@ def test_plotly_static_export_is_used_when_a_browser_exists(pdfs):
     assert pdfs["auto"][2] == ["plotly"] * 5
 
 
+def test_one_kaleido_browser_draws_each_figure_as_a_fresh_page_would(report):
+    """One browser per process, its tab not reloaded between figures (figures.KaleidoBrowser): a figure drawn after
+    others is byte for byte kaleido's own export from a fresh browser."""
+    if not rep.plotly_export_available():
+        missing("plotly static export unavailable (kaleido or Chromium missing)")
+    import kaleido
+
+    sizes = {name: rep.figure_size(fig) for name, fig in report.figures.items()}
+    for name in ("sev", "lens"):
+        rep.kaleido_png(report.figures[name], *sizes[name])
+    browser = figures._KALEIDO["browser"]
+    drawn_after_others = rep.kaleido_png(report.figures["agreement"], *sizes["agreement"])
+    assert browser is not None and figures._KALEIDO["browser"] is browser
+    width, height = sizes["agreement"]
+    fresh = kaleido.calc_fig_sync(report.figures["agreement"], kopts={"mathjax": False},
+                                  opts={"format": "png", "width": width, "height": height, "scale": rep.FIGURE_SCALE})
+    assert drawn_after_others == fresh
+
+
+def test_two_reports_in_a_row_have_their_own_text_and_figures(setup, positive_rows, pdfs, tmp_path):
+    second, used = tmp_path / "second.pdf", []
+    rep.write_pdf(rep.build_row_report(setup, positive_rows[1], PARAMS), second, renderers_used=used)
+    first_text, second_text = flat(pdf_text(pdfs["auto"][0])), flat(pdf_text(second))
+    assert f"row {positive_rows[1]} (test row)" in second_text and f"row {positive_rows[0]} (test row)" in first_text
+    assert f"row {positive_rows[0]} (test row)" not in second_text
+    assert used == pdfs["auto"][2]  # the same renderer for both
+    first_images, second_images = ([image.data for page in PdfReader(path).pages for image in page.images]
+                                   for path in (pdfs["auto"][0], second))
+    assert len(first_images) == len(second_images) == 5 and first_images != second_images
+
+
+def test_text_is_shaped_only_where_a_combining_mark_needs_it():
+    """harfbuzz shaping (slow) places the hat of F̂; every other character renders the same without it."""
+    from explain_core.report.pdf import Writer, _document, needs_shaping
+
+    assert needs_shaping("plain", "F̂ (fit)") and not needs_shaping("SEV⁻ ≥ τ → σ ‖w‖₀ ✓ – ℓ∞")
+    w = Writer(_document("footer", "title", "subject"))
+    w.pdf.add_page()
+    w.text("SEV⁻ ≥ τ")
+    assert w.pdf.text_shaping is None
+    w.table(["Method", "F̂ (fit)"], [["IHT", "0.04"]])
+    assert w.pdf.text_shaping
+    w.note("no marks here")
+    assert w.pdf.text_shaping is None
+
+
 @pytest.mark.parametrize("renderer", ["auto", "matplotlib"])
 def test_page_one_renders_and_is_not_blank(pdfs, renderer, tmp_path):
     if shutil.which("pdftoppm") is None:

@@ -1,18 +1,19 @@
-"""Figures as PNG for the PDF: plotly's static export (kaleido, which needs a Chrome/Chromium; one server per
+"""Figures as PNG for the PDF: plotly's static export (kaleido, which needs a Chrome/Chromium; one browser per
 process, guarded by a lock) or, where no browser is available, the matplotlib re-plot of the same trace data
 (:mod:`.replot`), so both renderers draw the same numbers.
 
-kaleido's private server thread (``kaleido._sync_server.GlobalKaleidoServer``) is read to notice a browser
-that never started; ``tests/test_dependencies.py`` fails loudly when that internal changes.
+kaleido's private ``Kaleido._return_kaleido_tab`` is replaced (no page reload after each figure, see
+:class:`KaleidoBrowser`); ``tests/test_dependencies.py`` fails loudly when that internal changes.
 """
 from __future__ import annotations
 
+import asyncio
+import atexit
 import importlib.util
 import logging
 import os
 import shutil
 import threading
-import time
 from functools import lru_cache
 
 import plotly.graph_objects as go
@@ -28,7 +29,7 @@ KALEIDO_TIMEOUT_S = 60
 
 
 _KALEIDO_LOCK = threading.Lock()
-_KALEIDO = {"started": False, "broken": None}
+_KALEIDO: dict = {"browser": None, "broken": None}
 
 
 def find_chromium() -> str | None:
@@ -96,54 +97,75 @@ def figure_png(fig: go.Figure, renderer: str = "auto", *, width: int | None = No
 
 
 def kaleido_png(fig: go.Figure, width: int, height: int, scale: float = FIGURE_SCALE) -> bytes:
-    """Plotly's static export through one kaleido server per process (started on first use; the server is not
-    thread-safe, so calls are serialised by a lock). A call that does not answer within ``KALEIDO_TIMEOUT_S``
-    marks the export broken for this process."""
+    """Plotly's static export through one kaleido browser per process (started on first use; calls are
+    serialised by a lock). A browser that cannot start, or a call that does not answer within
+    ``KALEIDO_TIMEOUT_S``, marks the export broken for this process."""
     if not _kaleido_installed():
         raise RenderError("plotly static export needs the kaleido package (pip install kaleido)")
     if find_chromium() is None:
         raise RenderError("plotly static export needs Chrome or Chromium (e.g. apt-get install chromium)")
-    import kaleido
-
     with _KALEIDO_LOCK:
         if _KALEIDO["broken"]:
             raise RenderError(f"plotly static export failed earlier in this process: {_KALEIDO['broken']}")
-        if not _KALEIDO["started"]:
-            kaleido.start_sync_server(mathjax=False, silence_warnings=True)
-            _KALEIDO["started"] = True
-        out: dict = {}
-
-        def call() -> None:
-            try:
-                out["png"] = kaleido.calc_fig_sync(fig, opts={"format": "png", "width": int(width),
-                                                              "height": int(height), "scale": scale})
-            except BaseException as exc:  # noqa: BLE001 — handed to the caller below
-                out["error"] = exc
-
-        worker = threading.Thread(target=call, name="kaleido-export", daemon=True)
-        worker.start()
-        server = _kaleido_server_thread()
-        deadline = time.monotonic() + KALEIDO_TIMEOUT_S
-        while worker.is_alive() and time.monotonic() < deadline:
-            worker.join(0.05)
-            if worker.is_alive() and server is not None and not server.is_alive():  # the browser never came up
-                _KALEIDO["broken"] = "the kaleido server stopped (could the browser start?)"
-                raise RenderError(f"plotly static export failed: {_KALEIDO['broken']}")
-        if worker.is_alive():
+        try:
+            browser = _KALEIDO["browser"] = _KALEIDO["browser"] or KaleidoBrowser()
+        except Exception as exc:  # noqa: BLE001 — kaleido and choreographer raise many kinds here
+            _KALEIDO["broken"] = f"the browser did not start ({exc})"
+            raise RenderError(f"plotly static export failed: {_KALEIDO['broken']}") from exc
+        opts = {"format": "png", "width": int(width), "height": int(height), "scale": scale}
+        try:
+            png = browser.call(browser.kaleido.calc_fig(fig, opts=opts))
+        except TimeoutError as exc:
             _KALEIDO["broken"] = f"no answer within {KALEIDO_TIMEOUT_S} s"
-            raise RenderError(f"plotly static export gave no answer within {KALEIDO_TIMEOUT_S} s")
-        if "error" in out:
-            raise RenderError(f"plotly static export failed: {out['error']}") from out["error"]
-        png = out.get("png")
-        if not isinstance(png, (bytes, bytearray)) or not bytes(png).startswith(b"\x89PNG"):
-            raise RenderError("plotly static export returned no PNG")
-        return bytes(png)
+            raise RenderError(f"plotly static export gave no answer within {KALEIDO_TIMEOUT_S} s") from exc
+        except Exception as exc:  # noqa: BLE001 — handed to the caller as a RenderError
+            raise RenderError(f"plotly static export failed: {exc}") from exc
+    if not isinstance(png, (bytes, bytearray)) or not bytes(png).startswith(b"\x89PNG"):
+        raise RenderError("plotly static export returned no PNG")
+    return bytes(png)
 
 
-def _kaleido_server_thread() -> threading.Thread | None:
-    """The thread of kaleido's sync server (it dies when the browser cannot start), where kaleido exposes it."""
-    try:
-        from kaleido._sync_server import GlobalKaleidoServer
-        return getattr(GlobalKaleidoServer(), "_thread", None)
-    except Exception:  # noqa: BLE001 — a kaleido without this internal: rely on the timeout
-        return None
+class KaleidoBrowser:
+    """kaleido's Chromium with one tab, driven from its own asyncio loop in a daemon thread; closed at exit.
+
+    Its tab is handed back without the page reload kaleido does after every figure (re-reading the 4.7 MB
+    plotly.js, about 3/4 of each export's time): ``Plotly.toImage`` draws into an off-screen div that it purges
+    and removes, so the next PNG is byte for byte what a fresh page draws (tests/test_report.py compares them).
+    """
+
+    def __init__(self):
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, name="kaleido", daemon=True).start()
+        try:
+            self.kaleido = self.call(_open_kaleido())
+        except BaseException:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            raise
+        atexit.register(self.close)
+
+    def call(self, coroutine, timeout: float = KALEIDO_TIMEOUT_S):
+        """Run ``coroutine`` on the browser's loop and return its result; TimeoutError after ``timeout`` s."""
+        future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        try:
+            return future.result(timeout)
+        except TimeoutError:
+            future.cancel()
+            raise
+
+    def close(self) -> None:
+        try:
+            self.call(self.kaleido.close(), timeout=10)
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+async def _open_kaleido():
+    import kaleido
+
+    class Kaleido(kaleido.Kaleido):
+        async def _return_kaleido_tab(self, tab) -> None:  # kaleido's own reloads the page first (see above)
+            await self.tabs_ready.put(tab)
+
+    browser = Kaleido(n=1, timeout=KALEIDO_TIMEOUT_S, mathjax=False)
+    await browser.open()
+    return browser

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import unicodedata
 from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
@@ -47,7 +48,6 @@ def _document(footer: str, title: str, subject: str):
     pdf.set_auto_page_break(True, margin=16)
     for style, path in font_files().items():
         pdf.add_font(FONT, style, str(path))
-    pdf.set_text_shaping(True)  # harfbuzz places combining marks: F̂ renders as F with its hat, not as "F"
     pdf.set_title(title)
     pdf.set_subject(subject)
     pdf.set_creator("explain_core report")
@@ -56,13 +56,24 @@ def _document(footer: str, title: str, subject: str):
     return pdf
 
 
+def needs_shaping(*texts: str) -> bool:
+    """Whether any text has a combining mark (the hat of F̂), which only harfbuzz's text shaping places."""
+    return any(unicodedata.combining(c) for text in texts for c in text)
+
+
 class Writer:
-    """Small layout helpers over an fpdf2 document."""
+    """Small layout helpers over an fpdf2 document. Text is shaped (harfbuzz) only where it has a combining mark:
+    shaping measures every line break through harfbuzz, most of the PDF's time, for the same glyphs elsewhere."""
 
     def __init__(self, pdf):
         self.pdf = pdf
 
+    def shape(self, *texts: str) -> None:
+        """Text shaping on for what comes next exactly when ``texts`` need it (:func:`needs_shaping`)."""
+        self.pdf.set_text_shaping(needs_shaping(*texts))
+
     def h1(self, text: str) -> None:
+        self.shape(text)
         self.pdf.set_font(FONT, "B", 15)
         self.pdf.multi_cell(0, 7, text, new_x="LMARGIN", new_y="NEXT")
         self.pdf.ln(1.5)
@@ -71,11 +82,13 @@ class Writer:
         if self.pdf.get_y() > self.pdf.page_break_trigger - 30:
             self.pdf.add_page()
         self.pdf.ln(2)
+        self.shape(text)
         self.pdf.set_font(FONT, "B", 11)
         self.pdf.multi_cell(0, 5.5, text, new_x="LMARGIN", new_y="NEXT")
         self.pdf.ln(1)
 
     def text(self, text: str, size: float = 9, style: str = "", colour=(0, 0, 0), gap: float = 1.5) -> None:
+        self.shape(text)
         self.pdf.set_font(FONT, style, size)
         self.pdf.set_text_color(*colour)
         self.pdf.multi_cell(0, size * 0.48, text, new_x="LMARGIN", new_y="NEXT", align="L")
@@ -84,6 +97,7 @@ class Writer:
 
     def term(self, name: str, text: str, size: float = 8.5, gap: float = 1.0) -> None:
         """A definition: the term in bold, its text on the same line (one paragraph, no line of its own)."""
+        self.shape(name, text)
         self.pdf.set_font(FONT, "", size)
         self.pdf.multi_cell(0, size * 0.48, f"**{name}**: {text}", new_x="LMARGIN", new_y="NEXT", align="L",
                             markdown=True)
@@ -97,6 +111,8 @@ class Writer:
         from fpdf.fonts import FontFace
 
         pdf = self.pdf
+        header, rows = [str(c) for c in header], [[str(c) for c in cells] for cells in rows]
+        self.shape(*header, *(c for cells in rows for c in cells))  # the cells are laid out when the table ends
         pdf.set_font(FONT, "", size)
         n = len(header)
         widths = tuple(widths) if widths is not None else (1,) * n
@@ -108,7 +124,7 @@ class Writer:
             for cells in [header, *rows]:
                 row = table.row()
                 for cell in cells:
-                    row.cell(str(cell))
+                    row.cell(cell)
         pdf.ln(2)
 
     def section(self) -> None:

@@ -200,13 +200,15 @@ def reference_section(dataset: Dataset, dkey: str, model: TrainedModel, current:
     else:
         reference = reference_editor(dataset, model, base, current, same_data)
 
-    suggestion = dataset.restricted_suggestion
+    suggestion, paper = dataset.restricted_suggestion, dataset.sev_paper_restricted
     default = [n for n in current.restricted if n in dataset.group_names] if same_data else []
     restricted = st.multiselect(
         "Restricted features", dataset.group_names, default=default, key="dm_restricted",
         help="Features an explanation may not change (SEV®), e.g. protected attributes. "
              + (f"The dataset card suggests: {plain(', '.join(suggestion))}." if suggestion
-                else "No suggestion on file."))
+                else "No suggestion on file.")
+             + (f" The SEV paper (App. F) holds: {plain(', '.join(paper))}." if paper and paper != suggestion
+                else ""))
     return reference, tuple(restricted)
 
 

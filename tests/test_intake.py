@@ -59,6 +59,11 @@ def test_demo_dataset_loads_as_its_card_says(name):
 def test_demo_restricted_suggestion_and_split():
     data = load_demo("german_credit")
     assert data.restricted_suggestion == ["age", "personal_status_sex", "foreign_worker"]
+    assert data.sev_paper_restricted == ["age", "personal_status_sex", "job"]  # SEV paper App. F
+    adult = load_demo("adult")  # App. F: "age, marital-status, relationship, race, sex, native-country and occupation"
+    assert sorted(adult.sev_paper_restricted) == sorted(["age", "marital_status", "relationship", "race", "sex",
+                                                         "native_country", "occupation"])
+    assert load_demo("california_housing").sev_paper_restricted == []
     train, test = data.split(seed=0)
     assert len(test) == 200 and len(np.intersect1d(train, test)) == 0
     assert data.y[test].mean() == pytest.approx(data.y.mean(), abs=0.01)  # stratified

@@ -191,6 +191,11 @@ class Dataset:
         """Protected/sensitive groups suggested by the dataset card (empty without a card)."""
         return [n for n in self.card.get("restricted_features", []) if n in self.group_names]
 
+    @property
+    def sev_paper_restricted(self) -> list[str]:
+        """The groups the SEV paper holds fixed on this dataset (§5.5, App. F), when the card records them."""
+        return [n for n in self.card.get("sev_paper_restricted_features", []) if n in self.group_names]
+
 
 MIN_SPLIT_ROWS = 10  # a train/test split needs a few rows of each class on each side
 

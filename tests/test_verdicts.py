@@ -50,3 +50,21 @@ def test_the_compare_page_leads_with_the_verdict_and_a_true_banner(explain_cache
     assert any(visible(s.value).startswith("Named by most methods:") for s in at.success)
     banner = [visible(s.label) for s in at.status]
     assert banner and banner[0].startswith("SEV⁻ =") and "LENS:" in banner[0]
+
+
+def test_zero_coefficient_share_counts_exact_zeros_of_linear_models():
+    """SEV paper Table 2's global sparsity: the share of a linear model's coefficients that are exactly 0."""
+    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from explain_core.sparse.compare import zero_coefficient_share
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(300, 8)), rng.integers(0, 2, 300)
+    sparse = LogisticRegression(penalty="l1", C=0.05, solver="liblinear").fit(X, y)
+    assert zero_coefficient_share(sparse) == np.mean(sparse.coef_ == 0) > 0
+    assert zero_coefficient_share(make_pipeline(StandardScaler(), sparse)) == np.mean(sparse.coef_ == 0)
+    assert zero_coefficient_share(LogisticRegression().fit(X, y)) == 0.0
+    assert zero_coefficient_share(GradientBoostingClassifier(n_estimators=3).fit(X, y)) is None

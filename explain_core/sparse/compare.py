@@ -36,6 +36,7 @@ class ModelSparsity(ValueEquality):
     positive_share: float
     sev: dict[str, DatasetSEV]
     reference_score: float
+    zero_coefficients: float | None = None  # share of a linear model's coefficients that are 0 (SEV Table 2)
 
     def mean(self, kind: str) -> float:
         values = [v for v in self.sev[kind].values if v is not None]
@@ -56,7 +57,18 @@ def model_sparsity(setup: Setup, params: SEVParameters, progress: ProgressFn | N
         sev["restricted"] = dataset_sev(setup, rows, params, kind="minus", progress=progress)
     reference = setup.reference_of_label(1).as_frame(setup.dataset.columns)
     return ModelSparsity(dict(setup.metrics), len(rows) / max(1, len(setup.test_rows)), sev,
-                         float(setup.model.score(reference)[0]))
+                         float(setup.model.score(reference)[0]), zero_coefficient_share(setup.model.estimator))
+
+
+def zero_coefficient_share(estimator) -> float | None:
+    """The share of exactly zero coefficients of a linear model (or a Pipeline ending in one): the SEV paper's
+    global sparsity measure (§5.1, Table 2); None for other models."""
+    final = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
+    coef = getattr(final, "coef_", None)
+    if coef is None or not hasattr(final, "intercept_"):
+        return None
+    coef = np.asarray(coef, dtype=float)
+    return float(np.mean(coef == 0)) if coef.size else None
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,6 +101,8 @@ class SparsityComparison(Explanation):
         rows["share of test rows predicted positive"] = [m.positive_share for m in self._sides]
         rows["reference's score (must stay below the threshold)"] = [m.reference_score
                                                                                      for m in self._sides]
+        if all(m.zero_coefficients is not None for m in self._sides):
+            rows["share of zero coefficients"] = [m.zero_coefficients for m in self._sides]
         return pd.DataFrame.from_dict(rows, orient="index", columns=list(SIDES))
 
     def headline(self) -> str:

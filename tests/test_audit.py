@@ -210,10 +210,12 @@ def test_report_command_fans_rows_out_over_the_cluster(client, adult, tmp_path):
     assert all((tmp_path / "there" / r["pdf"]).read_bytes()[:4] == b"%PDF" for r in there)
 
 
-def test_workers_keep_freed_arrays_instead_of_mapping_them_again(adult):
+@pytest.mark.parametrize("memory_limit", [0, WORKER_MEMORY])
+def test_workers_keep_freed_arrays_instead_of_mapping_them_again(adult, memory_limit):
     """Dask's nanny starts a worker with MALLOC_TRIM_THRESHOLD_ set, which pins glibc's mmap threshold at 128 KiB:
     each 2 MB array is mapped anew and every page faulted in. Under the setup plugin (what audits and reports run
-    in) the freed arrays are reused: page faults counted, not seconds."""
+    in) the freed arrays are reused — unless the worker's memory limit is tight (700 MB here), where Dask's
+    trimming stays so that kept memory cannot pause the worker. Page faults counted, not seconds."""
     from distributed import Client, LocalCluster
 
     from explain_core.audit.cluster import Executor
@@ -225,14 +227,16 @@ def test_workers_keep_freed_arrays_instead_of_mapping_them_again(adult):
             np.ones(1 << 18).sum()  # 2 MiB: 512 pages
         return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
 
-    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None)
+    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+                           memory_limit=memory_limit)
     with Client(cluster) as c:
         assert c.submit(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_")).result()  # the nanny's setting
         plain = c.submit(faults_of_array_churn, pure=False).result()
         with Executor(c) as run:
             (_, held), = run.stream(adult, faults_of_array_churn, {0: ()})
     cluster.close()
-    assert plain > 200 * 400 and held < plain / 20
+    assert plain > 200 * 400
+    assert held < plain / 20 if not memory_limit else held > 200 * 400
 
 
 def test_lens_factor_and_flip_numbers_per_row(adult, tmp_path):

@@ -15,12 +15,14 @@ import threading
 from typing import Callable, Iterator
 
 import dask
+import psutil
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from ..setup import Setup
 
 _SETUP_PLUGIN = "explain-core-setup"
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
+ALLOCATOR_HEADROOM = 1 << 30  # a worker keeps Dask's trimming unless its memory limit leaves this much room
 
 
 def undo_nanny_trim_threshold() -> bool:
@@ -44,7 +46,17 @@ class _SetupPlugin(WorkerPlugin):
         self.held = setup
 
     def setup(self, worker) -> None:
-        undo_nanny_trim_threshold()
+        if _has_headroom(worker):
+            undo_nanny_trim_threshold()
+
+
+def _has_headroom(worker) -> bool:
+    """True when the worker has no memory limit, or one at least :data:`ALLOCATOR_HEADROOM` above its resident
+    memory: freed memory kept for reuse must not reach Dask's pause threshold (80% of the limit)."""
+    limit = getattr(getattr(worker, "memory_manager", None), "memory_limit", None)
+    if not limit:
+        return True
+    return limit - psutil.Process().memory_info().rss >= ALLOCATOR_HEADROOM
 
 
 def _with_held_setup(fn: Callable, *args):

@@ -157,10 +157,15 @@ def explain_kind(setup, queries: pd.DataFrame, kind: str, fitted: dict[int, Fitt
             part = fitted[int(label)]
         else:
             part = fitted.setdefault(int(label), fit_references(setup, int(label)))
-        found = _EXPLAINERS[kind](setup, queries.iloc[at], part, max_depth, credible)
+        found = _EXPLAINERS[kind](setup, _rows(queries, at), part, max_depth, credible)
         for i, result in zip(at, found):
             out[i] = result
     return out
+
+
+def _rows(queries: pd.DataFrame, at: np.ndarray) -> pd.DataFrame:
+    """The rows at positions ``at`` (ascending): the frame itself when they are all of its rows (no copy)."""
+    return queries if len(at) == len(queries) else queries.iloc[at]
 
 
 def _labels(setup, queries: pd.DataFrame) -> np.ndarray:
@@ -220,7 +225,7 @@ def _cluster(setup, queries, fitted, max_depth, credible) -> list[ClusterSEV]:
     for k in np.unique(assigned):
         at = np.flatnonzero(assigned == k)
         proto = prototypes.prototypes[k]
-        for i, r in zip(at, _single(setup, queries.iloc[at], _Proxy(fitted, proto), max_depth, credible)):
+        for i, r in zip(at, _single(setup, _rows(queries, at), _Proxy(fitted, proto), max_depth, credible)):
             out[i] = ClusterSEV(**{f.name: getattr(r, f.name) for f in fields(r)}, prototype=proto.number,
                                 assigned_distance=float(distance[i]))
     seconds = spread_seconds(time.perf_counter() - started, len(queries))
@@ -246,6 +251,7 @@ class _Proxy:
 
     def __init__(self, fitted: FittedReferences, prototype: Prototype):
         self.space, self.density, self.reference = fitted.space, fitted.density, prototype.reference
+        self.explain_class = fitted.explain_class
         self._fitted, self._prototype = fitted, prototype
 
     def candidates(self) -> Candidates:
@@ -253,8 +259,11 @@ class _Proxy:
 
 
 def _search(setup, queries, candidates, fitted, max_depth, credible):
+    """:func:`~.search.search` of rows the model predicts ``fitted.explain_class`` (as :func:`explain_kind` groups
+    them)."""
     return search(setup.model, setup.dataset.layout, queries, candidates, fitted.space, restricted=setup.restricted,
-                  max_depth=max_depth, density=fitted.density, threshold=credible)
+                  max_depth=max_depth, density=fitted.density, threshold=credible,
+                  classes=np.full(len(queries), fitted.explain_class))
 
 
 def _measured(setup, queries: pd.DataFrame, moves: Sequence[list], space, density) -> list[tuple[pd.Series, tuple]]:

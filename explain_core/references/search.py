@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from math import prod
+from math import comb
 
 import numpy as np
 import pandas as pd
@@ -120,13 +120,13 @@ class _Mixer:
         if table.encoded is not None:
             source = layout.source.features if layout.source is not None else None
             self.q_model = table.encoded.encode_rows(queries, source, list(model.columns))
-        self.q_space = space.encode(queries)
-        self.rows = {c: queries[c].to_numpy(dtype=object) for c in layout.columns}
+        rows = space.arrays(queries)
+        self.q_space = space.encode(rows)
         self.same = np.ones((len(queries), len(self.group_of)), dtype=bool)  # (rows, candidates): no move
         for g, group in enumerate(layout.groups):
             at = slice(self.offsets[g], self.offsets[g + 1])
             for c in group.columns:
-                self.same[:, at] &= same_values(self.rows[c][:, None], table.values[c][None, at])
+                self.same[:, at] &= same_values(rows[c][:, None], table.values[c][None, at])
 
     def _mix(self, base: np.ndarray, cand: np.ndarray, mask: np.ndarray, qi: np.ndarray, ids: np.ndarray):
         X = base[qi].copy()
@@ -153,7 +153,7 @@ class _Mixer:
         """The vertices as raw rows (the model's own input)."""
         data = {}
         for c, g in zip(self.layout.columns, self.layout.column_group):
-            values = self.rows[c][qi].copy()
+            values = self.queries[c].to_numpy(dtype=object)[qi]
             for t in range(ids.shape[1]):
                 hit = self.group_of[ids[:, t]] == g
                 values[hit] = self.table.values[c][ids[hit, t]]
@@ -161,43 +161,51 @@ class _Mixer:
         return pd.DataFrame(data).infer_objects()
 
 
-def layer_moves(movable: Sequence[int], sizes: Sequence[int], offsets: np.ndarray, depth: int) -> tuple:
-    """Every (set of ``depth`` movable groups, one candidate each) as candidate ids (V, depth), the index of each
-    vertex's group set, and the group sets."""
-    subsets = list(itertools.combinations(movable, depth))
-    blocks = [np.array(list(itertools.product(*(range(offsets[g], offsets[g] + sizes[g]) for g in subset))),
-                       dtype=np.intp).reshape(-1, depth) for subset in subsets]
-    if not blocks:
-        return np.zeros((0, depth), dtype=np.intp), np.zeros(0, dtype=np.intp), []
-    set_of = np.concatenate([np.full(len(b), i) for i, b in enumerate(blocks)])
-    return np.vstack(blocks), set_of, subsets
+def layer_moves(movable: Sequence[int], sizes: Sequence[int], offsets: np.ndarray, depth: int,
+                limit: int = MAX_LAYER_VERTICES) -> tuple | None:
+    """Every (set of ``depth`` movable groups, one candidate each) as candidate ids (V, depth), in the order of the
+    group sets' combinations and then of the product of their candidates; the index of each vertex's group set; and
+    the group sets. None when the layer has more than ``limit`` vertices."""
+    if comb(len(movable), depth) > limit:  # every set has at least one vertex
+        return None
+    subsets = np.array(list(itertools.combinations(movable, depth)), dtype=np.intp).reshape(-1, depth)
+    sizes = np.asarray(sizes, dtype=np.intp)
+    counts = sizes[subsets].prod(axis=1)
+    if counts.sum() > limit:
+        return None
+    set_of = np.repeat(np.arange(len(subsets)), counts)
+    local = np.arange(len(set_of)) - np.repeat(np.cumsum(counts) - counts, counts)  # the vertex within its set
+    ids = np.empty((len(set_of), depth), dtype=np.intp)
+    for t in reversed(range(depth)):  # the last group's candidate varies fastest
+        group = subsets[set_of, t]
+        ids[:, t] = offsets[group] + local % sizes[group]
+        local //= sizes[group]
+    return ids, set_of, [tuple(g) for g in subsets.tolist()]
 
 
 def search(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, candidates: Candidates,
            space: PopulationSpace, *, restricted: Sequence[str] = (), max_depth: int = 6,
            density: ReferenceDensity | None = None, threshold: float | None = None, slack: int = 1,
-           chunk_rows: int = DEFAULT_CHUNK_ROWS) -> list[Found]:
-    """SEV⁻ of every query over ``candidates`` (module docstring); each query is explained for its predicted class.
-    Per moved set of groups, the closest flipping choice of values is kept (smallest ℓ∞, then ℓ1)."""
+           chunk_rows: int = DEFAULT_CHUNK_ROWS, classes: np.ndarray | None = None) -> list[Found]:
+    """SEV⁻ of every query over ``candidates`` (module docstring); each query is explained for its predicted class
+    (``classes``, when the caller has them; else scored here). Per moved set of groups, the closest flipping choice
+    of values is kept (smallest ℓ∞, then ℓ1)."""
     n = len(queries)
     if n == 0:
         return []
     mixer = _Mixer(model, layout, queries, candidates, space)
-    classes = model.labels_of(mixer.query_scores())
+    classes = model.labels_of(mixer.query_scores()) if classes is None else np.asarray(classes)
     movable = [g for g, name in enumerate(layout.names) if name not in set(restricted)]
     gate = threshold if density is not None and threshold is not None else None
     first: dict[int, tuple[int, list[Flip]]] = {}
     accepted: dict[int, tuple[int, list[Flip], bool | None]] = {}
     pending, searched = np.arange(n), 0
     for depth in range(1, min(max_depth, len(movable)) + 1):
-        if len(pending) == 0:
-            break
-        if sum(prod(candidates.sizes[g] for g in s) for s in itertools.combinations(movable, depth)) \
-                > MAX_LAYER_VERTICES:
+        moves = layer_moves(movable, candidates.sizes, mixer.offsets, depth) if len(pending) else None
+        if moves is None:
             break
         searched = depth
-        for qi, (every, credible) in _layer(mixer, classes, pending, movable, depth, density, gate,
-                                            chunk_rows).items():
+        for qi, (every, credible) in _layer(mixer, classes, pending, moves, density, gate, chunk_rows).items():
             first.setdefault(qi, (depth, every))
             if gate is None or credible:
                 accepted[qi] = (depth, every if gate is None else credible, None if gate is None else True)
@@ -222,11 +230,11 @@ def _not_less_credible(mixer: _Mixer, chosen: np.ndarray, rows: np.ndarray, sets
     return cred >= np.array([floor.get(key, -np.inf) for key in zip(rows.tolist(), sets.tolist())])
 
 
-def _layer(mixer: _Mixer, classes: np.ndarray, pending: np.ndarray, movable, depth: int,
-           density: ReferenceDensity | None, gate: float | None, chunk_rows: int) -> dict[int, tuple[list, list]]:
-    """Row → (the closest flip per moved set, the closest credible flip per moved set) of one layer, scored in calls
-    of about ``chunk_rows`` vertices."""
-    ids, set_of, subsets = layer_moves(movable, [len(v) for v in mixer.candidates], mixer.offsets, depth)
+def _layer(mixer: _Mixer, classes: np.ndarray, pending: np.ndarray, moves: tuple, density: ReferenceDensity | None,
+           gate: float | None, chunk_rows: int) -> dict[int, tuple[list, list]]:
+    """Row → (the closest flip per moved set, the closest credible flip per moved set) of one layer (``moves``, of
+    :func:`layer_moves`), scored in calls of about ``chunk_rows`` vertices."""
+    ids, set_of, subsets = moves
     found = []
     per_call = max(1, chunk_rows // max(1, len(ids)))
     for start in range(0, len(pending) if len(ids) else 0, per_call):

@@ -87,8 +87,11 @@ class PopulationSpace:
         every other column as objects. Columns (e.g. :func:`~.outcome.measure`'s points) are returned as they are."""
         if isinstance(frame, dict):
             return frame
-        return {c: frame[c].to_numpy(dtype=object if g.kind != "numeric" and not g.is_block else float)
-                for g in self.groups for c in g.columns}
+        if len(frame) == 1:  # one row: read as a row, much faster than column by column
+            row = dict(zip(frame.columns, frame.iloc[0].to_numpy(dtype=object)))
+            return {c: _floats(np.array([row[c]], dtype=object)) if _as_float(g) else np.array([row[c]], dtype=object)
+                    for g in self.groups for c in g.columns}
+        return {c: frame[c].to_numpy(dtype=float if _as_float(g) else object) for g in self.groups for c in g.columns}
 
     def standardised(self, frame: pd.DataFrame | Columns) -> np.ndarray:
         """(n, numeric groups) values in population SDs from the mean (missing → the mean)."""
@@ -150,14 +153,23 @@ class PopulationSpace:
         for g in self.groups:
             if _numeric(g):
                 continue
-            codes, _ = pd.factorize(pd.Series(np.concatenate([_keys(a, g), _keys(b, g)]), dtype=object),
-                                    use_na_sentinel=False)
+            codes = _codes(np.concatenate([_keys(a, g), _keys(b, g)]))
             out += codes[:len(za), None] != codes[None, len(za):]
         return out
 
 
 def _numeric(group: FeatureGroup) -> bool:
     return group.kind == "numeric" and not group.is_block
+
+
+def _as_float(group: FeatureGroup) -> bool:
+    """Are the group's columns read as numbers (a numeric group, a one-hot block)?"""
+    return group.kind == "numeric" or group.is_block
+
+
+def _floats(values: np.ndarray) -> np.ndarray:
+    """Objects as floats, every missing value (None, NaN, pd.NA) NaN: what ``Series.to_numpy(dtype=float)`` gives."""
+    return np.where(pd.isna(values), np.nan, values).astype(float)
 
 
 def _length(frame: Columns) -> int:
@@ -175,6 +187,12 @@ def _keys(frame: Columns, group: FeatureGroup) -> np.ndarray:
     """Hashable per-row keys of a group's value (missing as one key)."""
     values = _values(frame, group)
     return np.where(pd.isna(values), "\0missing", values).astype(object)
+
+
+def _codes(keys: np.ndarray) -> np.ndarray:
+    """One integer per distinct key, in order of first appearance (keys equal by Python's ``==``, as factorize)."""
+    seen: dict = {}
+    return np.array([seen.setdefault(k, len(seen)) for k in keys.tolist()], dtype=np.intp)
 
 
 def same_values(a: np.ndarray, b: np.ndarray) -> np.ndarray:

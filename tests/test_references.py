@@ -159,6 +159,37 @@ def test_search_with_one_candidate_per_group_is_the_sev_engine(small):
     assert [f.status for f in found] == [r.status for r in plain]
 
 
+def answer(result) -> tuple[tuple, list]:
+    """A result's answer: all but the seconds and the depth the batch searched (its deepest row's); apart, the
+    numbers that may differ by rounding (the model scores a row alone or among others)."""
+    cluster = isinstance(result, ClusterSEV)
+    exact = (result.value, result.status, result.explained_class, result.credible, result.threshold,
+             result.reference.values, result.query.to_dict(), result.prototype if cluster else None,
+             [(d.groups, d.values, d.l0, d.credibility is None) for d in result.destinations])
+    numbers = [x for d in result.destinations for x in (d.score, d.linf, d.l1, d.credibility or 0.0)]
+    return exact, numbers + ([result.assigned_distance] if cluster else [])
+
+
+@pytest.mark.parametrize("setup", ["small", "compas"])
+def test_one_row_at_a_time_equals_the_batch(setup, request):
+    """The page explains one row a call, the dataset view many: what is kept between calls (candidates, their model
+    inputs, the typical cases' values) never changes an answer, for every kind, plain and credible, rows of both
+    predicted classes, a one-hot block and categories included."""
+    s = request.getfixturevalue(setup)
+    q = s.dataset.features.iloc[predicted_rows(s, label=None)[:16]]
+    fits = ReferenceFits(s)
+    for kind in ("single", "flexible", "cluster"):
+        for credible in (None, 0.3):
+            batch = explain_kind(s, q, kind, fits, credible=credible)
+            if kind != "flexible":  # SEV¹ against the row's own reference: it moves groups to that one's values
+                assert all(d.values == {c: r.reference.values[c] for c in d.values}
+                           for r in batch for d in r.destinations)
+            for i in range(len(q)):
+                (exact, numbers), (exact_batch, numbers_batch) = (
+                    answer(explain_kind(s, q.iloc[[i]], kind, fits, credible=credible)[0]), answer(batch[i]))
+                assert exact == exact_batch and numbers == pytest.approx(numbers_batch, rel=1e-9), (kind, credible, i)
+
+
 def test_one_median_cluster_is_sev1_with_the_median_reference(small):
     """Acceptance check 2: SEV^© with K = 1 and the median prototype equals SEV¹ with the median reference."""
     s = small

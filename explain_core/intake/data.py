@@ -49,7 +49,10 @@ class FeatureGroup:
         """:meth:`value_of` for every row of ``frame`` (object array)."""
         if not self.is_block:
             return frame[self.columns[0]].to_numpy()
-        block = frame[list(self.columns)].to_numpy(dtype=float)
+        return self.active_columns(frame[list(self.columns)].to_numpy(dtype=float))
+
+    def active_columns(self, block: np.ndarray) -> np.ndarray:
+        """A block's value in each row of its (rows, columns) 0/1 matrix: the active column, or NO_COLUMN."""
         names = np.array([*self.columns, NO_COLUMN], dtype=object)
         return names[np.where(block.max(axis=1, initial=0) > 0, block.argmax(axis=1), len(self.columns))]
 

@@ -43,7 +43,6 @@ class EncodedModel:
     column_group: np.ndarray
     rows: Memo = memo_field("a dataset's encoded rows", max_entries=1)
     references: Memo = memo_field("encoded references", max_entries=64)
-    candidates: Memo = memo_field("encoded candidate values of the other kinds of reference", max_entries=16)
 
     def encode(self, frame: pd.DataFrame) -> np.ndarray:
         """``encoder.transform(frame)`` as a float array (in chunks of rows)."""

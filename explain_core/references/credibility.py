@@ -29,7 +29,7 @@ from threadpoolctl import ThreadpoolController
 
 from ..errors import IntakeError
 from ..intake.data import Dataset
-from .space import PopulationSpace, population_rows
+from .space import Columns, PopulationSpace, population_rows
 
 COMPONENTS = (1, 2, 4, 8)
 REG_COVAR = 1e-2
@@ -61,23 +61,23 @@ class ReferenceDensity:
     seed: int
     seconds: float
 
-    def log_density(self, frame: pd.DataFrame) -> np.ndarray:
+    def log_density(self, frame: pd.DataFrame | Columns) -> np.ndarray:
         """log p̂ of raw rows (the paper's S10 score, in nats)."""
-        if len(frame) == 0:
-            return np.zeros(0)
         return self.log_density_of_encoded(self.space.encode(frame))
 
     def log_density_of_encoded(self, points: np.ndarray) -> np.ndarray:
+        if len(points) == 0:
+            return np.zeros(0)
         with one_thread():
             return self.mixture.score_samples(points)
 
-    def percentile(self, frame: pd.DataFrame) -> np.ndarray:
+    def percentile(self, frame: pd.DataFrame | Columns) -> np.ndarray:
         """Credibility of raw rows in [0, 1]: the share of held-out real cases less dense than each row."""
         return self.rank(self.log_density(frame))
 
     def percentile_of_encoded(self, points: np.ndarray) -> np.ndarray:
         """:meth:`percentile` of points already in :meth:`~.space.PopulationSpace.encode` coordinates."""
-        return self.rank(self.log_density_of_encoded(points)) if len(points) else np.zeros(0)
+        return self.rank(self.log_density_of_encoded(points))
 
     def rank(self, scores: np.ndarray) -> np.ndarray:
         """Log-densities as percentiles of the calibration rows' (ties count half)."""

@@ -16,8 +16,10 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 import pandas as pd
 
+from ..cache import Memo, memo_field
 from ..errors import IntakeError, check_choice
 from ..intake.encoding import encoded_model
+from ..sev.cube import VertexScorer
 from ..sev.engine import sev_batch
 from ..sev.exact_sev import exact_engine
 from ..sev.tree_sev import tree_sev
@@ -27,7 +29,7 @@ from .flexible import FlexibleWindow, flexible_candidates, flexible_windows
 from ..results import Explanation
 from .outcome import (KIND_LABELS, ClusterSEV, FlexibleSEV, ReferenceSEV, SingleSEV, TreeKindSEV, from_found,
                       from_sev, measure, spread_seconds, summary_row)
-from .prototypes import PrototypeSet, fit_prototypes
+from .prototypes import Prototype, PrototypeSet, fit_prototypes
 from .search import Candidates, search
 from .space import PopulationSpace, population_rows
 
@@ -57,6 +59,7 @@ class FittedReferences:
     statistic: str = "medoid"
     seconds: dict = field(default_factory=dict)
     _parts: dict = field(default_factory=dict, repr=False)
+    _candidates: Memo = memo_field("the searches' candidates (SEV¹, SEV^F, each typical case)", max_entries=32)
 
     @property
     def reference(self):
@@ -93,6 +96,18 @@ class FittedReferences:
         return self._fit("prototypes", lambda: fit_prototypes(
             s.model, s.dataset, s.train_rows, explain_class=self.explain_class, threshold=self._threshold,
             clusters=self.clusters, statistic=self.statistic, seed=self.seed))
+
+    def candidates(self, prototype: Prototype | None = None) -> Candidates:
+        """SEV¹'s candidates of the setup's reference or of a typical case (kept: their model inputs are too)."""
+        reference = self.reference if prototype is None else prototype.reference
+        return self._candidates.get(("single", None if prototype is None else prototype.number),
+                                    lambda: Candidates.of_reference(self.setup.dataset.layout, reference))
+
+    @property
+    def flexible(self) -> Candidates:
+        """SEV^F's candidates: the windows' grids (kept)."""
+        return self._candidates.get(("flexible",), lambda: flexible_candidates(self.setup.dataset, self.reference,
+                                                                              self.windows))
 
     @property
     def _threshold(self):
@@ -142,10 +157,15 @@ def explain_kind(setup, queries: pd.DataFrame, kind: str, fitted: dict[int, Fitt
             part = fitted[int(label)]
         else:
             part = fitted.setdefault(int(label), fit_references(setup, int(label)))
-        found = _EXPLAINERS[kind](setup, queries.iloc[at], part, max_depth, credible)
+        found = _EXPLAINERS[kind](setup, _rows(queries, at), part, max_depth, credible)
         for i, result in zip(at, found):
             out[i] = result
     return out
+
+
+def _rows(queries: pd.DataFrame, at: np.ndarray) -> pd.DataFrame:
+    """The rows at positions ``at`` (ascending): the frame itself when they are all of its rows (no copy)."""
+    return queries if len(at) == len(queries) else queries.iloc[at]
 
 
 def _labels(setup, queries: pd.DataFrame) -> np.ndarray:
@@ -168,12 +188,13 @@ def _single(setup, queries, fitted, max_depth, credible) -> list[SingleSEV]:
     ref, density, space = fitted.reference, fitted.density, fitted.space
     started = time.perf_counter()
     if credible is None:
+        scorer = VertexScorer(setup.model, setup.dataset.layout, queries, ref)
         results = sev_batch(setup.model, setup.dataset.layout, queries, ref, kind="minus",
-                            restricted=setup.restricted, max_depth=max_depth, keep_scores=False)
-        moves = from_sev(setup.model, setup.dataset.layout, queries, results, ref)
+                            restricted=setup.restricted, max_depth=max_depth, keep_scores=False, scorer=scorer)
+        moves = from_sev(setup.dataset.layout, results, ref, scorer)
         plain = [(r.value, r.status, r.explained_class, r.max_depth, None) for r in results]
     else:
-        candidates = Candidates.of_reference(setup.dataset.layout, ref)
+        candidates = fitted.candidates()
         results = _search(setup, queries, candidates, fitted, max_depth, credible)
         moves = [from_found(f, setup.dataset.layout, candidates) for f in results]
         plain = [(f.value, f.status, f.explained_class, f.max_depth, f.credible) for f in results]
@@ -185,7 +206,7 @@ def _single(setup, queries, fitted, max_depth, credible) -> list[SingleSEV]:
 
 def _flexible(setup, queries, fitted, max_depth, credible) -> list[FlexibleSEV]:
     ref, density, space = fitted.reference, fitted.density, fitted.space
-    candidates = flexible_candidates(setup.dataset, ref, fitted.windows)
+    candidates = fitted.flexible
     started = time.perf_counter()
     found = _search(setup, queries, candidates, fitted, max_depth, credible)
     out = _measured(setup, queries, [from_found(f, setup.dataset.layout, candidates) for f in found], space, density)
@@ -204,7 +225,7 @@ def _cluster(setup, queries, fitted, max_depth, credible) -> list[ClusterSEV]:
     for k in np.unique(assigned):
         at = np.flatnonzero(assigned == k)
         proto = prototypes.prototypes[k]
-        for i, r in zip(at, _single(setup, queries.iloc[at], _Proxy(fitted, proto.reference), max_depth, credible)):
+        for i, r in zip(at, _single(setup, _rows(queries, at), _Proxy(fitted, proto), max_depth, credible)):
             out[i] = ClusterSEV(**{f.name: getattr(r, f.name) for f in fields(r)}, prototype=proto.number,
                                 assigned_distance=float(distance[i]))
     seconds = spread_seconds(time.perf_counter() - started, len(queries))
@@ -226,20 +247,28 @@ def _tree(setup, queries, fitted, max_depth, credible) -> list[TreeKindSEV]:
 
 
 class _Proxy:
-    """The fitted parts of a class with a given reference in place of the setup's (a typical case)."""
+    """The fitted parts of a class with a typical case in place of the setup's reference."""
 
-    def __init__(self, fitted: FittedReferences, reference):
-        self.space, self.density, self.reference = fitted.space, fitted.density, reference
+    def __init__(self, fitted: FittedReferences, prototype: Prototype):
+        self.space, self.density, self.reference = fitted.space, fitted.density, prototype.reference
+        self.explain_class = fitted.explain_class
+        self._fitted, self._prototype = fitted, prototype
+
+    def candidates(self) -> Candidates:
+        return self._fitted.candidates(self._prototype)
 
 
 def _search(setup, queries, candidates, fitted, max_depth, credible):
+    """:func:`~.search.search` of rows the model predicts ``fitted.explain_class`` (as :func:`explain_kind` groups
+    them)."""
     return search(setup.model, setup.dataset.layout, queries, candidates, fitted.space, restricted=setup.restricted,
-                  max_depth=max_depth, density=fitted.density, threshold=credible)
+                  max_depth=max_depth, density=fitted.density, threshold=credible,
+                  classes=np.full(len(queries), fitted.explain_class))
 
 
 def _measured(setup, queries: pd.DataFrame, moves: Sequence[list], space, density) -> list[tuple[pd.Series, tuple]]:
     """Each row as a Series with its moves measured (:func:`~.outcome.measure`), in one batch."""
-    measured = measure(setup.dataset.layout, queries, moves, space, density)
+    measured = measure(queries, moves, space, density)
     return [(queries.iloc[i], measured[i]) for i in range(len(queries))]
 
 

@@ -18,7 +18,6 @@ import numpy as np
 import pandas as pd
 
 from ..intake.data import GroupLayout
-from ..intake.models import ModelAdapter
 from ..reference import Reference
 from ..results import Explanation
 from ..sev.cube import VertexScorer
@@ -123,7 +122,7 @@ class TreeKindSEV(ReferenceSEV):
     meta_parameters = ("restricted", "engine")
 
 
-def measure(layout: GroupLayout, queries: pd.DataFrame, moves: Sequence[Sequence[tuple]], space: PopulationSpace,
+def measure(queries: pd.DataFrame, moves: Sequence[Sequence[tuple]], space: PopulationSpace,
             density: ReferenceDensity | None) -> list[tuple[Destination, ...]]:
     """Each row's moves (groups moved, column → value, the model's score there) as measured :class:`Destination` s,
     closest first; every point of every row is measured and rated in one batch."""
@@ -131,12 +130,11 @@ def measure(layout: GroupLayout, queries: pd.DataFrame, moves: Sequence[Sequence
     if len(owner) == 0:
         return [() for _ in moves]
     flat = [m for row_moves in moves for m in row_moves]
-    base = queries[list(layout.columns)].iloc[owner].reset_index(drop=True)
-    points = base.astype(object)
+    base = {c: values[owner] for c, values in space.arrays(queries).items()}
+    points = {c: values.copy() for c, values in base.items()}
     for j, (_, values, _) in enumerate(flat):
         for column, value in values.items():
-            points.at[j, column] = value
-    points = points.infer_objects()
+            points[column][j] = value
     l0, linf, l1 = space.distances(base, points)
     cred = density.percentile(points) if density is not None else np.full(len(points), np.nan)
     out: list[list[Destination]] = [[] for _ in moves]
@@ -146,10 +144,11 @@ def measure(layout: GroupLayout, queries: pd.DataFrame, moves: Sequence[Sequence
     return [tuple(sorted(d, key=lambda x: (x.linf, x.l1))) for d in out]
 
 
-def from_sev(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, results: Sequence[SEVResult],
-             reference: Reference) -> list[list[tuple]]:
+def from_sev(layout: GroupLayout, results: Sequence[SEVResult], reference: Reference,
+             scorer: VertexScorer) -> list[list[tuple]]:
     """The moves of SEV engine results: each minimal explanation's groups set to the reference's values, with the
-    model's score there (the engine's vertex scorer, one batched call for every explanation of every row)."""
+    model's score there (``scorer``, the search's vertex scorer: one batched call for every explanation of every
+    row)."""
     groups = {g.name: g for g in layout.groups}
     index = {name: i for i, name in enumerate(layout.names)}
     sets = [[e for e in r.explanations if e] for r in results]
@@ -160,7 +159,7 @@ def from_sev(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, re
     for j, e in enumerate(e for row in sets for e in row):
         masks[j, [index[g] for g in e]] = False
     fresh = owner[None, :] == np.arange(len(results))[:, None]
-    scores = VertexScorer(model, layout, queries, reference).scores(np.arange(len(results)), masks, fresh)
+    scores = scorer.scores(np.arange(len(results)), masks, fresh)
     flat = iter(range(len(owner)))
     return [[(tuple(e), {c: reference.values[c] for name in e for c in groups[name].columns},
               float(scores[i, next(flat)])) for e in row] for i, row in enumerate(sets)]

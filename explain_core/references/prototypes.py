@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from ..cache import Memo, memo_field
 from ..errors import IntakeError, check_choice
 from ..intake.data import Dataset
 from ..intake.models import ModelAdapter
@@ -74,6 +75,7 @@ class PrototypeSet(Explanation):
     seconds: float
     assignment: str = ASSIGNMENT_RULE
     space: PopulationSpace | None = field(default=None, repr=False, compare=False)
+    centres: Memo = memo_field("the valid prototypes' values as the space reads them", max_entries=4)
 
     method = "typical cases (SEV^© prototypes)"
     meta_parameters = ("statistic", "seed")
@@ -88,8 +90,9 @@ class PrototypeSet(Explanation):
         if not valid:
             raise IntakeError("No typical case of the other class is predicted in that class by this model, so no "
                               "row can be explained against one; use the single or flexible reference.")
-        centres = pd.DataFrame([self.prototypes[i].reference.values for i in valid], columns=frame.columns)
-        distance = self.space.mixed(frame, centres.infer_objects())
+        centres = self.centres.get(tuple(frame.columns), lambda: self.space.arrays(pd.DataFrame(
+            [self.prototypes[i].reference.values for i in valid], columns=frame.columns).infer_objects()))
+        distance = self.space.mixed(frame, centres)
         nearest = distance.argmin(axis=1)
         return np.asarray(valid)[nearest], distance[np.arange(len(frame)), nearest]
 

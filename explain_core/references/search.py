@@ -21,11 +21,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from math import prod
+from math import comb
 
 import numpy as np
 import pandas as pd
 
+from ..cache import Memo, memo_field
 from ..intake.data import GroupLayout
 from ..intake.encoding import encoded_model
 from ..intake.models import ModelAdapter
@@ -33,15 +34,16 @@ from ..reference import Reference
 from ..sev.cube import DEFAULT_CHUNK_ROWS
 from ..sev.engine import MAX_LAYER_VERTICES
 from .credibility import ReferenceDensity
-from .space import PopulationSpace
+from .space import PopulationSpace, same_values
 
 
 @dataclass(frozen=True)
 class Candidates:
     """Per feature group (layout order), the values it may be moved to, each as column → value; the first is the
-    plain reference's."""
+    plain reference's. Their model inputs and population coordinates are kept per model and space (:meth:`table`)."""
 
     values: tuple[tuple[dict, ...], ...]
+    tables: Memo = memo_field("the candidates as model inputs and population coordinates", max_entries=4)
 
     @classmethod
     def of_reference(cls, layout: GroupLayout, reference: Reference) -> Candidates:
@@ -50,6 +52,12 @@ class Candidates:
     @property
     def sizes(self) -> list[int]:
         return [len(v) for v in self.values]
+
+    def table(self, model: ModelAdapter, layout: GroupLayout, space: PopulationSpace) -> _Table:
+        """The :class:`_Table` of these candidates for ``model`` and ``space`` (built once; the key's objects are
+        kept with it, so their ids are not reused while it is)."""
+        return self.tables.get((id(model), id(layout), id(space)), lambda: (
+            model, layout, space, _Table(model, layout, self, space)))[3]
 
 
 @dataclass(frozen=True)
@@ -78,36 +86,47 @@ class Found:
     credible: bool | None
 
 
+class _Table:
+    """What the search needs of its candidates alone: one raw row per candidate (every group at the reference but
+    the candidate's own), its model input and population coordinates, and which columns each candidate sets."""
+
+    def __init__(self, model: ModelAdapter, layout: GroupLayout, candidates: Candidates, space: PopulationSpace):
+        self.candidates = candidates.values
+        self.offsets = np.concatenate([[0], np.cumsum(candidates.sizes)])
+        self.group_of = np.repeat(np.arange(layout.size), candidates.sizes)
+        base = {c: v for values in candidates.values for c, v in values[0].items()}
+        self.frame = pd.DataFrame([{**base, **value} for values in candidates.values for value in values],
+                                  columns=list(layout.columns)).infer_objects()
+        self.values = {c: self.frame[c].to_numpy(dtype=object) for c in layout.columns}
+        self.encoded = encoded_model(model, layout.groups)
+        if self.encoded is not None:
+            self.c_model = self.encoded.encode(self.frame[list(model.columns)])
+            self.model_mask = self.encoded.column_group[None, :] == self.group_of[:, None]
+        self.c_space = space.encode(self.frame)
+        self.space_mask = space.group_columns()[None, :] == self.group_of[:, None]
+        numeric = np.array([g.kind == "numeric" and not g.is_block for g in layout.groups])
+        self.numeric_cols = np.flatnonzero(numeric[space.group_columns()])
+
+
 class _Mixer:
     """Vertices of many rows as model inputs and as population coordinates, mixed column by column."""
 
     def __init__(self, model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, candidates: Candidates,
                  space: PopulationSpace):
         self.model, self.layout, self.queries = model, layout, queries
-        self.candidates = candidates.values
-        self.offsets = np.concatenate([[0], np.cumsum(candidates.sizes)])
-        self.group_of = np.repeat(np.arange(layout.size), candidates.sizes)
-        frame = _candidate_frame(layout, queries.columns, candidates)
-        self.encoded = encoded_model(model, layout.groups)
-        if self.encoded is not None:
-            columns = list(model.columns)
+        self.table = table = candidates.table(model, layout, space)
+        self.candidates, self.offsets, self.group_of = table.candidates, table.offsets, table.group_of
+        self.numeric_cols = table.numeric_cols
+        if table.encoded is not None:
             source = layout.source.features if layout.source is not None else None
-            self.q_model = self.encoded.encode_rows(queries, source, columns)
-            key = repr(candidates.values)  # encoded once per set of candidates
-            self.c_model = self.encoded.candidates.get(key, lambda: self.encoded.encode(frame[columns]))
-            self.model_mask = self.encoded.column_group[None, :] == self.group_of[:, None]
-        self.q_space, self.c_space = space.encode(queries), space.encode(frame)
-        self.space_mask = space.group_columns()[None, :] == self.group_of[:, None]
-        self.numeric = np.array([g.kind == "numeric" and not g.is_block for g in layout.groups])
-        numeric_cols = np.flatnonzero(self.numeric[space.group_columns()])
-        self.numeric_cols = numeric_cols
-        self.frame = frame
-        rows = {c: queries[c].to_numpy(dtype=object) for c in layout.columns}
-        values = {c: frame[c].to_numpy(dtype=object) for c in layout.columns}
+            self.q_model = table.encoded.encode_rows(queries, source, list(model.columns))
+        rows = space.arrays(queries)
+        self.q_space = space.encode(rows)
         self.same = np.ones((len(queries), len(self.group_of)), dtype=bool)  # (rows, candidates): no move
-        for k, g in enumerate(self.group_of):
-            for c in layout.groups[g].columns:
-                self.same[:, k] &= _equal(rows[c], values[c][k])
+        for g, group in enumerate(layout.groups):
+            at = slice(self.offsets[g], self.offsets[g + 1])
+            for c in group.columns:
+                self.same[:, at] &= same_values(rows[c][:, None], table.values[c][None, at])
 
     def _mix(self, base: np.ndarray, cand: np.ndarray, mask: np.ndarray, qi: np.ndarray, ids: np.ndarray):
         X = base[qi].copy()
@@ -116,82 +135,77 @@ class _Mixer:
         return X
 
     def query_scores(self) -> np.ndarray:
-        if self.encoded is not None:
-            return self.model.scores_of(self.encoded.estimator, self.q_model)
+        if self.table.encoded is not None:
+            return self.model.scores_of(self.table.encoded.estimator, self.q_model)
         return self.model.score(self.queries)
 
     def scores(self, qi: np.ndarray, ids: np.ndarray) -> np.ndarray:
-        if self.encoded is not None:
-            X = self._mix(self.q_model, self.c_model, self.model_mask, qi, ids)
-            return self.model.scores_of(self.encoded.estimator, X)
+        table = self.table
+        if table.encoded is not None:
+            X = self._mix(self.q_model, table.c_model, table.model_mask, qi, ids)
+            return self.model.scores_of(table.encoded.estimator, X)
         return self.model.score(self.raw(qi, ids))
 
     def space_points(self, qi: np.ndarray, ids: np.ndarray) -> np.ndarray:
-        return self._mix(self.q_space, self.c_space, self.space_mask, qi, ids)
+        return self._mix(self.q_space, self.table.c_space, self.table.space_mask, qi, ids)
 
     def raw(self, qi: np.ndarray, ids: np.ndarray) -> pd.DataFrame:
         """The vertices as raw rows (the model's own input)."""
         data = {}
         for c, g in zip(self.layout.columns, self.layout.column_group):
-            values = self.queries[c].to_numpy(dtype=object)[qi].copy()
+            values = self.queries[c].to_numpy(dtype=object)[qi]
             for t in range(ids.shape[1]):
                 hit = self.group_of[ids[:, t]] == g
-                values[hit] = self.frame[c].to_numpy(dtype=object)[ids[hit, t]]
+                values[hit] = self.table.values[c][ids[hit, t]]
             data[c] = values
         return pd.DataFrame(data).infer_objects()
 
 
-def _candidate_frame(layout, columns, candidates: Candidates) -> pd.DataFrame:
-    """One raw row per candidate: every group at its first candidate (the reference) but the candidate's own."""
-    base = {c: v for values in candidates.values for c, v in values[0].items()}
-    rows = [{**base, **value} for values in candidates.values for value in values]
-    return pd.DataFrame(rows, columns=list(columns)).infer_objects()
-
-
-def _equal(a: np.ndarray, value) -> np.ndarray:
-    missing = pd.isna(a)
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return missing
-    return ~missing & (a == value)
-
-
-def layer_moves(movable: Sequence[int], sizes: Sequence[int], offsets: np.ndarray, depth: int) -> tuple:
-    """Every (set of ``depth`` movable groups, one candidate each) as candidate ids (V, depth), the index of each
-    vertex's group set, and the group sets."""
-    subsets = list(itertools.combinations(movable, depth))
-    blocks = [np.array(list(itertools.product(*(range(offsets[g], offsets[g] + sizes[g]) for g in subset))),
-                       dtype=np.intp).reshape(-1, depth) for subset in subsets]
-    if not blocks:
-        return np.zeros((0, depth), dtype=np.intp), np.zeros(0, dtype=np.intp), []
-    set_of = np.concatenate([np.full(len(b), i) for i, b in enumerate(blocks)])
-    return np.vstack(blocks), set_of, subsets
+def layer_moves(movable: Sequence[int], sizes: Sequence[int], offsets: np.ndarray, depth: int,
+                limit: int = MAX_LAYER_VERTICES) -> tuple | None:
+    """Every (set of ``depth`` movable groups, one candidate each) as candidate ids (V, depth), in the order of the
+    group sets' combinations and then of the product of their candidates; the index of each vertex's group set; and
+    the group sets. None when the layer has more than ``limit`` vertices."""
+    if comb(len(movable), depth) > limit:  # every set has at least one vertex
+        return None
+    subsets = np.array(list(itertools.combinations(movable, depth)), dtype=np.intp).reshape(-1, depth)
+    sizes = np.asarray(sizes, dtype=np.intp)
+    counts = sizes[subsets].prod(axis=1)
+    if counts.sum() > limit:
+        return None
+    set_of = np.repeat(np.arange(len(subsets)), counts)
+    local = np.arange(len(set_of)) - np.repeat(np.cumsum(counts) - counts, counts)  # the vertex within its set
+    ids = np.empty((len(set_of), depth), dtype=np.intp)
+    for t in reversed(range(depth)):  # the last group's candidate varies fastest
+        group = subsets[set_of, t]
+        ids[:, t] = offsets[group] + local % sizes[group]
+        local //= sizes[group]
+    return ids, set_of, [tuple(g) for g in subsets.tolist()]
 
 
 def search(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, candidates: Candidates,
            space: PopulationSpace, *, restricted: Sequence[str] = (), max_depth: int = 6,
            density: ReferenceDensity | None = None, threshold: float | None = None, slack: int = 1,
-           chunk_rows: int = DEFAULT_CHUNK_ROWS) -> list[Found]:
-    """SEV⁻ of every query over ``candidates`` (module docstring); each query is explained for its predicted class.
-    Per moved set of groups, the closest flipping choice of values is kept (smallest ℓ∞, then ℓ1)."""
+           chunk_rows: int = DEFAULT_CHUNK_ROWS, classes: np.ndarray | None = None) -> list[Found]:
+    """SEV⁻ of every query over ``candidates`` (module docstring); each query is explained for its predicted class
+    (``classes``, when the caller has them; else scored here). Per moved set of groups, the closest flipping choice
+    of values is kept (smallest ℓ∞, then ℓ1)."""
     n = len(queries)
     if n == 0:
         return []
     mixer = _Mixer(model, layout, queries, candidates, space)
-    classes = model.labels_of(mixer.query_scores())
+    classes = model.labels_of(mixer.query_scores()) if classes is None else np.asarray(classes)
     movable = [g for g, name in enumerate(layout.names) if name not in set(restricted)]
     gate = threshold if density is not None and threshold is not None else None
     first: dict[int, tuple[int, list[Flip]]] = {}
     accepted: dict[int, tuple[int, list[Flip], bool | None]] = {}
     pending, searched = np.arange(n), 0
     for depth in range(1, min(max_depth, len(movable)) + 1):
-        if len(pending) == 0:
-            break
-        if sum(prod(candidates.sizes[g] for g in s) for s in itertools.combinations(movable, depth)) \
-                > MAX_LAYER_VERTICES:
+        moves = layer_moves(movable, candidates.sizes, mixer.offsets, depth) if len(pending) else None
+        if moves is None:
             break
         searched = depth
-        for qi, (every, credible) in _layer(mixer, classes, pending, movable, depth, density, gate,
-                                            chunk_rows).items():
+        for qi, (every, credible) in _layer(mixer, classes, pending, moves, density, gate, chunk_rows).items():
             first.setdefault(qi, (depth, every))
             if gate is None or credible:
                 accepted[qi] = (depth, every if gate is None else credible, None if gate is None else True)
@@ -216,11 +230,11 @@ def _not_less_credible(mixer: _Mixer, chosen: np.ndarray, rows: np.ndarray, sets
     return cred >= np.array([floor.get(key, -np.inf) for key in zip(rows.tolist(), sets.tolist())])
 
 
-def _layer(mixer: _Mixer, classes: np.ndarray, pending: np.ndarray, movable, depth: int,
-           density: ReferenceDensity | None, gate: float | None, chunk_rows: int) -> dict[int, tuple[list, list]]:
-    """Row → (the closest flip per moved set, the closest credible flip per moved set) of one layer, scored in calls
-    of about ``chunk_rows`` vertices."""
-    ids, set_of, subsets = layer_moves(movable, [len(v) for v in mixer.candidates], mixer.offsets, depth)
+def _layer(mixer: _Mixer, classes: np.ndarray, pending: np.ndarray, moves: tuple, density: ReferenceDensity | None,
+           gate: float | None, chunk_rows: int) -> dict[int, tuple[list, list]]:
+    """Row → (the closest flip per moved set, the closest credible flip per moved set) of one layer (``moves``, of
+    :func:`layer_moves`), scored in calls of about ``chunk_rows`` vertices."""
+    ids, set_of, subsets = moves
     found = []
     per_call = max(1, chunk_rows // max(1, len(ids)))
     for start in range(0, len(pending) if len(ids) else 0, per_call):

@@ -23,6 +23,8 @@ import pandas as pd
 from ..intake.data import Dataset, FeatureGroup
 from ..reference import _opposite_rows
 
+Columns = dict  # column → one array of values (rows in order): a table without a DataFrame
+
 
 @dataclass(frozen=True)
 class Destination:
@@ -80,16 +82,28 @@ class PopulationSpace:
     def numeric(self) -> tuple[FeatureGroup, ...]:
         return tuple(g for g in self.groups if _numeric(g))
 
-    def standardised(self, frame: pd.DataFrame) -> np.ndarray:
-        """(n, numeric groups) values in population SDs from the mean (missing → the mean)."""
-        out = [(frame[g.columns[0]].to_numpy(dtype=float) - self.means[g.name]) / self.scales[g.name]
-               for g in self.numeric]
-        return np.nan_to_num(np.column_stack(out), nan=0.0) if out else np.zeros((len(frame), 0))
+    def arrays(self, frame: pd.DataFrame | Columns) -> Columns:
+        """The columns the measures read, each as one array: a numeric group's and a block's columns as floats,
+        every other column as objects. Columns (e.g. :func:`~.outcome.measure`'s points) are returned as they are."""
+        if isinstance(frame, dict):
+            return frame
+        if len(frame) == 1:  # one row: read as a row, much faster than column by column
+            row = dict(zip(frame.columns, frame.iloc[0].to_numpy(dtype=object)))
+            return {c: _floats(np.array([row[c]], dtype=object)) if _as_float(g) else np.array([row[c]], dtype=object)
+                    for g in self.groups for c in g.columns}
+        return {c: frame[c].to_numpy(dtype=float if _as_float(g) else object) for g in self.groups for c in g.columns}
 
-    def encode(self, frame: pd.DataFrame) -> np.ndarray:
+    def standardised(self, frame: pd.DataFrame | Columns) -> np.ndarray:
+        """(n, numeric groups) values in population SDs from the mean (missing → the mean)."""
+        frame = self.arrays(frame)
+        out = [(frame[g.columns[0]] - self.means[g.name]) / self.scales[g.name] for g in self.numeric]
+        return np.nan_to_num(np.column_stack(out), nan=0.0) if out else np.zeros((_length(frame), 0))
+
+    def encode(self, frame: pd.DataFrame | Columns) -> np.ndarray:
         """The density model's coordinates, group by group in layout order (:meth:`group_columns`): a numeric
         group standardised, a categorical or binary one as one 0/1 column per observed value, a declared one-hot
         block as it is."""
+        frame = self.arrays(frame)
         standard = self.standardised(frame)
         parts, k = [], 0
         for g in self.groups:
@@ -97,12 +111,12 @@ class PopulationSpace:
                 parts.append(standard[:, k:k + 1])
                 k += 1
             elif g.is_block:
-                parts.append(frame[list(g.columns)].to_numpy(dtype=float))
+                parts.append(np.column_stack([frame[c] for c in g.columns]))
             else:
-                values = frame[g.columns[0]].to_numpy(dtype=object)
+                values = frame[g.columns[0]]
                 parts.append(np.column_stack([values == c for c in self.categories[g.name]]).astype(float)
-                             if self.categories[g.name] else np.zeros((len(frame), 0)))
-        return np.hstack(parts) if parts else np.zeros((len(frame), 0))
+                             if self.categories[g.name] else np.zeros((len(values), 0)))
+        return np.hstack(parts) if parts else np.zeros((_length(frame), 0))
 
     def group_columns(self) -> np.ndarray:
         """The group (index in layout order) of each column of :meth:`encode`."""
@@ -110,39 +124,37 @@ class PopulationSpace:
                   for g in self.groups]
         return np.repeat(np.arange(len(widths)), widths)
 
-    def changed(self, queries: pd.DataFrame, points: pd.DataFrame) -> np.ndarray:
+    def changed(self, queries: pd.DataFrame | Columns, points: pd.DataFrame | Columns) -> np.ndarray:
         """(n, groups) bool: does point i change group g of query i (one query row broadcasts)?"""
-        cols = []
-        for g in self.groups:
-            a = _values(queries, g)
-            b = _values(points, g)
-            cols.append(~_same(a, b))
-        return np.column_stack(cols)
+        queries, points = self.arrays(queries), self.arrays(points)
+        return np.column_stack([~same_values(_values(queries, g), _values(points, g)) for g in self.groups])
 
-    def steps(self, queries: pd.DataFrame, points: pd.DataFrame) -> np.ndarray:
+    def steps(self, queries: pd.DataFrame | Columns, points: pd.DataFrame | Columns) -> np.ndarray:
         """(n, numeric groups) |point − query| in population SDs (missing → the mean)."""
         return np.abs(self.standardised(points) - self.standardised(queries))
 
-    def distances(self, queries: pd.DataFrame, points: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def distances(self, queries: pd.DataFrame | Columns,
+                  points: pd.DataFrame | Columns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """ℓ0 (groups changed), ℓ∞ and ℓ1 (numeric groups, population SDs) of each point from its query."""
+        queries, points = self.arrays(queries), self.arrays(points)
         steps = self.steps(queries, points)
         l0 = self.changed(queries, points).sum(axis=1)
         linf = steps.max(axis=1, initial=0.0)
         return l0.astype(int), linf, steps.sum(axis=1)
 
-    def mixed(self, a: pd.DataFrame, b: pd.DataFrame) -> np.ndarray:
+    def mixed(self, a: pd.DataFrame | Columns, b: pd.DataFrame | Columns) -> np.ndarray:
         """(len(a), len(b)) mixed distances: ℓ1 over numeric groups in population SDs + 1 per changed other
         group."""
+        a, b = self.arrays(a), self.arrays(b)
         za, zb = self.standardised(a), self.standardised(b)
-        out = np.zeros((len(a), len(b)))
+        out = np.zeros((len(za), len(zb)))
         for j in range(za.shape[1]):
             out += np.abs(za[:, j, None] - zb[None, :, j])
         for g in self.groups:
             if _numeric(g):
                 continue
-            codes, _ = pd.factorize(pd.Series(np.concatenate([_keys(a, g), _keys(b, g)]), dtype=object),
-                                    use_na_sentinel=False)
-            out += codes[:len(a), None] != codes[None, len(a):]
+            codes = _codes(np.concatenate([_keys(a, g), _keys(b, g)]))
+            out += codes[:len(za), None] != codes[None, len(za):]
         return out
 
 
@@ -150,18 +162,40 @@ def _numeric(group: FeatureGroup) -> bool:
     return group.kind == "numeric" and not group.is_block
 
 
-def _values(frame: pd.DataFrame, group: FeatureGroup) -> np.ndarray:
-    """A group's values per row (object array): the column, or a one-hot block's active column."""
-    return group.values_in(frame) if group.is_block else frame[group.columns[0]].to_numpy(dtype=object)
+def _as_float(group: FeatureGroup) -> bool:
+    """Are the group's columns read as numbers (a numeric group, a one-hot block)?"""
+    return group.kind == "numeric" or group.is_block
 
 
-def _keys(frame: pd.DataFrame, group: FeatureGroup) -> np.ndarray:
+def _floats(values: np.ndarray) -> np.ndarray:
+    """Objects as floats, every missing value (None, NaN, pd.NA) NaN: what ``Series.to_numpy(dtype=float)`` gives."""
+    return np.where(pd.isna(values), np.nan, values).astype(float)
+
+
+def _length(frame: Columns) -> int:
+    return len(next(iter(frame.values()))) if frame else 0
+
+
+def _values(frame: Columns, group: FeatureGroup) -> np.ndarray:
+    """A group's values per row: the column, or a one-hot block's active column."""
+    if group.is_block:
+        return group.active_columns(np.column_stack([frame[c] for c in group.columns]))
+    return frame[group.columns[0]]
+
+
+def _keys(frame: Columns, group: FeatureGroup) -> np.ndarray:
     """Hashable per-row keys of a group's value (missing as one key)."""
     values = _values(frame, group)
     return np.where(pd.isna(values), "\0missing", values).astype(object)
 
 
-def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _codes(keys: np.ndarray) -> np.ndarray:
+    """One integer per distinct key, in order of first appearance (keys equal by Python's ``==``, as factorize)."""
+    seen: dict = {}
+    return np.array([seen.setdefault(k, len(seen)) for k in keys.tolist()], dtype=np.intp)
+
+
+def same_values(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Elementwise equality with broadcasting, missing equal to missing, 1 equal to 1.0."""
     a, b = np.broadcast_arrays(a, b)
     missing_a, missing_b = pd.isna(a), pd.isna(b)

@@ -2,7 +2,9 @@
 
 Both methods report one value per feature group (one-hot columns summed into their group) in one
 :class:`Attribution`. The flip number aligns the query's groups to the reference in order of
-decreasing |attribution| and counts the alignments needed to flip the predicted label.
+decreasing |attribution| (``order="absolute"``, §5.4's "from the most important feature"), or of decreasing
+attribution toward the predicted class (``order="signed"``, as LIME-C / SHAP-C of Ramon et al. 2020 rank
+features), and counts the alignments needed to flip the predicted label.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .errors import IntakeError, names_method
+from .errors import IntakeError, check_choice, names_method
 from .intake.data import NO_COLUMN, Dataset
 from .intake.encoding import encoded_model
 from .intake.boosters import NativeBooster
@@ -20,6 +22,7 @@ from .reference import Reference
 from .results import Explanation
 from .sev.cube import mix
 
+FLIP_ORDERS = {"absolute": "decreasing |attribution|", "signed": "decreasing attribution toward the predicted class"}
 SCORE_OUTPUT = {"proba": "probability", "decision": "decision value", "predict": "prediction"}
 TREE_OUTPUT = {"log_odds": "log-odds", "probability": "probability", "raw_value": "prediction"}
 
@@ -44,7 +47,15 @@ class Attribution(Explanation):
     @property
     def order(self) -> tuple[str, ...]:
         """Group names by decreasing |value| (ties keep dataset order)."""
-        return tuple(self.groups[i] for i in np.argsort(-np.abs(self.values), kind="stable"))
+        return self.ranked("absolute")
+
+    def ranked(self, order: str = "absolute", explained_class: int = 1) -> tuple[str, ...]:
+        """Group names by decreasing |value| (``"absolute"``) or by decreasing value toward ``explained_class``
+        (``"signed"``: the groups pushing the prediction hardest first, those pushing against it last); ties keep
+        dataset order."""
+        check_choice(order, FLIP_ORDERS, "flip order")
+        key = -np.abs(self.values) if order == "absolute" else (-self.values if explained_class == 1 else self.values)
+        return tuple(self.groups[i] for i in np.argsort(key, kind="stable"))
 
 
 @dataclass(frozen=True, eq=False)
@@ -256,16 +267,20 @@ def _permutation_shap(model: ModelAdapter, dataset: Dataset, query: pd.DataFrame
 
 @names_method("LIME-C / SHAP-C")
 def flip_number(model: ModelAdapter, dataset: Dataset, query_frame: pd.DataFrame, reference: Reference,
-                attribution: Attribution) -> FlipPath:
-    """Align groups to the reference in ``attribution.order``, all p+1 cumulative vertices in one model call."""
+                attribution: Attribution, order: str = "absolute") -> FlipPath:
+    """Align groups to the reference in ``attribution.ranked(order)`` (see :data:`FLIP_ORDERS`), all p+1
+    cumulative vertices in one model call (a signed order first scores the query for its class)."""
     layout = dataset.layout
     if tuple(attribution.groups) != layout.names:
         raise IntakeError("The attribution's feature groups are not the dataset's groups.")
+    query = query_frame.iloc[:1]
+    ranking = (attribution.ranked("signed", int(model.labels_of(model.score(query))[0])) if order == "signed"
+               else attribution.ranked(order))
     rank = np.empty(layout.size, dtype=int)
-    rank[layout.indices(attribution.order)] = np.arange(layout.size)
+    rank[layout.indices(ranking)] = np.arange(layout.size)
     masks = rank[None, :] >= np.arange(layout.size + 1)[:, None]  # row k: first k groups at the reference
-    scores = model.score(mix(layout, query_frame.iloc[:1], reference, masks))
+    scores = model.score(mix(layout, query, reference, masks))
     labels = model.labels_of(scores)
     flips = np.flatnonzero(labels != labels[0])
-    return FlipPath(f"{attribution.method}-C", int(flips[0]) if len(flips) else None, attribution.order,
-                    scores, int(labels[0]))
+    return FlipPath(f"{attribution.method}-C", int(flips[0]) if len(flips) else None, ranking, scores,
+                    int(labels[0]))

@@ -176,6 +176,54 @@ def test_flip_count_on_hand_built_model(values, order, count):
     np.testing.assert_allclose(path.scores, 1 / (1 + np.exp(-np.array(expected))))
 
 
+class InteractionScore:
+    """P(positive) = sigmoid(2a + b − c + 1.5·a·d + bias): not additive, so the order matters beyond the weights."""
+
+    classes_ = np.array([0, 1])
+
+    def __init__(self, bias: float):
+        self.bias = bias
+
+    def predict_proba(self, frame):
+        a, b, c, d = (frame[k].to_numpy(dtype=float) for k in "abcd")
+        p = 1 / (1 + np.exp(-(2 * a + b - c + 1.5 * a * d + self.bias)))
+        return np.column_stack([1 - p, p])
+
+
+def brute_force_flip(model, query: pd.DataFrame, reference: dict, ranking) -> int | None:
+    """Move the groups of ``ranking`` to the reference one at a time, one model call per row; first flip."""
+    row, label = query.copy(), model.predict_proba(query)[0, 1] > 0.5
+    for k, group in enumerate(ranking, start=1):
+        row[group] = reference[group]
+        if (model.predict_proba(row)[0, 1] > 0.5) != label:
+            return k
+    return None
+
+
+@pytest.mark.parametrize("bias,values", [
+    (-1.0, (0.4, 0.9, -1.2, 0.4)), (-1.0, (-2.0, 0.3, 0.5, 0.0)), (-3.5, (1.0, -0.5, 0.2, 2.0)),
+    (-4.5, (0.1, -0.2, 0.3, -0.4)),  # query predicted negative: "signed" ranks toward class 0 first
+])
+def test_both_flip_orders_match_brute_force(bias, values):
+    frame = pd.DataFrame({"a": [1.0, 0.0, 2.0], "b": [1.0, 0.0, 1.0], "c": [-1.0, 0.0, 1.0], "d": [1.0, 0.0, 0.0],
+                          "y": [1, 0, 1]})
+    data = make_dataset(frame, "y")
+    model = ModelAdapter(InteractionScore(bias), list("abcd"), "classification")
+    ref = {"a": 0.0, "b": 0.0, "c": 0.0, "d": 0.0}
+    query = data.features.iloc[[0]]
+    explained = int(model.score(query)[0] > 0.5)
+    att = Attribution("SHAP", tuple("abcd"), np.array(values), 0.0, "log-odds", "by hand")
+    toward = np.array(values) * (1 if explained else -1)
+    expected_order = {"absolute": tuple(np.array(list("abcd"))[np.argsort(-np.abs(values), kind="stable")]),
+                      "signed": tuple(np.array(list("abcd"))[np.argsort(-toward, kind="stable")])}
+    for order, ranking in expected_order.items():
+        path = flip_number(model, data, query, Reference(ref, "zeros"), att, order=order)
+        assert path.order == ranking and path.explained_class == explained
+        assert path.count == brute_force_flip(model.estimator, query, ref, ranking)
+    with pytest.raises(ValueError):
+        flip_number(model, data, query, Reference(ref, "zeros"), att, order="by magnitude")
+
+
 def test_flip_count_is_none_when_the_reference_keeps_the_label():
     data, model, reference, query = tiny_case(bias=0.5)  # reference scores sigmoid(0.5) > 0.5
     att = Attribution("SHAP", ("a", "b", "c"), np.array([1.0, 2.0, 3.0]), 0.0, "log-odds", "by hand")

@@ -57,7 +57,7 @@ def kaggle_frame() -> pd.DataFrame:
         frame[column] = frame[column].map(codes)
     for column in ("Savings", "Checking"):
         frame[column] = frame[column].fillna(frame[column].mean())
-    frame["outcome"] = (data.y == "good").astype(int) if data.y.dtype == object else (data.y == 1).astype(int)
+    frame["outcome"] = (data.y.astype(str) == "good").astype(int)
     return frame.astype({c: float for c in ("Savings", "Checking")})
 
 

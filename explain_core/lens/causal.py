@@ -161,9 +161,6 @@ class Equation:
     scale: float = 0.0
     labels: pd.Index | None = None
 
-    def predict(self, frame: pd.DataFrame) -> np.ndarray:
-        return self.estimator.predict(frame[list(self.parents)])
-
 
 @dataclass(frozen=True)
 class StructuralModel:

@@ -57,7 +57,7 @@ def kaggle_frame() -> pd.DataFrame:
         frame[column] = frame[column].map(codes)
     for column in ("Savings", "Checking"):
         frame[column] = frame[column].fillna(frame[column].mean())
-    frame["outcome"] = (data.y.astype(str) == "good").astype(int)
+    frame["outcome"] = (data.target == "good").astype(int).to_numpy()
     return frame.astype({c: float for c in ("Savings", "Checking")})
 
 

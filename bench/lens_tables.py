@@ -27,7 +27,7 @@ from explain_core import load_demo
 from explain_core.intake.data import make_dataset
 from explain_core.intake.models import ModelAdapter
 from explain_core.lens import lens_contexts
-from explain_core.lens.causal import GERMAN_PARENTS, CausalGraph, ScmSettings, causal_contexts, fit_scm
+from explain_core.lens.causal import CausalGraph, ScmSettings, causal_contexts, fit_scm, german_graph
 
 COLUMNS = ["Age", "Sex", "Job", "Housing", "Savings", "Checking", "Credit", "Duration", "Purpose"]
 UCI_NAMES = {"age": "Age", "personal_status_sex": "Sex", "job": "Job", "housing": "Housing",
@@ -76,6 +76,11 @@ def the_papers_setup():
     return model, data, query, references
 
 
+def authors_graph() -> CausalGraph:
+    """The LENS authors' SCM (:func:`german_graph`) in their column names."""
+    return CausalGraph(tuple((UCI_NAMES[a], UCI_NAMES[b]) for a, b in german_graph().edges))
+
+
 def listed(context, count: int = 5) -> dict[tuple, float]:
     """PS > 0, subset-minimal, by size then column (the authors' listing)."""
     result = context.minimal_factors(1 / (10 * REFERENCES))
@@ -99,7 +104,7 @@ def main() -> None:
     print(f"input {INPUT}: model predicts {int(model.label(query)[0])}; {len(references)} references")
     plain = lens_contexts(model, data, query, references, directions=["i2r"])["i2r"]
     compare("I2R, independent", PAPER["independent"], listed(plain))
-    graph = CausalGraph(tuple((UCI_NAMES[a], UCI_NAMES[b]) for b, parents in GERMAN_PARENTS.items() for a in parents))
+    graph = authors_graph()
     for name, settings in (("the authors' sampling", ScmSettings(classifier="forest", propagate="later")),
                            ("App. C.1's text", ScmSettings(classifier="forest"))):
         ps = [listed(causal_contexts(model, data, query, references, fit_scm(data, graph, settings=settings, seed=s),

@@ -261,8 +261,8 @@ SCM_CHOICES = {"classifier": ("Categorical features", {"logistic": "logistic reg
 
 def causal_form(names: list[str]) -> None:
     """The graph (a preset for German credit, editable) and how the SCM is fitted and sampled."""
-    presets = {label: make() for label, make in GERMAN_GRAPHS.items()
-               if {n for e in make().edges for n in e} <= set(names)}
+    graphs = {label: make() for label, make in GERMAN_GRAPHS.items()}
+    presets = {label: g for label, g in graphs.items() if {n for e in g.edges for n in e} <= set(names)}
     preset = st.radio("Start from", [*presets, "an empty graph"], horizontal=True, key="lens_graph_preset",
                       help="German credit: the SCM the LENS authors fitted for their Table 4, or the paper's "
                            "Fig. 5 read layer by layer (each node caused by every node of the layer above).")

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import ROOT
 from explain_core.lens import lens_contexts
-from explain_core.lens.causal import GERMAN_PARENTS, CausalGraph, ScmSettings, causal_contexts, fit_scm
+from explain_core.lens.causal import ScmSettings, causal_contexts, fit_scm
 
 spec = importlib.util.spec_from_file_location("lens_tables", ROOT / "bench" / "lens_tables.py")
 tables = importlib.util.module_from_spec(spec)
@@ -31,9 +31,7 @@ def test_independent_i2r_lists_the_papers_five_factors_with_their_ps(papers_setu
 
 def test_causal_i2r_on_the_authors_graph_and_sampler_lists_the_papers_factors(papers_setup):
     model, data, query, references = papers_setup
-    graph = CausalGraph(tuple((tables.UCI_NAMES[a], tables.UCI_NAMES[b])
-                              for b, parents in GERMAN_PARENTS.items() for a in parents))
-    scm = fit_scm(data, graph, settings=ScmSettings(classifier="forest", propagate="later"))
+    scm = fit_scm(data, tables.authors_graph(), settings=ScmSettings(classifier="forest", propagate="later"))
     ours = tables.listed(causal_contexts(model, data, query, references, scm, directions=["i2r"])["i2r"])
     assert set(ours) == set(tables.PAPER["causal"])
     for factor, ps in tables.PAPER["causal"].items():  # a sampled context: within 3 standard errors at n = 100

@@ -32,11 +32,17 @@ def sidebar_caption(page) -> str:
 def shows_setup(page, caption: str) -> None:
     """The sidebar comes to name the setup ``caption`` starts with (a dropped click never does). Streamlit reports
     the script idle for a moment between a stopped run and the page switch's run, so a read right after
-    ``wait_for_app`` can still see the page before the switch: the caption is waited for, not read once."""
+    ``wait_for_app`` can still see the page before the switch: the caption is waited for, not read once. A failure
+    says what the page showed instead (its URL, the sidebar, any message), so an intermittent one can be read."""
     from playwright.sync_api import expect  # imported here: without playwright the browser fixture says so
 
     sidebar = page.locator('[data-testid="stSidebar"] [data-testid="stCaptionContainer"]').first
-    expect(sidebar).to_have_text(re.compile("^" + re.escape(caption)), timeout=RERUN_TIMEOUT_MS)
+    try:
+        expect(sidebar).to_have_text(re.compile("^" + re.escape(caption)), timeout=RERUN_TIMEOUT_MS)
+    except AssertionError as failure:
+        alerts = page.locator('[data-testid="stAlert"], [data-testid="stException"]').all_inner_texts()
+        raise AssertionError(f"expected the sidebar to name {caption!r}; the page at {page.url} shows "
+                             f"{sidebar.inner_text()!r} and the messages {alerts}") from failure
 
 
 def app_intact(page) -> None:
@@ -48,9 +54,22 @@ def app_intact(page) -> None:
 
 
 def choose(page, key: str, option: str, wait_for_app) -> None:
-    page.locator(f'.st-key-{key}{LIVE} [data-testid="stSelectbox"]').click()
-    page.get_by_role("option", name=option, exact=True).click()
-    wait_for_app(page)
+    """Choose ``option`` in the selectbox ``key`` and wait until it shows it; a choice it does not show is made
+    once more (as a person who sees the old value would), so a later check reads the click it is about."""
+    from playwright.sync_api import expect
+
+    box = page.locator(f'.st-key-{key}{LIVE} [data-testid="stSelectbox"]')
+    for attempt in range(2):
+        box.click()
+        page.get_by_role("option", name=option, exact=True).click()
+        wait_for_app(page)
+        try:
+            expect(box.get_by_role("combobox")).to_have_value(option, timeout=5_000 if attempt == 0 else
+                                                             RERUN_TIMEOUT_MS)
+            return
+        except AssertionError:
+            if attempt:
+                raise
 
 
 def on_page(page, wait_for_app, title: str) -> None:

@@ -9,7 +9,8 @@ when some rows have none of them) as one categorical feature.
 
 The averaging is done here, not by ``sklearn.inspection.partial_dependence(method="brute")``: sklearn calls the
 model once per grid value (measured: 20 calls of 300 rows for a 20-value grid), a round trip each to the sandboxed
-worker of an uploaded model, and it cannot move a one-hot block as one feature. Here every grid value of every
+worker of an uploaded model; it cannot move a one-hot block as one feature; it refuses integer columns (COMPAS's
+age) and needs a fitted scikit-learn estimator, where an upload is a proxy. Here every grid value of every
 sampled row is scored in one batched adapter call (rows × grid values), on any model the adapter scores;
 tests/test_inspection_dependence.py checks the numbers against sklearn's own function and against brute force.
 """

@@ -16,6 +16,12 @@ AVERAGE_COLOUR = "#4C78A8"
 HEAT_SCALE = [[0, "#f7fbff"], [0.5, "#6baed6"], [1, "#08306b"]]
 
 
+def feature_label(dataset, name: str) -> str:
+    """A feature's name with the data card's description of it (``age — Age in years at COMPAS screening``)."""
+    card = next((c for c in dataset.card.get("columns", []) if c.get("name") == name), {})
+    return f"{name} — {card['description']}" if card.get("description") else name
+
+
 def _labels(grid: np.ndarray) -> list[str]:
     return [html_text(format_value(v)) for v in grid]
 

@@ -3,6 +3,7 @@ the adapter's score row by row, scikit-learn's own partial_dependence, closed fo
 shap's own TreeExplainer values, and Friedman's H written out loop by loop."""
 from __future__ import annotations
 
+import io
 import json
 from itertools import combinations
 from pathlib import Path
@@ -310,3 +311,27 @@ def test_model_page_draws_the_dependence_section(chart_specs):
     assert "pdp2d" in roles and "pdp" not in roles
     assert [b.label for b in at.get("download_button")][-4:] == ["CSV", "JSON", "CSV", "JSON"]
     json.loads(json.dumps(chart_specs(at)[-1]))  # the charts are plain JSON
+
+
+# --- the PDF ------------------------------------------------------------------------------------------------------
+
+def test_the_report_draws_the_rows_leading_feature(compas):
+    from pypdf import PdfReader
+
+    import explain_core.report as rep
+    from explain_core.analysis import Parameters
+    from explain_core.views.global_shap import global_shap
+
+    row = int(compas.test_rows[3])
+    report = rep.build_row_report(compas, row, Parameters(), sections=("sev", "dependence"))
+    leading = report.sev.minus.explanations[0][0]
+    want = partial_dependence(compas, [leading], row=row, rows=300, ice_rows=50)
+    assert report.dependence == want and "dependence" in report.figures
+    assert report.contents()[-1][0] == "2. Partial dependence"
+    pdf = PdfReader(io.BytesIO(rep.write_pdf(report, image_renderer="matplotlib")))
+    text = " ".join(" ".join(page.extract_text() for page in pdf.pages).split())
+    assert f"2. Partial dependence — how {leading} moves the score" in text
+    assert " ".join(dependence_text(want).split()) in text and "first feature of this row's minimal SEV" in text
+    alone = rep.build_row_report(compas, row, Parameters(), sections=("dependence",))  # no SEV: the top mean |SHAP|
+    assert alone.dependence.groups == (global_shap(compas, rows=100).importance().index[0],)
+    assert list(alone.json_files()) == [f"compas_row{row}.dependence.json"]

@@ -325,7 +325,7 @@ def test_figures_are_embedded_and_not_blank(pdfs, renderer):
     from PIL import Image
 
     images = [image for page in PdfReader(pdfs[renderer][0]).pages for image in page.images]
-    assert len(images) == 5
+    assert len(images) == 6  # SEV, LENS, linear, agreement, counterfactuals, partial dependence
     for image in images:
         pixels = np.asarray(Image.open(io.BytesIO(image.data)).convert("L"), dtype=float)
         assert pixels.shape[1] >= rep.FIGURE_WIDTH_PX

@@ -105,19 +105,20 @@ def dependence_text(pd_: PartialDependence) -> str:
         return _surface_text(pd_)
     group, grid, avg = pd_.groups[0], pd_.grids[0], pd_.average
     rows = f"averaged over {len(pd_.rows)} test rows"
-    own = f"{_row_name(pd_)} ({group} {format_value(pd_.row_values[0])}) scores {format_number(pd_.row_score)}"
+    own = f"{_row_name(pd_)} ({group} {format_value(pd_.row_values[0])}, {pd_.output} {format_number(pd_.row_score)})"
     if pd_.kinds[0] == "numeric":
         verb = "raises" if avg[-1] > avg[0] else "lowers" if avg[-1] < avg[0] else "leaves"
         high, low = int(np.argmax(avg)), int(np.argmin(avg))
         return (f"Raising {group} from {format_value(grid[0])} to {format_value(grid[-1])} {verb} the average "
                 f"{pd_.output} from {format_number(avg[0])} to {format_number(avg[-1])} ({rows}; highest "
                 f"{format_number(avg[high])} at {format_value(grid[high])}, lowest {format_number(avg[low])} at "
-                f"{format_value(grid[low])}). On the same grid {own}, from {format_number(pd_.row_ice[0])} to "
-                f"{format_number(pd_.row_ice[-1])}.")
+                f"{format_value(grid[low])}). Over the same values {own} goes from "
+                f"{format_number(pd_.row_ice[0])} to {format_number(pd_.row_ice[-1])}.")
     order = np.argsort(-avg, kind="stable")
     return (f"The average {pd_.output} is highest for {group} = {format_value(grid[order[0]])} "
             f"({format_number(avg[order[0]])}) and lowest for {format_value(grid[order[-1]])} "
-            f"({format_number(avg[order[-1]])}), {rows}; {own}.")
+            f"({format_number(avg[order[-1]])}), {rows}; {own} would score "
+            f"{format_number(pd_.row_ice[order[0]])} and {format_number(pd_.row_ice[order[-1]])} there.")
 
 
 def _surface_text(pd_: PartialDependence) -> str:

@@ -92,7 +92,7 @@ def tree_interactions(setup: Setup, rows: np.ndarray) -> Interactions | None:
         pos = list(classes).index(model.positive_class)
         values = values[..., pos] if values.ndim == 4 else (values if pos == 1 else -values)  # a margin: classes_[1]
     member = np.eye(len(data.groups))[column_group]  # encoded column → its group
-    grouped = np.einsum("nab,ap,bq->npq", values, member, member)
+    grouped = member.T @ values @ member  # rows × groups × groups
     return Interactions(SHAP_METHOD, tuple(data.group_names), np.abs(grouped).mean(axis=0), rows,
                         TREE_OUTPUT.get(found["tree_output"], "model output"),
                         f"TreeExplainer (path-dependent), {len(rows)} test rows", grouped.sum(axis=2))

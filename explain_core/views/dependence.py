@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from ..inspection.dependence import PartialDependence
 from ..inspection.interactions import SHAP_METHOD, Interactions
-from .style import BAR_COLOURS, PATH_COLOUR, TEMPLATE, method_colour, titled
+from .style import BAR_COLOURS, LEGEND_BELOW, PATH_COLOUR, TEMPLATE, method_colour, titled
 from .vocabulary import format_number, format_value, html_text, join_words
 
 ICE_COLOUR = "rgba(120, 130, 150, 0.25)"
@@ -57,7 +57,7 @@ def dependence_figure(pd_: PartialDependence) -> go.Figure:
                              mode="markers", name=f"{_row_name(pd_)} as it is", meta={"role": "row_point"},
                              marker=dict(color=method_colour("sev"), size=13, symbol="star",
                                          line=dict(color="#1f2328", width=1))))
-    fig.update_layout(template=TEMPLATE, height=420, legend=dict(orientation="h", y=-0.22),
+    fig.update_layout(template=TEMPLATE, height=460, legend=LEGEND_BELOW, margin=dict(b=110),
                       title=titled(f"How {group} moves {pd_.output}: partial dependence and ICE"),
                       xaxis=dict(title=html_text(group), type="linear" if numeric else "category"),
                       yaxis=dict(title=html_text(pd_.output)))

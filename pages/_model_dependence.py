@@ -33,7 +33,7 @@ def section(s, p) -> None:
                f"feature set to each value of its grid (its observed quantiles; a categorical feature's levels as "
                f"bars); the faint lines are {ICE_ROWS} of those rows one by one (ICE), the highlighted one is row "
                f"{shared.row()}. Pick a second feature for the 2-D partial dependence of the pair.")
-    if not st.toggle("Compute partial dependence and interactions", key="mv_dependence",
+    if not st.toggle("Compute partial dependence and interactions", key="mv_pdp_toggle",
                      help="Scores the sampled rows at every grid value (one model call), and the interactions of a "
                           "sample: about a second, so opt-in."):
         return
@@ -47,7 +47,7 @@ def section(s, p) -> None:
                            format_func=label)
     groups = (group,) if pair == NO_PAIR else (group, pair)
     result = dependence(s, s.key, groups, shared.query(), shared.row(), p.seed)
-    with st.container(key="mv_dependence_views"):
+    with st.container(key="mv_pdp_views"):
         st.plotly_chart(dependence_figure(result), width="stretch", key="mv_pdp")
         st.caption(plain(dependence_text(result)))
         shared.download_buttons("partial_dependence", result.table(), result, key="mv_pdp")

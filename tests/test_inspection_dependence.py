@@ -297,11 +297,12 @@ def test_h_statistic_of_a_network_on_a_demo_equals_the_loops(explain_cache_dir):
 def test_model_page_draws_the_dependence_section(chart_specs):
     at = AppTest.from_file(APP, default_timeout=120).run()
     at.switch_page("pages/model_view.py").run()
-    at.toggle(key="mv_dependence").set_value(True).run()
+    at.toggle(key="mv_global").set_value(True)  # beside the global views: no key of theirs is taken
+    at.toggle(key="mv_pdp_toggle").set_value(True).run()
     assert not at.exception and not at.error
     setup, row = at.session_state["setup"], at.session_state["row"]
     specs = {t.get("meta", {}).get("role"): t for c in chart_specs(at) for t in c["data"]}
-    assert {"pdp", "ice", "row_ice", "row_point", "interactions"} <= set(specs)
+    assert {"pdp", "ice", "row_ice", "row_point", "interactions", "dependence", "beeswarm"} <= set(specs)
     first = setup.dataset.group_names[0]
     want = partial_dependence(setup, [first], row=row, rows=500, ice_rows=100, seed=at.session_state["params"].seed)
     assert np.allclose(specs["pdp"]["y"], want.average) and np.allclose(specs["row_ice"]["y"], want.row_ice)

@@ -56,21 +56,21 @@ class PartialDependence(Explanation):
     method = "Partial dependence and ICE"
     meta_parameters = ("groups", "output", "seed")
 
+    @property
+    def row_name(self) -> str:
+        return f"row {self.row}" if self.row is not None else "the chosen row"
+
     def table(self) -> pd.DataFrame:
         """One line per grid value (a pair: per grid cell): the value(s), the average score, the chosen row's score
         there and, for one feature, each ICE line as a column."""
         cells = pd.MultiIndex.from_product([range(len(g)) for g in self.grids])
         table = pd.DataFrame({g: grid[cells.codes[i]] for i, (g, grid) in enumerate(zip(self.groups, self.grids))})
         table[f"average {self.output}"] = self.average.ravel()
-        table[f"{self.output} of {_row_name(self.row)}"] = self.row_ice.ravel()
+        table[f"{self.output} of {self.row_name}"] = self.row_ice.ravel()
         if len(self.groups) == 1:
             ice = pd.DataFrame(self.ice.T, columns=[f"ICE row {r}" for r in self.ice_rows])
             table = pd.concat([table, ice], axis=1)
         return table
-
-
-def _row_name(row: int | None) -> str:
-    return f"row {row}" if row is not None else "the chosen row"
 
 
 def test_sample(setup: Setup, rows: int, seed: int) -> np.ndarray:

@@ -20,7 +20,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from ..baselines import TREE_OUTPUT, _model_matrix
+from ..baselines import TREE_OUTPUT, model_matrix
 from ..intake.boosters import NativeBooster
 from ..intake.models import ModelCallError, read_model
 from ..results import Explanation
@@ -77,7 +77,7 @@ def interactions(setup: Setup, *, rows: int = 200, h_rows: int = 40, seed: int =
 def tree_interactions(setup: Setup, rows: np.ndarray) -> Interactions | None:
     """:data:`SHAP_METHOD` of ``rows`` when the model's own estimator is a tree ensemble shap reads, else None."""
     model, data = setup.model, setup.dataset
-    inputs = _model_matrix(model, data)
+    inputs = model_matrix(model, data)
     if inputs is None:
         return None
     estimator, classes, encode, column_group = inputs

@@ -26,10 +26,6 @@ def _labels(grid: np.ndarray) -> list[str]:
     return [html_text(format_value(v)) for v in grid]
 
 
-def _row_name(pd_: PartialDependence) -> str:
-    return f"row {pd_.row}" if pd_.row is not None else "the chosen row"
-
-
 def dependence_figure(pd_: PartialDependence) -> go.Figure:
     """One feature's PDP (a line, or bars for a categorical one) over its ICE lines, with the chosen row's ICE line
     and its own value highlighted; a pair's 2-D PDP as a heatmap."""
@@ -49,12 +45,12 @@ def dependence_figure(pd_: PartialDependence) -> go.Figure:
     fig.add_trace(go.Scatter(**average, mode="lines", line=dict(color=AVERAGE_COLOUR, width=3)) if numeric
                   else go.Bar(**average, marker_color=BAR_COLOURS["counts"], opacity=0.75))
     fig.add_trace(go.Scatter(x=x, y=pd_.row_ice, mode="lines+markers" if numeric else "markers",
-                             name=f"{_row_name(pd_)} (ICE)", line=dict(color=PATH_COLOUR, width=2.5),
+                             name=f"{pd_.row_name} (ICE)", line=dict(color=PATH_COLOUR, width=2.5),
                              marker=dict(color=PATH_COLOUR, size=8, symbol="diamond"), meta={"role": "row_ice"},
-                             hovertemplate="%{x}: %{y:.3f}<extra>" + html_text(_row_name(pd_)) + "</extra>"))
+                             hovertemplate="%{x}: %{y:.3f}<extra>" + html_text(pd_.row_name) + "</extra>"))
     own = pd_.row_values[0]
     fig.add_trace(go.Scatter(x=[float(own) if numeric else html_text(format_value(own))], y=[pd_.row_score],
-                             mode="markers", name=f"{_row_name(pd_)} as it is", meta={"role": "row_point"},
+                             mode="markers", name=f"{pd_.row_name} as it is", meta={"role": "row_point"},
                              marker=dict(color=method_colour("sev"), size=13, symbol="star",
                                          line=dict(color="#1f2328", width=1))))
     fig.update_layout(template=TEMPLATE, height=460, legend=LEGEND_BELOW, margin=dict(b=110),
@@ -105,7 +101,7 @@ def dependence_text(pd_: PartialDependence) -> str:
         return _surface_text(pd_)
     group, grid, avg = pd_.groups[0], pd_.grids[0], pd_.average
     rows = f"averaged over {len(pd_.rows)} test rows"
-    own = f"{_row_name(pd_)} ({group} {format_value(pd_.row_values[0])}, {pd_.output} {format_number(pd_.row_score)})"
+    own = f"{pd_.row_name} ({group} {format_value(pd_.row_values[0])}, {pd_.output} {format_number(pd_.row_score)})"
     if pd_.kinds[0] == "numeric":
         verb = "raises" if avg[-1] > avg[0] else "lowers" if avg[-1] < avg[0] else "leaves"
         high, low = int(np.argmax(avg)), int(np.argmin(avg))

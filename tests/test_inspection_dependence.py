@@ -312,6 +312,13 @@ def test_model_page_draws_the_dependence_section(chart_specs):
     assert "pdp2d" in roles and "pdp" not in roles
     assert [b.label for b in at.get("download_button")][-4:] == ["CSV", "JSON", "CSV", "JSON"]
     json.loads(json.dumps(chart_specs(at)[-1]))  # the charts are plain JSON
+    at.switch_page("pages/home.py").run()  # a regression: its prediction, and the H-statistic estimate
+    at.selectbox(key="home_demo").select("california_housing").run()
+    at.button(key="home_load").click().run()
+    at.switch_page("pages/model_view.py").run()
+    at.toggle(key="mv_pdp_toggle").set_value(True).run()
+    assert not at.exception and not at.error and at.session_state["setup"].dataset.task == "regression"
+    assert any("H-statistic estimate (Friedman's H" in c.value for c in at.caption)
 
 
 # --- the PDF ------------------------------------------------------------------------------------------------------

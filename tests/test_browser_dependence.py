@@ -7,12 +7,14 @@ from explain_core.analysis import Parameters, demo_setup, predicted_rows
 from explain_core.inspection import partial_dependence
 from explain_core.views.dependence import dependence_text, feature_label
 from test_browser import LIVE, charts_drawn, no_error, open_page, shot
+from test_browser_reading import no_clipped_text
 
 
 def test_model_page_shows_partial_dependence_and_interactions(browser, streamlit_server, page, wait_for_app,
                                                               full_page_screenshot):
     demo = demo_setup()
     row, seed = int(predicted_rows(demo)[0]), Parameters().seed
+    page.set_viewport_size({"width": 1280, "height": 800})
     page.goto(streamlit_server)
     wait_for_app(page)
     open_page(page, wait_for_app, "The model")
@@ -25,6 +27,7 @@ def test_model_page_shows_partial_dependence_and_interactions(browser, streamlit
     section = page.locator(f".st-key-mv_pdp_views{LIVE}")
     assert words in section.inner_text()
     assert "strongest interactions by mean |SHAP interaction value|" in section.inner_text()
+    no_clipped_text(page)  # at 1280 × 800: no chart title or legend clipped or over another
     page.locator(f'.st-key-mv_pdp_pair{LIVE} [data-testid="stSelectbox"]').click()
     page.get_by_role("option", name=feature_label(demo.dataset, "age"), exact=True).click()
     wait_for_app(page)

@@ -176,7 +176,7 @@ def shap_rows(model: ModelAdapter, dataset: Dataset, frame: pd.DataFrame, train_
     rng = np.random.default_rng(seed)
     rows = rng.choice(np.asarray(train_rows), size=min(background, len(train_rows)), replace=False)
     bg, query = dataset.features.iloc[rows], frame[dataset.columns]
-    inputs = _model_matrix(model, dataset)
+    inputs = model_matrix(model, dataset)
     if inputs is not None:
         estimator, classes, encode, column_group = inputs
         found = _encoded_shap(model, estimator, classes, encode(bg), encode(query))
@@ -187,7 +187,7 @@ def shap_rows(model: ModelAdapter, dataset: Dataset, frame: pd.DataFrame, train_
     return _permutation_shap(model, dataset, query, bg, seed)
 
 
-def _model_matrix(model: ModelAdapter, dataset: Dataset):
+def model_matrix(model: ModelAdapter, dataset: Dataset):
     """(estimator, its classes, raw frame → its input matrix, group of each input column) for a model whose own
     estimator sees one column per input (encoded by a mappable encoder, or raw numeric columns), else None."""
     split = encoded_model(model, dataset.groups)

@@ -12,7 +12,7 @@ from explain_core.views.sev import feature_prevalence
 from explain_core.views.summaries import (balance_text, beeswarm_text, calibration_text, confusion_text,
                                          dependence_text, importance_text, pr_text, prevalence_text, roc_text)
 from explain_core.views.vocabulary import format_number, metrics_caveat, plain
-from pages import _shared as shared
+from pages import _model_dependence, _shared as shared
 
 SHAP_ROWS = 200
 
@@ -72,3 +72,5 @@ if st.toggle("Compute the global views", key="mv_global",
         group = st.selectbox("Dependence plot of", list(gs.importance().index), key="mv_dependence_feature")
         chart(st.container(), dependence_figure(gs, features, group), dependence_text(gs, features, group),
               "mv_dependence")
+
+_model_dependence.section(s, p)

@@ -9,6 +9,7 @@ import streamlit as st
 
 from explain_core.report import (SECTION_TITLES, SECTIONS, build_row_report, needed_results, plotly_export_available,
                                  write_pdf)
+from explain_core.report.dependence import report_dependence, sev_feature
 from explain_core.views.sev import HYPERCUBE_FIGURE_MAX_GROUPS
 from explain_core.views.vocabulary import plain
 from pages import _references, _shared as shared
@@ -22,10 +23,19 @@ SECTION_HELP = {
     "agreement": "Which features each method names for this row (LIME and SHAP are computed for it).",
     "counterfactuals": "SEV against one reference, a flexible one and typical cases beside DiCE's counterfactuals, "
                        "with ℓ0, ℓ∞, ℓ1, credibility and seconds for each.",
+    "dependence": "Partial dependence and ICE of the row's leading feature (the first of its SEV explanation, else "
+                  "the largest mean |SHAP|), this row's line highlighted.",
     "appendix": "Definitions in two lines each and the papers they come from.",
 }
 FIGURE_TABS = {"sev": "SEV", "lens": "LENS", "linear": "Linear", "agreement": "Agreement",
-               "counterfactuals": "Counterfactuals"}
+               "counterfactuals": "Counterfactuals", "dependence": "Partial dependence"}
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def report_pdp(_setup, key: str, query, row: int, feature: str | None, seed: int):
+    return report_dependence(_setup, query, row, feature, seed)
+
+
 RENDERER_LABELS = {"auto": "Automatic", "plotly": "Plotly static export (Chromium)",
                    "matplotlib": "Matplotlib (no browser needed)"}
 
@@ -53,9 +63,11 @@ with st.spinner("Computing the explanations the report needs…"):
                        if "counterfactuals" in need else None)
     cube = shared.cube(s, s.key, query) \
         if "sev" in chosen and len(s.dataset.groups) <= HYPERCUBE_FIGURE_MAX_GROUPS else None
+    dependence = report_pdp(s, s.key, query, shared.row(), sev_feature(sev), p.seed) \
+        if "dependence" in chosen else None
     report = build_row_report(s, query, p, chosen, row_position=shared.row(),
                               edited=bool(st.session_state.get("whatif")), sev=sev, baselines=baselines, lens=lens,
-                              linear=linear, cube=cube, counterfactuals=counterfactuals)
+                              linear=linear, cube=cube, counterfactuals=counterfactuals, dependence=dependence)
 
 left, right = st.columns([2, 3], vertical_alignment="bottom")
 options = ["auto", "plotly", "matplotlib"] if plotly_export_available() else ["matplotlib"]

@@ -249,14 +249,14 @@ def test_agreement_matrix_is_written_per_feature(pdfs, report):
 def test_both_renderers_write_the_same_text(pdfs, report):
     (auto, _, used_auto), (mpl, _, used_mpl) = pdfs["auto"][0:3], pdfs["matplotlib"][0:3]
     assert pdf_text(auto) == pdf_text(mpl)
-    assert used_mpl == ["matplotlib"] * len(report.figures) and len(report.figures) == 5  # + counterfactuals
-    assert used_auto == [rep.resolve_renderer("auto")] * 5
+    assert used_mpl == ["matplotlib"] * len(report.figures) and len(report.figures) == 6  # + counterfactuals, PDP
+    assert used_auto == [rep.resolve_renderer("auto")] * 6
 
 
 def test_plotly_static_export_is_used_when_a_browser_exists(pdfs):
     if not rep.plotly_export_available():
         missing("plotly static export unavailable (kaleido or Chromium missing)")
-    assert pdfs["auto"][2] == ["plotly"] * 5
+    assert pdfs["auto"][2] == ["plotly"] * 6
 
 
 def test_one_kaleido_browser_draws_each_figure_as_a_fresh_page_would(report):
@@ -287,7 +287,7 @@ def test_two_reports_in_a_row_have_their_own_text_and_figures(setup, positive_ro
     assert used == pdfs["auto"][2]  # the same renderer for both
     first_images, second_images = ([image.data for page in PdfReader(path).pages for image in page.images]
                                    for path in (pdfs["auto"][0], second))
-    assert len(first_images) == len(second_images) == 5 and first_images != second_images
+    assert len(first_images) == len(second_images) == 6 and first_images != second_images
 
 
 def test_text_is_shaped_only_where_a_combining_mark_needs_it():
@@ -325,7 +325,7 @@ def test_figures_are_embedded_and_not_blank(pdfs, renderer):
     from PIL import Image
 
     images = [image for page in PdfReader(pdfs[renderer][0]).pages for image in page.images]
-    assert len(images) == 5
+    assert len(images) == 6  # SEV, LENS, linear, agreement, counterfactuals, partial dependence
     for image in images:
         pixels = np.asarray(Image.open(io.BytesIO(image.data)).convert("L"), dtype=float)
         assert pixels.shape[1] >= rep.FIGURE_WIDTH_PX
@@ -444,13 +444,13 @@ def test_report_page_previews_the_headline_numbers(demo, row):
     markdown = "\n".join(visible(m.value) for m in at.markdown)
     assert "**Smallest LENS factor**" in markdown and "**Linear support (exact)**" in markdown
     assert [b.key for b in at.get("download_button")] == ["report_download"]
-    assert len(at.get("plotly_chart")) == 5
+    assert len(at.get("plotly_chart")) == 6
     at.checkbox(key="report_section_lens").uncheck()
     at.checkbox(key="report_section_agreement").uncheck()
     at.run()
     assert not at.exception, at.exception
     assert "Smallest LENS factor" not in "\n".join(m.value for m in at.markdown)
-    assert len(at.get("plotly_chart")) == 3  # SEV, linear, counterfactuals
+    assert len(at.get("plotly_chart")) == 4  # SEV, linear, counterfactuals, partial dependence
 
 
 # --- the command line -------------------------------------------------------------------------------------------

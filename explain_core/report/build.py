@@ -19,20 +19,23 @@ from ..counterfactuals import CounterfactualComparison
 from ..errors import IntakeError
 from ..sev.engine import Hypercube, SEVExplanation, hypercube
 from ..sparse.compare import SparsityComparison
+from ..inspection.dependence import PartialDependence
 from ..views.compare import agreement_figure
+from ..views.dependence import dependence_figure
 from ..views.lens import pn_curve_figure
 from ..views.references import points_figure
 from ..views.linear import weights_figure
 from ..views.sev import HYPERCUBE_FIGURE_MAX_GROUPS, hypercube_figure, lattice_figure
 from ..views.vocabulary import METHOD_LABELS, factor_text, fmt_ps, format_number
 from ..views.readings import sev_reading
+from .dependence import CONTENTS as dependence_contents, report_dependence, sev_feature
 
 if TYPE_CHECKING:
     from ..linear.compare import LinearExplanation
 
-SECTIONS = ("sev", "lens", "linear", "agreement", "counterfactuals", "appendix")
+SECTIONS = ("sev", "lens", "linear", "agreement", "counterfactuals", "dependence", "appendix")
 SECTION_TITLES = {"sev": "SEV", "lens": "LENS", "linear": "Linear", "agreement": "Agreement",
-                  "counterfactuals": "Counterfactuals", "appendix": "Appendix"}
+                  "counterfactuals": "Counterfactuals", "dependence": "Dependence", "appendix": "Appendix"}
 INDEX_COLUMNS = ("row", "prediction", "score", "sev_minus", "sev_plus", "sev_restricted", "lens_smallest_factor",
                  "lens_ps", "linear_support", "pdf")
 
@@ -80,6 +83,7 @@ class RowReport:
     sparsity: SparsityComparison | None = None  # before/after, when the model was trained on the Sparser page
     reading: str = ""
     counterfactuals: CounterfactualComparison | None = None  # SEV's kinds of reference beside DiCE
+    dependence: PartialDependence | None = None  # PDP and ICE of the row's leading feature (report/dependence.py)
 
     @property
     def title(self) -> str:
@@ -116,6 +120,7 @@ class RowReport:
                                                      "beside DiCE's counterfactuals"),
                                                     "ℓ0, ℓ∞, ℓ1, credibility and seconds for every method",
                                                     "where each point lands"]),
+            "dependence": dependence_contents,
         }
         trained = ["how the model was trained for sparse explanations, before vs after"] if self.sparsity else []
         parts = [("Summary", ["title, date, dataset, model and its test metrics", *trained,
@@ -136,7 +141,7 @@ class RowReport:
         ``to_json`` with the row, the setup and the parameters beside it)."""
         stem = self.file_name.removesuffix(".pdf")
         parts = {"sev": self.sev, "lens": self.lens, "linear": self.linear, "baselines": self.baselines,
-                 "agreement": self.agreement}
+                 "agreement": self.agreement, "dependence": self.dependence}
         return {f"{stem}.{part}.json": result.to_json(row=self.row, setup=self.setup, parameters=self.params)
                 for part, result in parts.items() if result is not None}
 
@@ -171,7 +176,8 @@ def build_row_report(setup: Setup, row: int | pd.DataFrame, params: Parameters |
                      sev: SEVExplanation | None = None, baselines: Baselines | None = None,
                      lens: LensReport | None = None, linear: LinearExplanation | None = None,
                      cube: Hypercube | None = None,
-                     counterfactuals: CounterfactualComparison | None = None) -> RowReport:
+                     counterfactuals: CounterfactualComparison | None = None,
+                     dependence: PartialDependence | None = None) -> RowReport:
     """Gather one row's results for a report.
 
     ``row`` is a dataset position or a one-row frame of feature values (then ``row_position`` names its
@@ -200,6 +206,9 @@ def build_row_report(setup: Setup, row: int | pd.DataFrame, params: Parameters |
                                      baselines=baselines)
     if "counterfactuals" in need:
         report.counterfactuals = counterfactuals or row_counterfactuals(setup, query, params)
+    if "dependence" in sections:
+        report.dependence = dependence or report_dependence(setup, query, position, sev_feature(report.sev),
+                                                            params.seed)
     if setup.training is not None:
         report.sparsity = setup.training.comparison(setup, params.sev)
     report.figures = _figures(report, cube)
@@ -225,6 +234,8 @@ def _figures(report: RowReport, cube: Hypercube | None) -> dict[str, go.Figure]:
         figs["agreement"] = agreement_figure(report.agreement.matrix())
     if report.counterfactuals is not None:
         figs["counterfactuals"] = points_figure({m.method: m.points for m in report.counterfactuals.methods})
+    if report.dependence is not None:
+        figs["dependence"] = dependence_figure(report.dependence)
     return figs
 
 

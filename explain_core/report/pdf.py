@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .build import RowReport
+from .dependence import dependence_section
 from .figures import figure_png, figure_size, resolve_renderer
 from .sections import (agreement_section, appendix, counterfactual_section, lens_section, linear_section, sev_section,
                        summary)
@@ -167,7 +168,8 @@ def write_pdf(report: RowReport, path: str | Path | None = None, *, image_render
         summary(w, report)
         number = 0
         for section, draw in (("sev", sev_section), ("lens", lens_section), ("linear", linear_section),
-                              ("agreement", agreement_section), ("counterfactuals", counterfactual_section)):
+                              ("agreement", agreement_section), ("counterfactuals", counterfactual_section),
+                              ("dependence", dependence_section)):
             if section in report.sections and _has(report, section):
                 number += 1
                 w.section()

@@ -1,0 +1,59 @@
+"""The report's partial dependence section: how one feature moves the model's score over a sample of test rows,
+with this row's own line (ICE) highlighted. A report has no analyst to pick the feature, so it takes the first
+feature of the row's minimal SEV explanation (the one the reading leads with), or, without an SEV section or
+explanation, the feature with the largest mean |SHAP| over 100 test rows (as the model page's importance chart)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from ..inspection.dependence import PartialDependence, partial_dependence
+from ..sev.engine import SEVExplanation
+from ..views.dependence import dependence_text
+from ..views.global_shap import global_shap
+from ..views.vocabulary import format_number, format_value
+
+if TYPE_CHECKING:
+    from ..setup import Setup
+    from .build import RowReport
+    from .pdf import Images, Writer
+
+REPORT_ROWS, REPORT_ICE_ROWS, SHAP_RANKING_ROWS = 300, 50, 100
+CONTENTS = ("Partial dependence", ["how the row's leading feature moves the score on average and for this row "
+                                   "(PDP and ICE)", "the grid values with both scores"])
+
+
+def sev_feature(sev: SEVExplanation | None) -> str | None:
+    """The first feature of the row's first minimal SEV explanation (SEV® when features are restricted, else SEV⁻,
+    as the report's reading), if any."""
+    if sev is None:
+        return None
+    explanations = (sev.minus if sev.restricted is None else sev.restricted).explanations
+    return explanations[0][0] if explanations and explanations[0] else None
+
+
+def report_dependence(setup: Setup, query: pd.DataFrame, row: int | None, feature: str | None,
+                      seed: int = 0) -> PartialDependence:
+    """PDP and ICE of ``feature`` (:func:`sev_feature`; None: the largest mean |SHAP|) for the row ``query``."""
+    group = feature or global_shap(setup, rows=SHAP_RANKING_ROWS, seed=seed).importance().index[0]
+    return partial_dependence(setup, [group], query=query, row=row, rows=REPORT_ROWS, ice_rows=REPORT_ICE_ROWS,
+                              seed=seed)
+
+
+def dependence_section(w: Writer, r: RowReport, number: int, images: Images) -> None:
+    result = r.dependence
+    group = result.groups[0]
+    w.h1(f"{number}. Partial dependence — how {group} moves the score")
+    w.text(dependence_text(result), size=10, style="B")
+    why = ("the first feature of this row's minimal SEV explanation" if group == sev_feature(r.sev)
+           else f"the feature with the largest mean |SHAP| over {SHAP_RANKING_ROWS} test rows")
+    w.text(f"Feature: {group}, {why}. The average is over {len(result.rows)} test rows drawn with seed {result.seed}, "
+           f"each with {group} set to every value of the grid (its observed quantiles, or its levels); the faint "
+           f"lines are {len(result.ice_rows)} of those rows one by one (ICE), the highlighted line is this row.",
+           size=9)
+    rows = [[format_value(v), format_number(a), format_number(o)]
+            for v, a, o in zip(result.grids[0], result.average, result.row_ice)]
+    w.table([group, f"average {result.output}", f"{result.output} of this row"], rows, widths=(60, 60, 60),
+            align=("LEFT", "RIGHT", "RIGHT"), size=8)
+    images.draw(w, "dependence", f"Partial dependence of {result.output} on {group}, with this row's ICE line.")

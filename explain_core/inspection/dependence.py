@@ -73,7 +73,7 @@ class PartialDependence(Explanation):
         return table
 
 
-def test_sample(setup: Setup, rows: int, seed: int) -> np.ndarray:
+def sampled_test_rows(setup: Setup, rows: int, seed: int) -> np.ndarray:
     """A seeded sample of at most ``rows`` test rows (dataset positions, sorted)."""
     test = np.asarray(setup.test_rows)
     return np.sort(np.random.default_rng(seed).choice(test, size=min(rows, len(test)), replace=False))
@@ -136,7 +136,7 @@ def partial_dependence(setup: Setup, groups: Sequence[str], *, query: pd.DataFra
     if query is None:
         row = int(setup.test_rows[0]) if row is None else int(row)
         query = setup.query(row)
-    sample = test_sample(setup, rows, seed)
+    sample = sampled_test_rows(setup, rows, seed)
     frame = pd.concat([data.features.iloc[sample], query[data.columns]], ignore_index=True)
     size = grid if len(chosen) == 1 else max(2, grid // 2)
     kinds, grids = zip(*(feature_grid(setup, g, size) for g in chosen))

@@ -25,7 +25,7 @@ from ..intake.boosters import NativeBooster
 from ..intake.models import ModelCallError, read_model
 from ..results import Explanation
 from ..setup import Setup
-from .dependence import moved_rows, test_sample
+from .dependence import moved_rows, sampled_test_rows
 
 SHAP_METHOD, H_METHOD = "SHAP interaction values", "H-statistic estimate"
 H_BUDGET_ROWS = 150_000  # model rows one H-statistic estimate may score
@@ -65,13 +65,13 @@ def interactions(setup: Setup, *, rows: int = 200, h_rows: int = 40, seed: int =
                  budget: int = H_BUDGET_ROWS) -> Interactions:
     """SHAP interaction values of ``rows`` sampled test rows for a tree model, else the H-statistic estimate on at
     most ``h_rows`` of them (fewer where every pair's partial dependence would score more than ``budget`` rows)."""
-    sample = test_sample(setup, rows, seed)
+    sample = sampled_test_rows(setup, rows, seed)
     found = tree_interactions(setup, sample)
     if found is not None:
         return found
     p = len(setup.dataset.groups)
     fits = int(np.sqrt(budget / max(1, p + p * (p - 1) // 2)))
-    return h_statistic(setup, test_sample(setup, max(2, min(h_rows, fits)), seed))
+    return h_statistic(setup, sampled_test_rows(setup, max(2, min(h_rows, fits)), seed))
 
 
 def tree_interactions(setup: Setup, rows: np.ndarray) -> Interactions | None:

@@ -23,7 +23,6 @@ from ..results import Explanation, ValueEquality
 from ..setup import SEVParameters, Setup
 from ..sev.cube import ProgressFn
 from ..sev.summaries import prevalence_table
-from ..views.global_shap import global_shap
 from ..views.vocabulary import MISSING, format_number
 
 MISCLASSIFIED, PREDICTED, TRUE_CLASS = "@misclassified", "@predicted", "@true"  # the model-based filters
@@ -69,6 +68,8 @@ class Filter:
                                   f"{self.value!r}.")
         else:
             check_choice(self.op, LEVEL_OPS, f"comparison for the feature {self.feature}")
+            if self.op in ("in", "not in") and not _levels(self):
+                raise IntakeError(f"“{self.feature} {self.op}” needs at least one value.")
             levels = set(levels_of(dataset, self.feature))
             unknown = [v for v in _levels(self) if v not in levels]
             if unknown:
@@ -170,6 +171,17 @@ class Cohort:
 
     def text(self, setup: Setup) -> str:
         return " and ".join(f.text(setup) for f in self.filters) or "every row"
+
+
+def fitting(cohorts: Sequence[Cohort], dataset) -> tuple[Cohort, ...]:
+    """The cohorts whose filters can be read on ``dataset`` (a session keeps cohorts made on other data too)."""
+    found = []
+    for cohort in cohorts:
+        try:
+            found.append(cohort.check(dataset))
+        except IntakeError:
+            continue
+    return tuple(found)
 
 
 @dataclass(frozen=True, eq=False)
@@ -276,6 +288,8 @@ def compare_cohorts(setup: Setup, cohorts: Sequence[Cohort], params: SEVParamete
 
 def cohort_stats(setup: Setup, cohort: Cohort, params: SEVParameters, *, budget: int, seed: int,
                  shap_background: int) -> CohortStats:
+    from ..views.global_shap import global_shap  # the model page's SHAP sample (its module imports plotly)
+
     rows = cohort.rows(setup)
     outcome = model_outcome(setup, rows)
     sample = np.sort(np.random.default_rng(seed).choice(rows, size=min(budget, len(rows)), replace=False))

@@ -3,12 +3,13 @@
 A session's setup comes from a few choices: a bundled dataset by name, or an uploaded table (its file and the
 choices that made it a dataset); a demo model, a model trained here (kind and seed) or a model file (its bytes and
 the loading choices); the class explained, the reference (statistic, population, rounding, custom values) and the
-restricted features. Beside the setup: the parameters, the row, the what-if edits and the kept cohorts. :class:`AnalysisState` holds
-exactly these as JSON — never a pickle, never a path: files are named by SHA-256 and travel as bytes beside it.
-:func:`rebuild` builds the setup again with the functions the pages build with (:class:`Builders`): a model file
-goes through :func:`~explain_core.setup.model_from_upload`, the same safe loading (allow-lists, sandboxed worker)
-as an upload; every step is seeded, so the same analysis comes back. A state read back is checked field by field:
-a damaged or edited record is an :class:`~explain_core.errors.IntakeError` with a plain message, never a crash.
+restricted features. Beside the setup: the parameters, the row, the what-if edits and the kept cohorts.
+:class:`AnalysisState` holds exactly these as JSON — never a pickle, never a path: files are named by SHA-256 and
+travel as bytes beside it. :func:`rebuild` builds the setup again with the functions the pages build with
+(:class:`Builders`): a model file goes through :func:`~explain_core.setup.model_from_upload`, the same safe loading
+(allow-lists, sandboxed worker) as an upload; every step is seeded, so the same analysis comes back. A state read
+back is checked field by field: a damaged or edited record is an :class:`~explain_core.errors.IntakeError` with a
+plain message, never a crash.
 """
 from __future__ import annotations
 

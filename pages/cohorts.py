@@ -2,12 +2,15 @@
 the test rows, group metrics across the protected features and the cohorts (fairlearn), and the error tree whose
 leaves become cohorts. The computation is :mod:`explain_core.inspection`'s; the figures
 :mod:`explain_core.views.cohorts`'s."""
+from dataclasses import replace
+
 import streamlit as st
 
 from explain_core.inspection.cohorts import (LEVEL_OPS, MISCLASSIFIED, MODEL_FILTERS, NUMERIC_OPS, OP_WORDS,
                                              Cohort, Filter, compare_cohorts, error_words, fitting, levels_of)
 from explain_core.inspection.errors import error_tree, leaf_cohort
 from explain_core.inspection.fairness import BINS, SEV_BUDGET, fairness_report
+from explain_core.report.cohorts import REPORT_KEY, CohortsPart
 from explain_core.views.cohorts import (comparison_figure, comparison_text, error_tree_figure, error_tree_text,
                                         fairness_figure, fairness_text, feature_figure, sev_box_figure, sev_text)
 from explain_core.views.vocabulary import plain
@@ -130,6 +133,13 @@ def kept_list(s) -> None:
                       on_click=callbacks.guarded(forget), args=(cohort.name,))
 
 
+def for_report(s, **results) -> None:
+    """Keep the latest results for the Report page's cohort section (:data:`REPORT_KEY`: the setup's key and a
+    :class:`~explain_core.report.cohorts.CohortsPart`)."""
+    key, part = st.session_state.get(REPORT_KEY, (None, CohortsPart()))
+    st.session_state[REPORT_KEY] = (s.key, replace(part if key == s.key else CohortsPart(), **results))
+
+
 def chart(figure, words: str, key: str) -> None:
     st.plotly_chart(figure, width="stretch", key=key)
     st.caption(plain(words))
@@ -144,6 +154,7 @@ def comparison_section(s, p, cohorts) -> None:
     if not st.toggle("Compare the cohorts", key="ch_compare", help="SEV and SHAP of each cohort's sample: seconds."):
         return
     result = comparison(s, s.key, (EVERYONE, *cohorts), p.sev, int(budget), p.seed, p.shap_background, s.restricted)
+    for_report(s, comparison=result)
     st.dataframe(result.table(), hide_index=True, key="ch_table")
     shared.download_buttons("cohort_comparison", result.table(), result, key="ch_comparison")
     chart(comparison_figure(result), comparison_text(result), "ch_metrics")
@@ -167,6 +178,7 @@ def fairness_section(s, p, cohorts) -> None:
     if not st.toggle("Compute the group metrics", key="ch_fair"):
         return
     report = fairness(s, s.key, tuple(protected), tuple(cohorts), p.sev, SEV_BUDGET, p.seed)
+    for_report(s, fairness=report)
     if not report.splits:
         st.caption(plain(fairness_text(report)))
     else:
@@ -179,6 +191,7 @@ def fairness_section(s, p, cohorts) -> None:
 def errors_section(s, p) -> None:
     st.subheader("Where is the model wrong?")
     tree = errors(s, s.key, p.seed)
+    for_report(s, errors=tree)
     st.caption(f"A decision tree of depth {tree.max_depth} (leaves of at least {tree.min_samples_leaf} rows, seed "
                f"{tree.seed}) fitted on the test rows' features to predict whether the model is wrong ("
                f"{plain(tree.error)}), as Microsoft's Error Analysis does.")

@@ -9,6 +9,8 @@ import streamlit as st
 
 from explain_core.report import (SECTION_TITLES, SECTIONS, build_row_report, needed_results, plotly_export_available,
                                  write_pdf)
+from explain_core.inspection.cohorts import fitting
+from explain_core.report.cohorts import REPORT_KEY
 from explain_core.views.sev import HYPERCUBE_FIGURE_MAX_GROUPS
 from explain_core.views.vocabulary import plain
 from pages import _references, _shared as shared
@@ -28,6 +30,11 @@ FIGURE_TABS = {"sev": "SEV", "lens": "LENS", "linear": "Linear", "agreement": "A
                "counterfactuals": "Counterfactuals"}
 RENDERER_LABELS = {"auto": "Automatic", "plotly": "Plotly static export (Chromium)",
                    "matplotlib": "Matplotlib (no browser needed)"}
+
+
+def kept_cohorts() -> tuple:
+    """The session's cohorts on this data: the cohort section is in the report only when there are some."""
+    return fitting(st.session_state.get("cohorts", ()), shared.setup().dataset)
 
 
 st.title("Report")
@@ -53,9 +60,11 @@ with st.spinner("Computing the explanations the report needs…"):
                        if "counterfactuals" in need else None)
     cube = shared.cube(s, s.key, query) \
         if "sev" in chosen and len(s.dataset.groups) <= HYPERCUBE_FIGURE_MAX_GROUPS else None
+    cohort_key, cohort_part = st.session_state.get(REPORT_KEY, (None, None))  # the Cohorts & fairness page's
     report = build_row_report(s, query, p, chosen, row_position=shared.row(),
                               edited=bool(st.session_state.get("whatif")), sev=sev, baselines=baselines, lens=lens,
-                              linear=linear, cube=cube, counterfactuals=counterfactuals)
+                              linear=linear, cube=cube, counterfactuals=counterfactuals,
+                              cohorts=cohort_part if cohort_key == s.key and kept_cohorts() else None)
 
 left, right = st.columns([2, 3], vertical_alignment="bottom")
 options = ["auto", "plotly", "matplotlib"] if plotly_export_available() else ["matplotlib"]

@@ -121,7 +121,7 @@ def leaf_rules(tree: DecisionTreeClassifier, names: list[tuple[str, str | None]]
     while stack:
         node, path = stack.pop()
         if t.children_left[node] < 0:
-            rules[node] = path
+            rules[node] = tightest(path)
             continue
         group, level = names[t.feature[node]]
         threshold = float(t.threshold[node])
@@ -133,6 +133,20 @@ def leaf_rules(tree: DecisionTreeClassifier, names: list[tuple[str, str | None]]
                 step = Filter(group, "!=" if left else "=", level)
             stack.append((child, path + (step,)))
     return rules
+
+
+def tightest(path: tuple[Filter, ...]) -> tuple[Filter, ...]:
+    """A path's filters with repeated numeric bounds on one feature merged into the tightest (``x ≤ 8.5 and x ≤ 4``
+    is ``x ≤ 4``; a missing value passes only if it passed both), in order of first use."""
+    merged: dict[tuple, Filter] = {}
+    for f in path:
+        key = (f.feature, f.op) if f.op in ("<=", ">") else (f.feature, f.op, f.value)
+        if key in merged and f.op in ("<=", ">"):
+            old = merged[key]
+            value = min(old.value, f.value) if f.op == "<=" else max(old.value, f.value)
+            f = Filter(f.feature, f.op, value, missing=old.missing and f.missing)
+        merged[key] = f
+    return tuple(merged.values())
 
 
 def leaf_cohort(tree: ErrorTree, node: int, name: str | None = None) -> Cohort:

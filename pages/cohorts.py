@@ -19,6 +19,8 @@ from pages import _shared as shared
 
 EVERYONE = Cohort("all test rows")
 MAX_LEAF_BUTTONS = 8
+OP_KEYS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "=": "eq", "!=": "ne", "between": "between", "in": "in",
+           "not in": "notin"}  # a comparison in a widget key (and so in the element's CSS class)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -58,7 +60,7 @@ def forget(name: str) -> None:
 
 def value_key(feature: str, op: str, part: str = "value") -> str:
     """The value widget's key: one per feature and comparison, so a widget never inherits another kind's value."""
-    return f"ch_{part}_{feature}_{op}"
+    return f"ch_{part}_{feature}_{OP_KEYS[op]}"
 
 
 def add_filter(setup_key: str, feature: str, op: str) -> None:
@@ -157,8 +159,9 @@ def comparison_section(s, p, cohorts) -> None:
     for_report(s, comparison=result)
     st.dataframe(result.table(), hide_index=True, key="ch_table")
     shared.download_buttons("cohort_comparison", result.table(), result, key="ch_comparison")
-    chart(comparison_figure(result), comparison_text(result), "ch_metrics")
-    chart(sev_box_figure(result), sev_text(result), "ch_sev")
+    with st.container(key="ch_comparison_charts"):
+        chart(comparison_figure(result), comparison_text(result), "ch_metrics")
+        chart(sev_box_figure(result), sev_text(result), "ch_sev")
     left, right = st.columns(2)
     with left:
         chart(feature_figure(result, "shap"), "Mean |SHAP| of each feature over each cohort's sample.", "ch_shap")
@@ -195,7 +198,8 @@ def errors_section(s, p) -> None:
     st.caption(f"A decision tree of depth {tree.max_depth} (leaves of at least {tree.min_samples_leaf} rows, seed "
                f"{tree.seed}) fitted on the test rows' features to predict whether the model is wrong ("
                f"{plain(tree.error)}), as Microsoft's Error Analysis does.")
-    chart(error_tree_figure(tree), error_tree_text(tree), "ch_tree")
+    with st.container(key="ch_tree_chart"):
+        chart(error_tree_figure(tree), error_tree_text(tree), "ch_tree")
     st.dataframe(tree.table(), hide_index=True, key="ch_leaves")
     shared.download_buttons("error_tree", tree.table(), tree, key="ch_tree_dl")
     with st.container(key="ch_leaf_buttons", horizontal=True):

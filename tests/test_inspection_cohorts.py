@@ -178,3 +178,22 @@ def test_an_uploaded_multiclass_model_one_vs_rest():
     assert result.stats[0].accuracy == pytest.approx(1 - wrong.mean())
     tree = error_tree(setup)
     assert tree.errors == wrong.sum()
+
+
+def test_the_figures_draw_the_results_numbers_and_readings_lead_with_them(compas):
+    from explain_core.views.cohorts import comparison_figure, comparison_text, error_tree_figure, error_tree_text
+    from explain_core.views.style import contrast
+
+    young = Cohort("young", (Filter("age", "<", 25),))
+    result = compare_cohorts(compas, [Cohort("all"), young], SEV, budget=10)
+    bars = {t.name: list(t.y) for t in comparison_figure(result).data}
+    assert bars["error rate"] == [s.error_rate for s in result.stats] and bars["AUC"] == [s.auc for s in result.stats]
+    worst = max(result.stats, key=lambda s: s.error_rate)
+    assert comparison_text(result).startswith(f"The model is wrong on {worst.error_rate:.0%} of the {worst.size:,}")
+    tree = error_tree(compas)
+    treemap = error_tree_figure(tree).data[0]
+    assert list(treemap.values) == [leaf.size for leaf in tree.leaves]
+    cells = [c for c in treemap.marker.colors]
+    from explain_core.views.cohorts import cell_colours
+    assert all(contrast(text, cell) >= 4.5 for text, cell in zip(treemap.textfont.color, cell_colours(cells)))
+    assert error_tree_text(tree).startswith(f"The model is wrong on {tree.leaves[0].error_rate:.0%} of the")

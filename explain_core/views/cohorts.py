@@ -10,10 +10,12 @@ import plotly.graph_objects as go
 from ..inspection.cohorts import CohortComparison
 from ..inspection.errors import ErrorTree
 from ..inspection.fairness import FairnessReport
-from .style import LEGEND_BELOW, TEMPLATE, titled
+from .style import LEGEND_BELOW, TEMPLATE, text_on, titled
 from .vocabulary import html_text, join_words
 
 FAIRNESS_METRICS = ("selection rate", "TPR", "FPR", "accuracy")
+# Error rate 0 → 1, light reds under dark text then dark reds under white: every label ≥ 4.5:1 (no mid red of ~4:1)
+ERROR_SCALE = [[0.0, "#fff5f0"], [0.5, "#fb6a4a"], [0.5, "#cb181d"], [1.0, "#67000d"]]
 
 
 def comparison_figure(result: CohortComparison) -> go.Figure:
@@ -78,6 +80,21 @@ def fairness_figure(report: FairnessReport, split: str) -> go.Figure:
     return fig
 
 
+def cell_colours(rates) -> list[str]:
+    """The :data:`ERROR_SCALE` colour of each error rate (0 to 1) as ``#rrggbb`` (interpolated in RGB as plotly
+    does), for the text drawn on it."""
+    def rgb(colour: str) -> np.ndarray:
+        return np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)], dtype=float)
+
+    out = []
+    for rate in np.clip(np.asarray(rates, dtype=float), 0, 1):
+        low, high = (ERROR_SCALE[0], ERROR_SCALE[1]) if rate < 0.5 else (ERROR_SCALE[2], ERROR_SCALE[3])
+        t = (rate - low[0]) / (high[0] - low[0])
+        mixed = rgb(low[1]) + t * (rgb(high[1]) - rgb(low[1]))
+        out.append("#" + "".join(f"{round(v):02x}" for v in mixed))
+    return out
+
+
 def error_tree_figure(tree: ErrorTree) -> go.Figure:
     """The leaves as a treemap: area = rows, colour = error rate; the rule in the hover and the label."""
     labels = [f"leaf {leaf.node}: {leaf.error_rate:.0%} wrong" for leaf in tree.leaves]
@@ -85,9 +102,10 @@ def error_tree_figure(tree: ErrorTree) -> go.Figure:
         labels=labels, parents=[""] * len(labels), values=[leaf.size for leaf in tree.leaves],
         customdata=np.array([[html_text(leaf.rule), leaf.errors, leaf.error_share] for leaf in tree.leaves],
                             dtype=object).reshape(-1, 3),
-        marker=dict(colors=[leaf.error_rate for leaf in tree.leaves], colorscale="Reds", cmin=0, cmax=1,
+        marker=dict(colors=[leaf.error_rate for leaf in tree.leaves], colorscale=ERROR_SCALE, cmin=0, cmax=1,
                     showscale=True, colorbar=dict(title="error rate", tickformat=".0%")),
-        textfont=dict(color="#1f2328"), meta={"role": "error tree"},
+        textfont=dict(color=[text_on(c) for c in cell_colours([leaf.error_rate for leaf in tree.leaves])]),
+        meta={"role": "error tree"},
         hovertemplate="%{customdata[0]}<br>%{value} rows, %{customdata[1]} errors "
                       "(%{customdata[2]:.0%} of all)<extra></extra>"))
     fig.update_layout(template=TEMPLATE, margin=dict(t=70, l=8, r=8, b=8),

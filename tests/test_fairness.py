@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from fairlearn.metrics import demographic_parity_difference, equalized_odds_difference
 
 from explain_core import IntakeError
 from explain_core.analysis import Parameters, demo_setup, row_sev
@@ -37,6 +38,10 @@ def assert_split_matches(split, y_true, y_pred, groups):
     assert split.parity_difference == pytest.approx(want["selection rate"].max() - want["selection rate"].min())
     odds = max(want["TPR"].max() - want["TPR"].min(), want["FPR"].max() - want["FPR"].min())
     assert split.odds_difference == pytest.approx(odds)
+    groups = np.asarray(groups, dtype=str)  # and fairlearn's own functions agree
+    assert split.parity_difference == pytest.approx(demographic_parity_difference(y_true, y_pred,
+                                                                                  sensitive_features=groups))
+    assert split.odds_difference == pytest.approx(equalized_odds_difference(y_true, y_pred, sensitive_features=groups))
 
 
 def test_group_metrics_on_a_small_frame_equal_hand_counts():

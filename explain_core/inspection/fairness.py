@@ -1,7 +1,7 @@
 """Fairness on the test rows, with fairlearn's :class:`~fairlearn.metrics.MetricFrame`: per group of each protected
 feature, and of each cohort against the rest of the test rows, the count, selection rate, TPR, FPR and accuracy,
-with fairlearn's demographic-parity and equalised-odds differences; plus how often a row's unrestricted SEV⁻
-explanation uses a protected feature.
+with fairlearn's demographic-parity and equalised-odds differences (between groups); plus how often a row's
+unrestricted SEV⁻ explanation uses a protected feature.
 
 A numeric protected feature with more than :data:`MAX_LEVELS` values is cut into :data:`BINS` quantile bins of
 the test rows (fewer where quantiles tie); others are read by value. A regression is read above/below the model's
@@ -15,8 +15,7 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
-from fairlearn.metrics import (MetricFrame, count, demographic_parity_difference, equalized_odds_difference,
-                               false_positive_rate, selection_rate, true_positive_rate)
+from fairlearn.metrics import MetricFrame, false_positive_rate, selection_rate, true_positive_rate
 from sklearn.metrics import accuracy_score
 
 from ..analysis import dataset_sev
@@ -27,11 +26,17 @@ from ..sev.cube import ProgressFn
 from ..views.vocabulary import format_number
 from .cohorts import Cohort, level_strings, model_outcome
 
+
+def rows_counted(y_true, y_pred, sample_weight) -> float:
+    """The rows a group holds: the sum of the weights (each weight counts the rows of one (true, predicted) pair)."""
+    return float(np.sum(sample_weight))
+
+
 BINS = 4
 MAX_LEVELS = 10  # a numeric feature with more distinct values than this is binned
 SEV_BUDGET = 200
-METRICS = {"count": count, "selection rate": selection_rate, "TPR": true_positive_rate, "FPR": false_positive_rate,
-           "accuracy": accuracy_score}
+METRICS = {"count": rows_counted, "selection rate": selection_rate, "TPR": true_positive_rate,
+           "FPR": false_positive_rate, "accuracy": accuracy_score}
 REST = "rest of the test rows"
 
 
@@ -81,14 +86,19 @@ class FairnessReport(Explanation):
 
 
 def group_split(y_true, y_pred, groups, split: str, kind: str, binning: str = "") -> GroupSplit:
-    """MetricFrame of :data:`METRICS` by ``groups``, with the two differences."""
-    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
-    groups = pd.Series(np.asarray(groups, dtype=str), name="group")
-    frame = MetricFrame(metrics=METRICS, y_true=y_true, y_pred=y_pred, sensitive_features=groups).by_group
-    frame = frame.reset_index().astype({"count": int})
-    return GroupSplit(split, kind, binning, frame,
-                      float(demographic_parity_difference(y_true, y_pred, sensitive_features=groups)),
-                      float(equalized_odds_difference(y_true, y_pred, sensitive_features=groups)))
+    """MetricFrame of :data:`METRICS` by ``groups``, with the two differences read off the same frame
+    (``MetricFrame.difference`` between groups: what fairlearn's ``demographic_parity_difference`` and
+    ``equalized_odds_difference`` compute). Every metric depends only on how many rows each (group, true class,
+    predicted class) holds, so the frame is given those combinations once each, weighted by their rows: the same
+    numbers as row by row, without fairlearn's per-row conversion (seconds on Adult's 6,513 test rows)."""
+    rows = pd.DataFrame({"group": np.asarray(groups, dtype=str), "true": np.asarray(y_true, dtype=int),
+                         "predicted": np.asarray(y_pred, dtype=int)}).value_counts(sort=False).reset_index(name="n")
+    weight = rows["n"].to_numpy()
+    frame = MetricFrame(metrics=METRICS, y_true=rows["true"].to_numpy(), y_pred=rows["predicted"].to_numpy(),
+                        sensitive_features=rows["group"], sample_params={m: {"sample_weight": weight} for m in METRICS})
+    gaps = frame.difference(method="between_groups")
+    return GroupSplit(split, kind, binning, frame.by_group.reset_index().astype({"count": int}),
+                      float(gaps["selection rate"]), float(max(gaps["TPR"], gaps["FPR"])))
 
 
 def protected_groups(setup: Setup, feature: str, rows: np.ndarray) -> tuple[np.ndarray, str]:

@@ -24,7 +24,7 @@ OP_KEYS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "=": "eq", "!=": "ne", 
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def comparison(_setup, key: str, cohorts: tuple, p, budget: int, seed: int, background: int,
+def comparison(_setup, key: str, cohorts: tuple, p, budget: int, seed: int, background: int | None,
                restricted: tuple):
     with shared.progress_bar(f"Comparing {len(cohorts)} cohorts (SEV and SHAP of at most {budget} rows each)…") as bar:
         return compare_cohorts(_setup, cohorts, p, budget=budget, seed=seed, shap_background=background, progress=bar)
@@ -153,9 +153,13 @@ def comparison_section(s, p, cohorts) -> None:
                              help="A seeded sample of at most this many test rows of each cohort (a budget in rows).")
     st.caption(f"Accuracy and AUC on every test row of each cohort; SEV and mean |SHAP| on at most {budget} of its "
                f"test rows drawn with seed {p.seed}. Wrong means {error_words(s)}.")
+    with_shap = st.checkbox("with mean |SHAP|", value=True, key="ch_shap",
+                            help="SHAP of each sample: fast for tree models, minutes for models only SHAP's "
+                                 "permutation explainer reads.")
     if not st.toggle("Compare the cohorts", key="ch_compare", help="SEV and SHAP of each cohort's sample: seconds."):
         return
-    result = comparison(s, s.key, (EVERYONE, *cohorts), p.sev, int(budget), p.seed, p.shap_background, s.restricted)
+    background = p.shap_background if with_shap else None
+    result = comparison(s, s.key, (EVERYONE, *cohorts), p.sev, int(budget), p.seed, background, s.restricted)
     for_report(s, comparison=result)
     st.dataframe(result.table(), hide_index=True, key="ch_table")
     shared.download_buttons("cohort_comparison", result.table(), result, key="ch_comparison")
@@ -163,8 +167,10 @@ def comparison_section(s, p, cohorts) -> None:
         chart(comparison_figure(result), comparison_text(result), "ch_metrics")
         chart(sev_box_figure(result), sev_text(result), "ch_sev")
     left, right = st.columns(2)
-    with left:
-        chart(feature_figure(result, "shap"), "Mean |SHAP| of each feature over each cohort's sample.", "ch_shap")
+    if with_shap:
+        with left:
+            chart(feature_figure(result, "shap"), "Mean |SHAP| of each feature over each cohort's sample.",
+                  "ch_shap_chart")
     with right:
         chart(feature_figure(result, "prevalence"), "How often each feature is in a row's minimal SEV explanation.",
               "ch_prevalence")

@@ -178,6 +178,12 @@ def test_an_uploaded_multiclass_model_one_vs_rest():
     assert result.stats[0].accuracy == pytest.approx(1 - wrong.mean())
     tree = error_tree(setup)
     assert tree.errors == wrong.sum()
+    from explain_core.inspection.fairness import fairness_report
+    rich = Cohort("rich", (Filter("income", ">", 50),))
+    split = fairness_report(setup, SEV, [], [rich], sev_budget=5).splits[0]
+    inside = (frame.income.iloc[test] > 50).to_numpy()
+    rates = split.groups.set_index("group")["selection rate"]
+    assert rates["rich"] == pytest.approx(is_mid[inside].mean()) and split.groups["count"].sum() == len(test)
 
 
 def test_the_figures_draw_the_results_numbers_and_readings_lead_with_them(compas):

@@ -87,6 +87,26 @@ def test_kept_cohorts_come_back_after_a_reload(demo):
     assert "young" in "\n".join(m.value for m in again.markdown)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["german_credit", "california_housing"])
+def test_the_page_works_on_a_wide_demo_and_a_regression(name):
+    at = cohorts_page()
+    at.switch_page("pages/home.py").run()
+    at.selectbox(key="home_demo").select(name).run()
+    at.button(key="home_load").click().run()
+    at.switch_page("pages/cohorts.py").run()
+    setup = at.session_state["setup"]
+    assert setup.dataset.name == name
+    at.checkbox(key="ch_shap").uncheck().run()  # the regression's SHAP is the permutation explainer's: minutes
+    at.toggle(key="ch_compare").set_value(True).run()
+    at.toggle(key="ch_fair").set_value(True).run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    tree = error_tree(setup)
+    assert list(at.dataframe[-1].value["rows"]) == [leaf.size for leaf in tree.leaves]
+    if setup.dataset.task == "regression":  # no protected feature on its card, no cohort: said in words
+        assert any("No protected feature" in c.value for c in at.caption)
+
+
 def test_the_page_in_a_browser(browser, streamlit_server, demo, page, wait_for_app, full_page_screenshot):
     """Build a cohort with the widgets, compare it, and make a cohort of the error tree's worst leaf (at 1280×800)."""
     page.set_viewport_size({"width": 1280, "height": 800})

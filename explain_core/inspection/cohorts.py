@@ -270,11 +270,13 @@ class CohortComparison(Explanation):
 
 
 def compare_cohorts(setup: Setup, cohorts: Sequence[Cohort], params: SEVParameters, *,
-                    budget: int = DEFAULT_BUDGET, seed: int = 0, shap_background: int = 100,
+                    budget: int = DEFAULT_BUDGET, seed: int = 0, shap_background: int | None = 100,
                     progress: ProgressFn | None = None) -> CohortComparison:
     """Each cohort on the test rows (size, error rate, accuracy, AUC) and on a seeded sample of at most ``budget`` of
     its rows: SEV⁻ (SEV® with the setup's restricted features) with every minimal explanation (prevalence,
-    unexplainable share), SEV⁺'s value (first flip) and mean |SHAP| (the model page's global SHAP, on the sample)."""
+    unexplainable share), SEV⁺'s value (first flip) and mean |SHAP| (the model page's global SHAP, on the sample, with
+    ``shap_background`` background rows; None: no SHAP, which is minutes for models SHAP's tree explainer cannot
+    read, as its permutation explainer scores each row thousands of times)."""
     if budget < 1:
         raise IntakeError(f"The cohort budget must be at least one row, not {budget}.")
     cohorts = tuple(c.check(setup.dataset) for c in cohorts)
@@ -287,7 +289,7 @@ def compare_cohorts(setup: Setup, cohorts: Sequence[Cohort], params: SEVParamete
 
 
 def cohort_stats(setup: Setup, cohort: Cohort, params: SEVParameters, *, budget: int, seed: int,
-                 shap_background: int) -> CohortStats:
+                 shap_background: int | None) -> CohortStats:
     from ..views.global_shap import global_shap  # the model page's SHAP sample (its module imports plotly)
 
     rows = cohort.rows(setup)
@@ -299,8 +301,9 @@ def cohort_stats(setup: Setup, cohort: Cohort, params: SEVParameters, *, budget:
         plus = dataset_sev(setup, sample, params, kind="plus", explanations="first")
         table = prevalence_table(minus.results, setup.dataset.group_names)
         prevalence = dict(zip(table["group"], table["share"].astype(float)))
-        shap = global_shap(replace(setup, test_rows=sample), rows=len(sample), seed=seed,
-                           background=shap_background).importance().to_dict()
+        if shap_background is not None:
+            shap = global_shap(replace(setup, test_rows=sample), rows=len(sample), seed=seed,
+                               background=shap_background).importance().to_dict()
         unexplainable = float(np.mean([not r.explainable for r in minus.results]))
     classification = setup.dataset.task == "classification"
     return CohortStats(cohort.name, cohort.text(setup), len(rows),

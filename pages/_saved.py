@@ -18,6 +18,7 @@ import streamlit as st
 
 from explain_core import IntakeError
 from explain_core.analysis import DEFAULT_DEMO, Parameters, Setup, demo_setup
+from explain_core.inspection.cohorts import fitting
 from explain_core.intake.tables import read_table
 from explain_core.limits import limits
 from explain_core.saved import AnalysisState, Builders, DataRecipe, FileRef, ModelRecipe, SavedStore, new_token, rebuild
@@ -71,7 +72,8 @@ def current_state() -> AnalysisState | None:
     if data is None or model is None:
         return None
     return AnalysisState.of(s, data, model, parameters=shared.params(), row=shared.row(),
-                            whatif=st.session_state.get("whatif"), cohorts=st.session_state.get("cohorts", ()))
+                            whatif=st.session_state.get("whatif"),
+                            cohorts=fitting(st.session_state.get("cohorts", ()), s.dataset))  # this data's only
 
 
 def sparse_recipe(setup: Setup) -> ModelRecipe | None:

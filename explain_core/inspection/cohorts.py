@@ -70,7 +70,7 @@ class Filter:
             check_choice(self.op, LEVEL_OPS, f"comparison for the feature {self.feature}")
             if self.op in ("in", "not in") and not _levels(self):
                 raise IntakeError(f"“{self.feature} {self.op}” needs at least one value.")
-            levels = set(levels_of(dataset, self.feature))
+            levels = set(level_strings(pd.unique(dataset.group(self.feature).values_in(dataset.features))))
             unknown = [v for v in _levels(self) if v not in levels]
             if unknown:
                 raise IntakeError(f"{self.feature} has no value {', '.join(unknown)}; its values are: "
@@ -129,7 +129,8 @@ def _levels(f: Filter) -> list[str]:
 
 def level_strings(values) -> np.ndarray:
     """A categorical group's values as the strings filters compare (a missing value is ``"missing"``)."""
-    return np.array([MISSING if pd.isna(v) else str(v) for v in values], dtype=object)
+    series = pd.Series(values, dtype=object)
+    return series.where(series.notna(), MISSING).astype(str).to_numpy(dtype=object)
 
 
 def levels_of(dataset, feature: str) -> list[str]:

@@ -119,6 +119,8 @@ def builder(s) -> None:
         st.button("Add filter", key="ch_add", icon=":material/add:", on_click=callbacks.guarded(add_filter),
                   args=(s.key, feature, op))
     draft = st.session_state.get("ch_draft", ())
+    if draft and not fitting([Cohort("draft", draft)], s.dataset):  # drafted on other data
+        st.session_state["ch_draft"] = draft = ()
     st.markdown("Filters: " + (plain(Cohort("draft", draft).text(s)) if draft else "none yet (every test row)"))
     with st.container(horizontal=True, vertical_alignment="bottom"):
         st.text_input("Name", key="ch_name", placeholder="e.g. young and misclassified", max_chars=60)

@@ -7,7 +7,8 @@ from dataclasses import replace
 import streamlit as st
 
 from explain_core.inspection.cohorts import (LEVEL_OPS, MISCLASSIFIED, MODEL_FILTERS, NUMERIC_OPS, OP_WORDS,
-                                             Cohort, Filter, compare_cohorts, error_words, fitting, levels_of)
+                                             Cohort, Filter, compare_cohorts, error_words, fitting, levels_of,
+                                             parse_filter)
 from explain_core.inspection.errors import error_tree, leaf_cohort
 from explain_core.inspection.fairness import BINS, SEV_BUDGET, fairness_report
 from explain_core.report.cohorts import REPORT_KEY, CohortsPart
@@ -74,6 +75,15 @@ def add_filter(setup_key: str, feature: str, op: str) -> None:
     st.session_state["ch_draft"] = tuple(st.session_state.get("ch_draft", ())) + (found,)
 
 
+def add_text_filter(setup_key: str) -> None:
+    """The typed filter (Enter): parsed and checked, it joins the draft, and the box empties."""
+    text = st.session_state.get("ch_text", "").strip()
+    if text and callbacks.drawn_for(setup_key):
+        found = parse_filter(text, st.session_state["setup"].dataset)
+        st.session_state["ch_draft"] = tuple(st.session_state.get("ch_draft", ())) + (found,)
+        st.session_state["ch_text"] = ""
+
+
 def keep_draft(setup_key: str) -> None:
     name = st.session_state.get("ch_name", "").strip() or f"cohort {len(st.session_state.get('cohorts', ())) + 1}"
     keep(Cohort(name, tuple(st.session_state.get("ch_draft", ()))), setup_key)
@@ -118,6 +128,8 @@ def builder(s) -> None:
         value_widgets(s, feature, op)
         st.button("Add filter", key="ch_add", icon=":material/add:", on_click=callbacks.guarded(add_filter),
                   args=(s.key, feature, op))
+    st.text_input("Or type a filter and press Enter", key="ch_text", on_change=callbacks.guarded(add_text_filter),
+                  args=(s.key,), placeholder="e.g. age < 25 · age between 18 and 25 · sex = Female · misclassified")
     draft = st.session_state.get("ch_draft", ())
     if draft and not fitting([Cohort("draft", draft)], s.dataset):  # drafted on other data
         st.session_state["ch_draft"] = draft = ()

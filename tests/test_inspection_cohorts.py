@@ -67,6 +67,22 @@ def test_a_bad_filter_is_an_intake_error_saying_what_to_change(compas, bad, word
     assert fitting([Cohort("bad", (bad,)), Cohort("ok")], compas.dataset) == (Cohort("ok"),)
 
 
+def test_a_filter_read_from_text_is_the_structured_one(compas):
+    from explain_core.inspection.cohorts import parse_filter
+
+    cases = {"age < 25": Filter("age", "<", 25.0), "age ≥ 60": Filter("age", ">=", 60.0),
+             "age between 18 and 25": Filter("age", "between", (18.0, 25.0)),
+             "sex = Female": Filter("sex", "=", "Female"),
+             "sex in Female, Male": Filter("sex", "in", ("Female", "Male")),
+             "misclassified": Filter(MISCLASSIFIED, "=", 1), "correctly classified": Filter(MISCLASSIFIED, "=", 0),
+             "predicted 1": Filter(PREDICTED, "=", 1), "true class 0": Filter(TRUE_CLASS, "=", 0)}
+    for text, want in cases.items():
+        assert parse_filter(text, compas.dataset) == want, text
+    for text, words in (("age < old", "needs a number"), ("height > 3", "not a feature"), ("hello", "not a filter")):
+        with pytest.raises(IntakeError, match=words):
+            parse_filter(text, compas.dataset)
+
+
 def test_a_one_hot_block_is_filtered_by_its_level_names():
     rng = np.random.default_rng(1)
     pet = rng.choice(["pet_cat", "pet_dog", "none"], 200)

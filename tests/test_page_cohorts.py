@@ -52,6 +52,9 @@ def test_a_cohort_built_on_the_page_is_compared_kept_and_reported(demo):
     at = cohorts_page()
     keep_young(at)
     assert at.session_state["cohorts"] == (YOUNG,)
+    at.text_input(key="ch_text").input("sex = Female").run()  # typed, then Enter
+    assert at.session_state["ch_draft"] == (Filter("sex", "=", "Female"),) and at.session_state["ch_text"] == ""
+    at.button(key="ch_clear").click().run()
     at.toggle(key="ch_compare").set_value(True).run()
     table = at.dataframe[0].value  # the comparison, then the error tree's leaves
     frame = demo.dataset.features.iloc[demo.test_rows]

@@ -10,6 +10,7 @@ of the model's threshold (as every explanation of a regression reads it).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Sequence
 
@@ -109,6 +110,45 @@ class Filter:
             return f"{self.feature} {self.op} {{{', '.join(_levels(self))}}}"
         value = format_number(self.value) if _is_number(self.value) else str(self.value)
         return f"{self.feature} {OP_WORDS[self.op]} {value}{missing}"
+
+
+TEXT_OPS = {"≤": "<=", "≥": ">=", "≠": "!=", "==": "="}
+_COMPARISON = re.compile(r"^(?P<feature>.+?)\s*(?P<op><=|>=|!=|==|≤|≥|≠|<|>|=)\s*(?P<value>.+)$")
+_BETWEEN = re.compile(r"^(?P<feature>.+?)\s+between\s+(?P<low>\S+)\s+and\s+(?P<high>\S+)$", re.I)
+_MEMBERSHIP = re.compile(r"^(?P<feature>.+?)\s+(?P<op>not in|in)\s+(?P<values>.+)$", re.I)
+
+
+def parse_filter(text: str, dataset) -> Filter:
+    """A filter from text: ``age < 25`` (also ≤ ≥ ≠), ``age between 18 and 25``, ``sex = Female``,
+    ``race in White, Black``, ``misclassified`` / ``correctly classified``, ``predicted 1`` / ``true class 0``
+    (1 = the positive class); checked on ``dataset`` (an :class:`IntakeError` says what to change)."""
+    words = " ".join(str(text).split())
+    lowered = words.lower()
+    if lowered in ("misclassified", "correctly classified"):
+        return Filter(MISCLASSIFIED, "=", int(lowered == "misclassified"))
+    for name, feature in (("predicted", PREDICTED), ("true class", TRUE_CLASS)):
+        if lowered in (f"{name} 1", f"{name} 0"):
+            return Filter(feature, "=", int(lowered[-1]))
+    found = _BETWEEN.match(words) or _COMPARISON.match(words) or _MEMBERSHIP.match(words)
+    if found is None:
+        raise IntakeError(f"“{words}” is not a filter; write e.g. “age < 25”, “age between 18 and 25”, "
+                          "“sex = Female”, “race in White, Black” or “misclassified”.")
+    parts = found.groupdict()
+    feature = parts["feature"].strip()
+    numeric = feature in dataset.group_names and dataset.group(feature).kind == "numeric"
+    if "low" in parts:
+        return Filter(feature, "between", (_number(parts["low"]), _number(parts["high"]))).check(dataset)
+    if "values" in parts:
+        return Filter(feature, parts["op"].lower(), tuple(v.strip() for v in parts["values"].split(","))).check(dataset)
+    value = _number(parts["value"]) if numeric else parts["value"].strip()
+    return Filter(feature, TEXT_OPS.get(parts["op"], parts["op"]), value).check(dataset)
+
+
+def _number(text: str):
+    try:
+        return float(text)
+    except ValueError:
+        return text  # the check says a number is needed
 
 
 def _check_model_filter(f: Filter) -> None:

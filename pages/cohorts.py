@@ -90,6 +90,13 @@ def keep_draft(setup_key: str) -> None:
     st.session_state["ch_draft"] = ()
 
 
+def drop_filter(position: int, drawn: Filter) -> None:
+    """A draft filter's ×: removed if the draft still has it where it was drawn (a quick second click does nothing)."""
+    draft = tuple(st.session_state.get("ch_draft", ()))
+    if position < len(draft) and draft[position] == drawn:
+        st.session_state["ch_draft"] = draft[:position] + draft[position + 1:]
+
+
 def clear_draft() -> None:
     st.session_state["ch_draft"] = ()
 
@@ -133,7 +140,12 @@ def builder(s) -> None:
     draft = st.session_state.get("ch_draft", ())
     if draft and not fitting([Cohort("draft", draft)], s.dataset):  # drafted on other data
         st.session_state["ch_draft"] = draft = ()
-    st.markdown("Filters: " + (plain(Cohort("draft", draft).text(s)) if draft else "none yet (every test row)"))
+    if not draft:
+        st.markdown("Filters: none yet (every test row)")
+    with st.container(key="ch_draft_filters", horizontal=True, vertical_alignment="center"):
+        for i, f in enumerate(draft):
+            st.button(f.text(s), key=f"ch_drop_{i}", icon=":material/close:", on_click=callbacks.guarded(drop_filter),
+                      args=(i, f), help="Remove this filter")
     with st.container(horizontal=True, vertical_alignment="bottom"):
         st.text_input("Name", key="ch_name", placeholder="e.g. young and misclassified", max_chars=60)
         st.button("Keep this cohort", key="ch_keep", icon=":material/bookmark_add:",

@@ -72,7 +72,7 @@ def test_a_filter_read_from_text_is_the_structured_one(compas):
 
     cases = {"age < 25": Filter("age", "<", 25.0), "age ≥ 60": Filter("age", ">=", 60.0),
              "age between 18 and 25": Filter("age", "between", (18.0, 25.0)),
-             "sex = Female": Filter("sex", "=", "Female"),
+             "sex = Female": Filter("sex", "=", "Female"), "sex = female": Filter("sex", "=", "Female"),
              "sex in Female, Male": Filter("sex", "in", ("Female", "Male")),
              "misclassified": Filter(MISCLASSIFIED, "=", 1), "correctly classified": Filter(MISCLASSIFIED, "=", 0),
              "predicted 1": Filter(PREDICTED, "=", 1), "true class 0": Filter(TRUE_CLASS, "=", 0)}

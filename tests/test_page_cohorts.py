@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explain_core.analysis import Parameters, demo_setup
-from explain_core.inspection.cohorts import Cohort, Filter
+from explain_core.inspection.cohorts import MISCLASSIFIED, Cohort, Filter
 from explain_core.inspection.errors import error_tree, leaf_cohort
 from explain_core.inspection.fairness import SEV_BUDGET, fairness_report
 from explain_core.report import build_row_report
@@ -54,7 +54,11 @@ def test_a_cohort_built_on_the_page_is_compared_kept_and_reported(demo):
     assert at.session_state["cohorts"] == (YOUNG,)
     at.text_input(key="ch_text").input("sex = Female").run()  # typed, then Enter
     assert at.session_state["ch_draft"] == (Filter("sex", "=", "Female"),) and at.session_state["ch_text"] == ""
+    at.text_input(key="ch_text").input("misclassified").run()
+    at.button(key="ch_drop_0").click().run()  # the × of the first filter
+    assert at.session_state["ch_draft"] == (Filter(MISCLASSIFIED, "=", 1),)
     at.button(key="ch_clear").click().run()
+    assert at.session_state["ch_draft"] == ()
     at.toggle(key="ch_compare").set_value(True).run()
     table = at.dataframe[0].value  # the comparison, then the error tree's leaves
     frame = demo.dataset.features.iloc[demo.test_rows]

@@ -139,9 +139,21 @@ def parse_filter(text: str, dataset) -> Filter:
     if "low" in parts:
         return Filter(feature, "between", (_number(parts["low"]), _number(parts["high"]))).check(dataset)
     if "values" in parts:
-        return Filter(feature, parts["op"].lower(), tuple(v.strip() for v in parts["values"].split(","))).check(dataset)
-    value = _number(parts["value"]) if numeric else parts["value"].strip()
+        values = tuple(_level(dataset, feature, v) for v in parts["values"].split(","))
+        return Filter(feature, parts["op"].lower(), values).check(dataset)
+    value = _number(parts["value"]) if numeric else _level(dataset, feature, parts["value"])
     return Filter(feature, TEXT_OPS.get(parts["op"], parts["op"]), value).check(dataset)
+
+
+def _level(dataset, feature: str, text: str) -> str:
+    """The feature's level that ``text`` names, read without regard to case (``female`` → ``Female``) when exactly
+    one does; else ``text`` as written (the check names the levels)."""
+    text = text.strip()
+    if feature not in dataset.group_names:
+        return text
+    matches = [v for v in set(level_strings(pd.unique(dataset.group(feature).values_in(dataset.features))))
+               if v.casefold() == text.casefold()]
+    return matches[0] if len(matches) == 1 else text
 
 
 def _number(text: str):

@@ -87,7 +87,7 @@ def add_text_filter(setup_key: str) -> None:
 def keep_draft(setup_key: str) -> None:
     name = st.session_state.get("ch_name", "").strip() or f"cohort {len(st.session_state.get('cohorts', ())) + 1}"
     keep(Cohort(name, tuple(st.session_state.get("ch_draft", ()))), setup_key)
-    st.session_state["ch_draft"] = ()
+    st.session_state.update(ch_draft=(), ch_name="")
 
 
 def drop_filter(position: int, drawn: Filter) -> None:

@@ -18,6 +18,7 @@ import streamlit as st
 
 from explain_core import IntakeError
 from explain_core.analysis import DEFAULT_DEMO, Parameters, Setup, demo_setup
+from explain_core.inspection.cohorts import fitting
 from explain_core.intake.tables import read_table
 from explain_core.limits import limits
 from explain_core.saved import AnalysisState, Builders, DataRecipe, FileRef, ModelRecipe, SavedStore, new_token, rebuild
@@ -71,7 +72,8 @@ def current_state() -> AnalysisState | None:
     if data is None or model is None:
         return None
     return AnalysisState.of(s, data, model, parameters=shared.params(), row=shared.row(),
-                            whatif=st.session_state.get("whatif"))
+                            whatif=st.session_state.get("whatif"),
+                            cohorts=fitting(st.session_state.get("cohorts", ()), s.dataset))  # this data's only
 
 
 def sparse_recipe(setup: Setup) -> ModelRecipe | None:
@@ -188,7 +190,7 @@ def restore(saved: SavedStore, token: str, shared_name: str | None = None) -> No
     rows = len(restored.setup.dataset.features)
     st.session_state.update(row=int(linked) if re.fullmatch(r"[0-9]{1,12}", linked) and int(linked) < rows
                             else restored.row, params=restored.parameters, whatif=restored.whatif,
-                            saved_text=stored.state)
+                            cohorts=restored.cohorts, saved_text=stored.state)
     if shared_name is not None:
         st.info(f"You opened the shared analysis “{plain(shared_name)}”. This is your own copy: what you change here "
                 "does not change it.", icon=":material/share:")
@@ -242,7 +244,7 @@ def save_panel() -> None:
 def open_saved(analysis: int) -> None:
     """Home's Open: that saved analysis becomes the session again (restored by :func:`begin` in this very run)."""
     store().open_saved(st.session_state["token"], analysis)
-    for key in ("setup", "saved_text", "whatif", "params"):
+    for key in ("setup", "saved_text", "whatif", "params", "cohorts"):
         st.session_state.pop(key, None)
     st.query_params.pop("row", None)
 

@@ -9,6 +9,8 @@ import streamlit as st
 
 from explain_core.report import (SECTION_TITLES, SECTIONS, build_row_report, needed_results, plotly_export_available,
                                  write_pdf)
+from explain_core.inspection.cohorts import fitting
+from explain_core.report.cohorts import REPORT_KEY
 from explain_core.report.dependence import report_dependence, sev_feature
 from explain_core.views.sev import HYPERCUBE_FIGURE_MAX_GROUPS
 from explain_core.views.vocabulary import plain
@@ -40,6 +42,11 @@ RENDERER_LABELS = {"auto": "Automatic", "plotly": "Plotly static export (Chromiu
                    "matplotlib": "Matplotlib (no browser needed)"}
 
 
+def kept_cohorts() -> tuple:
+    """The session's cohorts on this data: the cohort section is in the report only when there are some."""
+    return fitting(st.session_state.get("cohorts", ()), shared.setup().dataset)
+
+
 st.title("Report")
 shared.row_banner()
 s, p = shared.setup(), shared.params()
@@ -65,9 +72,11 @@ with st.spinner("Computing the explanations the report needs…"):
         if "sev" in chosen and len(s.dataset.groups) <= HYPERCUBE_FIGURE_MAX_GROUPS else None
     dependence = report_pdp(s, s.key, query, shared.row(), sev_feature(sev), p.seed) \
         if "dependence" in chosen else None
+    cohort_key, cohort_part = st.session_state.get(REPORT_KEY, (None, None))  # the Cohorts & fairness page's
     report = build_row_report(s, query, p, chosen, row_position=shared.row(),
                               edited=bool(st.session_state.get("whatif")), sev=sev, baselines=baselines, lens=lens,
-                              linear=linear, cube=cube, counterfactuals=counterfactuals, dependence=dependence)
+                              linear=linear, cube=cube, counterfactuals=counterfactuals, dependence=dependence,
+                              cohorts=cohort_part if cohort_key == s.key and kept_cohorts() else None)
 
 left, right = st.columns([2, 3], vertical_alignment="bottom")
 options = ["auto", "plotly", "matplotlib"] if plotly_export_available() else ["matplotlib"]

@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 from ..analysis import (Agreement, Baselines, LensReport, Parameters, Setup, agreement, row_baselines,
                         row_counterfactuals, row_lens, row_linear, row_sev, score_of)
 from ..counterfactuals import CounterfactualComparison
+from .cohorts import CohortsPart, cohort_figures
 from ..errors import IntakeError
 from ..sev.engine import Hypercube, SEVExplanation, hypercube
 from ..sparse.compare import SparsityComparison
@@ -84,6 +85,7 @@ class RowReport:
     reading: str = ""
     counterfactuals: CounterfactualComparison | None = None  # SEV's kinds of reference beside DiCE
     dependence: PartialDependence | None = None  # PDP and ICE of the row's leading feature (report/dependence.py)
+    cohorts: CohortsPart | None = None  # the Cohorts & fairness page's results, when it computed any
 
     @property
     def title(self) -> str:
@@ -128,6 +130,8 @@ class RowReport:
                               "headline numbers", "every parameter and seed"])]
         numbered = [described[s] for s in SECTIONS if s in described and s in self.sections]
         parts += [(f"{i}. {title}", items) for i, (title, items) in enumerate(numbered, 1)]
+        if self.cohorts is not None:
+            parts.append((f"{len(numbered) + 1}. Cohorts and fairness", self.cohorts.contents()))
         if "appendix" in self.sections:
             parts.append(("Appendix", ["definitions", "papers cited"]))
         return parts
@@ -177,12 +181,14 @@ def build_row_report(setup: Setup, row: int | pd.DataFrame, params: Parameters |
                      lens: LensReport | None = None, linear: LinearExplanation | None = None,
                      cube: Hypercube | None = None,
                      counterfactuals: CounterfactualComparison | None = None,
-                     dependence: PartialDependence | None = None) -> RowReport:
+                     dependence: PartialDependence | None = None,
+                     cohorts: CohortsPart | None = None) -> RowReport:
     """Gather one row's results for a report.
 
     ``row`` is a dataset position or a one-row frame of feature values (then ``row_position`` names its
     position, if any). Results already computed (the app's cached ones) are passed in and used as they are;
-    the others are computed here with the same :mod:`explain_core.analysis` calls the app makes.
+    the others are computed here with the same :mod:`explain_core.analysis` calls the app makes. ``cohorts``: the
+    Cohorts & fairness page's results, shown in a section of their own.
     """
     params = params or Parameters()
     sections = check_sections(sections)
@@ -211,7 +217,8 @@ def build_row_report(setup: Setup, row: int | pd.DataFrame, params: Parameters |
                                                             params.seed)
     if setup.training is not None:
         report.sparsity = setup.training.comparison(setup, params.sev)
-    report.figures = _figures(report, cube)
+    report.cohorts = cohorts
+    report.figures = {**_figures(report, cube), **(cohort_figures(cohorts) if cohorts is not None else {})}
     report.headline = _headline(report)
     report.reading = sev_reading(setup, report.sev) if report.sev is not None else ""
     return report

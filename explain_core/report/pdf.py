@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .build import RowReport
+from .cohorts import cohorts_section
 from .dependence import dependence_section
 from .figures import figure_png, figure_size, resolve_renderer
 from .sections import (agreement_section, appendix, counterfactual_section, lens_section, linear_section, sev_section,
@@ -174,6 +175,9 @@ def write_pdf(report: RowReport, path: str | Path | None = None, *, image_render
                 number += 1
                 w.section()
                 draw(w, report, number, images)
+        if report.cohorts is not None:
+            w.section()
+            cohorts_section(w, report, number + 1, images)
         if "appendix" in report.sections:
             w.section()
             appendix(w, report)

@@ -3,12 +3,13 @@
 A session's setup comes from a few choices: a bundled dataset by name, or an uploaded table (its file and the
 choices that made it a dataset); a demo model, a model trained here (kind and seed) or a model file (its bytes and
 the loading choices); the class explained, the reference (statistic, population, rounding, custom values) and the
-restricted features. Beside the setup: the parameters, the row and the what-if edits. :class:`AnalysisState` holds
-exactly these as JSON — never a pickle, never a path: files are named by SHA-256 and travel as bytes beside it.
-:func:`rebuild` builds the setup again with the functions the pages build with (:class:`Builders`): a model file
-goes through :func:`~explain_core.setup.model_from_upload`, the same safe loading (allow-lists, sandboxed worker)
-as an upload; every step is seeded, so the same analysis comes back. A state read back is checked field by field:
-a damaged or edited record is an :class:`~explain_core.errors.IntakeError` with a plain message, never a crash.
+restricted features. Beside the setup: the parameters, the row, the what-if edits and the kept cohorts.
+:class:`AnalysisState` holds exactly these as JSON — never a pickle, never a path: files are named by SHA-256 and
+travel as bytes beside it. :func:`rebuild` builds the setup again with the functions the pages build with
+(:class:`Builders`): a model file goes through :func:`~explain_core.setup.model_from_upload`, the same safe loading
+(allow-lists, sandboxed worker) as an upload; every step is seeded, so the same analysis comes back. A state read
+back is checked field by field: a damaged or edited record is an :class:`~explain_core.errors.IntakeError` with a
+plain message, never a crash.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import pandas as pd
 from ..errors import ExplainError, IntakeError, check_choice
 from ..intake.data import Dataset, find_value, load_demo, make_dataset
 from ..intake.demo_models import DEMO_KINDS, TrainedModel, train_model
+from ..inspection.cohorts import Cohort
 from ..intake.tables import read_table
 from ..reference import make_reference
 from ..results import decode, to_jsonable
@@ -107,15 +109,18 @@ class AnalysisState:
     parameters: Parameters = field(default_factory=Parameters)
     row: int = 0
     whatif: tuple[tuple[str, object], ...] = ()
+    cohorts: tuple[Cohort, ...] = ()  # the cohorts the analyst kept (Cohorts & fairness page)
 
     @classmethod
     def of(cls, setup: Setup, data: DataRecipe, model: ModelRecipe, *, parameters: Parameters, row: int,
-           whatif: Mapping | None = None) -> "AnalysisState":
-        """The state of a session: ``setup`` (made from ``data`` and ``model``) and its parameters, row and edits."""
+           whatif: Mapping | None = None, cohorts=()) -> "AnalysisState":
+        """The state of a session: ``setup`` (made from ``data`` and ``model``) and its parameters, row, edits and
+        cohorts."""
         ref = setup.reference
         return cls(data, model, _plain(setup.dataset.positive_class), ref.statistic, ref.population, ref.rounded,
                    tuple((str(k), _plain(v)) for k, v in ref.overrides.items()), tuple(setup.restricted),
-                   parameters, int(row), tuple((str(c), _plain(v)) for c, v in (whatif or {}).items()))
+                   parameters, int(row), tuple((str(c), _plain(v)) for c, v in (whatif or {}).items()),
+                   tuple(cohorts))
 
     @property
     def files(self) -> tuple[FileRef, ...]:
@@ -155,7 +160,9 @@ def _check(state: AnalysisState) -> None:
     """Types decode() does not enforce: scalars where values go, and one source of data and of model."""
     data, model = state.data, state.model
     values = [data.positive_class, model.positive, state.positive_class, *(v for _, v in state.overrides),
-              *(v for _, v in state.whatif)]
+              *(v for _, v in state.whatif),
+              *(v for c in state.cohorts for f in c.filters for v in (f.value if isinstance(f.value, tuple)
+                                                                       else (f.value,)))]
     if not all(isinstance(v, SCALARS) for v in values) or (data.demo is None) == (data.file is None):
         raise ValueError("not a state")
     check_choice(model.origin, MODEL_ORIGINS, "model origin")
@@ -188,6 +195,7 @@ class Restored:
     parameters: Parameters
     row: int
     whatif: dict | None
+    cohorts: tuple[Cohort, ...] = ()
 
 
 def rebuild(state: AnalysisState, files: Mapping[str, bytes], builders: Builders = Builders()) -> Restored:
@@ -209,7 +217,7 @@ def rebuild(state: AnalysisState, files: Mapping[str, bytes], builders: Builders
         raise IntakeError(f"This saved analysis names row {state.row}, which its data does not have (rows 0 to "
                           f"{rows - 1}).")
     whatif = {c: v for c, v in state.whatif if c in setup.dataset.columns} or None
-    return Restored(setup, state.parameters, state.row, whatif)
+    return Restored(setup, state.parameters, state.row, whatif, tuple(c.check(setup.dataset) for c in state.cohorts))
 
 
 def _base_setup(state: AnalysisState, files: Mapping[str, bytes], builders: Builders) -> Setup:

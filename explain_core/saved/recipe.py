@@ -107,6 +107,7 @@ class AnalysisState:
     parameters: Parameters = field(default_factory=Parameters)
     row: int = 0
     whatif: tuple[tuple[str, object], ...] = ()
+    threshold: float | None = None  # the decision threshold chosen on The model page (None: the model's own)
 
     @classmethod
     def of(cls, setup: Setup, data: DataRecipe, model: ModelRecipe, *, parameters: Parameters, row: int,
@@ -115,7 +116,8 @@ class AnalysisState:
         ref = setup.reference
         return cls(data, model, _plain(setup.dataset.positive_class), ref.statistic, ref.population, ref.rounded,
                    tuple((str(k), _plain(v)) for k, v in ref.overrides.items()), tuple(setup.restricted),
-                   parameters, int(row), tuple((str(c), _plain(v)) for c, v in (whatif or {}).items()))
+                   parameters, int(row), tuple((str(c), _plain(v)) for c, v in (whatif or {}).items()),
+                   setup.chosen_threshold)
 
     @property
     def files(self) -> tuple[FileRef, ...]:
@@ -200,6 +202,8 @@ def rebuild(state: AnalysisState, files: Mapping[str, bytes], builders: Builders
     setup = _base_setup(state, files, builders)
     if state.positive_class is not None and find_value(state.positive_class, [setup.dataset.positive_class]) is None:
         setup = setup.with_positive_class(state.positive_class)
+    if state.threshold is not None:
+        setup = setup.with_threshold(state.threshold)
     reference = make_reference(setup.dataset, setup.train_rows, statistic=state.statistic,
                                population=state.population, threshold=setup.model.threshold,
                                overrides=dict(state.overrides), rounded=state.rounded)

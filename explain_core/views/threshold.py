@@ -1,0 +1,40 @@
+"""Figures of the decision threshold (:class:`~explain_core.inspection.threshold.ThresholdSweep`): the metrics
+against the threshold with the model's current and the chosen ones marked, and the confusion matrix at the chosen
+one (:func:`~explain_core.views.model.confusion_matrix_figure`)."""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from ..inspection.threshold import METRICS, ThresholdSweep
+from .model import confusion_matrix_figure
+from .style import LEGEND_BELOW, TEMPLATE, TEXT, titled
+from .vocabulary import format_number
+
+METRIC_COLOURS = dict(zip(METRICS, ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#B279A2", "#9D755D")))
+UNIT = [-0.03, 1.03]
+
+
+def sweep_figure(sweep: ThresholdSweep, chosen: float | None = None) -> go.Figure:
+    """Each metric against the threshold on the test rows; the model's threshold a solid line, ``chosen`` (when it
+    differs) a dashed one."""
+    table = sweep.table()
+    fig = go.Figure()
+    for name in METRICS:
+        fig.add_trace(go.Scatter(x=table.index, y=table[name], mode="lines", name=name, meta={"role": name},
+                                 line=dict(color=METRIC_COLOURS[name], shape="hv"),
+                                 hovertemplate=f"threshold %{{x:.4g}}<br>{name} %{{y:.3f}}<extra></extra>"))
+    fig.add_vline(x=sweep.current, line=dict(color=TEXT, width=2),
+                  annotation=dict(text=f"in use: {format_number(sweep.current)}", font=dict(color=TEXT)))
+    if chosen is not None and chosen != sweep.current:
+        fig.add_vline(x=chosen, line=dict(color=TEXT, width=2, dash="dash"), annotation_position="bottom right",
+                      annotation=dict(text=f"chosen: {format_number(chosen)}", font=dict(color=TEXT)))
+    fig.update_layout(template=TEMPLATE, height=420, legend=LEGEND_BELOW, margin=dict(b=90),
+                      title=titled(f"Metrics on {sweep.rows:,} test rows at each threshold of the {sweep.score_label}"),
+                      xaxis=dict(title=f"threshold ({sweep.score_label})"), yaxis=dict(title="share", range=UNIT))
+    return fig
+
+
+def sweep_confusion_figure(sweep: ThresholdSweep, threshold: float) -> go.Figure:
+    """The confusion matrix of the test rows at the grid threshold nearest to ``threshold``."""
+    return confusion_matrix_figure(sweep.confusion(threshold), sweep.class_names,
+                                   float(sweep.thresholds[sweep.index_of(threshold)]))

@@ -27,6 +27,9 @@ from ..sev.engine import SEVExplanation
 def aligned_second(first: Setup, second: Setup) -> Setup:
     """``second`` made comparable with ``first``: the same class explained, restricted features and kind of
     reference; an IntakeError when it is not on the same data and split."""
+    wanted = first.dataset.positive_class
+    if second.explainable_classes() and find_value(wanted, [second.dataset.positive_class]) is None:
+        second = second.with_positive_class(wanted)  # a multiclass model: the same class against the rest
     if second.dataset.content_hash != first.dataset.content_hash or second.dataset.task != first.dataset.task:
         raise IntakeError(f"The second model ({second.model.name}) was not fitted on this dataset "
                           f"({first.dataset.name}): its data differ, so the two cannot be compared row by row. "
@@ -35,9 +38,6 @@ def aligned_second(first: Setup, second: Setup) -> Setup:
         raise IntakeError(f"The second model ({second.model.name}) uses another train/test split than the session's "
                           f"({len(second.test_rows):,} test rows against {len(first.test_rows):,}), so their metrics "
                           "would not be on the same rows; use the same split seed (and hold-out).")
-    wanted = first.dataset.positive_class
-    if find_value(wanted, [second.dataset.positive_class]) is None:
-        second = second.with_positive_class(wanted)
     ref = first.reference
     if (ref.statistic, ref.population, ref.rounded) != (second.reference.statistic, second.reference.population,
                                                         second.reference.rounded):

@@ -135,15 +135,13 @@ class Setup:
         the model's own threshold it is the original key. The metrics are evaluated again; an opposite-side
         reference of a regression is rebuilt (a classifier's opposite class is the true class: it stays);
         restricted features and custom reference values are kept."""
-        t = float(threshold)
+        t, m, data, ref = float(threshold), self.model, self.dataset, self.reference
         if not np.isfinite(t):
             raise IntakeError(f"The decision threshold must be a finite number, not {threshold}.")
-        m, data, ref = self.model, self.dataset, self.reference
-        moved = MOVED_THRESHOLD.search(self.model_key)
-        base_key = self.model_key[:moved.start()] if moved else self.model_key
-        base = float(moved.group(1)) if moved else m.threshold
         if t == m.threshold:
             return self
+        moved = MOVED_THRESHOLD.search(self.model_key)
+        base_key, base = self.model_key[:moved.start()] if moved else self.model_key, self.own_threshold
         model = replace(m, threshold=t, custom_threshold=data.task == "classification"
                         and t != default_threshold(m.score_kind))
         if ref.threshold is not None:  # a regression's reference from the other side of the threshold
@@ -159,6 +157,12 @@ class Setup:
     def chosen_threshold(self) -> float | None:
         """The threshold :meth:`with_threshold` moved the model to; None when it is the model's own."""
         return self.model.threshold if MOVED_THRESHOLD.search(self.model_key) else None
+
+    @property
+    def own_threshold(self) -> float:
+        """The model's own threshold (before :meth:`with_threshold`)."""
+        moved = MOVED_THRESHOLD.search(self.model_key)
+        return float(moved.group(1)) if moved else self.model.threshold
 
     @property
     def class_names(self) -> tuple[str, str]:

@@ -5,6 +5,7 @@ new threshold (brute force over the hypercube); ``threshold_sweep``'s counts equ
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,6 +13,9 @@ import pytest
 import skops.io as sio
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score, precision_score, recall_score
+from streamlit.testing.v1 import AppTest
+
+from conftest import visible
 
 from explain_core import demo_model
 from explain_core.analysis import SEVParameters, demo_setup, make_setup, row_sev
@@ -196,3 +200,48 @@ def test_a_saved_analysis_restores_the_threshold(compas):
     plain = AnalysisState.of(compas, DataRecipe(demo="compas"), ModelRecipe("demo", "gbdt"), parameters=Parameters(),
                              row=3)
     assert plain.threshold is None and rebuild(plain, {}).setup.key == compas.key
+
+
+# --- the app (AppTest) ----------------------------------------------------------------------------------------------
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+def open_model_page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page("pages/model_view.py").run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    return at
+
+
+def test_the_model_page_applies_the_threshold_to_every_page_and_a_reload_keeps_it(compas):
+    at = open_model_page()
+    at.number_input(key=f"mt_threshold_{compas.key}").set_value(0.3).run()
+    shown = {m.label: m.value for m in at.metric}
+    expected = threshold_sweep(compas, also=(0.3,)).at(0.3)
+    assert shown["accuracy"] == f"{expected['accuracy']:.3f}" and shown["FPR"] == f"{expected['FPR']:.3f}"
+    assert at.session_state["setup"].key == compas.key  # nothing changes until applied
+    at.button(key=f"mt_apply_{compas.key}").click().run()
+    moved = compas.with_threshold(0.3)
+    assert at.session_state["setup"].key == moved.key and not at.exception
+    scores = all_scores(compas)
+    row = int(next(r for r in compas.test_rows if 0.3 <= scores[r] < 0.5))  # positive only at the new threshold
+    at.session_state["row"] = row
+    at.switch_page("pages/sev.py").run()
+    banner = visible(at.info[0].value)
+    assert f"predicted **{compas.dataset.class_name(1)}** at the threshold 0.3" in banner, banner
+    assert row_sev(moved, compas.query(row), SEVParameters()).explained_class == 1
+    at.switch_page("pages/pick_row.py").run()
+    at.segmented_control(key="pick_predicted").set_value("all").run()
+    listed = at.dataframe[0].value
+    labels = moved.model.labels_of(scores[list(listed.index)])
+    assert list(listed["predicted"]) == [moved.dataset.class_value(int(v)) for v in labels]
+    token = at.query_params["session"][0] if isinstance(at.query_params["session"], list) \
+        else at.query_params["session"]
+    again = AppTest.from_file(APP, default_timeout=120)
+    again.query_params["session"] = token
+    again.run()
+    assert again.session_state["setup"].key == moved.key and again.session_state["setup"].model.threshold == 0.3
+    again.switch_page("pages/model_view.py").run()
+    again.button(key=f"mt_reset_{moved.key}").click().run()
+    assert again.session_state["setup"].key == compas.key

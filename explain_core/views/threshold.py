@@ -38,3 +38,17 @@ def sweep_confusion_figure(sweep: ThresholdSweep, threshold: float) -> go.Figure
     """The confusion matrix of the test rows at the grid threshold nearest to ``threshold``."""
     return confusion_matrix_figure(sweep.confusion(threshold), sweep.class_names,
                                    float(sweep.thresholds[sweep.index_of(threshold)]))
+
+
+def sweep_text(sweep: ThresholdSweep, chosen: float) -> str:
+    """The chosen threshold in words, against the one in use: what share is flagged and how many of each class the
+    model then gets right."""
+    now, then = sweep.at(sweep.current), sweep.at(chosen)
+    negative, positive = sweep.class_names
+    words = (f"At the threshold {format_number(chosen)} the model predicts {positive} for {then['selection rate']:.0%} "
+             f"of the {sweep.rows:,} test rows, finds {then['recall (TPR)']:.0%} of the rows truly {positive} and "
+             f"wrongly flags {then['FPR']:.0%} of those truly {negative}; accuracy {then['accuracy']:.1%}")
+    if chosen == sweep.current:
+        return words + " (the threshold in use)."
+    return words + (f", against {now['accuracy']:.1%}, {now['recall (TPR)']:.0%} found and {now['FPR']:.0%} wrongly "
+                    f"flagged at the threshold in use ({format_number(sweep.current)}).")

@@ -3,11 +3,16 @@ each model's own labels), one row's SEV and SHAP under each (the methods run on 
 multiclass one-vs-rest, regression and an uploaded (sandboxed) second model; another dataset or split is refused."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 import skops.io as sio
 from sklearn.linear_model import LogisticRegression
+from streamlit.testing.v1 import AppTest
+
+from conftest import visible
 
 from explain_core import demo_model
 from explain_core.analysis import Parameters, demo_setup, make_setup, row_sev, trained_setup
@@ -103,3 +108,33 @@ def test_an_uploaded_second_model_runs_in_its_sandbox(compas):
     assert np.array_equal(compared.disagree, hand_disagreements(first, local))
     assert compared.sev[1].minus.explanations == row_sev(local, first.query(int(first.test_rows[0])),
                                                          Parameters()).minus.explanations
+
+
+# --- the app (AppTest) ----------------------------------------------------------------------------------------------
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+def test_the_second_model_on_the_model_page_and_on_compare(compas):
+    first, second = compas
+    at = AppTest.from_file(APP, default_timeout=180).run()
+    at.switch_page("pages/model_view.py").run()
+    at.radio(key="second_source").set_value("demo")
+    at.selectbox(key="second_kind").set_value("l2_lr")
+    at.button(key=f"FormSubmitter:second_form_{first.key}-Use as the second model").click().run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    expected = hand_disagreements(first, second)
+    assert at.session_state["second_model"][1].key == second.key
+    assert any(list(d.value.index) == list(expected) for d in at.dataframe)
+    text = " ".join(visible(m.value) for m in at.markdown)
+    assert f"They predict differently on **{len(expected):,}** of the {len(first.test_rows):,} test rows" in text
+    row = int(expected[0])
+    at.session_state["row"] = row
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception, at.exception
+    text = " ".join(visible(m.value) for m in at.markdown)
+    for i, setup in enumerate((first, second)):
+        ex = row_sev(setup, first.query(row), Parameters())
+        assert (f"Model {i + 1} (**{setup.model.name}**) predicts **{setup.class_names[ex.explained_class]}**"
+                in text), text
+        assert f"SEV⁻ = {ex.minus.shown}, moving {', '.join(ex.minus.explanations[0])}." in text, text

@@ -11,7 +11,7 @@ from explain_core.report import (SECTION_TITLES, SECTIONS, build_row_report, nee
                                  write_pdf)
 from explain_core.views.sev import HYPERCUBE_FIGURE_MAX_GROUPS
 from explain_core.views.vocabulary import plain
-from pages import _references, _shared as shared
+from pages import _references, _second_model, _shared as shared
 
 SECTION_HELP = {
     "sev": "SEV⁻ / SEV⁺ / SEV® with the minimal explanations (the paper's tables), a plain-language reading and "
@@ -53,9 +53,11 @@ with st.spinner("Computing the explanations the report needs…"):
                        if "counterfactuals" in need else None)
     cube = shared.cube(s, s.key, query) \
         if "sev" in chosen and len(s.dataset.groups) <= HYPERCUBE_FIGURE_MAX_GROUPS else None
+    second = _second_model.second_model(s)
+    models = None if second is None else _second_model.comparison(s, s.key, second, second.key, shared.row(), p)
     report = build_row_report(s, query, p, chosen, row_position=shared.row(),
                               edited=bool(st.session_state.get("whatif")), sev=sev, baselines=baselines, lens=lens,
-                              linear=linear, cube=cube, counterfactuals=counterfactuals)
+                              linear=linear, cube=cube, counterfactuals=counterfactuals, models=models)
 
 left, right = st.columns([2, 3], vertical_alignment="bottom")
 options = ["auto", "plotly", "matplotlib"] if plotly_export_available() else ["matplotlib"]

@@ -17,6 +17,7 @@ from ..analysis import (Agreement, Baselines, LensReport, Parameters, Setup, agr
                         row_counterfactuals, row_lens, row_linear, row_sev, score_of)
 from ..counterfactuals import CounterfactualComparison
 from ..errors import IntakeError
+from ..inspection.two_models import ModelComparison, compare_models
 from ..sev.engine import Hypercube, SEVExplanation, hypercube
 from ..sparse.compare import SparsityComparison
 from ..views.compare import agreement_figure
@@ -80,6 +81,7 @@ class RowReport:
     sparsity: SparsityComparison | None = None  # before/after, when the model was trained on the Sparser page
     reading: str = ""
     counterfactuals: CounterfactualComparison | None = None  # SEV's kinds of reference beside DiCE
+    models: ModelComparison | None = None  # a second model beside this one (explain_core.inspection.two_models)
 
     @property
     def title(self) -> str:
@@ -118,6 +120,7 @@ class RowReport:
                                                     "where each point lands"]),
         }
         trained = ["how the model was trained for sparse explanations, before vs after"] if self.sparsity else []
+        trained += ["a second model beside this one: metrics, disagreements, this row"] if self.models else []
         parts = [("Summary", ["title, date, dataset, model and its test metrics", *trained,
                               "the row's values and prediction, the reference, restricted features",
                               "headline numbers", "every parameter and seed"])]
@@ -170,13 +173,15 @@ def build_row_report(setup: Setup, row: int | pd.DataFrame, params: Parameters |
                      sections: Iterable[str] = SECTIONS, *, row_position: int | None = None, edited: bool = False,
                      sev: SEVExplanation | None = None, baselines: Baselines | None = None,
                      lens: LensReport | None = None, linear: LinearExplanation | None = None,
-                     cube: Hypercube | None = None,
-                     counterfactuals: CounterfactualComparison | None = None) -> RowReport:
+                     cube: Hypercube | None = None, counterfactuals: CounterfactualComparison | None = None,
+                     second: Setup | None = None, models: ModelComparison | None = None) -> RowReport:
     """Gather one row's results for a report.
 
     ``row`` is a dataset position or a one-row frame of feature values (then ``row_position`` names its
     position, if any). Results already computed (the app's cached ones) are passed in and used as they are;
-    the others are computed here with the same :mod:`explain_core.analysis` calls the app makes.
+    the others are computed here with the same :mod:`explain_core.analysis` calls the app makes. ``second``: a
+    second model on the same data and split, summed up beside this one (the row's SEV under both, when the row is
+    a dataset row); ``models``: that comparison already computed.
     """
     params = params or Parameters()
     sections = check_sections(sections)
@@ -202,6 +207,7 @@ def build_row_report(setup: Setup, row: int | pd.DataFrame, params: Parameters |
         report.counterfactuals = counterfactuals or row_counterfactuals(setup, query, params)
     if setup.training is not None:
         report.sparsity = setup.training.comparison(setup, params.sev)
+    report.models = models or (compare_models(setup, second, position, params) if second is not None else None)
     report.figures = _figures(report, cube)
     report.headline = _headline(report)
     report.reading = sev_reading(setup, report.sev) if report.sev is not None else ""

@@ -138,3 +138,26 @@ def test_the_second_model_on_the_model_page_and_on_compare(compas):
         assert (f"Model {i + 1} (**{setup.model.name}**) predicts **{setup.class_names[ex.explained_class]}**"
                 in text), text
         assert f"SEV⁻ = {ex.minus.shown}, moving {', '.join(ex.minus.explanations[0])}." in text, text
+
+
+def test_the_pdf_names_the_moved_threshold_and_the_second_model(compas):
+    import io
+
+    from pypdf import PdfReader
+
+    from explain_core.report import build_row_report, write_pdf
+
+    first, second = compas
+    moved = first.with_threshold(0.3)
+    row = int(hand_disagreements(moved, second)[0])
+    report = build_row_report(moved, row, Parameters(), ("sev",), second=second)
+    text = " ".join(" ".join(p.extract_text() for p in PdfReader(io.BytesIO(
+        write_pdf(report, image_renderer="matplotlib"))).pages).split())
+    assert "Decision threshold 0.3, chosen on The model page (the model's own: 0.5)" in text, text[:3000]
+    compared = compare_models(moved, second, row)
+    assert (f"predict differently on {len(compared.disagree):,} of the {len(moved.test_rows):,} test rows"
+            in text), text[:3000]
+    assert f"test_accuracy {moved.metrics['test_accuracy']:.4f} {second.metrics['test_accuracy']:.4f}" in text
+    plain = build_row_report(first, row, Parameters(), ("sev",))
+    assert plain.models is None and "chosen on The model page" not in " ".join(
+        p.extract_text() for p in PdfReader(io.BytesIO(write_pdf(plain, image_renderer="matplotlib"))).pages)

@@ -1,8 +1,9 @@
 """A second model beside the session's, on the same data and split (:mod:`explain_core.inspection.two_models`):
 a demo kind (the demo's own cached model on a bundled dataset, else trained here), a model file (the data page's
 sandboxed loading) or the Sparser model page's result. Session key ``second_model``: (the session's setup key it
-was aligned for, the aligned second setup); realigned when the session's setup changes (another class or
-threshold), dropped with a message when it no longer fits. The model page shows both models' metrics and where they
+was aligned for, the aligned second setup), kept in saved analyses by its recipe (``pages/_origins.py``);
+realigned when the session's setup changes (another class or threshold), dropped with a message when it no
+longer fits. The model page shows both models' metrics and where they
 disagree; Compare shows the row's SEV and SHAP under both."""
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from explain_core import IntakeError
 from explain_core.inspection.two_models import aligned_second, compare_models
 from explain_core.intake.demo_models import DEMO_KINDS
 from explain_core.intake.tables import safe_name
+from explain_core.saved.recipe import FileRef, ModelRecipe
 from explain_core.setup import Parameters, Setup, make_setup
 from explain_core.views.compare import attribution_figure
 from explain_core.views.vocabulary import plain
@@ -52,12 +54,17 @@ def build_second(s: Setup, source: str, kind: str | None, upload) -> Setup | Non
     seed = getattr(model_recipe, "seed", 0)
     if source == "demo":
         if getattr(data_recipe, "demo", None) and seed == 0:  # the demo's own model, cached on disk
-            return shared.demo(data_recipe.demo, kind)
-        return make_setup(s.dataset, shared.trained(s.dataset, s.dataset.key, kind, seed))
+            built = shared.demo(data_recipe.demo, kind)
+            origins.remember_model(built.model_key, ModelRecipe("demo", kind))
+            return built
+        built = make_setup(s.dataset, shared.trained(s.dataset, s.dataset.key, kind, seed))
+        origins.remember_model(built.model_key, ModelRecipe("trained", kind, seed))
+        return built
     if source == "file":
         data, name = upload.getvalue(), safe_name(upload.name, "model")
         trained = uploads.load_cached(s.dataset, data, s.dataset.key, hashlib.sha1(data).hexdigest(), name, seed,
                                       None, "", (), False)
+        origins.remember_model(trained.key, ModelRecipe("file", seed=seed, file=FileRef.of(data, name)), data)
         return make_setup(s.dataset, trained)
     run = st.session_state.get("sparse_run")
     if run is None:

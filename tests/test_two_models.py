@@ -24,6 +24,7 @@ from explain_core.intake.demo_models import TrainedModel
 from explain_core.intake.models import wrap_model
 from explain_core.intake.sandbox.model import SandboxedModel
 from explain_core.results import load_result
+from explain_core.saved import AnalysisState, DataRecipe, FileRef, ModelRecipe, rebuild
 from explain_core.setup import model_from_upload
 
 
@@ -108,6 +109,12 @@ def test_an_uploaded_second_model_runs_in_its_sandbox(compas):
     assert np.array_equal(compared.disagree, hand_disagreements(first, local))
     assert compared.sev[1].minus.explanations == row_sev(local, first.query(int(first.test_rows[0])),
                                                          Parameters()).minus.explanations
+    file = FileRef.of(blob, "lr.skops")  # a saved analysis keeps the second model's file and restores it the same way
+    state = AnalysisState.of(first, DataRecipe(demo="compas"), ModelRecipe("demo", "gbdt"), parameters=Parameters(),
+                             row=0, second=ModelRecipe("file", file=file))
+    restored = rebuild(AnalysisState.from_json(state.to_json()), {file.sha256: blob})
+    assert restored.setup.key == first.key and restored.second.key == uploaded.key
+    assert isinstance(restored.second.model.estimator, SandboxedModel) and file in state.files
 
 
 # --- the app (AppTest) ----------------------------------------------------------------------------------------------
@@ -138,6 +145,12 @@ def test_the_second_model_on_the_model_page_and_on_compare(compas):
         assert (f"Model {i + 1} (**{setup.model.name}**) predicts **{setup.class_names[ex.explained_class]}**"
                 in text), text
         assert f"SEV⁻ = {ex.minus.shown}, moving {', '.join(ex.minus.explanations[0])}." in text, text
+    token = at.query_params["session"]
+    again = AppTest.from_file(APP, default_timeout=180)
+    again.query_params["session"] = token[0] if isinstance(token, list) else token
+    again.run()  # a reload: the second model comes back from the saved analysis's recipe
+    assert not again.exception and again.session_state["second_model"][1].key == second.key
+    assert again.session_state["second_model"][0] == first.key
 
 
 def test_the_pdf_names_the_moved_threshold_and_the_second_model(compas):

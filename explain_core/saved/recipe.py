@@ -108,21 +108,23 @@ class AnalysisState:
     row: int = 0
     whatif: tuple[tuple[str, object], ...] = ()
     threshold: float | None = None  # the decision threshold chosen on The model page (None: the model's own)
+    second: ModelRecipe | None = None  # a second model beside the session's, on the same data (inspection.two_models)
 
     @classmethod
     def of(cls, setup: Setup, data: DataRecipe, model: ModelRecipe, *, parameters: Parameters, row: int,
-           whatif: Mapping | None = None) -> "AnalysisState":
-        """The state of a session: ``setup`` (made from ``data`` and ``model``) and its parameters, row and edits."""
+           whatif: Mapping | None = None, second: ModelRecipe | None = None) -> "AnalysisState":
+        """The state of a session: ``setup`` (made from ``data`` and ``model``) and its parameters, row and edits,
+        and the recipe of its ``second`` model, if any."""
         ref = setup.reference
         return cls(data, model, _plain(setup.dataset.positive_class), ref.statistic, ref.population, ref.rounded,
                    tuple((str(k), _plain(v)) for k, v in ref.overrides.items()), tuple(setup.restricted),
                    parameters, int(row), tuple((str(c), _plain(v)) for c, v in (whatif or {}).items()),
-                   setup.chosen_threshold)
+                   setup.chosen_threshold, second)
 
     @property
     def files(self) -> tuple[FileRef, ...]:
         """The files this state names (the uploaded table, the model file)."""
-        return tuple(f for f in (self.data.file, self.model.file) if f is not None)
+        return tuple(f for f in (self.data.file, self.model.file, getattr(self.second, "file", None)) if f is not None)
 
     def to_json(self) -> str:
         return json.dumps({"format": FORMAT, "version": VERSION, "state": to_jsonable(self, exact=True)},
@@ -154,15 +156,16 @@ def _plain(value):
 
 
 def _check(state: AnalysisState) -> None:
-    """Types decode() does not enforce: scalars where values go, and one source of data and of model."""
-    data, model = state.data, state.model
-    values = [data.positive_class, model.positive, state.positive_class, *(v for _, v in state.overrides),
-              *(v for _, v in state.whatif)]
+    """Types decode() does not enforce: scalars where values go, and one source of data and of each model."""
+    data, models = state.data, [m for m in (state.model, state.second) if m is not None]
+    values = [data.positive_class, state.positive_class, *(m.positive for m in models),
+              *(v for _, v in state.overrides), *(v for _, v in state.whatif)]
     if not all(isinstance(v, SCALARS) for v in values) or (data.demo is None) == (data.file is None):
         raise ValueError("not a state")
-    check_choice(model.origin, MODEL_ORIGINS, "model origin")
-    if (model.origin == "file") != (model.file is not None) or (model.origin != "file" and model.kind is None):
-        raise ValueError("not a state")
+    for model in models:
+        check_choice(model.origin, MODEL_ORIGINS, "model origin")
+        if (model.origin == "file") != (model.file is not None) or (model.origin != "file" and model.kind is None):
+            raise ValueError("not a state")
 
 
 # --- building the setup again ---------------------------------------------------------------------------------
@@ -190,6 +193,7 @@ class Restored:
     parameters: Parameters
     row: int
     whatif: dict | None
+    second: Setup | None = None  # the second model, aligned with ``setup``
 
 
 def rebuild(state: AnalysisState, files: Mapping[str, bytes], builders: Builders = Builders()) -> Restored:
@@ -213,7 +217,12 @@ def rebuild(state: AnalysisState, files: Mapping[str, bytes], builders: Builders
         raise IntakeError(f"This saved analysis names row {state.row}, which its data does not have (rows 0 to "
                           f"{rows - 1}).")
     whatif = {c: v for c, v in state.whatif if c in setup.dataset.columns} or None
-    return Restored(setup, state.parameters, state.row, whatif)
+    second = None
+    if state.second is not None:
+        from ..inspection.two_models import aligned_second
+
+        second = aligned_second(setup, _base_setup(replace(state, model=state.second), files, builders))
+    return Restored(setup, state.parameters, state.row, whatif, second)
 
 
 def _base_setup(state: AnalysisState, files: Mapping[str, bytes], builders: Builders) -> Setup:

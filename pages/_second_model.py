@@ -29,7 +29,8 @@ SOURCES = {"demo": "a demo kind of model", "file": "a model file", "sparse": "th
 
 @st.cache_data(show_spinner="Comparing the two models on the test rows…", max_entries=16)
 def comparison(_first: Setup, key: str, _second: Setup, second_key: str, row: int | None, p: Parameters):
-    return compare_models(_first, _second, row, p)
+    """:func:`compare_models`, keyed by both setups, the row and the parameters (only SEV's and SHAP's matter)."""
+    return compare_models(_first, _second, row, Parameters(**vars(p.sev), **vars(p.baselines)))
 
 
 def second_model(s: Setup) -> Setup | None:

@@ -245,3 +245,20 @@ def test_the_model_page_applies_the_threshold_to_every_page_and_a_reload_keeps_i
     again.switch_page("pages/model_view.py").run()
     again.button(key=f"mt_reset_{moved.key}").click().run()
     assert again.session_state["setup"].key == compas.key
+
+
+def test_a_regression_threshold_applied_on_the_model_page(housing):
+    at = open_model_page()
+    at.session_state["setup"] = housing
+    at.session_state["row"] = int(housing.test_rows[0])
+    at.run()
+    t = float(np.quantile(all_scores(housing), 0.7))
+    at.number_input(key=f"mt_threshold_{housing.key}").set_value(t).run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    at.button(key=f"mt_apply_{housing.key}").click().run()
+    moved = at.session_state["setup"]
+    assert moved.key == housing.with_threshold(t).key and moved.chosen_threshold == t
+    at.switch_page("pages/sev.py").run()
+    score = housing.model.score(housing.query(int(housing.test_rows[0])))[0]
+    side = "above" if score > moved.model.threshold else "at or below"
+    assert f"**{side}** the threshold" in visible(at.info[0].value) and not at.exception

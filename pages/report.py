@@ -54,7 +54,8 @@ with st.spinner("Computing the explanations the report needs…"):
     cube = shared.cube(s, s.key, query) \
         if "sev" in chosen and len(s.dataset.groups) <= HYPERCUBE_FIGURE_MAX_GROUPS else None
     second = _second_model.second_model(s)
-    models = None if second is None else _second_model.comparison(s, s.key, second, second.key, shared.row(), p)
+    row = None if st.session_state.get("whatif") else shared.row()  # the comparison explains dataset rows only
+    models = None if second is None else _second_model.comparison(s, s.key, second, second.key, row, p)
     report = build_row_report(s, query, p, chosen, row_position=shared.row(),
                               edited=bool(st.session_state.get("whatif")), sev=sev, baselines=baselines, lens=lens,
                               linear=linear, cube=cube, counterfactuals=counterfactuals, models=models)

@@ -145,6 +145,9 @@ def test_the_second_model_on_the_model_page_and_on_compare(compas):
         assert (f"Model {i + 1} (**{setup.model.name}**) predicts **{setup.class_names[ex.explained_class]}**"
                 in text), text
         assert f"SEV⁻ = {ex.minus.shown}, moving {', '.join(ex.minus.explanations[0])}." in text, text
+    at.switch_page("pages/report.py").run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    assert "a second model beside this one" in " ".join(visible(m.value) for m in at.markdown)
     token = at.query_params["session"]
     again = AppTest.from_file(APP, default_timeout=180)
     again.query_params["session"] = token[0] if isinstance(token, list) else token

@@ -36,8 +36,10 @@ def threshold_control(s: Setup, low: float, high: float) -> float:
     value = min(max(float(s.model.threshold), low), high)
     return float(st.number_input(f"Decision threshold on the {plain(s.score_label)}", min_value=low, max_value=high,
                                  value=value, step=step, format="%.4g", key=f"mt_threshold_{s.key}",
-                                 help="A row is predicted positive when its score is at or above this value (at "
-                                      "the model's own threshold, the model's own prediction)."))
+                                 help="A regression's row is above the threshold when its prediction is above this "
+                                      "value." if s.dataset.task != "classification" else
+                                      "A row is predicted positive when its score is at or above this value (at the "
+                                      "model's own threshold, the model's own prediction)."))
 
 
 def threshold_section(s: Setup) -> None:

@@ -20,7 +20,7 @@ from conftest import visible
 from explain_core import demo_model
 from explain_core.analysis import SEVParameters, demo_setup, make_setup, row_sev
 from explain_core.errors import IntakeError
-from explain_core.inspection.threshold import threshold_sweep
+from explain_core.inspection.threshold import METRICS, threshold_sweep
 from explain_core.intake.data import make_dataset
 from explain_core.intake.demo_models import TrainedModel
 from explain_core.intake.models import wrap_model
@@ -146,6 +146,21 @@ def test_sweep_counts_equal_hand_counts(compas):
     assert default.table().loc[0.5, "accuracy"] == pytest.approx(compas.metrics["test_accuracy"])
     assert default.confusion(0.5).to_numpy().sum() == len(compas.test_rows)
     assert load_result(sweep.to_json()) == sweep
+
+
+def test_the_figures_draw_the_sweep(compas):
+    from explain_core.views.threshold import sweep_confusion_figure, sweep_figure, sweep_text
+
+    sweep = threshold_sweep(compas, also=(0.3,))
+    table = sweep.table()
+    fig = sweep_figure(sweep, 0.3)
+    assert [t.meta["role"] for t in fig.data] == list(METRICS)
+    for trace in fig.data:
+        np.testing.assert_allclose(np.asarray(trace.y, dtype=float), table[trace.meta["role"]].to_numpy())
+    assert sorted(shape.x0 for shape in fig.layout.shapes) == [0.3, 0.5]  # the chosen and the one in use
+    counts = np.asarray(sweep_confusion_figure(sweep, 0.3).data[0].text)
+    assert counts[1][1].startswith(f"{int(table.loc[0.3, 'TP']):,}<br>")
+    assert f"accuracy {table.loc[0.3, 'accuracy']:.1%}" in sweep_text(sweep, 0.3)
 
 
 def test_regression_threshold_splits_the_prediction_and_its_reference_follows(housing):

@@ -6,12 +6,11 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ..inspection.threshold import METRICS, ThresholdSweep
-from .model import confusion_matrix_figure
+from .model import UNIT, confusion_matrix_figure
 from .style import LEGEND_BELOW, TEMPLATE, TEXT, titled
 from .vocabulary import format_number
 
 METRIC_COLOURS = dict(zip(METRICS, ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#B279A2", "#9D755D")))
-UNIT = [-0.03, 1.03]
 
 
 def sweep_figure(sweep: ThresholdSweep, chosen: float | None = None) -> go.Figure:

@@ -59,10 +59,11 @@ def threshold_section(s: Setup) -> None:
     left, right = st.columns([3, 2])
     left.plotly_chart(sweep_figure(result, chosen), width="stretch", key="mt_sweep")
     right.plotly_chart(sweep_confusion_figure(result, chosen), width="stretch", key="mt_confusion")
-    buttons = st.container(horizontal=True)
-    if buttons.button("Apply to every page", key=f"mt_apply_{s.key}", icon=":material/done_all:",
-                      disabled=chosen == s.model.threshold, type="primary",
-                      help="Every explanation on every page then labels rows with this threshold."):
+    buttons = st.container(horizontal=True, vertical_alignment="center")
+    if chosen == s.model.threshold:  # nothing to apply (a disabled button's text would not reach 4.5:1)
+        buttons.caption("This is the threshold every page uses; choose another to apply it.")
+    elif buttons.button("Apply to every page", key=f"mt_apply_{s.key}", icon=":material/done_all:", type="primary",
+                        help="Every explanation on every page then labels rows with this threshold."):
         use_threshold(s, chosen)
         st.rerun()
     own = s.chosen_threshold is not None

@@ -34,12 +34,13 @@ def threshold_control(s: Setup, low: float, high: float) -> float:
     """The threshold chosen (the one in use until changed), within the observed scores."""
     step = 0.01 if s.model.score_kind == "proba" else max((high - low) / 100, 1e-6)
     value = min(max(float(s.model.threshold), low), high)
-    return float(st.number_input(f"Decision threshold on the {plain(s.score_label)}", min_value=low, max_value=high,
-                                 value=value, step=step, format="%.4g", key=f"mt_threshold_{s.key}",
-                                 help="A regression's row is above the threshold when its prediction is above this "
-                                      "value." if s.dataset.task != "classification" else
-                                      "A row is predicted positive when its score is at or above this value (at the "
-                                      "model's own threshold, the model's own prediction)."))
+    words = ("A regression's row is above the threshold when its prediction is above this value."
+             if s.dataset.task != "classification" else
+             "A row is predicted positive when its score is at or above this value (at the model's own threshold, "
+             "the model's own prediction).")
+    return float(st.columns([1, 2])[0].number_input(
+        f"Decision threshold on the {plain(s.score_label)}", min_value=low, max_value=high, value=value, step=step,
+        format="%.4g", key=f"mt_threshold_{s.key}", help=words))
 
 
 def threshold_section(s: Setup) -> None:
@@ -56,7 +57,7 @@ def threshold_section(s: Setup) -> None:
             st.metric(name, f"{line[name]:.3f}", None if chosen == result.current else f"{line[name] - now:+.3f}",
                       delta_color="off")
     st.caption(plain(sweep_text(result, chosen)))
-    left, right = st.columns([3, 2])
+    left, right = st.columns(2)  # as the page's other charts: room for the confusion matrix's title
     left.plotly_chart(sweep_figure(result, chosen), width="stretch", key="mt_sweep")
     right.plotly_chart(sweep_confusion_figure(result, chosen), width="stretch", key="mt_confusion")
     buttons = st.container(horizontal=True, vertical_alignment="center")

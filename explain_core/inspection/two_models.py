@@ -83,14 +83,13 @@ class ModelComparison(Explanation):
         return len(self.disagree) / max(1, len(self.rows))
 
     def disagreements(self) -> pd.DataFrame:
-        """One line per row where the two disagree: each model's score and label, and the true class."""
+        """One line per row where the two disagree: each model's score and label (model 1, 2: :attr:`names`), and the
+        true class."""
         mask = np.asarray(self.labels[0]) != np.asarray(self.labels[1])
         names = np.asarray(self.class_names, dtype=object)
-        first, second = (f"model 1: {self.names[0]}", f"model 2: {self.names[1]}")
-        table = pd.DataFrame({"row": np.asarray(self.rows)[mask], f"{first} score": self.scores[0][mask],
-                              f"{first} predicts": names[self.labels[0][mask]],
-                              f"{second} score": self.scores[1][mask],
-                              f"{second} predicts": names[self.labels[1][mask]],
+        table = pd.DataFrame({"row": np.asarray(self.rows)[mask], "model 1 score": self.scores[0][mask],
+                              "model 1 predicts": names[self.labels[0][mask]], "model 2 score": self.scores[1][mask],
+                              "model 2 predicts": names[self.labels[1][mask]],
                               "true": names[np.asarray(self.truth)[mask]]})
         return table.set_index("row")
 

@@ -177,3 +177,14 @@ def test_the_pdf_names_the_moved_threshold_and_the_second_model(compas):
     plain = build_row_report(first, row, Parameters(), ("sev",))
     assert plain.models is None and "chosen on The model page" not in " ".join(
         p.extract_text() for p in PdfReader(io.BytesIO(write_pdf(plain, image_renderer="matplotlib"))).pages)
+
+
+def test_a_saved_second_model_that_no_longer_fits_is_left_out(compas):
+    first, _ = compas
+    state = AnalysisState.of(first, DataRecipe(demo="compas"), ModelRecipe("demo", "gbdt"), parameters=Parameters(),
+                             row=0, second=ModelRecipe("trained", "l2_lr", seed=1))  # another split: refused
+    restored = rebuild(AnalysisState.from_json(state.to_json()), {})
+    assert restored.setup.key == first.key and restored.second is None
+    kept = AnalysisState.of(first, DataRecipe(demo="compas"), ModelRecipe("demo", "gbdt"), parameters=Parameters(),
+                            row=0, second=ModelRecipe("demo", "l2_lr"))
+    assert rebuild(kept, {}).second.key == compas[1].key

@@ -217,12 +217,20 @@ def rebuild(state: AnalysisState, files: Mapping[str, bytes], builders: Builders
         raise IntakeError(f"This saved analysis names row {state.row}, which its data does not have (rows 0 to "
                           f"{rows - 1}).")
     whatif = {c: v for c, v in state.whatif if c in setup.dataset.columns} or None
-    second = None
-    if state.second is not None:
-        from ..inspection.two_models import aligned_second
+    return Restored(setup, state.parameters, state.row, whatif, _second(state, setup, files, builders))
 
-        second = aligned_second(setup, _base_setup(replace(state, model=state.second), files, builders))
-    return Restored(setup, state.parameters, state.row, whatif, second)
+
+def _second(state: AnalysisState, setup: Setup, files: Mapping[str, bytes], builders: Builders) -> Setup | None:
+    """The second model aligned with ``setup``; None without one, or when it no longer fits the data (the session's
+    data changed after it was chosen): the analysis comes back without it."""
+    from ..inspection.two_models import aligned_second
+
+    if state.second is None:
+        return None
+    try:
+        return aligned_second(setup, _base_setup(replace(state, model=state.second), files, builders))
+    except IntakeError:
+        return None
 
 
 def _base_setup(state: AnalysisState, files: Mapping[str, bytes], builders: Builders) -> Setup:

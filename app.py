@@ -59,7 +59,7 @@ def sidebar_summary() -> None:
         rows.insert(0, row)
     with st.sidebar:
         st.caption(f"**{plain(s.dataset.name)}** · {plain(s.model.name)}  \nrestricted: "
-                   f"{plain(', '.join(s.restricted)) or 'none'}")
+                   f"{plain(', '.join(s.restricted)) or 'none'}  \nlabel: {plain(s.model.rule)}")
         classes = s.explainable_classes()
         if classes:  # a multiclass model: one class against the rest, chosen here on every page
             key = f"sidebar_class_{s.key}"

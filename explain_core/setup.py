@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass, field, fields, replace
 from functools import cached_property
 from pathlib import Path
@@ -23,7 +24,7 @@ from .limits import limits, over
 from .intake.data import Dataset, find_value, load_demo
 from .intake.demo_models import TrainedModel, demo_model, evaluate, model_key, train_model
 from .intake.loading import load_model_bytes
-from .intake.models import ModelAdapter, wrap_model
+from .intake.models import ModelAdapter, default_threshold, wrap_model
 from .intake.tables import safe_name
 from .lens import CORRECTIONS, DIRECTIONS, default_max_size
 from .lens.search import DEFAULT_BUDGET_ROWS
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
 
 LINEAR_METHODS = {"iht": ("iht",), "exact": ("exact",), "both": ("iht", "exact")}
 DEFAULT_DEMO = ("compas", "gbdt")
+# the model_key of a setup whose threshold was moved (Setup.with_threshold) ends "|threshold <the model's own>→<new>"
+MOVED_THRESHOLD = re.compile(r"\|threshold ([^|:→]+)→([^|:→]+)$")
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,42 @@ class Setup:
                      evaluate(model, dataset, self.train_rows, self.test_rows, self.metrics.get("test_rows")),
                      self.model_key, self.source, self.restricted)
 
+    def with_threshold(self, threshold: float) -> "Setup":
+        """The same model labelling a row positive at score ≥ ``threshold`` (a classifier at its default threshold:
+        its own ``predict``; a regression: prediction > ``threshold``), applied by the adapter (also to an uploaded
+        model in its sandbox, not reloaded). ``model_key`` (hence :attr:`key`) names the new threshold; back at
+        the model's own threshold it is the original key. The metrics are evaluated again; an opposite-side
+        reference of a regression is rebuilt (a classifier's opposite class is the true class: it stays);
+        restricted features and custom reference values are kept."""
+        t, m, data, ref = float(threshold), self.model, self.dataset, self.reference
+        if not np.isfinite(t):
+            raise IntakeError(f"The decision threshold must be a finite number, not {threshold}.")
+        if t == m.threshold:
+            return self
+        moved = MOVED_THRESHOLD.search(self.model_key)
+        base_key, base = self.model_key[:moved.start()] if moved else self.model_key, self.own_threshold
+        model = replace(m, threshold=t, custom_threshold=data.task == "classification"
+                        and t != default_threshold(m.score_kind))
+        if ref.threshold is not None:  # a regression's reference from the other side of the threshold
+            ref = make_reference(data, self.train_rows, statistic=ref.statistic, population=ref.population,
+                                 explain_class=ref.explain_class, threshold=t, overrides=ref.overrides,
+                                 rounded=ref.rounded)
+        key = base_key if t == base else f"{base_key}|threshold {base!r}→{t!r}"
+        return Setup(data, model, ref, self.train_rows, self.test_rows,
+                     evaluate(model, data, self.train_rows, self.test_rows, self.metrics.get("test_rows")),
+                     key, self.source, self.restricted, self.training)
+
+    @property
+    def chosen_threshold(self) -> float | None:
+        """The threshold :meth:`with_threshold` moved the model to; None when it is the model's own."""
+        return self.model.threshold if MOVED_THRESHOLD.search(self.model_key) else None
+
+    @property
+    def own_threshold(self) -> float:
+        """The model's own threshold (before :meth:`with_threshold`)."""
+        moved = MOVED_THRESHOLD.search(self.model_key)
+        return float(moved.group(1)) if moved else self.model.threshold
+
     @property
     def class_names(self) -> tuple[str, str]:
         """Labels 0 and 1 in words (the data card's, else ``<target> = <value>``; below/above the threshold for
@@ -163,6 +202,7 @@ class Setup:
         return {"dataset": data.name, "rows": len(data.features), "features": len(data.groups),
                 "target": str(data.target.name), "task": data.task, "positive_class": to_jsonable(data.positive_class),
                 "model": self.model.name, "model_source": self.source, "model_key": self.model_key,
+                "threshold": self.model.threshold, "label_rule": self.model.rule,
                 "metrics": to_jsonable(self.metrics), "reference": self.reference.description,
                 "reference_values": to_jsonable(self.reference.values), "restricted": list(self.restricted),
                 "train_rows": len(self.train_rows), "test_rows": len(self.test_rows)}

@@ -71,8 +71,11 @@ def current_state() -> AnalysisState | None:
         model = sparse_recipe(s)
     if data is None or model is None:
         return None
+    second = st.session_state.get("second_model")  # (setup key, second setup): pages/_second_model.py
+    second = None if second is None else (origins.origins_of(second[1])[1] or (
+        sparse_recipe(second[1]) if second[1].training is not None else None))
     return AnalysisState.of(s, data, model, parameters=shared.params(), row=shared.row(),
-                            whatif=st.session_state.get("whatif"),
+                            whatif=st.session_state.get("whatif"), second=second,
                             cohorts=fitting(st.session_state.get("cohorts", ()), s.dataset))  # this data's only
 
 
@@ -139,8 +142,9 @@ def write(token: str, text: str, state: AnalysisState) -> None:
 def keep_origins() -> None:
     """Forget the origins (and file bytes) of datasets and models neither the session nor Data & model holds."""
     s, working = st.session_state["setup"], st.session_state.get("dm_model")
+    second = st.session_state.get("second_model")
     origins.keep({s.dataset.key, st.session_state.get("dm_dataset_key")},
-                 {s.model_key, getattr(working, "key", None)})
+                 {s.model_key, getattr(working, "key", None), None if second is None else second[1].model_key})
 
 
 # --- opening: a reload, a shared link, a saved analysis -------------------------------------------------------
@@ -186,6 +190,10 @@ def restore(saved: SavedStore, token: str, shared_name: str | None = None) -> No
     origins.remember_model(restored.setup.model_key, state.model,
                            stored.files.get(getattr(state.model.file, "sha256", "")))
     shared.use_setup(restored.setup)
+    if restored.second is not None:
+        origins.remember_model(restored.second.model_key, state.second,
+                               stored.files.get(getattr(state.second.file, "sha256", "")))
+        st.session_state["second_model"] = (restored.setup.key, restored.second)
     linked = str(st.query_params.get("row", ""))
     rows = len(restored.setup.dataset.features)
     st.session_state.update(row=int(linked) if re.fullmatch(r"[0-9]{1,12}", linked) and int(linked) < rows

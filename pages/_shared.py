@@ -354,7 +354,8 @@ def row_banner() -> None:
     edited = " (edited in the what-if editor)" if st.session_state.get("whatif") else ""
     parts = [f"**Row {row()}**{edited}", plain(s.score_text(current_score()))]
     if s.dataset.task == "classification":
-        parts.append(f"predicted **{plain(s.dataset.class_name(current_label()))}**")
+        parts.append(f"predicted **{plain(s.dataset.class_name(current_label()))}**"
+                     + (f" at the threshold {format_number(s.model.threshold)}" if s.model.custom_threshold else ""))
     else:  # a regression is explained above / below the model's threshold
         side = "above" if current_label() == 1 else "at or below"
         parts.append(f"**{side}** the threshold {format_number(s.model.threshold)}")

@@ -6,7 +6,7 @@ from explain_core.analysis import agreement
 from explain_core.sev.readings import explanation_lines
 from explain_core.views.compare import agreement_figure, attribution_figure, waterfall_figure
 from explain_core.views.vocabulary import plain
-from pages import _references, _shared as shared
+from pages import _references, _second_model, _shared as shared
 
 CARD_LINES = 3  # SEV explanations listed per value in the card
 
@@ -105,3 +105,4 @@ st.dataframe(table, width="stretch", key="cmp_table")
 shared.download_buttons(f"agreement_row{shared.row()}", table, agree, key="cmp")
 
 _references.counterfactual_section(s)  # DiCE beside SEV's explanations, with the same metrics
+_second_model.second_model_row(s)  # the row's SEV and SHAP under the second model too, when there is one

@@ -12,7 +12,7 @@ from explain_core.views.sev import feature_prevalence
 from explain_core.views.summaries import (balance_text, beeswarm_text, calibration_text, confusion_text,
                                          dependence_text, importance_text, pr_text, prevalence_text, roc_text)
 from explain_core.views.vocabulary import format_number, metrics_caveat, plain
-from pages import _model_dependence, _shared as shared
+from pages import _model_dependence, _model_threshold, _shared as shared
 
 SHAP_ROWS = 200
 
@@ -52,6 +52,8 @@ with st.container(key="mv_performance"):
     for start in range(0, len(charts), 2):  # two per line: room for the class names and the matrix's cells
         for column, (figure, words, key) in zip(st.columns(2), charts[start:start + 2]):
             chart(column, figure(perf), words(perf), key)
+
+_model_threshold.threshold_and_second_model(s)  # the decision threshold; a second model beside this one
 
 st.subheader("What drives it over many rows?")
 st.caption(f"SHAP values of {SHAP_ROWS} test rows drawn with seed {p.seed} (the same explainer and background as "

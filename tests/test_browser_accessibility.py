@@ -12,8 +12,8 @@ from conftest import RERUN_TIMEOUT_MS
 from test_browser import charts_drawn, open_page
 
 AA = 4.5
-PAGES = {"Home": "", "Pick a row": "pick_row", "The model": "model_view", "SEV": "sev", "LENS": "lens",
-         "Linear": "linear", "Compare": "compare", "Report": "report", "Data & model": "data_model"}
+PAGES = {"Home": "", "Pick a row": "pick_row", "The model": "model_view", "Cohorts & fairness": "cohorts", "SEV": "sev",
+         "LENS": "lens", "Linear": "linear", "Compare": "compare", "Report": "report", "Data & model": "data_model"}
 # The computed text colour of each kind of text, and the colour behind it (the nearest ancestor with a background;
 # a chart's text: the chart's own background). Labels on marks (a heatmap's cells) are checked by test_accessibility.
 MEASURE = r"""() => {

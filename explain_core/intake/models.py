@@ -198,14 +198,18 @@ def wrap_model(estimator, dataset: Dataset, *, encoder=None, threshold: float | 
     if dataset.task == "classification":
         wanted = dataset.positive_class if positive_class is None else positive_class
         positive = _model_class(estimator, wanted, kind)
-    default = 0.0 if kind == "decision" else 0.5
-    custom = dataset.task == "classification" and threshold is not None and float(threshold) != default
+    custom = dataset.task == "classification" and threshold is not None and float(threshold) != default_threshold(kind)
     if threshold is None:
-        threshold = float(np.median(dataset.y)) if dataset.task == "regression" else default
+        threshold = float(np.median(dataset.y)) if dataset.task == "regression" else default_threshold(kind)
     if not np.isfinite(threshold):
         raise IntakeError(f"The decision threshold must be a finite number, not {threshold}.")
     return ModelAdapter(estimator, columns, dataset.task, takes, encoder if takes == "encoded" else None,
                         positive, float(threshold), kind, name, custom)
+
+
+def default_threshold(score_kind: str) -> float:
+    """A classifier's default threshold: 0 on decision values, 0.5 on probabilities (and 0/1 predictions)."""
+    return 0.0 if score_kind == "decision" else 0.5
 
 
 def _default_score_kind(estimator, task: str) -> str:

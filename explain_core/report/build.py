@@ -18,6 +18,7 @@ from ..analysis import (Agreement, Baselines, LensReport, Parameters, Setup, agr
 from ..counterfactuals import CounterfactualComparison
 from .cohorts import CohortsPart, cohort_figures
 from ..errors import IntakeError
+from ..inspection.two_models import ModelComparison, compare_models
 from ..sev.engine import Hypercube, SEVExplanation, hypercube
 from ..sparse.compare import SparsityComparison
 from ..inspection.dependence import PartialDependence
@@ -86,6 +87,7 @@ class RowReport:
     counterfactuals: CounterfactualComparison | None = None  # SEV's kinds of reference beside DiCE
     dependence: PartialDependence | None = None  # PDP and ICE of the row's leading feature (report/dependence.py)
     cohorts: CohortsPart | None = None  # the Cohorts & fairness page's results, when it computed any
+    models: ModelComparison | None = None  # a second model beside this one (explain_core.inspection.two_models)
 
     @property
     def title(self) -> str:
@@ -125,6 +127,7 @@ class RowReport:
             "dependence": dependence_contents,
         }
         trained = ["how the model was trained for sparse explanations, before vs after"] if self.sparsity else []
+        trained += ["a second model beside this one: metrics, disagreements, this row"] if self.models else []
         parts = [("Summary", ["title, date, dataset, model and its test metrics", *trained,
                               "the row's values and prediction, the reference, restricted features",
                               "headline numbers", "every parameter and seed"])]
@@ -182,13 +185,16 @@ def build_row_report(setup: Setup, row: int | pd.DataFrame, params: Parameters |
                      cube: Hypercube | None = None,
                      counterfactuals: CounterfactualComparison | None = None,
                      dependence: PartialDependence | None = None,
-                     cohorts: CohortsPart | None = None) -> RowReport:
+                     cohorts: CohortsPart | None = None,
+                     second: Setup | None = None, models: ModelComparison | None = None) -> RowReport:
     """Gather one row's results for a report.
 
     ``row`` is a dataset position or a one-row frame of feature values (then ``row_position`` names its
     position, if any). Results already computed (the app's cached ones) are passed in and used as they are;
     the others are computed here with the same :mod:`explain_core.analysis` calls the app makes. ``cohorts``: the
-    Cohorts & fairness page's results, shown in a section of their own.
+    Cohorts & fairness page's results, shown in a section of their own; ``second``: a
+    second model on the same data and split, summed up beside this one (the row's SEV under both, when the row is
+    a dataset row); ``models``: that comparison already computed.
     """
     params = params or Parameters()
     sections = check_sections(sections)
@@ -218,6 +224,7 @@ def build_row_report(setup: Setup, row: int | pd.DataFrame, params: Parameters |
     if setup.training is not None:
         report.sparsity = setup.training.comparison(setup, params.sev)
     report.cohorts = cohorts
+    report.models = models or (compare_models(setup, second, position, params) if second is not None else None)
     report.figures = {**_figures(report, cube), **(cohort_figures(cohorts) if cohorts is not None else {})}
     report.headline = _headline(report)
     report.reading = sev_reading(setup, report.sev) if report.sev is not None else ""

@@ -16,6 +16,7 @@ from ..views.vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, TEST_ROWS_WO
                                 metrics_caveat)
 from ..views.readings import counterfactual_reading, engine_sentence, lemma4_sentence, linear_reading, outcome_text
 from .build import RowReport, smallest_factor
+from .models import threshold_fact, two_models_table
 
 if TYPE_CHECKING:
     from .pdf import Images, Writer
@@ -40,6 +41,8 @@ def summary(w: Writer, r: RowReport) -> None:
     data_and_model(w, r)
     if r.sparsity is not None:
         sparse_training(w, r)
+    if r.models is not None:
+        two_models_table(w, r)
     row_and_reference(w, r)
     parameters_table(w, r)
 
@@ -100,7 +103,7 @@ def data_and_model(w: Writer, r: RowReport) -> None:
         ["Model", f"{model.name}; {s.source}"],
         ["Performance", f"{perf}; {len(s.train_rows):,} training / {len(s.test_rows):,} test rows: "
                         f"{TEST_ROWS_WORDS.get(metrics.get('test_rows', 'split'))}. {metrics_caveat(metrics)}".strip()],
-        ["Score", f"{s.score_text(r.score, digits=3)}; label 1 by {model.rule}"],
+        ["Score", f"{s.score_text(r.score, digits=3)}; label 1 by {model.rule}"], *threshold_fact(s),
         ["Reference", s.reference_of_label(r.label).description],
         ["Restricted features", ", ".join(s.restricted) or "none"],
         ["Row", f"{_where(r)} ({split} row)"],

@@ -110,22 +110,24 @@ class AnalysisState:
     row: int = 0
     whatif: tuple[tuple[str, object], ...] = ()
     cohorts: tuple[Cohort, ...] = ()  # the cohorts the analyst kept (Cohorts & fairness page)
+    threshold: float | None = None  # the decision threshold chosen on The model page (None: the model's own)
+    second: ModelRecipe | None = None  # a second model beside the session's, on the same data (inspection.two_models)
 
     @classmethod
     def of(cls, setup: Setup, data: DataRecipe, model: ModelRecipe, *, parameters: Parameters, row: int,
-           whatif: Mapping | None = None, cohorts=()) -> "AnalysisState":
+           whatif: Mapping | None = None, cohorts=(), second: ModelRecipe | None = None) -> "AnalysisState":
         """The state of a session: ``setup`` (made from ``data`` and ``model``) and its parameters, row, edits and
-        cohorts."""
+        cohorts, and the recipe of its ``second`` model, if any."""
         ref = setup.reference
         return cls(data, model, _plain(setup.dataset.positive_class), ref.statistic, ref.population, ref.rounded,
                    tuple((str(k), _plain(v)) for k, v in ref.overrides.items()), tuple(setup.restricted),
                    parameters, int(row), tuple((str(c), _plain(v)) for c, v in (whatif or {}).items()),
-                   tuple(cohorts))
+                   tuple(cohorts), setup.chosen_threshold, second)
 
     @property
     def files(self) -> tuple[FileRef, ...]:
         """The files this state names (the uploaded table, the model file)."""
-        return tuple(f for f in (self.data.file, self.model.file) if f is not None)
+        return tuple(f for f in (self.data.file, self.model.file, getattr(self.second, "file", None)) if f is not None)
 
     def to_json(self) -> str:
         return json.dumps({"format": FORMAT, "version": VERSION, "state": to_jsonable(self, exact=True)},
@@ -157,17 +159,18 @@ def _plain(value):
 
 
 def _check(state: AnalysisState) -> None:
-    """Types decode() does not enforce: scalars where values go, and one source of data and of model."""
-    data, model = state.data, state.model
-    values = [data.positive_class, model.positive, state.positive_class, *(v for _, v in state.overrides),
-              *(v for _, v in state.whatif),
+    """Types decode() does not enforce: scalars where values go, and one source of data and of each model."""
+    data, models = state.data, [m for m in (state.model, state.second) if m is not None]
+    values = [data.positive_class, state.positive_class, *(m.positive for m in models),
+              *(v for _, v in state.overrides), *(v for _, v in state.whatif),
               *(v for c in state.cohorts for f in c.filters for v in (f.value if isinstance(f.value, tuple)
                                                                        else (f.value,)))]
     if not all(isinstance(v, SCALARS) for v in values) or (data.demo is None) == (data.file is None):
         raise ValueError("not a state")
-    check_choice(model.origin, MODEL_ORIGINS, "model origin")
-    if (model.origin == "file") != (model.file is not None) or (model.origin != "file" and model.kind is None):
-        raise ValueError("not a state")
+    for model in models:
+        check_choice(model.origin, MODEL_ORIGINS, "model origin")
+        if (model.origin == "file") != (model.file is not None) or (model.origin != "file" and model.kind is None):
+            raise ValueError("not a state")
 
 
 # --- building the setup again ---------------------------------------------------------------------------------
@@ -196,6 +199,7 @@ class Restored:
     row: int
     whatif: dict | None
     cohorts: tuple[Cohort, ...] = ()
+    second: Setup | None = None  # the second model, aligned with ``setup``
 
 
 def rebuild(state: AnalysisState, files: Mapping[str, bytes], builders: Builders = Builders()) -> Restored:
@@ -208,6 +212,8 @@ def rebuild(state: AnalysisState, files: Mapping[str, bytes], builders: Builders
     setup = _base_setup(state, files, builders)
     if state.positive_class is not None and find_value(state.positive_class, [setup.dataset.positive_class]) is None:
         setup = setup.with_positive_class(state.positive_class)
+    if state.threshold is not None:
+        setup = setup.with_threshold(state.threshold)
     reference = make_reference(setup.dataset, setup.train_rows, statistic=state.statistic,
                                population=state.population, threshold=setup.model.threshold,
                                overrides=dict(state.overrides), rounded=state.rounded)
@@ -217,7 +223,21 @@ def rebuild(state: AnalysisState, files: Mapping[str, bytes], builders: Builders
         raise IntakeError(f"This saved analysis names row {state.row}, which its data does not have (rows 0 to "
                           f"{rows - 1}).")
     whatif = {c: v for c, v in state.whatif if c in setup.dataset.columns} or None
-    return Restored(setup, state.parameters, state.row, whatif, tuple(c.check(setup.dataset) for c in state.cohorts))
+    return Restored(setup, state.parameters, state.row, whatif, tuple(c.check(setup.dataset) for c in state.cohorts),
+                    _second(state, setup, files, builders))
+
+
+def _second(state: AnalysisState, setup: Setup, files: Mapping[str, bytes], builders: Builders) -> Setup | None:
+    """The second model aligned with ``setup``; None without one, or when it no longer fits the data (the session's
+    data changed after it was chosen): the analysis comes back without it."""
+    from ..inspection.two_models import aligned_second
+
+    if state.second is None:
+        return None
+    try:
+        return aligned_second(setup, _base_setup(replace(state, model=state.second), files, builders))
+    except IntakeError:
+        return None
 
 
 def _base_setup(state: AnalysisState, files: Mapping[str, bytes], builders: Builders) -> Setup:

@@ -120,11 +120,16 @@ def pr_figure(perf: ModelPerformance) -> go.Figure:
 
 
 def confusion_figure(perf: ModelPerformance) -> go.Figure:
-    """The confusion matrix of the test rows at the model's threshold, counts and row shares in the cells; class
+    """The confusion matrix of the test rows at the model's threshold (:func:`confusion_matrix_figure`)."""
+    return confusion_matrix_figure(perf.confusion, perf.class_names, perf.threshold)
+
+
+def confusion_matrix_figure(confusion: pd.DataFrame, class_names, threshold: float) -> go.Figure:
+    """A confusion matrix (true × predicted counts) at ``threshold``, counts and row shares in the cells; class
     names wrapped on the axes, dark text on light cells (≥ 4.5:1 on every cell)."""
-    counts = perf.confusion.to_numpy()
+    counts = confusion.to_numpy()
     share = counts / np.maximum(1, counts.sum(axis=1, keepdims=True))
-    names = ["<br>".join(textwrap.wrap(html_text(n), 16)) for n in perf.class_names]
+    names = ["<br>".join(textwrap.wrap(html_text(n), 16)) for n in class_names]
     fig = go.Figure(go.Heatmap(z=share, x=names, y=names, zmin=0, zmax=1, showscale=False, xgap=3, ygap=3,
                                colorscale=CONFUSION_SCALE, meta={"role": "confusion"},
                                text=[[f"{c:,}<br>({s:.0%})" for c, s in zip(row, srow)]
@@ -132,7 +137,7 @@ def confusion_figure(perf: ModelPerformance) -> go.Figure:
                                textfont=dict(color=TEXT, size=15),
                                hovertemplate="true %{y}<br>predicted %{x}<br>%{text}<extra></extra>"))
     fig.update_layout(template=TEMPLATE, height=400,
-                      title=titled(f"Confusion matrix at the threshold {format_number(perf.threshold)} "
+                      title=titled(f"Confusion matrix at the threshold {format_number(threshold)} "
                                    f"({counts.sum():,} test rows)"),
                       xaxis=dict(title="predicted", type="category", side="bottom"),
                       yaxis=dict(title="true", type="category", autorange="reversed", automargin=True))

@@ -51,6 +51,21 @@ def test_weighted_ridge_equals_scikit_learn(seed):
     np.testing.assert_allclose(beta, theirs.coef_, atol=1e-10)
 
 
+def test_validation_rmse_equals_one_ridge_per_feature_count():
+    rng = np.random.default_rng(4)
+    X, X_val = rng.normal(size=(300, 4)), rng.normal(size=(20, 4))
+    f = lambda A: np.sin(A[:, 0]) + A[:, 1] * A[:, 2]  # noqa: E731
+    forest = RandomForestRegressor(n_estimators=10, min_samples_leaf=10, random_state=0).fit(X, f(X))
+    order = np.array([2, 0, 3, 1])
+    ours = maple_module._validation_rmse(X, f(X), forest.apply(X), order, X_val, f(X_val), forest.apply(X_val), 10)
+    weights = neighbourhood_weights(forest.apply(X), forest.apply(X_val)) * 10
+    for r in range(1, 5):
+        keep = order[:r]
+        fits = [weighted_ridge(X[:, keep], f(X), weights[v]) for v in range(len(X_val))]
+        pred = np.array([b + X_val[v, keep] @ beta for v, (b, beta) in enumerate(fits)])
+        assert ours[r - 1] == pytest.approx(np.sqrt(np.mean((pred - f(X_val)) ** 2)))
+
+
 def test_maple_recovers_an_exactly_linear_model():
     rng = np.random.default_rng(0)
     X, X_val = rng.normal(size=(1500, 3)), rng.normal(size=(500, 3))

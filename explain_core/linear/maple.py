@@ -72,21 +72,27 @@ def weighted_ridge(X: np.ndarray, y: np.ndarray, weights: np.ndarray,
 
 
 def _validation_rmse(X, y, train_leaves, order, X_val, y_val, val_leaves, trees: int) -> np.ndarray:
-    """RMSE on the validation points of the local models that keep the 1, 2, …, d best-ranked features."""
-    d = X.shape[1]
-    errors = np.zeros(d)
-    weights = neighbourhood_weights(train_leaves, val_leaves) * trees
+    """RMSE on the validation points of the local models that keep the 1, 2, …, d best-ranked features. With
+    L the Cholesky factor of a point's weighted centred Gram (+ αI), the model on the first r features predicts
+    ȳ + Σ_{i≤r} t_i s_i, t = L⁻¹(x − x̄) and s = L⁻¹Xᵀw(y − ȳ): leading blocks of triangular solves are the
+    solves of the leading blocks, so every r costs two solves in all (the Grams of a chunk of points in one
+    product with the rows' outer products)."""
+    n, d = X.shape
     Xo, Vo = X[:, order], X_val[:, order]
-    for v in range(len(X_val)):
-        near = np.flatnonzero(weights[v])
-        w, Xn, yn = weights[v, near], Xo[near], y[near]
-        mean_x, mean_y = w @ Xn / w.sum(), w @ yn / w.sum()
-        Xc = Xn - mean_x
-        gram, moment = (Xc * w[:, None]).T @ Xc, (Xc * w[:, None]).T @ (yn - mean_y)
-        for r in range(1, d + 1):
-            beta = np.linalg.solve(gram[:r, :r] + REGULARIZATION * np.eye(r), moment[:r])
-            errors[r - 1] += (mean_y + (Vo[v, :r] - mean_x[:r]) @ beta - y_val[v]) ** 2
-    return np.sqrt(errors / len(X_val))
+    outer = (Xo[:, :, None] * Xo[:, None, :]).reshape(n, d * d)
+    squared = np.zeros(d)
+    step = max(1, 20_000_000 // (8 * d * d))
+    for start in range(0, len(X_val), step):
+        chunk = slice(start, start + step)
+        w = neighbourhood_weights(train_leaves, val_leaves[chunk]) * trees
+        total = w.sum(axis=1)[:, None]
+        mean_x, mean_y = w @ Xo / total, (w @ y)[:, None] / total
+        gram = (w @ outer).reshape(-1, d, d) - total[:, :, None] * mean_x[:, :, None] * mean_x[:, None, :]
+        moment = w @ (Xo * y[:, None]) - total * mean_x * mean_y
+        factor = np.linalg.cholesky(gram + REGULARIZATION * np.eye(d))
+        s, t = (np.linalg.solve(factor, b[:, :, None])[:, :, 0] for b in (moment, Vo[chunk] - mean_x))
+        squared += ((mean_y + np.cumsum(t * s, axis=1) - y_val[chunk, None]) ** 2).sum(axis=0)
+    return np.sqrt(squared / len(X_val))
 
 
 def maple(X: np.ndarray, y: np.ndarray, X_val: np.ndarray, y_val: np.ndarray, x: np.ndarray, *,

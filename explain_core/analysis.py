@@ -18,6 +18,7 @@ import pandas as pd
 from .baselines import Attribution, FlipPath, explain_lime, explain_shap, flip_number
 from .lens import ALL_SUBSETS_UP_TO, LensContext, LensResult, lens_contexts, opposite_references
 from .lens.causal import DEFAULT_SCM, CausalGraph, ScmSettings, causal_contexts, fit_scm
+from .lens.causation import CausationProbabilities, probabilities_of_causation
 from .lens.search import LensSearch, search_factors
 from .counterfactuals import CounterfactualComparison, compare_counterfactuals
 from .references import KindsTable, ReferenceFits, ReferenceSEV, compare_kinds, explain_kind
@@ -182,6 +183,17 @@ def row_lens_causal(setup: Setup, query: pd.DataFrame, params: LensParameters | 
     scm = fit_scm(setup.dataset, graph, setup.train_rows, settings, seed=params.seed)
     return causal_contexts(setup.model, setup.dataset, query, _lens_references(setup, query, params), scm,
                            max_size=params.lens_max_size, seed=params.seed, progress=progress)
+
+
+def row_causation(setup: Setup, query: pd.DataFrame, params: LensParameters | Parameters, graph: CausalGraph,
+                  settings: ScmSettings, factor: Sequence[str]) -> CausationProbabilities:
+    """Pearl's PN, PS, PNS of ``factor`` with their Tian–Pearl bounds under the SCM of ``graph`` (fitted as
+    :func:`row_lens_causal` fits it), over ``lens_references`` seeded training rows of either prediction."""
+    scm = fit_scm(setup.dataset, graph, setup.train_rows, settings, seed=params.seed)
+    rng = np.random.default_rng(params.seed)
+    rows = rng.choice(setup.train_rows, size=min(params.lens_references, len(setup.train_rows)), replace=False)
+    return probabilities_of_causation(setup.model, setup.dataset, query, setup.dataset.features.iloc[np.sort(rows)],
+                                      scm, factor, seed=params.seed)
 
 
 def lens_searches(setup: Setup, params: LensParameters | Parameters) -> bool:

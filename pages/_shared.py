@@ -393,3 +393,11 @@ def flips(_setup: Setup, key: str, rows: tuple[int, ...], sev_params: SEVParamet
     with progress_bar("LIME and SHAP on each row…") as progress:
         return flip_numbers(_setup, list(rows), Parameters(**vars(sev_params), **vars(baseline_params)),
                             progress=progress)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def causation(_setup: Setup, key: str, query: pd.DataFrame, p: LensParameters, graph_text: str,
+              settings: ScmSettings, factor: tuple[str, ...]):
+    """Pearl's probabilities of causation of ``factor`` under the causal graph ``graph_text`` (issue 29)."""
+    from explain_core.analysis import row_causation
+    return row_causation(_setup, query, p, CausalGraph.parse(graph_text), settings, factor)

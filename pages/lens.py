@@ -17,7 +17,7 @@ from explain_core.lens import (ALL_SUBSETS_UP_TO, AttributionCurve, LensResult, 
 from explain_core.lens.causal import GERMAN_GRAPHS, CausalGraph, ScmSettings, differences
 from explain_core.limits import limits
 from explain_core.views.lens import dag_figure, pn_curve_figure, ps_by_size_figure
-from explain_core.views.summaries import dag_text, pn_curve_text, ps_by_size_text
+from explain_core.views.summaries import causation_text, dag_text, pn_curve_text, ps_by_size_text
 from explain_core.views.vocabulary import DIRECTION_LABELS, format_number, format_value, plain
 from explain_core.views.readings import lens_reading
 from pages import _shared as shared
@@ -278,6 +278,28 @@ def causal_form(names: list[str]) -> None:
             st.session_state["lens_graph"] = (text, ScmSettings(**chosen))
 
 
+def causation_expander(s, query, base: LensParameters, chosen, table: pd.DataFrame) -> None:
+    """Pearl's PN, PS, PNS of one factor under the same causal graph, with their Tian–Pearl bounds."""
+    with st.expander("Pearl's probabilities of causation (PN, PS, PNS) for one factor"):
+        names = [f for f in table["factor"] if f != "∅"] or list(s.dataset.group_names)
+        factor = st.selectbox("Factor", names, key="lens_causation_factor")
+        result = shared.causation(s, s.key, query, base, *chosen, tuple(factor.split(", ")))
+        if s.dataset.task == "classification":
+            outcome, other = s.dataset.class_name(result.outcome), s.dataset.class_name(1 - result.outcome)
+        else:
+            outcome, other = "this row's side of the threshold", "the other side"
+        st.markdown(plain(causation_text(result, outcome, other)))
+        st.caption(f"Over {result.units} seeded training rows, x: the factor at this row's values, x′: at another "
+                   "row's, y: this row's prediction. The SCM column is counterfactual simulation "
+                   f"({SCM_CHOICES['noise'][1][result.noise]} as numeric noise); the bounds are Tian & Pearl's "
+                   "from the observed P(x, y) and the SCM's interventional P(yₓ), P(yₓ′) alone. LENS over the "
+                   f"same rows: R2I PS(c, y) = P(yₓ) = {result.lens_sufficiency:.3f}, I2R PS(1 − c, y′) of this "
+                   f"row = {result.lens_necessity:.3f} (LENS Prop. 4: these equal PS and PN when R2I's rows are "
+                   "those at (x′, y′) and I2R's inputs those at (x, y)).")
+        st.dataframe(result.table(), hide_index=True, key="lens_causation_table")
+        shared.download_buttons("lens_causation", result.table(), result=result, key="lens_causation")
+
+
 st.subheader("Causal context: changes that propagate")
 with st.container(key="lens_causal"):
     st.caption("Above, a factor changes its features and nothing else. With a causal graph, changing a feature also "
@@ -313,3 +335,4 @@ with st.container(key="lens_causal"):
             st.dataframe(table, hide_index=True, key="lens_causal_table",
                          column_config={"PS independent": FACTOR_COLUMNS["PS"], "PS causal": FACTOR_COLUMNS["PS"]})
             shared.download_buttons("lens_causal", table, key="lens_causal")
+            causation_expander(s, query, base, chosen, table)

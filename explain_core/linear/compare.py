@@ -1,5 +1,5 @@
 """Linear explanations side by side on one shared sample (PLE paper §6): IHT, the exact fit, LIME in
-the same Boolean space, KernelSHAP (dense, and truncated to k), the ℓ1 relaxation; and the sweeps
+the same Boolean space, KernelSHAP (dense, and truncated to k), the ℓ1 relaxation, MAPLE (:mod:`.maple`); and the sweeps
 of relevance against k, σ and m (Figs. 4-6) as plot-ready tables.
 
 LIME and KernelSHAP work on LIME's interpretable representation b ∈ {0,1}^{d−1}, b_j = (1 + z_j x_j)/2
@@ -22,12 +22,13 @@ from ..limits import limits, over
 from ..results import Explanation, ValueEquality
 from .exact import ExactFit, exact_fit
 from .iht import IHTResult, iht
+from .maple import maple_fit
 from .metrics import RELEVANCE_SAMPLES, Scores, score
 from .miqp import l1_relaxation
 from .problem import support_of
 from .space import LiteralSpace, Sample, TargetScale, draw_sample, sample_neighbourhood
 
-METHODS = ("iht", "exact", "lime", "shap", "shap_k", "l1_relax")
+METHODS = ("iht", "exact", "lime", "shap", "shap_k", "l1_relax", "maple")
 SWEEP_GRIDS = {"k": tuple(range(1, 9)), "sigma": tuple(np.round(np.arange(0, 2.0, 0.25), 2)),
                "m": (100, 300, 1000, 3000, 10_000, 30_000, 100_000)}
 SHAP_BACKGROUND = 50
@@ -239,6 +240,10 @@ def _compare(space: LiteralSpace, k: int, sigma: float, m: int, seed: int, metho
         spent = time.monotonic() - t0
         fits["shap"] = (values.dense, spent, f"phi0 {values.phi0:.3f}")
         fits["shap_k"] = (values.truncated(k), spent, f"top {k - 1} of {len(values.phi)} + bias")
+    if "maple" in methods:
+        t0 = time.monotonic()
+        w, detail = maple_fit(train, seed=seed)
+        fits["maple"] = (w, time.monotonic() - t0, detail)
     if "l1_relax" in methods:
         relax = l1_relaxation(train.gram, k, time_limit=time_limit)
         fits["l1_relax"] = (relax.w, relax.seconds, f"{relax.status}, lower bound {relax.lower_bound:.4f}")

@@ -25,7 +25,7 @@ BAR_COLOURS = {"evaluated": "#BAB0AC", "flipped": "#E45756", "counts": "#4C78A8"
 # One colour per method in every chart (weights, sweeps, attributions, flip numbers): looked up by the method's
 # key or its label (``METHOD_LABELS``), so "iht" and "IHT" draw alike; SEV's values share SEV's colour.
 METHOD_COLOURS = {"iht": "#4C78A8", "exact": "#F58518", "lime": "#54A24B", "shap": "#B279A2", "shap_k": "#FF9DA6",
-                  "l1_relax": "#9D755D", "sev": "#E45756", "lens": "#72B7B2"}
+                  "l1_relax": "#9D755D", "sev": "#E45756", "lens": "#72B7B2", "maple": "#8B6FB0"}
 _METHOD_ALIASES = {**{label: key for key, label in METHOD_LABELS.items()}, "LIME": "lime", "LIME-C": "lime",
                    "SHAP": "shap", "SHAP-C": "shap", "SEV⁻": "sev", "SEV⁺": "sev", "SEV®": "sev", "SEV": "sev",
                    "LENS": "lens"}

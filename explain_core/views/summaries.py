@@ -147,6 +147,23 @@ def dag_text(edges: Sequence[tuple[str, str]], highlight: Sequence[str] = ()) ->
     return f"Causal graph with {len(edges)} arrows: {arrows}.{marked}"
 
 
+def causation_text(result, outcome: str, other: str) -> str:
+    """Of :class:`~explain_core.lens.causation.CausationProbabilities`: PN and PS in words, then PNS, each with
+    its identified range."""
+    what = join_words(list(result.factor))
+
+    def share(value, bounds):
+        if np.isnan(value):
+            return "undefined (no row in the sample has that combination)"
+        return f"{value:.0%} (between {bounds.low:.0%} and {bounds.high:.0%} whatever the equations' form)"
+
+    return (f"Of the sampled rows that share this row's {what} and get {outcome}, moving {what} to another row's "
+            f"values would change that to {other} for {share(result.pn, result.pn_bounds)}: necessity (PN). Of "
+            f"those with other values that get {other}, taking this row's {what} would give {outcome} for "
+            f"{share(result.ps, result.ps_bounds)}: sufficiency (PS). Both at once (PNS): "
+            f"{share(result.pns, result.pns_bounds)} of all sampled rows.")
+
+
 # --- linear explanations --------------------------------------------------------------------------------------
 
 def weights_text(weights: pd.DataFrame) -> str:

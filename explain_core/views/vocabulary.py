@@ -23,7 +23,8 @@ DEMO_LABELS = {"compas": "COMPAS recidivism", "adult": "Adult income", "german_c
                "california_housing": "California housing", "student_performance_math": "Student performance (maths)",
                "credit_approval": "Credit approval"}
 METHOD_LABELS = {"iht": "IHT", "exact": "exact (MIP)", "lime": "LIME (k−1 + intercept)", "shap": "SHAP (dense)",
-                 "shap_k": "SHAP (top k−1 + bias)", "l1_relax": "ℓ1 relaxation"}
+                 "shap_k": "SHAP (top k−1 + bias)", "l1_relax": "ℓ1 relaxation",
+                 "maple": "MAPLE (dense)"}
 LINEAR_CHOICE_LABELS = {"iht": "IHT (fast, no certificate)", "exact": "Exact (certified optimum)", "both": "Both"}
 SWEEP_LABELS = {"k": "k (sparsity)", "sigma": "σ (locality)", "m": "m (sample size)"}
 METRIC_COLUMNS = {"empirical_fidelity": "F̂ (fit sample)", "fidelity": "fidelity F (fresh sample)",

@@ -6,6 +6,7 @@ page load to the first full SEV explanation, and for a cached re-selection of a 
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 from urllib.parse import urlparse
@@ -335,6 +336,10 @@ def test_upload_an_xgboost_and_an_onnx_model_and_compare(browser, streamlit_serv
         page.locator(f'.st-key-dm_load_model{LIVE} button').first.click()
         wait_for_app(page)
         no_error(page)
+        # "Use this setup" applies what its page showed (a stale click keeps the old setup, by design): it is
+        # clicked once the page names the loaded model, which on a busy machine can trail the run
+        page.get_by_text(re.compile(rf"replaces the session's setup with california_housing with .*{re.escape(name)}")
+                         ).wait_for()
         page.locator(f'.st-key-dm_use{LIVE} button').first.click()
         wait_for_app(page)
         no_error(page)

@@ -28,6 +28,7 @@ from explain_core.intake.encoding import encoded_model, make_encoder
 from explain_core.intake.models import wrap_model
 from explain_core.results import load_result
 from explain_core.setup import make_setup
+from explain_core.views.vocabulary import format_number
 from explain_core.views.dependence import dependence_figure, dependence_text, interaction_figure, interaction_text
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -345,6 +346,11 @@ def test_the_report_draws_the_rows_leading_feature(compas):
     text = " ".join(" ".join(page.extract_text() for page in pdf.pages).split())
     assert f"2. Partial dependence — how {leading} moves the score" in text
     assert " ".join(dependence_text(want).split()) in text and "first feature of this row's minimal SEV" in text
+    pairs = interactions(compas, seed=0)  # the model page's sample: its strongest pairs below the PDP
+    assert report.interactions == pairs and "Which features act together" in text
+    assert " ".join(interaction_text(pairs).split()) in text
+    top = pairs.pairs().iloc[0]
+    assert f"{top['feature']} {top['with']} {format_number(top.iloc[2])}" in text
     alone = rep.build_row_report(compas, row, Parameters(), sections=("dependence",))  # no SEV: the top mean |SHAP|
     assert alone.dependence.groups == (global_shap(compas, rows=100).importance().index[0],)
-    assert list(alone.json_files()) == [f"compas_row{row}.dependence.json"]
+    assert list(alone.json_files()) == [f"compas_row{row}.dependence.json", f"compas_row{row}.interactions.json"]

@@ -14,7 +14,7 @@ from explain_core.report.cohorts import REPORT_KEY
 from explain_core.report.dependence import report_dependence, sev_feature
 from explain_core.views.sev import HYPERCUBE_FIGURE_MAX_GROUPS
 from explain_core.views.vocabulary import plain
-from pages import _references, _second_model, _shared as shared
+from pages import _model_dependence, _references, _second_model, _shared as shared
 
 SECTION_HELP = {
     "sev": "SEV⁻ / SEV⁺ / SEV® with the minimal explanations (the paper's tables), a plain-language reading and "
@@ -72,6 +72,7 @@ with st.spinner("Computing the explanations the report needs…"):
         if "sev" in chosen and len(s.dataset.groups) <= HYPERCUBE_FIGURE_MAX_GROUPS else None
     dependence = report_pdp(s, s.key, query, shared.row(), sev_feature(sev), p.seed) \
         if "dependence" in chosen else None
+    pairs = _model_dependence.pair_strengths(s, s.key, p.seed) if "dependence" in chosen else None  # model page's
     cohort_key, cohort_part = st.session_state.get(REPORT_KEY, (None, None))  # the Cohorts & fairness page's
     second = _second_model.second_model(s)
     row = None if st.session_state.get("whatif") else shared.row()  # the comparison explains dataset rows only
@@ -79,6 +80,7 @@ with st.spinner("Computing the explanations the report needs…"):
     report = build_row_report(s, query, p, chosen, row_position=shared.row(),
                               edited=bool(st.session_state.get("whatif")), sev=sev, baselines=baselines, lens=lens,
                               linear=linear, cube=cube, counterfactuals=counterfactuals, dependence=dependence,
+                              interactions=pairs,
                               cohorts=cohort_part if cohort_key == s.key and kept_cohorts() else None, models=models)
 
 left, right = st.columns([2, 3], vertical_alignment="bottom")

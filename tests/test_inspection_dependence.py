@@ -28,6 +28,7 @@ from explain_core.intake.encoding import encoded_model, make_encoder
 from explain_core.intake.models import wrap_model
 from explain_core.results import load_result
 from explain_core.setup import make_setup
+from explain_core.views.vocabulary import format_number
 from explain_core.views.dependence import dependence_figure, dependence_text, interaction_figure, interaction_text
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -186,8 +187,12 @@ def test_multiclass_one_against_the_rest_and_regression(explain_cache_dir):
     pdp = partial_dependence(regression, ["median_income"], row=int(regression.test_rows[0]), rows=20)
     assert pdp.output == "prediction"
     check_against_brute_force(regression, pdp, int(regression.test_rows[0]))
-    found = interactions(regression, h_rows=8)  # a TransformedTargetRegressor: no tree shap reads, so H
-    assert (found.method, found.output, len(found.rows)) == (H_METHOD, "prediction", 8)
+    found = interactions(regression, rows=20)  # trees on the standardised target: their values × its scale
+    split = encoded_model(regression.model, regression.dataset.groups)
+    inner, X = split.estimator, split.encode(regression.dataset.features.iloc[found.rows])
+    theirs = shap.TreeExplainer(inner.regressor_).shap_values(X)
+    theirs = grouped(theirs * inner.transformer_.scale_[0], split.column_group, regression.dataset)
+    assert (found.method, found.output) == (SHAP_METHOD, "prediction") and np.allclose(found.shap_values, theirs)
 
 
 def test_an_uploaded_model_gives_the_same_numbers_through_its_sandbox(compas):
@@ -312,8 +317,9 @@ def test_model_page_draws_the_dependence_section(chart_specs):
     assert "pdp2d" in roles and "pdp" not in roles
     assert [b.label for b in at.get("download_button")][-4:] == ["CSV", "JSON", "CSV", "JSON"]
     json.loads(json.dumps(chart_specs(at)[-1]))  # the charts are plain JSON
-    at.switch_page("pages/home.py").run()  # a regression: its prediction, and the H-statistic estimate
+    at.switch_page("pages/home.py").run()  # a ridge regression: its prediction, and the H-statistic estimate
     at.selectbox(key="home_demo").select("california_housing").run()
+    at.selectbox(key="home_kind").select("l2_lr").run()
     at.button(key="home_load").click().run()
     at.switch_page("pages/model_view.py").run()
     at.toggle(key="mv_pdp_toggle").set_value(True).run()
@@ -340,6 +346,11 @@ def test_the_report_draws_the_rows_leading_feature(compas):
     text = " ".join(" ".join(page.extract_text() for page in pdf.pages).split())
     assert f"2. Partial dependence — how {leading} moves the score" in text
     assert " ".join(dependence_text(want).split()) in text and "first feature of this row's minimal SEV" in text
+    pairs = interactions(compas, seed=0)  # the model page's sample: its strongest pairs below the PDP
+    assert report.interactions == pairs and "Which features act together" in text
+    assert " ".join(interaction_text(pairs).split()) in text
+    top = pairs.pairs().iloc[0]
+    assert f"{top['feature']} {top['with']} {format_number(top.iloc[2])}" in text
     alone = rep.build_row_report(compas, row, Parameters(), sections=("dependence",))  # no SEV: the top mean |SHAP|
     assert alone.dependence.groups == (global_shap(compas, rows=100).importance().index[0],)
-    assert list(alone.json_files()) == [f"compas_row{row}.dependence.json"]
+    assert list(alone.json_files()) == [f"compas_row{row}.dependence.json", f"compas_row{row}.interactions.json"]

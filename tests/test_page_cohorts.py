@@ -15,6 +15,7 @@ from explain_core.inspection.errors import error_tree, leaf_cohort
 from explain_core.inspection.fairness import SEV_BUDGET, fairness_report
 from explain_core.report import build_row_report
 from explain_core.report.cohorts import REPORT_KEY
+from explain_core.views.cohorts import fairness_text
 from test_browser import LIVE, charts_drawn, no_error, open_page, shot
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -148,3 +149,21 @@ def test_the_page_in_a_browser(browser, streamlit_server, demo, page, wait_for_a
     page.get_by_text(f"error leaf {top.node}", exact=False).first.wait_for()
     no_error(page)
     shot(full_page_screenshot, page, "cohorts")
+
+
+def test_fairness_in_a_browser(browser, streamlit_server, demo, page, wait_for_app):
+    """The group metrics switched on: the reading of fairness_report's own result (the data card's protected
+    features, the page's SEV budget and seed) under its chart."""
+    from playwright.sync_api import expect
+
+    report = fairness_report(demo, Parameters().sev, tuple(demo.dataset.restricted_suggestion), (),
+                             sev_budget=SEV_BUDGET, seed=Parameters().seed)
+    page.goto(streamlit_server)
+    wait_for_app(page)
+    open_page(page, wait_for_app, "Cohorts & fairness")
+    page.get_by_role("heading", name="Fairness across groups").wait_for()
+    page.locator(f".st-key-ch_fair{LIVE} label").click()
+    wait_for_app(page)
+    charts_drawn(page, "ch_fairness")
+    expect(page.get_by_text(fairness_text(report))).to_be_visible()
+    no_error(page)

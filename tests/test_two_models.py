@@ -170,6 +170,12 @@ def test_the_pdf_names_the_moved_threshold_and_the_second_model(compas):
     text = " ".join(" ".join(p.extract_text() for p in PdfReader(io.BytesIO(
         write_pdf(report, image_renderer="matplotlib"))).pages).split())
     assert "Decision threshold 0.3, chosen on The model page (the model's own: 0.5)" in text, text[:3000]
+    predicted = moved.model.label(moved.dataset.features.iloc[moved.test_rows]) == 1
+    truth = moved.dataset.y[moved.test_rows] == 1
+    counts = [(predicted & truth).sum(), (predicted & ~truth).sum(), (~predicted & truth).sum(),
+              (~predicted & ~truth).sum()]
+    assert ("{:,} true positives, {:,} false positives, {:,} false negatives, {:,} true negatives".format(*counts)
+            in text), text[:3000]
     compared = compare_models(moved, second, row)
     assert (f"predict differently on {len(compared.disagree):,} of the {len(moved.test_rows):,} test rows"
             in text), text[:3000]

@@ -6,7 +6,8 @@ for any other model an estimate of Friedman's H-statistic from partial dependenc
 SHAP interaction values (Lundberg et al. 2020) split each row's SHAP value of a feature into its main effect (the
 diagonal) and half of each pair's interaction (Φ_jk = Φ_kj); a row's values sum over its partners to its SHAP
 value. Encoded columns are summed into their group. The matrix is mean |Φ_jk| over the rows (the diagonal: mean
-|main effect|), on the trees' output (log-odds for boosted classifiers).
+|main effect|), on the trees' output (log-odds for boosted classifiers; a regression's prediction, the values of
+trees fitted on a standardised target scaled back by its standard deviation).
 
 Friedman's H (Friedman & Popescu 2008, eq. 44), with partial dependence PD centred over the sample's points x_i:
 H²_jk = Σ_i [PD_jk(x_ij, x_ik) − PD_j(x_ij) − PD_k(x_ik)]² / Σ_i PD_jk(x_ij, x_ik)²; the matrix holds H_jk (0: the
@@ -19,12 +20,14 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
+from sklearn.compose import TransformedTargetRegressor
 
 from ..baselines import TREE_OUTPUT, model_matrix
 from ..intake.boosters import NativeBooster
 from ..intake.models import ModelCallError, read_model
 from ..results import Explanation
 from ..setup import Setup
+from ..sev.readers import Unsupported, target_affine
 from .dependence import moved_rows, sampled_test_rows
 
 SHAP_METHOD, H_METHOD = "SHAP interaction values", "H-statistic estimate"
@@ -107,6 +110,13 @@ def fitted_interactions(estimator, X) -> dict | None:
 
     if isinstance(estimator, NativeBooster):
         estimator = estimator.booster
+    scale = 1.0
+    if isinstance(estimator, TransformedTargetRegressor):  # the demo regressions: trees on the standardised target
+        try:
+            scale = target_affine(estimator, [1.0, 0.0])[0]  # prediction = scale × the trees' output + a constant
+        except Unsupported:
+            return None
+        estimator = estimator.regressor_
     if hasattr(estimator, "coef_"):
         return None
     try:
@@ -115,7 +125,7 @@ def fitted_interactions(estimator, X) -> dict | None:
         return None
     values = explainer.shap_interaction_values(X)
     values = np.stack(values, axis=-1) if isinstance(values, list) else np.asarray(values)
-    return {"values": values.astype(float), "tree_output": str(explainer.model.tree_output)}
+    return {"values": values.astype(float) * scale, "tree_output": str(explainer.model.tree_output)}
 
 
 def h_statistic(setup: Setup, rows: np.ndarray) -> Interactions:

@@ -11,6 +11,7 @@ from ..errors import ExplainError
 from ..export import to_csv
 from ..setup import Parameters, Setup
 from .build import INDEX_COLUMNS, SECTIONS, build_row_report
+from .dependence import report_interactions
 from .pdf import write_pdf
 
 
@@ -39,7 +40,9 @@ def batch_reports(setup: Setup, rows: Sequence[int], params: Parameters, out: st
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     found: dict[int, dict] = {}
-    items = {i: (int(row), params, tuple(sections), image_renderer, json) for i, row in enumerate(rows)}
+    sections = tuple(sections)
+    pairs = report_interactions(setup, params.seed) if "dependence" in sections else None  # one for every row
+    items = {i: (int(row), params, sections, image_renderer, json, pairs) for i, row in enumerate(rows)}
     try:
         for i, (name, pdf, entry, files) in _reports(setup, items, scheduler, workers, client):
             if pdf is not None:
@@ -65,11 +68,12 @@ def _reports(setup: Setup, items: dict, scheduler: str | None, workers: int | No
 
 
 def row_report(setup: Setup, row: int, params: Parameters, sections: tuple[str, ...], image_renderer: str,
-               json: bool = False):
-    """(file name, PDF bytes, index row, JSON files) of one row's report (the JSON files only with ``json``);
+               json: bool = False, interactions=None):
+    """(file name, PDF bytes, index row, JSON files) of one row's report (the JSON files only with ``json``;
+    ``interactions``: the setup's, computed once for the batch);
     (None, None, the row and its error, {}) when it fails."""
     try:
-        report = build_row_report(setup, row, params, sections)
+        report = build_row_report(setup, row, params, sections, interactions=interactions)
         pdf = write_pdf(report, image_renderer=image_renderer)
         return report.file_name, pdf, report.index_row(report.file_name), report.json_files() if json else {}
     except ExplainError as exc:

@@ -22,6 +22,7 @@ from ..inspection.two_models import ModelComparison, compare_models
 from ..sev.engine import Hypercube, SEVExplanation, hypercube
 from ..sparse.compare import SparsityComparison
 from ..inspection.dependence import PartialDependence
+from ..inspection.interactions import Interactions
 from ..views.compare import agreement_figure
 from ..views.dependence import dependence_figure
 from ..views.lens import pn_curve_figure
@@ -30,7 +31,7 @@ from ..views.linear import weights_figure
 from ..views.sev import HYPERCUBE_FIGURE_MAX_GROUPS, hypercube_figure, lattice_figure
 from ..views.vocabulary import METHOD_LABELS, factor_text, fmt_ps, format_number
 from ..views.readings import sev_reading
-from .dependence import CONTENTS as dependence_contents, report_dependence, sev_feature
+from .dependence import CONTENTS as dependence_contents, report_dependence, report_interactions, sev_feature
 
 if TYPE_CHECKING:
     from ..linear.compare import LinearExplanation
@@ -88,6 +89,7 @@ class RowReport:
     dependence: PartialDependence | None = None  # PDP and ICE of the row's leading feature (report/dependence.py)
     cohorts: CohortsPart | None = None  # the Cohorts & fairness page's results, when it computed any
     models: ModelComparison | None = None  # a second model beside this one (explain_core.inspection.two_models)
+    interactions: Interactions | None = None  # the model's strongest pairs, in the dependence section
 
     @property
     def title(self) -> str:
@@ -148,7 +150,7 @@ class RowReport:
         ``to_json`` with the row, the setup and the parameters beside it)."""
         stem = self.file_name.removesuffix(".pdf")
         parts = {"sev": self.sev, "lens": self.lens, "linear": self.linear, "baselines": self.baselines,
-                 "agreement": self.agreement, "dependence": self.dependence}
+                 "agreement": self.agreement, "dependence": self.dependence, "interactions": self.interactions}
         return {f"{stem}.{part}.json": result.to_json(row=self.row, setup=self.setup, parameters=self.params)
                 for part, result in parts.items() if result is not None}
 
@@ -184,7 +186,7 @@ def build_row_report(setup: Setup, row: int | pd.DataFrame, params: Parameters |
                      lens: LensReport | None = None, linear: LinearExplanation | None = None,
                      cube: Hypercube | None = None,
                      counterfactuals: CounterfactualComparison | None = None,
-                     dependence: PartialDependence | None = None,
+                     dependence: PartialDependence | None = None, interactions: Interactions | None = None,
                      cohorts: CohortsPart | None = None,
                      second: Setup | None = None, models: ModelComparison | None = None) -> RowReport:
     """Gather one row's results for a report.
@@ -221,6 +223,7 @@ def build_row_report(setup: Setup, row: int | pd.DataFrame, params: Parameters |
     if "dependence" in sections:
         report.dependence = dependence or report_dependence(setup, query, position, sev_feature(report.sev),
                                                             params.seed)
+        report.interactions = interactions or report_interactions(setup, params.seed)
     if setup.training is not None:
         report.sparsity = setup.training.comparison(setup, params.sev)
     report.cohorts = cohorts

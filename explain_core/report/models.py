@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..inspection.threshold import threshold_sweep
 from ..views.vocabulary import fmt_metric, format_number
 
 if TYPE_CHECKING:
@@ -14,11 +15,16 @@ if TYPE_CHECKING:
 
 
 def threshold_fact(setup: Setup) -> list[list[str]]:
-    """The header fact "Decision threshold" when it was moved from the model's own (else nothing)."""
+    """The header facts "Decision threshold" and its confusion counts on the test rows when it was moved from the
+    model's own (else nothing)."""
     if setup.chosen_threshold is None:
         return []
+    at = threshold_sweep(setup, points=2).at(setup.model.threshold).astype(float)  # the model page's confusion
+    tp, fp, fn, tn = (int(at[c]) for c in ("TP", "FP", "FN", "TN"))
     return [["Decision threshold", f"{format_number(setup.model.threshold)}, chosen on The model page (the model's "
-                                   f"own: {format_number(setup.own_threshold)}); label 1 by {setup.model.rule}"]]
+                                   f"own: {format_number(setup.own_threshold)}); label 1 by {setup.model.rule}"],
+            ["Test rows at it", f"{tp:,} true positives, {fp:,} false positives, {fn:,} false negatives, {tn:,} true "
+                                f"negatives (positive: {setup.class_names[1]})"]]
 
 
 def two_models_table(w: Writer, r: RowReport) -> None:

@@ -102,7 +102,7 @@ def _unwrap(estimator, columns: list[str]) -> dict:
             est = est.steps[-1][1]
             continue
         elif isinstance(est, TransformedTargetRegressor):
-            affine = _target_affine(est, affine)
+            affine = target_affine(est, affine)
             est = est.regressor_
             continue
         else:
@@ -111,7 +111,7 @@ def _unwrap(estimator, columns: list[str]) -> dict:
     raise Unsupported("its wrappers nest too deeply")
 
 
-def _target_affine(est: TransformedTargetRegressor, affine: list[float]) -> list[float]:
+def target_affine(est: TransformedTargetRegressor, affine: list[float]) -> list[float]:
     """A target transform whose inverse is affine (a StandardScaler, or none)."""
     t = est.transformer_
     if est.func is not None or not (t is None or isinstance(t, StandardScaler)):

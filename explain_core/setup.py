@@ -90,8 +90,7 @@ class Setup:
         return self.reference_of_label(int(self.model.label(one_row(query))[0]))
 
     def reference_of_label(self, label: int) -> Reference:
-        """:meth:`reference_for` a row the model predicts ``label`` (0/1; for a regression, 1 is at or above the
-        threshold)."""
+        """:meth:`reference_for` a row the model predicts ``label`` (0/1; a regression's 1: at or above threshold)."""
         ref = self.reference
         if ref.population != "opposite" or label == ref.explain_class:
             return ref

@@ -51,7 +51,7 @@ def make_reference(dataset: Dataset, rows: Sequence[int] | None = None, *, stati
 
     ``population="opposite"`` uses only rows whose true class differs from ``explain_class`` (the
     negatives when explaining positives) — for a regression, whose target lies on the other side of the
-    model's ``threshold`` (at most it when explaining rows above it; without a threshold every row);
+    model's ``threshold`` (below it when explaining rows at or above it; without a threshold every row);
     ``"all"`` uses every row. Numeric groups take the mean or median, binary/categorical groups their mode,
     a declared one-hot block its most common row pattern. ``overrides`` sets custom values per column, or per
     one-hot group by naming the column that is 1.
@@ -83,7 +83,7 @@ def make_reference(dataset: Dataset, rows: Sequence[int] | None = None, *, stati
     if not opposite:
         who = "rows"
     elif regression:
-        who = f"rows with {dataset.target.name} {'≤' if explain_class == 1 else '>'} {format_number(threshold)}"
+        who = f"rows with {dataset.target.name} {'<' if explain_class == 1 else '≥'} {format_number(threshold)}"
     else:
         who = f"rows of class {dataset.class_value(1 - explain_class)}"
     if picked is not None:
@@ -125,7 +125,7 @@ def _nearest_row(dataset: Dataset, frame: pd.DataFrame, centre: dict) -> int:
 
 
 def _opposite_rows(dataset: Dataset, rows: np.ndarray, explain_class: int, threshold: float | None) -> np.ndarray:
-    labels = (dataset.y[rows] > threshold).astype(int) if dataset.task == "regression" else dataset.y[rows]
+    labels = (dataset.y[rows] >= threshold).astype(int) if dataset.task == "regression" else dataset.y[rows]
     opposite = rows[labels != explain_class]
     if len(opposite) == 0:
         side = "class" if dataset.task == "classification" else "side of the threshold"

@@ -90,7 +90,7 @@ class Setup:
         return self.reference_of_label(int(self.model.label(one_row(query))[0]))
 
     def reference_of_label(self, label: int) -> Reference:
-        """:meth:`reference_for` a row the model predicts ``label`` (0/1; for a regression, above the threshold)."""
+        """:meth:`reference_for` a row the model predicts ``label`` (0/1; a regression's 1: at or above threshold)."""
         ref = self.reference
         if ref.population != "opposite" or label == ref.explain_class:
             return ref
@@ -130,7 +130,7 @@ class Setup:
 
     def with_threshold(self, threshold: float) -> "Setup":
         """The same model labelling a row positive at score ≥ ``threshold`` (a classifier at its default threshold:
-        its own ``predict``; a regression: prediction > ``threshold``), applied by the adapter (also to an uploaded
+        its own ``predict``; a regression: prediction ≥ ``threshold``), applied by the adapter (also to an uploaded
         model in its sandbox, not reloaded). ``model_key`` (hence :attr:`key`) names the new threshold; back at
         the model's own threshold it is the original key. The metrics are evaluated again; an opposite-side
         reference of a regression is rebuilt (a classifier's opposite class is the true class: it stays);
@@ -166,11 +166,11 @@ class Setup:
 
     @property
     def class_names(self) -> tuple[str, str]:
-        """Labels 0 and 1 in words (the data card's, else ``<target> = <value>``; below/above the threshold for
-        regression)."""
+        """Labels 0 and 1 in words (the data card's, else ``<target> = <value>``; below / at or above the threshold
+        for a regression)."""
         if self.dataset.task == "classification":
             return self.dataset.class_name(0), self.dataset.class_name(1)
-        return "below threshold", "above threshold"
+        return "below threshold", "at or above threshold"
 
     @property
     def score_label(self) -> str:

@@ -34,7 +34,7 @@ def threshold_control(s: Setup, low: float, high: float) -> float:
     """The threshold chosen (the one in use until changed), within the observed scores."""
     step = 0.01 if s.model.score_kind == "proba" else max((high - low) / 100, 1e-6)
     value = min(max(float(s.model.threshold), low), high)
-    words = ("A regression's row is above the threshold when its prediction is above this value."
+    words = ("A regression's row is positive when its prediction is at or above this value."
              if s.dataset.task != "classification" else
              "A row is predicted positive when its score is at or above this value (at the model's own threshold, "
              "the model's own prediction).")

@@ -356,8 +356,8 @@ def row_banner() -> None:
     if s.dataset.task == "classification":
         parts.append(f"predicted **{plain(s.dataset.class_name(current_label()))}**"
                      + (f" at the threshold {format_number(s.model.threshold)}" if s.model.custom_threshold else ""))
-    else:  # a regression is explained above / below the model's threshold
-        side = "above" if current_label() == 1 else "at or below"
+    else:  # a regression is explained at or above / below the model's threshold
+        side = "at or above" if current_label() == 1 else "below"
         parts.append(f"**{side}** the threshold {format_number(s.model.threshold)}")
     st.info(" · ".join(parts + [plain(s.dataset.name), plain(s.model.name)]), icon=":material/table_rows:")
 

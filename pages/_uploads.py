@@ -299,7 +299,7 @@ def model_file_choices(dataset: Dataset):
         "Decision threshold (optional)", value=None, key="dm_threshold", format="%.3f", placeholder="default",
         help="A classifier's row is 'positive' when its score is at or above this threshold (≥). Empty: the "
              "model's own prediction (its predict, ties included: 0.5 on probabilities, 0 on decision values); for a "
-             "regression, above the training median.")
+             "regression, at or above the training median.")
     label = c2.text_input(
         "The model's label for the positive class (optional)", key="dm_model_positive", max_chars=200,
         help="Only when the model was trained on a recoded target, e.g. 1 for a 0/1 target whose 1 means the "

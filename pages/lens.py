@@ -162,7 +162,7 @@ context = shared.lens_context(s, s.key, query, p.lens)
 report = shared.lens_now()
 factors = report.factors
 outcome = (s.dataset.class_name(context.outcome) if s.dataset.task == "classification" else
-           f"prediction {'above' if context.outcome == 1 else 'at most'} {format_number(s.model.threshold)}")
+           f"prediction {'at or above' if context.outcome == 1 else 'below'} {format_number(s.model.threshold)}")
 reach = reach_text(s, query, p, context)
 
 with answer:

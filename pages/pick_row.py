@@ -44,8 +44,8 @@ with st.container(border=True):
     outcome = f3.segmented_control(
         "Against the truth", ["all", "wrong", "right"], default="all", key="pick_outcome",
         format_func={"all": "any", "wrong": "misclassified", "right": "correct"}.get,
-        help="Misclassified: the model's label differs from the true one" + ("" if classification else
-                                                                            " (above / below the threshold)") + ".")
+        help="Misclassified: the model's label differs from the true one"
+        + ("" if classification else " (at or above / below the threshold)") + ".")
     low, high = float(scores["score"].min()), float(scores["score"].max())
     score_format = "%.3f" if max(abs(low), abs(high)) < 1000 else "%.0f"  # plain numbers, never 2.45e+05
     score_range = f4.slider("Score", low, high, (low, high), key="pick_score", format=score_format) if high > low \

@@ -112,7 +112,7 @@ with st.container(key="sev_cube"):
     else:
         result = ex.result(which)
         searched = result.engine == "bfs"  # the exact engines evaluate a few vertices, not whole layers
-        fig = lattice_figure(result, threshold=s.model.threshold, log_y=True) if searched else None
+        fig = lattice_figure(result, labels_of=s.model.labels_of, log_y=True) if searched else None
         st.caption(f"With {len(names)} features (> {HYPERCUBE_FIGURE_MAX_GROUPS}) "
                    + ("the cube is summarised by depth (log scale: the few flipping vertices show beside the many "
                       "evaluated), and each" if searched else "each")

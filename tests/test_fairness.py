@@ -101,12 +101,27 @@ def test_defaults_bad_names_and_a_regression(compas):
     report = fairness_report(housing, SEV, ["housing_median_age"], sev_budget=5)
     test = housing.test_rows
     frame = housing.dataset.features.iloc[test]
-    threshold = housing.model.threshold  # read above / below the model's threshold
-    y_true = (housing.dataset.y[test] > threshold).astype(int)
-    y_pred = (housing.model.estimator.predict(frame) > threshold).astype(int)
+    threshold = housing.model.threshold  # read at or above / below the model's threshold
+    y_true = (housing.dataset.y[test] >= threshold).astype(int)
+    y_pred = (housing.model.estimator.predict(frame) >= threshold).astype(int)
     split = report.splits[0]
-    assert split.groups["count"].sum() == len(test) and report.outcome == "above/below the model's threshold"
+    assert split.groups["count"].sum() == len(test) and report.outcome == "at or above / below the model's threshold"
     labels = np.empty(len(test), dtype=object)
     for group in sorted(split.groups["group"], key=lambda g: float(g.split("–")[1])):  # each bin holds its upper end
         labels[(frame.housing_median_age <= float(group.split("–")[1])).to_numpy() & pd.isna(labels)] = group
     assert_split_matches(split, y_true, y_pred, labels)
+
+
+def test_a_regression_target_at_the_threshold_is_positive():
+    """Whole grades (student_performance_math): the rows whose grade equals the median threshold 11 count in the
+    positive class, and so does a prediction equal to a chosen threshold."""
+    base = demo_setup("student_performance_math", "l2_lr")
+    test = base.test_rows
+    scores = base.model.score(base.dataset.features.iloc[test])
+    assert base.model.threshold == 11 and np.any(base.dataset.y[test] == 11)
+    for setup in (base, base.with_threshold(float(np.sort(scores)[len(scores) // 2]))):
+        t, y = setup.model.threshold, setup.dataset.y[test]
+        assert np.any(y == t) or np.any(scores == t)
+        split = fairness_report(setup, SEV, ["sex"], sev_budget=2).splits[0]
+        sex = setup.dataset.features["sex"].iloc[test].astype(str).to_numpy()
+        assert_split_matches(split, (y >= t).astype(int), (scores >= t).astype(int), sex)

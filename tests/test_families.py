@@ -346,11 +346,13 @@ def test_regression_reference_comes_from_the_other_side_of_the_threshold():
     trained = demo_model(data, "l2_lr")
     setup = make_setup(data, trained)
     t = trained.model.threshold
-    below = trained.train_rows[data.y[trained.train_rows] <= t]
+    assert t == 11 and np.sum(data.y[trained.train_rows] == t) > 0  # whole grades: training rows at the threshold
+    below = trained.train_rows[data.y[trained.train_rows] < t]
     assert setup.reference.population == "opposite" and setup.reference.threshold == t
     # a whole-valued feature's mean is rounded half up (issue 26)
     assert setup.reference.values["absences"] == np.floor(data.features["absences"].iloc[below].mean() + 0.5)
-    assert f"final_grade ≤ {t:.4g}" in setup.reference.description
+    assert f"over {len(below)} rows with final_grade < {t:.4g}" in setup.reference.description
     mirror = setup.reference_of_label(0)
-    above = trained.train_rows[data.y[trained.train_rows] > t]
+    above = trained.train_rows[data.y[trained.train_rows] >= t]  # a grade equal to the threshold is positive
+    assert f"over {len(above)} rows with final_grade ≥ {t:.4g}" in mirror.description
     assert mirror.values["absences"] == np.floor(data.features["absences"].iloc[above].mean() + 0.5)

@@ -360,6 +360,27 @@ def test_custom_threshold_is_score_at_least_t():
     assert not wrap_model(TableClassifier((0, 1)), data, threshold=0.5).custom_threshold  # the default is not custom
 
 
+class IdentityRegressor:
+    """Predicts each row's ``x``: predictions land exactly on chosen thresholds."""
+
+    feature_names_in_ = np.array(["x"], dtype=object)
+
+    def predict(self, X):
+        return np.asarray(X["x"], dtype=float)
+
+
+def test_regression_prediction_at_the_threshold_is_positive():
+    """A regression's row is positive when its prediction is ≥ the threshold: the default (the median) or one chosen."""
+    frame = pd.DataFrame({"x": [1.0, 2.0, 2.0, 3.0, 4.0], "y": [1.0, 2.0, 2.0, 3.0, 4.0]})
+    data = make_dataset(frame, "y", kinds={"x": "numeric"}, task="regression")
+    model = wrap_model(IdentityRegressor(), data)
+    assert model.threshold == 2.0 and not model.custom_threshold and model.rule == "prediction at or above 2"
+    np.testing.assert_array_equal(model.label(data.features), [0, 1, 1, 1, 1])
+    chosen = wrap_model(IdentityRegressor(), data, threshold=3.0)
+    np.testing.assert_array_equal(chosen.label(data.features), [0, 0, 0, 1, 1])
+    np.testing.assert_array_equal(chosen.labels_of(np.array([2.9999999999999996, 3.0])), [0, 1])
+
+
 def test_engines_label_tie_rows_as_predict_does():
     """LENS and SEV read labels through the same rule: intervened rows at the tie get predict's label."""
     from explain_core.intake.data import GroupLayout

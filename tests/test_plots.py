@@ -11,6 +11,7 @@ import pytest
 
 from explain_core.intake.data import make_dataset
 from explain_core.intake.data import GroupLayout
+from explain_core.intake.models import ModelAdapter
 from explain_core.reference import Reference
 from explain_core.sev import Hypercube, SEVResult, hypercube, sev
 from explain_core.sev.summaries import NOT_EXPLAINED, lattice_counts, prevalence_table, sev_counts
@@ -185,21 +186,42 @@ def test_explicit_template_ignores_the_global_default():
 def test_figure1_lattice_counts():
     ex, model = figure1_explanation(), figure1_model()
     # SEV⁻: depth 1 moves one group, none flips; depth 2: {H,L} and {L,E} flip, {H,E} does not
-    assert lattice_counts(ex.minus, threshold=model.threshold).values.tolist() == [[1, 3, 0], [2, 3, 2]]
+    assert lattice_counts(ex.minus, labels_of=model.labels_of).values.tolist() == [[1, 3, 0], [2, 3, 2]]
     # SEV⁺: the reference (depth 0) is low risk; moving Loan to the query's value flips
-    assert lattice_counts(ex.plus, threshold=model.threshold).values.tolist() == [[0, 1, 0], [1, 3, 1]]
+    assert lattice_counts(ex.plus, labels_of=model.labels_of).values.tolist() == [[0, 1, 0], [1, 3, 1]]
     assert lattice_counts(fig1_cube()).values.tolist() == [[0, 1, 0], [1, 3, 0], [2, 3, 2], [3, 1, 1]]
-    fig = lattice_figure(ex.minus, threshold=model.threshold)
+    fig = lattice_figure(ex.minus, labels_of=model.labels_of)
     assert list(traces(fig, "evaluated")[0].y) == [3, 3] and list(traces(fig, "flipped")[0].y) == [0, 2]
-    with pytest.raises(ValueError, match="threshold"):
+    with pytest.raises(ValueError, match="labels_of"):
         lattice_counts(ex.minus)
+
+
+def test_lattice_labels_a_regression_vertex_at_the_threshold_positive():
+    """prediction = x0 + x1 + x2, threshold 2: the query (3) is positive; one group moved to the reference (0)
+    predicts exactly 2, still positive (≥), so the three two-group moves are the first flips."""
+    columns = ["x0", "x1", "x2"]
+
+    class SumRegressor:
+        def predict(self, frame):
+            return frame[columns].to_numpy(float).sum(axis=1)
+
+    model = ModelAdapter(SumRegressor(), columns, "regression", score_kind="predict", threshold=2.0)
+    frame = pd.DataFrame([dict.fromkeys(columns, 1.0), dict.fromkeys(columns, 0.0)])
+    frame["y"] = [1, 0]
+    layout = GroupLayout.of(make_dataset(frame, "y"))
+    query, ref = frame[columns].iloc[[0]], Reference(dict.fromkeys(columns, 0.0), "zero")
+    result = sev(model, layout, query, ref, kind="minus", max_depth=3)
+    assert result.value == 2
+    assert lattice_counts(result, labels_of=model.labels_of).values.tolist() == [[1, 3, 0], [2, 3, 3]]
+    full = lattice_counts(hypercube(model, layout, query, ref)).set_index("depth")
+    assert full.loc[1:2, "flipped"].tolist() == [0, 3]
 
 
 def test_lattice_of_a_wide_search_matches_the_full_cube():
     p = 10
     model, layout, query, ref = random_cube(p, seed=3)
     result = sev(model, layout, query, ref, kind="minus", max_depth=3)
-    counts = lattice_counts(result, threshold=model.threshold)
+    counts = lattice_counts(result, labels_of=model.labels_of)
     last = result.value if result.value is not None else 3
     assert counts["depth"].tolist() == list(range(1, last + 1))
     assert counts["evaluated"].tolist() == [comb(p, d) for d in range(1, last + 1)]

@@ -187,11 +187,11 @@ def test_regression_reference_is_from_the_other_side_and_the_report_says_above_b
     t = setup.model.threshold
     for row in [int(r) for r in setup.test_rows[:8]]:
         ex = row_sev(setup, setup.query(row), Parameters())
-        side = ex.explained_class  # 1: predicted above the threshold
-        assert f"{'≤' if side == 1 else '>'} {t:.4g}" in ex.reference.description  # rows of the other side
-        reference_side = int(setup.model.score(ex.reference.as_frame(setup.dataset.columns))[0] > t)
+        side = ex.explained_class  # 1: predicted at or above the threshold
+        assert f"{'<' if side == 1 else '≥'} {t:.4g}" in ex.reference.description  # rows of the other side
+        reference_side = int(setup.model.score(ex.reference.as_frame(setup.dataset.columns))[0] >= t)
         assert (ex.plus.value == 0) == (reference_side == side)
     report = build_row_report(setup, int(setup.test_rows[0]), Parameters(m=500, lens_references=20, lime_samples=300),
                               sections=("sev",))
-    side = "above" if report.label == 1 else "at or below"
+    side = "at or above" if report.label == 1 else "below"
     assert report.title.startswith(f"Why is the predicted {setup.dataset.target.name} {side} the threshold")

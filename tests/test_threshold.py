@@ -29,6 +29,7 @@ from explain_core.reference import make_reference
 from explain_core.results import load_result
 from explain_core.saved import AnalysisState, DataRecipe, ModelRecipe, rebuild
 from explain_core.setup import Parameters, model_from_upload
+from explain_core.views.model import model_performance
 
 
 @pytest.fixture(scope="module")
@@ -164,10 +165,12 @@ def test_the_figures_draw_the_sweep(compas):
 
 
 def test_regression_threshold_splits_the_prediction_and_its_reference_follows(housing):
-    t = float(np.quantile(all_scores(housing), 0.7))
-    moved = housing.with_threshold(t)
     scores = all_scores(housing)
-    assert np.array_equal(moved.model.labels_of(scores), (scores > t).astype(int))
+    t = float(np.sort(scores[housing.test_rows])[int(0.7 * len(housing.test_rows))])  # a test row's own prediction
+    moved = housing.with_threshold(t)
+    tied = scores == t
+    assert tied.any() and np.all(moved.model.labels_of(scores)[tied] == 1)  # a prediction equal to t is positive
+    assert np.array_equal(moved.model.labels_of(scores), (scores >= t).astype(int))
     expected = make_reference(housing.dataset, housing.train_rows, threshold=t)
     assert moved.reference.values == expected.values and moved.reference.threshold == t
     assert moved.reference.values != housing.reference.values and moved.key != housing.key
@@ -176,8 +179,24 @@ def test_regression_threshold_splits_the_prediction_and_its_reference_follows(ho
     y = housing.dataset.y[housing.test_rows]
     test_scores = scores[housing.test_rows]
     line = sweep.table().loc[t]  # the true class is the target's side of the same threshold
-    assert line.TP == np.sum((test_scores > t) & (y > t)) and line.TN == np.sum((test_scores <= t) & (y <= t))
+    assert line.TP == np.sum((test_scores >= t) & (y >= t)) and line.TN == np.sum((test_scores < t) & (y < t))
+    assert line.TP + line.FP == np.sum(test_scores >= t)  # the tied test row is predicted positive
     assert moved.with_threshold(housing.model.threshold).key == housing.key
+
+
+def test_regression_target_at_the_threshold_is_of_the_positive_side(explain_cache_dir):
+    """Whole grades (student_performance_math): many rows' target equals the median threshold 11; the sweep counts
+    them positive, at the model's threshold and at another whole grade, as the model's view of the test rows does."""
+    setup = demo_setup("student_performance_math", "l2_lr")
+    t, rows = setup.model.threshold, setup.test_rows
+    y, scores = setup.dataset.y[rows], setup.model.score(setup.dataset.features.iloc[rows])
+    assert t == 11 and np.sum(y == t) > 0
+    table = threshold_sweep(setup, also=[9.0]).table()
+    for cut in (t, 9.0):
+        line = table.loc[cut]
+        assert line.TP + line.FN == np.sum(y >= cut)
+        assert line.TP == np.sum((scores >= cut) & (y >= cut)) and line.TN == np.sum((scores < cut) & (y < cut))
+    assert model_performance(setup).confusion.to_numpy()[1].sum() == np.sum(y >= t)  # true class 1: y ≥ 11
 
 
 def test_a_multiclass_model_one_against_the_rest(three_classes):
@@ -275,5 +294,5 @@ def test_a_regression_threshold_applied_on_the_model_page(housing):
     assert moved.key == housing.with_threshold(t).key and moved.chosen_threshold == t
     at.switch_page("pages/sev.py").run()
     score = housing.model.score(housing.query(int(housing.test_rows[0])))[0]
-    side = "above" if score > moved.model.threshold else "at or below"
+    side = "at or above" if score >= moved.model.threshold else "below"
     assert f"**{side}** the threshold" in visible(at.info[0].value) and not at.exception

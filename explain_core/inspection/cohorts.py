@@ -6,7 +6,7 @@ prevalence, mean |SHAP| and the unexplainable share (the SEV and SHAP parts on a
 
 "Wrong" for a classifier is a misclassified row; for a regression it is a row whose |residual| is above the
 :data:`ERROR_QUANTILE` quantile of the test rows' |residuals| (the top fifth of errors), and its "class" is the side
-of the model's threshold (as every explanation of a regression reads it).
+of the model's threshold, 1 at or above it (as every explanation of a regression reads it).
 """
 from __future__ import annotations
 
@@ -260,7 +260,7 @@ def model_outcome(setup: Setup, rows: Sequence[int]) -> Outcome:
     y = data.y
     residual = np.abs(y[rows] - score)
     cut = np.quantile(np.abs(y[setup.test_rows] - model.score(data.features.iloc[setup.test_rows])), ERROR_QUANTILE)
-    return Outcome(rows, score, predicted, (y[rows] > model.threshold).astype(int), (residual > cut).astype(int))
+    return Outcome(rows, score, predicted, model.labels_of(y[rows]).astype(int), (residual > cut).astype(int))
 
 
 def error_words(setup: Setup) -> str:

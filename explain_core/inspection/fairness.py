@@ -4,8 +4,8 @@ with fairlearn's demographic-parity and equalised-odds differences (between grou
 unrestricted SEV⁻ explanation uses a protected feature.
 
 A numeric protected feature with more than :data:`MAX_LEVELS` values is cut into :data:`BINS` quantile bins of
-the test rows (fewer where quantiles tie); others are read by value. A regression is read above/below the model's
-threshold: true class = the target above it, predicted class = the prediction above it. A group without positive
+the test rows (fewer where quantiles tie); others are read by value. A regression is read at or above / below the
+model's threshold: true class = the target ≥ it, predicted class = the prediction ≥ it. A group without positive
 (negative) rows has TPR (FPR) 0, fairlearn's convention.
 """
 from __future__ import annotations
@@ -137,7 +137,7 @@ def fairness_report(setup: Setup, params: SEVParameters, protected: Sequence[str
                                   "cohort"))
     sample = np.sort(np.random.default_rng(seed).choice(rows, size=min(sev_budget, len(rows)), replace=False))
     any_share, all_share = protected_sev_shares(setup, sample, params, protected, progress)
-    words = "classes" if setup.dataset.task == "classification" else "above/below the model's threshold"
+    words = "classes" if setup.dataset.task == "classification" else "at or above / below the model's threshold"
     return FairnessReport(tuple(splits), protected, len(rows), words, len(sample), any_share, all_share, int(seed))
 
 

@@ -3,8 +3,8 @@ scoring of the test rows (:func:`threshold_sweep`); :meth:`~explain_core.setup.S
 session's model to one of them.
 
 A row is labelled as the setup's model would label it with that threshold (:meth:`Setup.with_threshold`): positive
-at score ≥ t for a classifier (at the model's current threshold: its own rule, ``ModelAdapter.labels_of``), above
-t for a regression — whose true class is then the target's side of the same t (above / at or below).
+at score ≥ t (for a classifier at the model's current threshold: its own rule, ``ModelAdapter.labels_of``); a
+regression's true class is then the target's side of the same t (at or above / below).
 """
 from __future__ import annotations
 
@@ -85,11 +85,11 @@ def threshold_sweep(setup: Setup, *, points: int = GRID_POINTS, also=()) -> Thre
     scores = np.asarray(model.score(data.features.iloc[rows]), dtype=float)
     grid = sweep_grid(scores, model.threshold, points, also)
     regression = data.task != "classification"
-    predicted = (scores[None, :] > grid[:, None]) if regression else (scores[None, :] >= grid[:, None])
+    predicted = scores[None, :] >= grid[:, None]
     here = grid == model.threshold
     predicted[here] = model.labels_of(scores).astype(bool)  # the model's own rule at its threshold (ties)
     truth = np.asarray(data.y[rows], dtype=float)
-    actual = truth[None, :] > grid[:, None] if regression else np.broadcast_to(truth.astype(int) == 1, predicted.shape)
+    actual = truth[None, :] >= grid[:, None] if regression else np.broadcast_to(truth.astype(int) == 1, predicted.shape)
     counts = [np.sum(p & a, axis=1) for p, a in ((predicted, actual), (predicted, ~actual), (~predicted, actual),
                                                   (~predicted, ~actual))]
     return ThresholdSweep(grid, *counts, float(model.threshold), setup.class_names, setup.score_label, data.task)

@@ -5,7 +5,7 @@ The adapter turns a feature table (the dataset's raw columns) into one score per
 class probability, a decision value or a regression prediction — and a 0/1 label by its threshold.
 A classifier at its default threshold (0.5 on probabilities, 0 on decision values) is labelled as its
 own ``predict`` labels the row, ties included; a custom threshold t labels a row positive when its score
-is ≥ t; a regression is labelled 1 when its prediction is above the threshold.
+is ≥ t; a regression is labelled 1 when its prediction is at or above the threshold (≥).
 Every score passes :meth:`ModelAdapter.scores_of`, which turns a model that raises into a clear
 :class:`ModelCallError` and a NaN/inf score into :class:`~explain_core.errors.NonFiniteScores` (never a class).
 """
@@ -41,7 +41,7 @@ class ModelAdapter:
     bare estimator fed ``encoder.transform(raw)``, the dataset's encoded matrix). ``positive_class``
     is the model's own label for the dataset's positive class. ``custom_threshold``: the analyst chose
     ``threshold`` (label = score ≥ threshold); otherwise a classifier's label is its own ``predict``
-    (see :meth:`scores_of`).
+    (see :meth:`scores_of`), and a regression's is prediction ≥ ``threshold``.
     """
 
     estimator: Any
@@ -145,10 +145,12 @@ class ModelAdapter:
         return self.labels_of(self.score(frame))
 
     def labels_of(self, scores: np.ndarray) -> np.ndarray:
-        """The one labelling rule of every engine: score ≥ a custom threshold, else score > the default one
-        (the model's own ``predict`` for scores from :meth:`scores_of`, ties settled there)."""
+        """The one labelling rule of every engine: a regression's prediction ≥ its threshold (the default median or
+        a chosen one); a classifier's score ≥ a custom threshold, else score > the default one (the model's own
+        ``predict`` for scores from :meth:`scores_of`, ties settled there)."""
         scores = np.asarray(scores)
-        return (scores >= self.threshold if self.custom_threshold else scores > self.threshold).astype(np.int8)
+        at_or_above = self.custom_threshold or self.task != "classification"
+        return (scores >= self.threshold if at_or_above else scores > self.threshold).astype(np.int8)
 
     @property
     def rule(self) -> str:
@@ -157,7 +159,7 @@ class ModelAdapter:
             return f"score ≥ {format_number(self.threshold)} (custom threshold)"
         if self.task == "classification":
             return "the model's own prediction"
-        return f"prediction above {format_number(self.threshold)}"
+        return f"prediction at or above {format_number(self.threshold)}"
 
     def _positive_index(self) -> int:
         return list(self.estimator.classes_).index(self.positive_class)
@@ -189,7 +191,8 @@ def wrap_model(estimator, dataset: Dataset, *, encoder=None, threshold: float | 
     order when ``by_order`` confirms it. ``positive_class`` is the model's label for the dataset's positive
     class when the model was trained on a recoded target (e.g. ``1`` for a 0/1 target); by default the same.
     A classifier's ``threshold`` other than its default (0.5 on probabilities, 0 on decision values) is custom:
-    a row is positive when its score is ≥ it; at the default the label is the model's own ``predict``.
+    a row is positive when its score is ≥ it; at the default the label is the model's own ``predict``. A
+    regression's row is positive when its prediction is ≥ ``threshold`` (default: the target's median).
     """
     estimator = match_inputs(estimator, dataset, encoder, by_order)
     takes, columns = _input_columns(estimator, dataset, encoder)

@@ -95,7 +95,7 @@ class RowReport:
     def title(self) -> str:
         where = f"row {self.row}" if self.row is not None else "a custom row"
         if self.setup.dataset.task == "regression":  # explained against the model's threshold
-            side = "above" if self.label == 1 else "at or below"
+            side = "at or above" if self.label == 1 else "below"
             return (f"Why is the predicted {self.setup.dataset.target.name} {side} the threshold "
                     f"{format_number(self.setup.model.threshold)} for {where}?")
         return f"Why did the model predict {self.setup.class_names[self.label]} for {where}?"
@@ -242,7 +242,7 @@ def _figures(report: RowReport, cube: Hypercube | None) -> dict[str, go.Figure]:
             cube = cube or hypercube(s.model, s.dataset.layout, report.query, s.reference_of_label(report.label))
             figs["sev"] = hypercube_figure(cube, report.sev, which=which, class_names=s.class_names)
         else:
-            figs["sev"] = lattice_figure(report.sev.result(which), threshold=s.model.threshold)
+            figs["sev"] = lattice_figure(report.sev.result(which), labels_of=s.model.labels_of)
     if report.lens is not None and "lens" in report.sections:
         figs["lens"] = pn_curve_figure(report.lens.pn_curve, direction=report.lens.direction)
     if report.linear is not None and "linear" in report.sections:

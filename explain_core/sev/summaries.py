@@ -3,7 +3,7 @@
 (:func:`lattice_counts`). No plotting library is imported here (an audit worker needs only these)."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -14,16 +14,16 @@ from .engine import Hypercube, SEVResult
 NOT_EXPLAINED = "not explained"
 
 
-def lattice_counts(source: Hypercube | SEVResult, *, threshold: float | None = None,
+def lattice_counts(source: Hypercube | SEVResult, *, labels_of: Callable[[np.ndarray], np.ndarray] | None = None,
                    kind: str = "minus") -> pd.DataFrame:
     """Per searched depth: vertices evaluated and how many flip (columns ``depth``, ``evaluated``, ``flipped``).
 
     ``source`` is an :class:`SEVResult` computed with scores kept (its ``vertex_masks``/``vertex_scores``) —
-    then ``threshold`` (the model's, ``ModelAdapter.threshold``) is required: a vertex's label is
-    ``score > threshold``, and it flips when that label differs from ``result.explained_class`` (SEV⁻/SEV®)
+    then ``labels_of`` (the model's rule, ``ModelAdapter.labels_of``) is required: a vertex's label is
+    ``labels_of(score)``, and it flips when that label differs from ``result.explained_class`` (SEV⁻/SEV®)
     or equals it (SEV⁺). Depth counts groups moved from the search's start (the query for SEV⁻/SEV®, the
     reference for SEV⁺); the depths listed are those the search reached. Or ``source`` is a
-    :class:`Hypercube` (every vertex; its labels are used, ``threshold`` is ignored) with ``kind`` ``minus``
+    :class:`Hypercube` (every vertex; its labels are used, ``labels_of`` is ignored) with ``kind`` ``minus``
     or ``plus`` choosing the start and the flip rule.
     """
     if isinstance(source, Hypercube):
@@ -35,11 +35,11 @@ def lattice_counts(source: Hypercube | SEVResult, *, threshold: float | None = N
     elif isinstance(source, SEVResult):
         if source.vertex_masks is None or source.vertex_scores is None:
             raise ValueError("this SEV result kept no vertex scores (computed with keep_scores=False)")
-        if threshold is None:
-            raise ValueError("threshold (the model's) is needed to label an SEVResult's vertices")
+        if labels_of is None:
+            raise ValueError("labels_of (the model's labelling rule) is needed to label an SEVResult's vertices")
         kind, explained_class = source.kind, source.explained_class
         masks = np.asarray(source.vertex_masks, dtype=bool)
-        labels = (np.asarray(source.vertex_scores, dtype=float) > threshold).astype(int)
+        labels = np.asarray(labels_of(np.asarray(source.vertex_scores, dtype=float))).astype(int)
         last = source.value if source.value is not None else source.max_depth
         depths = range(0 if kind == "plus" else 1, last + 1)
     else:

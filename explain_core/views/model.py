@@ -2,7 +2,7 @@
 model's threshold, calibration, class balance — as one small result object and pure plotly figures.
 
 Numbers are scikit-learn's own (``roc_curve``, ``precision_recall_curve``, ``confusion_matrix``,
-``calibration_curve``), computed once per setup; a regression is read against its threshold (above / at or
+``calibration_curve``), computed once per setup; a regression is read against its threshold (at or above /
 below), with predicted against true values instead of calibration.
 """
 from __future__ import annotations

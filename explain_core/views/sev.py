@@ -6,7 +6,7 @@ Traces carry ``meta={"role": ...}`` (``edges``, ``paths``, ``vertices``, ``evalu
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -162,10 +162,10 @@ def _vertex_hover(mask, names, score, label_name, values, role) -> str:
 
 # --- lattice view (any p) ------------------------------------------------------------------------------------
 
-def lattice_figure(source: Hypercube | SEVResult, *, threshold: float | None = None, kind: str = "minus",
-                   log_y: bool = False) -> go.Figure:
+def lattice_figure(source: Hypercube | SEVResult, *, labels_of: Callable[[np.ndarray], np.ndarray] | None = None,
+                   kind: str = "minus", log_y: bool = False) -> go.Figure:
     """Bars per depth: vertices evaluated and vertices that flip (see :func:`lattice_counts` for the arguments)."""
-    counts = lattice_counts(source, threshold=threshold, kind=kind)
+    counts = lattice_counts(source, labels_of=labels_of, kind=kind)
     start = "reference" if (source.kind if isinstance(source, SEVResult) else kind) == "plus" else "query"
     fig = go.Figure([
         go.Bar(x=counts["depth"], y=counts["evaluated"], name="vertices evaluated",

@@ -104,7 +104,7 @@ if shortfall is None:
 else:
     st.warning(plain(f"This run did not give a better model, so the session keeps {result.base_name}: {shortfall}"),
                icon=":material/warning:")
-if compared.after.reference_score > after.model.threshold:
+if after.model.labels_of([compared.after.reference_score])[0] == 1:  # the model's own rule (≥ a custom threshold)
     st.warning("The trained model predicts the reference itself positive, so SEV⁺ is 0 and SEV⁻ finds no path: "
                "raise C₂ (under More settings) to keep the reference negative, and train again.",
                icon=":material/warning:")

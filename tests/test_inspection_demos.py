@@ -6,8 +6,8 @@ rows, the threshold sweep against the confusion matrix of the model's own labels
 row by row.
 
 Binary classification (COMPAS, Adult, German credit, credit approval) and regression (California housing, student
-performance: read above / below the model's threshold where a view needs classes); a multiclass model one against the
-rest and uploaded models are checked in each view's own test module."""
+performance: read at or above / below the model's threshold where a view needs classes); a multiclass model one
+against the rest and uploaded models are checked in each view's own test module."""
 from __future__ import annotations
 
 import numpy as np

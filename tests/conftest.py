@@ -247,3 +247,15 @@ def german_lens_case():
     trained = train_model(data, "l2_lr")
     model, query = trained.model, data.features.iloc[[trained.test_rows[0]]]
     return data, model, query, opposite_references(model, data, query, trained.train_rows, n=30, seed=0)
+
+
+def bands_frame(rows: int, seed: int):
+    """A three-class table (income, debt → band: low / mid / high by income − debt), the multiclass tests' data."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"income": rng.normal(50, 10, rows).round(1), "debt": rng.normal(20, 5, rows).round(1)})
+    margin = frame.income - frame.debt
+    frame["band"] = np.where(margin > 35, "high", np.where(margin > 25, "mid", "low"))
+    return frame

@@ -10,6 +10,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 from sklearn.tree import DecisionTreeClassifier
 
+from conftest import bands_frame
 from explain_core import IntakeError
 from explain_core.analysis import Parameters, demo_setup, row_sev
 from explain_core.inspection.cohorts import (MISCLASSIFIED, PREDICTED, TRUE_CLASS, Cohort, Filter, compare_cohorts,
@@ -179,10 +180,7 @@ def test_an_uploaded_multiclass_model_one_vs_rest():
     import skops.io as sio
     from sklearn.linear_model import LogisticRegression
 
-    rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"income": rng.normal(50, 10, 300).round(1), "debt": rng.normal(20, 5, 300).round(1)})
-    frame["band"] = np.where(frame.income - frame.debt > 35, "high",
-                             np.where(frame.income - frame.debt > 25, "mid", "low"))
+    frame = bands_frame(300, seed=0)
     model = LogisticRegression(max_iter=2000).fit(frame[["income", "debt"]], frame["band"])
     data = make_dataset(pd.read_csv(io.BytesIO(frame.to_csv(index=False).encode())), "band",
                         task="classification", positive_class="high")

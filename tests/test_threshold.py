@@ -15,7 +15,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score, precision_score, recall_score
 from streamlit.testing.v1 import AppTest
 
-from conftest import visible
+from conftest import bands_frame, visible
 
 from explain_core import demo_model
 from explain_core.analysis import SEVParameters, demo_setup, make_setup, row_sev
@@ -45,11 +45,7 @@ def housing(explain_cache_dir):
 @pytest.fixture(scope="module")
 def three_classes():
     """A three-class table and a logistic regression fitted on its columns (one class against the rest)."""
-    rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"income": rng.normal(50, 10, 400).round(1), "debt": rng.normal(20, 5, 400).round(1)})
-    margin = frame.income - frame.debt
-    frame["band"] = np.where(margin > 35, "high", np.where(margin > 25, "mid", "low"))
-    data = make_dataset(frame, "band", positive_class="high", name="bands")
+    data = make_dataset(bands_frame(400, seed=0), "band", positive_class="high", name="bands")
     train, test = data.split(0)
     pipe = LogisticRegression(max_iter=2000).fit(data.features.iloc[train], data.target.iloc[train])
     return data, pipe, make_setup(data, TrainedModel(wrap_model(pipe, data), train, test, {}, key="bands",

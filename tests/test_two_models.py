@@ -6,13 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 import skops.io as sio
 from sklearn.linear_model import LogisticRegression
 from streamlit.testing.v1 import AppTest
 
-from conftest import visible
+from conftest import bands_frame, visible
 
 from explain_core import demo_model
 from explain_core.analysis import Parameters, demo_setup, make_setup, row_sev, trained_setup
@@ -70,11 +69,7 @@ def test_another_dataset_or_split_is_refused(compas):
 
 
 def test_a_multiclass_second_model_is_explained_for_the_same_class():
-    rng = np.random.default_rng(1)
-    frame = pd.DataFrame({"income": rng.normal(50, 10, 300).round(1), "debt": rng.normal(20, 5, 300).round(1)})
-    margin = frame.income - frame.debt
-    frame["band"] = np.where(margin > 35, "high", np.where(margin > 25, "mid", "low"))
-    data = make_dataset(frame, "band", positive_class="high", name="bands")
+    data = make_dataset(bands_frame(300, seed=1), "band", positive_class="high", name="bands")
     train, test = data.split(0)
     setups = []
     for c in (1.0, 0.01):

@@ -8,7 +8,6 @@ import streamlit as st
 from explain_core.inspection import interactions, partial_dependence
 from explain_core.views.dependence import (dependence_figure, dependence_text, feature_label, interaction_figure,
                                            interaction_text)
-from explain_core.views.vocabulary import plain
 from pages import _shared as shared
 
 PDP_ROWS, ICE_ROWS, INTERACTION_ROWS = 500, 100, 200
@@ -48,8 +47,7 @@ def section(s, p) -> None:
     groups = (group,) if pair == NO_PAIR else (group, pair)
     result = dependence(s, s.key, groups, shared.query(), shared.row(), p.seed)
     with st.container(key="mv_pdp_views"):
-        st.plotly_chart(dependence_figure(result), width="stretch", key="mv_pdp")
-        st.caption(plain(dependence_text(result)))
+        shared.chart(dependence_figure(result), dependence_text(result), "mv_pdp")
         shared.download_buttons("partial_dependence", result.table(), result, key="mv_pdp")
         st.subheader("Which features act together?")
         found = pair_strengths(s, s.key, p.seed)
@@ -58,7 +56,6 @@ def section(s, p) -> None:
                    f"H-statistic estimate (Friedman's H from partial dependence on {len(found.rows)} test rows): "
                    "the model is not a tree ensemble shap can read, so the pairs are estimated from the model's "
                    "scores.")
-        st.plotly_chart(interaction_figure(found), width="stretch", key="mv_interactions")
-        st.caption(plain(interaction_text(found)))
+        shared.chart(interaction_figure(found), interaction_text(found), "mv_interactions")
         st.dataframe(found.pairs().head(10), hide_index=True, width="stretch")
         shared.download_buttons("interactions", found.pairs(), found, key="mv_interactions")

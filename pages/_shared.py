@@ -362,6 +362,13 @@ def row_banner() -> None:
     st.info(" · ".join(parts + [plain(s.dataset.name), plain(s.model.name)]), icon=":material/table_rows:")
 
 
+def chart(figure, words: str, key: str, where=None) -> None:
+    """A chart and, under it, the same message in words (its text alternative), in ``where`` (default: here)."""
+    where = st if where is None else where
+    where.plotly_chart(figure, width="stretch", key=key)
+    where.caption(plain(words))
+
+
 def download_buttons(name: str, table: pd.DataFrame | None = None, result=None, key: str | None = None,
                      what: str = "", context: dict | None = None) -> None:
     """CSV of ``table`` and JSON of ``result`` (a method's result, built on click: its own ``to_json`` with the row,

@@ -168,11 +168,6 @@ def for_report(s, **results) -> None:
     st.session_state[REPORT_KEY] = (s.key, replace(part if key == s.key else CohortsPart(), **results))
 
 
-def chart(figure, words: str, key: str) -> None:
-    st.plotly_chart(figure, width="stretch", key=key)
-    st.caption(plain(words))
-
-
 def comparison_section(s, p, cohorts) -> None:
     st.subheader("Cohorts side by side")
     budget = st.number_input("Rows per cohort for SEV and SHAP", 10, 2000, 100, step=10, key="ch_budget",
@@ -190,16 +185,16 @@ def comparison_section(s, p, cohorts) -> None:
     st.dataframe(result.table(), hide_index=True, key="ch_table")
     shared.download_buttons("cohort_comparison", result.table(), result, key="ch_comparison")
     with st.container(key="ch_comparison_charts"):
-        chart(comparison_figure(result), comparison_text(result), "ch_metrics")
-        chart(sev_box_figure(result), sev_text(result), "ch_sev")
+        shared.chart(comparison_figure(result), comparison_text(result), "ch_metrics")
+        shared.chart(sev_box_figure(result), sev_text(result), "ch_sev")
     left, right = st.columns(2)
     if with_shap:
         with left:
-            chart(feature_figure(result, "shap"), "Mean |SHAP| of each feature over each cohort's sample.",
-                  "ch_shap_chart")
+            shared.chart(feature_figure(result, "shap"), "Mean |SHAP| of each feature over each cohort's sample.",
+                         "ch_shap_chart")
     with right:
-        chart(feature_figure(result, "prevalence"), "How often each feature is in a row's minimal SEV explanation.",
-              "ch_prevalence")
+        shared.chart(feature_figure(result, "prevalence"),
+                     "How often each feature is in a row's minimal SEV explanation.", "ch_prevalence")
 
 
 def fairness_section(s, p, cohorts) -> None:
@@ -218,7 +213,7 @@ def fairness_section(s, p, cohorts) -> None:
         st.caption(plain(fairness_text(report)))
     else:
         split = st.selectbox("Groups of", [x.split for x in report.splits], key="ch_split")
-        chart(fairness_figure(report, split), fairness_text(report), "ch_fairness")
+        shared.chart(fairness_figure(report, split), fairness_text(report), "ch_fairness")
         st.dataframe(report.differences(), hide_index=True, key="ch_differences")
     shared.download_buttons("fairness", report.table(), report, key="ch_fairness_dl")
 
@@ -231,7 +226,7 @@ def errors_section(s, p) -> None:
                f"{tree.seed}) fitted on the test rows' features to predict whether the model is wrong ("
                f"{plain(tree.error)}), as Microsoft's Error Analysis does.")
     with st.container(key="ch_tree_chart"):
-        chart(error_tree_figure(tree), error_tree_text(tree), "ch_tree")
+        shared.chart(error_tree_figure(tree), error_tree_text(tree), "ch_tree")
     st.dataframe(tree.table(), hide_index=True, key="ch_leaves")
     shared.download_buttons("error_tree", tree.table(), tree, key="ch_tree_dl")
     with st.container(key="ch_leaf_buttons", horizontal=True):

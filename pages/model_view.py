@@ -28,12 +28,6 @@ def shap_sample(_setup, key: str, rows: int, seed: int, background: int):
         return global_shap(_setup, rows=rows, seed=seed, background=background)
 
 
-def chart(where, figure, words: str, key: str) -> None:
-    """A chart and, under it, the same message in words (its text alternative)."""
-    where.plotly_chart(figure, width="stretch", key=key)
-    where.caption(plain(words))
-
-
 st.title("The model as a whole")
 s, p = shared.setup(), shared.params()
 perf = performance(s, s.key)
@@ -51,7 +45,7 @@ with st.container(key="mv_performance"):
               (calibration_figure, calibration_text, "mv_calibration"), (balance_figure, balance_text, "mv_balance")]
     for start in range(0, len(charts), 2):  # two per line: room for the class names and the matrix's cells
         for column, (figure, words, key) in zip(st.columns(2), charts[start:start + 2]):
-            chart(column, figure(perf), words(perf), key)
+            shared.chart(figure(perf), words(perf), key, column)
 
 _model_threshold.threshold_and_second_model(s)  # the decision threshold; a second model beside this one
 
@@ -65,14 +59,15 @@ if st.toggle("Compute the global views", key="mv_global",
     features = group_values(s, gs.rows)
     with st.container(key="mv_global_views"):
         left, right = st.columns(2)
-        chart(left, importance_figure(gs), importance_text(gs), "mv_importance")
+        shared.chart(importance_figure(gs), importance_text(gs), "mv_importance", left)
         flagged = tuple(int(r) for r in shared.flagged_rows(s)[:limits().sev_rows])
         wide = shared.dataset_wide_sev(s, s.key, flagged, p.sev, "minus", s.restricted)
-        chart(right, feature_prevalence(wide.results, s.dataset.group_names),
-              prevalence_text(prevalence_table(wide.results, s.dataset.group_names), "SEV⁻"), "mv_prevalence")
-        chart(st.container(), beeswarm_figure(gs, features), beeswarm_text(gs, features), "mv_beeswarm")
+        shared.chart(feature_prevalence(wide.results, s.dataset.group_names),
+                     prevalence_text(prevalence_table(wide.results, s.dataset.group_names), "SEV⁻"), "mv_prevalence",
+                     right)
+        shared.chart(beeswarm_figure(gs, features), beeswarm_text(gs, features), "mv_beeswarm", st.container())
         group = st.selectbox("Dependence plot of", list(gs.importance().index), key="mv_dependence_feature")
-        chart(st.container(), dependence_figure(gs, features, group), dependence_text(gs, features, group),
-              "mv_dependence")
+        shared.chart(dependence_figure(gs, features, group), dependence_text(gs, features, group),
+                     "mv_dependence", st.container())
 
 _model_dependence.section(s, p)

@@ -358,3 +358,20 @@ def test_the_sev_page_shows_an_audit_the_server_offers(explain_cache_dir, adult,
     assert hist["data"][0]["y"] == audit.counts("restricted")["count"].tolist()
     assert hist["data"][0]["x"][-1] == NOT_EXPLAINED
     assert any("another model" in c.value for c in at.caption)  # the session's setup is COMPAS, not this Adult one
+
+
+def test_rows_per_group_counts_each_group_once_per_row_across_chunks():
+    """The summary's prevalence counter against a loop over the rows: a group named in two explanations of one row
+    counts once; empty, null and missing explanations count nothing; chunks are counted apart and added."""
+    import pyarrow as pa
+
+    from explain_core.audit.rows import GROUP_LISTS
+    from explain_core.audit.summary import _rows_per_group
+
+    rows = [[["age", "sex"], ["age"]], [], None, [["race"]], [["sex"], ["age", "race"], ["sex"]], [[]]]
+    column = pa.chunked_array([pa.array(rows[:3], GROUP_LISTS), pa.array(rows[3:], GROUP_LISTS)])
+    expected = {}
+    for row in rows:
+        for group in {g for explanation in row or [] for g in explanation}:
+            expected[group] = expected.get(group, 0) + 1
+    assert dict(_rows_per_group(column)) == expected == {"age": 2, "sex": 2, "race": 2}

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ..analysis import ROW_CHOICES, frame_sev, row_baselines
 from ..errors import check_choice
@@ -102,6 +103,17 @@ def explain_partition(setup: Setup, frame: pd.DataFrame, first_row: int, params:
     columns["score"] = scores[chosen].tolist()
     columns["status"] = columns["sev_restricted_status" if setup.restricted else "sev_minus_status"]
     return pa.Table.from_pydict(columns, schema=schema(bool(setup.restricted), options))
+
+
+def encoded_partition(setup: Setup, frame: pd.DataFrame, first_row: int, params: Parameters,
+                      options: AuditOptions) -> tuple[bytes, int]:
+    """:func:`explain_partition`'s table as the bytes of its Parquet file, and its row count: encoded where it was
+    computed (on a Dask worker, not in the process that writes the files), and 5–20× smaller to send than the
+    table (SEV's explanation lists are repeated strings, which Parquet stores once per column chunk)."""
+    table = explain_partition(setup, frame, first_row, params, options)
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    return sink.getvalue().to_pybytes(), table.num_rows
 
 
 def _sev_columns(setup: Setup, batch: pd.DataFrame, params: Parameters, explanations: str) -> dict[str, list]:

@@ -3,7 +3,8 @@
 The rows are read by ``dask.dataframe`` (a Parquet file or folder: one partition per row group; a CSV: blocks of
 ``blocksize`` bytes), one partition per task, on the workers. The setup (model, reference, the sample it was
 built from) is sent to each worker once (:mod:`.cluster`), never with a task. Each finished partition comes
-back to this process and is written as ``parts/part-NNNNN.parquet`` (atomically), so a rerun into the same folder
+back to this process as the bytes of its Parquet file (encoded on the worker) and is written as
+``parts/part-NNNNN.parquet`` (atomically), so a rerun into the same folder
 computes only the partitions that are missing, after checking every file already there against the manifest
 (:mod:`.ledger`). Under :data:`SINGLE_PROCESS_BYTES` of input no cluster is started: the same partition function
 runs here, in order. The input is checked against the operator's row, column and cell limits before it is read
@@ -22,7 +23,6 @@ import dask
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
 from ..errors import IntakeError
 from ..intake.tables import check_source_shape
@@ -30,7 +30,7 @@ from ..limits import limits
 from ..setup import Parameters, Setup
 from .cluster import Executor
 from .ledger import MANIFEST, part_entry, part_path, read_manifest, write_json, written_parts
-from .rows import AuditOptions, explain_partition
+from .rows import AuditOptions, encoded_partition
 from .summary import summarize
 
 SINGLE_PROCESS_BYTES = 8 * 2**20  # input files below this are audited here, without a cluster
@@ -124,8 +124,8 @@ def run_audit(setup: Setup, data: str | Path, out: str | Path, params: Parameter
         done = set(written_parts(out, recorded, checksums=True))
         todo = [i for i in range(len(parts)) if i not in done]
         items = {i: (parts[i], offsets[i], params, options) for i in todo}
-        for i, table in run.stream(setup, explain_partition, items, progress, unit="partitions"):
-            recorded["parts"][str(i)] = _write_part(out, i, table, offsets[i])
+        for i, (data, rows) in run.stream(setup, encoded_partition, items, progress, unit="partitions"):
+            recorded["parts"][str(i)] = _write_part(out, i, data, offsets[i], rows)
             write_json(out / MANIFEST, recorded)
             if on_partition is not None:
                 on_partition(i)
@@ -159,10 +159,11 @@ def _check_rows(data: Path, rows: int, columns: int) -> None:
                           "and EXPLAIN_MAX_CELLS.")
 
 
-def _write_part(out: Path, i: int, table, start: int) -> dict:
+def _write_part(out: Path, i: int, data: bytes, start: int, rows: int) -> dict:
+    """Partition ``i``'s Parquet file (``data``, encoded where it was computed) written, and its manifest entry."""
     path = part_path(out, i)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
-    pq.write_table(table, tmp)
+    tmp.write_bytes(data)
     os.replace(tmp, path)  # a partition file is whole or absent, even when a run is interrupted
-    return part_entry(path, start, table.num_rows)
+    return part_entry(path, start, rows)

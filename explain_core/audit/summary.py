@@ -51,10 +51,10 @@ def summarize(folder: str | Path) -> dict:
         seconds += float(pc.sum(table["seconds"]).as_py() or 0.0)
         for kind in kinds:
             t = tally[kind]
-            t["values"].update(v for v in table[f"sev_{kind}"].to_pylist() if v is not None)
-            t["status"].update(table[f"sev_{kind}_status"].to_pylist())
+            t["values"].update(_value_counts(table[f"sev_{kind}"]))
+            t["status"].update(_value_counts(table[f"sev_{kind}_status"]))
             if explanations == "all":
-                t["used"].update(_groups_per_row(table[f"sev_{kind}_explanations"]))
+                t["used"].update(_rows_per_group(table[f"sev_{kind}_explanations"]))
         if "factor" in names:
             lens.update(f"size {len(f)}" if f is not None else "none" for f in table["factor"].to_pylist())
             lens.update(f"group {g}" for f in table["factor"].to_pylist() if f for g in f)
@@ -76,18 +76,28 @@ def summarize(folder: str | Path) -> dict:
     return summary
 
 
-def _groups_per_row(column: pa.ChunkedArray) -> list[str]:
-    """Each group once per row whose minimal explanations use it (list<list<str>> → flat names)."""
-    rows, names, offset = [], [], 0
+def _value_counts(column: pa.ChunkedArray) -> dict:
+    """Rows per value of ``column`` (nulls not counted), counted by Arrow."""
+    counted = pc.value_counts(column)
+    return {v: n for v, n in zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist())
+            if v is not None}
+
+
+def _rows_per_group(column: pa.ChunkedArray) -> Counter:
+    """For each group, the rows whose minimal explanations use it (list<list<str>>: each group once per row), from
+    a row × group table of the group names' dictionary codes."""
+    used = Counter()
     for chunk in column.chunks:
         inner = pc.list_flatten(chunk)
-        rows.append(offset + pc.list_parent_indices(chunk).to_numpy()[pc.list_parent_indices(inner).to_numpy()])
-        names.append(pc.list_flatten(inner).to_numpy(zero_copy_only=False))
-        offset += len(chunk)
-    if not rows:
-        return []
-    pairs = pd.DataFrame({"row": np.concatenate(rows), "group": np.concatenate(names)})
-    return pairs.drop_duplicates()["group"].tolist()
+        names = pc.dictionary_encode(pc.list_flatten(inner))
+        if len(names) == 0:
+            continue
+        rows = pc.list_parent_indices(chunk).to_numpy()[pc.list_parent_indices(inner).to_numpy()]
+        levels = names.dictionary.to_pylist()
+        seen = np.zeros((len(chunk), len(levels)), dtype=bool)
+        seen[rows, names.indices.to_numpy()] = True
+        used.update({level: int(n) for level, n in zip(levels, seen.sum(axis=0)) if n})
+    return used
 
 
 def _kind_summary(kind: str, t: dict, rows: int, groups: list[str], every_explanation: bool) -> dict:

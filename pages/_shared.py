@@ -9,8 +9,6 @@ recompute SEV. Widget callbacks run through :func:`guarded`, inside the same err
 """
 from __future__ import annotations
 
-import ctypes
-import gc
 import importlib
 import logging
 import re
@@ -23,6 +21,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from explain_core.allocator import release_freed_memory
 from explain_core.analysis import (DEFAULT_DEMO, BaselineParameters, LensParameters, LinearParameters, Parameters,
                                    SEVParameters, Setup, dataset_sev, demo_setup, flip_numbers, lens_report,
                                    lens_searches, row_baselines, row_lens_causal, row_lens_contexts, row_lens_search,
@@ -109,20 +108,14 @@ TRIM_EVERY_S = 30
 
 @st.cache_resource(show_spinner=False)
 def memory_housekeeping() -> threading.Thread:
-    """Once per server process: every ``TRIM_EVERY_S`` seconds, collect garbage and hand freed heap memory back to
-    the operating system (glibc's ``malloc_trim``), so the memory of a visitor who left (their uploads, datasets
-    and results) does not stay with the server. Elsewhere (no glibc) only the garbage collection runs."""
-    try:
-        trim = ctypes.CDLL("libc.so.6").malloc_trim
-    except OSError:
-        trim = None
+    """Once per server process: every ``TRIM_EVERY_S`` seconds, collect garbage and hand freed memory back to the
+    operating system (:func:`~explain_core.allocator.release_freed_memory`: Arrow's pool and glibc's heap), so the
+    memory of a visitor who left (their uploads, datasets and results) does not stay with the server."""
 
     def loop() -> None:
         while True:
             time.sleep(TRIM_EVERY_S)
-            gc.collect()
-            if trim is not None:
-                trim(0)
+            release_freed_memory()
 
     thread = threading.Thread(target=loop, name="memory-housekeeping", daemon=True)
     thread.start()

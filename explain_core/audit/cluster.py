@@ -7,8 +7,6 @@ function and its small arguments. In one process the same function is called in 
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import sys
 import threading
@@ -18,10 +16,10 @@ import dask
 import psutil
 from distributed.diagnostics.plugin import WorkerPlugin
 
+from ..allocator import M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, mallopt
 from ..setup import Setup
 
 _SETUP_PLUGIN = "explain-core-setup"
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
 ALLOCATOR_HEADROOM = 1 << 30  # a worker keeps Dask's trimming unless its memory limit leaves this much room
 
 
@@ -32,11 +30,7 @@ def undo_nanny_trim_threshold() -> bool:
     twice that for trimming). True when they were set (Linux with glibc and the nanny's setting)."""
     if "MALLOC_TRIM_THRESHOLD_" not in os.environ:
         return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return bool(libc.mallopt(M_MMAP_THRESHOLD, 32 << 20)) and bool(libc.mallopt(M_TRIM_THRESHOLD, 64 << 20))
-    except (OSError, AttributeError):
-        return False
+    return mallopt(M_MMAP_THRESHOLD, 32 << 20) and mallopt(M_TRIM_THRESHOLD, 64 << 20)
 
 
 class _SetupPlugin(WorkerPlugin):

@@ -159,3 +159,30 @@ def test_the_assignment_goes_through_the_parameters_and_a_saved_analysis(compas)
     state = AnalysisState.of(s, DataRecipe(demo="compas"), ModelRecipe(origin="demo", kind="gbdt", seed=0),
                              parameters=Parameters(cluster_assignment="nearest"), row=0)
     assert AnalysisState.from_json(state.to_json()).parameters.cluster_assignment == "nearest"
+
+
+def test_the_sev_page_offers_the_rule_and_shows_the_one_used(explain_cache_dir):
+    """The SEV page's typical cases: the assignment is a setting; the caption under the cards names the rule the
+    result used, and the page's SEV^© is the library's for that rule."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from explain_core.analysis import row_reference_sev
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=120).run()
+    at.switch_page("pages/sev.py").run()
+    at.radio(key="ref_kind").set_value("cluster").run()
+    setup = at.session_state["setup"]
+    query = setup.query(at.session_state["row"])
+    for rule in ("sparsest", "nearest"):
+        at.radio(key="ref_assignment").set_value(rule).run()
+        assert not at.exception and not at.error, at.exception
+        params = at.session_state["params"]
+        assert params.cluster_assignment == rule
+        want = row_reference_sev(setup, query, params, reference_fits(setup, params))
+        assert want.assignment == rule
+        captions = " ".join(c.value for c in at.caption)
+        assert ASSIGNMENTS[rule].split(" (")[0] in captions.replace("\\", "")
+        metric = next(m for m in at.metric if m.label == "SEV^© (features changed)")
+        assert metric.value == want.shown

@@ -4,6 +4,10 @@ SEV^©, their credible searches and DiCE on Adult, COMPAS and German credit with
 gradient-boosting demo models, on 3 seeded splits (``Dataset.split(seed)``, seeds 0, 1, 2), beside the authors'
 released code on the same split, model family and rows.
 
+SEV^© runs with both assignment rules (:data:`explain_core.references.ASSIGNMENTS`): "SEV^©" is the nearest typical
+case (the paper's S7, K by the silhouette), "SEV^© (sparsest)" the one each row reaches by the fewest changes (K = 8,
+ties by credibility, then distance), each on its own fits (the same density; its typical cases' fitting apart).
+
 Per dataset × model × split, the queries are the first ``--rows`` test rows the model predicts positive. Printed per
 method (mean ± SD over the splits): mean SEV (explained rows), median ℓ∞ (rows moving a numeric feature; population
 SDs), mean credibility percentile (of the closest explanation, :mod:`explain_core.references.credibility`), share

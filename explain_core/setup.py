@@ -332,18 +332,14 @@ class BaselineParameters:
 
 @dataclass(frozen=True)
 class ReferenceParameters:
-    """What SEV against other kinds of reference reads ("Improving Decision Sparsity"): the kind (``single``,
-    ``flexible``, ``cluster``), SEV^F's window τ and values k, SEV^©'s number of typical cases (None = by the
-    assignment's rule) and how each row is assigned one (``cluster_assignment``: ``nearest`` or ``sparsest``,
-    :data:`~explain_core.references.prototypes.ASSIGNMENTS`), the credible search's percentile threshold (None =
-    off), the depth and the seed."""
+    """What SEV against other kinds of reference reads ("Improving Decision Sparsity"), the depth and the seed."""
 
-    reference_kind: str = "single"
-    flex_tau: float = 0.2
-    flex_k: int = 5
-    clusters: int | None = None
-    cluster_assignment: str = "sparsest"
-    credible: float | None = None
+    reference_kind: str = "single"  # single, flexible (SEV^F), cluster (SEV^©) or tree (SEVᵀ)
+    flex_tau: float = 0.2  # SEV^F's window half-width τ (quantile rank)
+    flex_k: int = 5  # SEV^F's values per window
+    clusters: int | None = None  # SEV^©'s typical cases; None: by the assignment's rule
+    cluster_assignment: str = "sparsest"  # SEV^©: nearest or sparsest (explain_core.references.ASSIGNMENTS)
+    credible: float | None = None  # the credible search's percentile threshold; None: off
     max_depth: int = DEFAULT_MAX_DEPTH
     seed: int = 0
 

@@ -27,9 +27,10 @@ and its assignment goes through PaCMAP's approximate ``transform`` (A3, O4). Her
 - **K** for ``"sparsest"`` (when not given): ``MAX_CLUSTERS`` (8), no silhouette. The silhouette picks K for a
   partition whose clusters must mean something, as ``"nearest"`` explains each row against its own cluster's case;
   with ``"sparsest"`` the clusters only spread the prototypes over the population (FasterPAM's balanced clusters),
-  each row tries all of them, and more prototypes give each row more references to reach. On the bundled data the
-  silhouette picks K = 2 with one cluster of 1–37 outlying cases (e.g. Adult's large capital gains), which leaves
-  one usable typical case; 8 are as many as the page shows in two rows of cards and keep ≤ 8 searches a row.
+  each row tries all of them, and more prototypes give each row more references to reach. On Adult, COMPAS and
+  German credit the silhouette picks K = 2 with one cluster of 1–37 of the sampled cases (on Adult, large capital
+  gains), so one typical case stands for nearly every row; 8 are as many as the page shows in two rows of cards and
+  keep it to 8 searches a row.
 
 Default (:data:`DEFAULT_ASSIGNMENT`): ``"sparsest"``. On the issue-28 bench (bench/README.md) it is the only SEV^©
 or SEV^F variant with mean ≤ 1.3 on Adult × MLP, with a smaller ℓ∞ and a higher credibility than SEV¹ there; it

@@ -361,9 +361,10 @@ def score_of(setup: Setup, query: pd.DataFrame) -> float:
 def reference_fits(setup: Setup, params: ReferenceParameters | Parameters) -> ReferenceFits:
     """Each predicted class's population coordinates, density, SEV^F windows and typical cases, fitted on the
     training rows on first use and kept with the setup (one-off: the explanations are milliseconds)."""
-    key = (params.flex_tau, params.flex_k, params.clusters, params.seed)
+    key = (params.flex_tau, params.flex_k, params.clusters, params.cluster_assignment, params.seed)
     return setup.fits.get(key, lambda: ReferenceFits(setup, tau=params.flex_tau, k=params.flex_k,
-                                                     clusters=params.clusters, seed=params.seed))
+                                                     clusters=params.clusters, seed=params.seed,
+                                                     assignment=params.cluster_assignment))
 
 
 def row_reference_sev(setup: Setup, query: pd.DataFrame, params: ReferenceParameters | Parameters,

@@ -332,15 +332,14 @@ class BaselineParameters:
 
 @dataclass(frozen=True)
 class ReferenceParameters:
-    """What SEV against other kinds of reference reads ("Improving Decision Sparsity"): the kind (``single``,
-    ``flexible``, ``cluster``), SEV^F's window τ and values k, SEV^©'s number of typical cases (None = chosen by the
-    medoid silhouette), the credible search's percentile threshold (None = off), the depth and the seed."""
+    """What SEV against other kinds of reference reads ("Improving Decision Sparsity"), the depth and the seed."""
 
-    reference_kind: str = "single"
-    flex_tau: float = 0.2
-    flex_k: int = 5
-    clusters: int | None = None
-    credible: float | None = None
+    reference_kind: str = "single"  # single, flexible (SEV^F), cluster (SEV^©) or tree (SEVᵀ)
+    flex_tau: float = 0.2  # SEV^F's window half-width τ (quantile rank)
+    flex_k: int = 5  # SEV^F's values per window
+    clusters: int | None = None  # SEV^©'s typical cases; None: by the assignment's rule
+    cluster_assignment: str = "sparsest"  # SEV^©: nearest or sparsest (explain_core.references.ASSIGNMENTS)
+    credible: float | None = None  # the credible search's percentile threshold; None: off
     max_depth: int = DEFAULT_MAX_DEPTH
     seed: int = 0
 
@@ -357,9 +356,10 @@ class CounterfactualParameters:
 def check_reference_parameters(p) -> None:
     """Valid reference kind, τ, k, number of typical cases, credible threshold and DiCE settings."""
     from .counterfactuals import DICE_METHODS
-    from .references import REFERENCE_KINDS, check_flexible
+    from .references import ASSIGNMENTS, REFERENCE_KINDS, check_flexible
 
     check_choice(p.reference_kind, REFERENCE_KINDS, "reference kind")
+    check_choice(p.cluster_assignment, ASSIGNMENTS, "typical-case assignment")
     check_choice(p.dice_method, DICE_METHODS, "DiCE method")
     check_flexible(p.flex_tau, p.flex_k)
     if p.clusters is not None and not 1 <= p.clusters <= 20 or p.credible is not None and not 0 <= p.credible < 1 \

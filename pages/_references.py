@@ -17,7 +17,8 @@ from explain_core.analysis import (CounterfactualParameters, Parameters, Referen
 from explain_core.counterfactuals import DICE_METHODS
 from explain_core.references import available_kinds
 from explain_core.views.references import kinds_figure, points_figure
-from explain_core.views.vocabulary import REFERENCE_KIND_HELP, REFERENCE_KIND_LABELS, format_number, format_value, plain
+from explain_core.views.vocabulary import (ASSIGNMENT_HELP, ASSIGNMENT_LABELS, REFERENCE_KIND_HELP,
+                                           REFERENCE_KIND_LABELS, format_number, format_value, plain)
 from explain_core.views.readings import (counterfactual_reading, credibility_text, outcome_text, prototype_title,
                                          reference_reading)
 from explain_core.sev.readings import SHOWN_FIRST
@@ -35,7 +36,8 @@ def fits(_setup, key: str, p: ReferenceParameters):
 
 
 def _fits(s, p):
-    return fits(s, s.key, ReferenceParameters(flex_tau=p.flex_tau, flex_k=p.flex_k, clusters=p.clusters, seed=p.seed))
+    return fits(s, s.key, ReferenceParameters(flex_tau=p.flex_tau, flex_k=p.flex_k, clusters=p.clusters,
+                                              cluster_assignment=p.cluster_assignment, seed=p.seed))
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
@@ -74,11 +76,16 @@ def settings(s, p: Parameters) -> Parameters:
         tau = c1.slider("SEV^F window τ (quantile rank)", 0.0, 0.5, float(p.flex_tau), 0.05, key="ref_tau")
         k = c2.number_input("SEV^F values per window k", 1, 20, int(p.flex_k), key="ref_k")
         clusters = c3.selectbox("Typical cases K", CLUSTER_CHOICES, index=CLUSTER_CHOICES.index(p.clusters or "auto"),
-                                key="ref_clusters", help="auto: the number with the highest medoid silhouette")
+                                key="ref_clusters", help="auto: 8 when each row takes the typical case it reaches by "
+                                                         "the fewest changes; the number with the highest medoid "
+                                                         "silhouette when it takes the nearest")
         theta = c4.slider("Credibility threshold", 0.05, 0.9, float(p.credible or 0.1), 0.05, key="ref_theta",
                           disabled=not credible)
+        assignment = st.radio("Each row's typical case (SEV^©)", list(ASSIGNMENT_LABELS),
+                              index=list(ASSIGNMENT_LABELS).index(p.cluster_assignment), horizontal=True,
+                              format_func=ASSIGNMENT_LABELS.get, key="ref_assignment", help=ASSIGNMENT_HELP)
     changes = {"reference_kind": kind, "flex_tau": float(tau), "flex_k": int(k),
-               "clusters": None if clusters == "auto" else int(clusters),
+               "clusters": None if clusters == "auto" else int(clusters), "cluster_assignment": assignment,
                "credible": float(theta) if credible else None}
     if any(getattr(p, name) != value for name, value in changes.items()):
         p = shared.set_params(**changes)
@@ -112,7 +119,7 @@ def section(s) -> None:
                 shared.download_buttons(f"sev_{result.kind}_row{shared.row()}", table, result, key="ref_row")
     fitted = _fits(s, p.references)[result.explained_class]
     if result.kind == "cluster":
-        prototype_cards(s, fitted.prototypes, result.prototype)
+        prototype_cards(s, fitted.prototypes, result)
     elif result.kind == "flexible":
         with st.expander("The flexible windows (SEV^F)", key="ref_windows", on_change="rerun") as shown:
             if shown.open:
@@ -138,9 +145,10 @@ def explanation_table(s, result) -> pd.DataFrame:
                                         "score there"])
 
 
-def prototype_cards(s, prototypes, assigned: int) -> None:
-    """Each typical case as a card (the row's own first), with the assignment rule."""
-    st.caption(f"{plain(prototypes.rule)}. This row is explained against the {plain(prototypes.assignment)}.")
+def prototype_cards(s, prototypes, result) -> None:
+    """Each typical case as a card (the row's own first), with the assignment rule the result used."""
+    assigned = result.prototype
+    st.caption(f"{plain(prototypes.rule)}. This row is explained against the {plain(result.assignment_rule)}.")
     ordered = sorted(prototypes.prototypes, key=lambda q: q.number != assigned)
     row = s.dataset.layout.values(shared.query().iloc[0].to_dict())
     for start in range(0, len(ordered), CARDS_PER_ROW):

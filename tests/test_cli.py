@@ -12,6 +12,7 @@ from explain_core.cli.common import load_params
 from explain_core.cli.main import build_parser
 from explain_core.intake.data import TASKS
 from explain_core.lens import CORRECTIONS, DIRECTIONS
+from explain_core.references import ASSIGNMENTS
 from explain_core.report.figures import RENDERERS
 from explain_core.sev import METHODS as SEV_METHODS
 from explain_core.setup import (LINEAR_METHODS, BaselineParameters, CounterfactualParameters, LensParameters,
@@ -25,7 +26,7 @@ GIVEN = {"max_depth": "3", "lens_direction": "i2r", "lens_references": "40", "ta
          "k": "4", "m": "800", "linear_method": "iht", "time_limit": "3", "lime_samples": "300",
          "shap_background": "30", "reference_kind": "flexible", "flex_tau": "0.3", "flex_k": "3", "clusters": "4",
          "credible": "0.2", "dice_method": "genetic", "dice_count": "2", "sev_method": "exact",
-         "sev_budget": "2.5"}
+         "sev_budget": "2.5", "cluster_assignment": "nearest"}
 
 
 def actions(command: str) -> dict[str, argparse.Action]:
@@ -71,6 +72,7 @@ def test_the_lens_budget_flag_counts_rows_and_says_so():
     ("audit", "lens_direction", DIRECTIONS), ("audit", "lens_correction", CORRECTIONS), ("audit", "task", TASKS),
     ("audit", "renderer", RENDERERS), ("audit", "rows", tuple(ROW_CHOICES)),
     ("report", "sev_method", SEV_METHODS), ("audit", "sev_method", SEV_METHODS),
+    ("report", "cluster_assignment", tuple(ASSIGNMENTS)),
 ])
 def test_choices_are_the_librarys_own_lists(command, dest, choices):
     assert tuple(actions(command)[dest].choices) == tuple(choices)

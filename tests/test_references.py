@@ -233,9 +233,9 @@ def mixed_by_hand(dataset, row, centre, space) -> float:
 
 
 def test_number_of_typical_cases_is_chosen_by_the_medoid_silhouette(small):
-    protos = fit_prototypes(small.model, small.dataset, small.train_rows)
+    protos = fit_prototypes(small.model, small.dataset, small.train_rows, assignment="nearest")
     assert 2 <= len(protos.prototypes) <= 8 and "medoid silhouette" in protos.rule and protos.silhouette is not None
-    again = fit_prototypes(small.model, small.dataset, small.train_rows)
+    again = fit_prototypes(small.model, small.dataset, small.train_rows, assignment="nearest")
     assert [p.row for p in again.prototypes] == [p.row for p in protos.prototypes]  # seeded
 
 

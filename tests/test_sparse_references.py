@@ -38,7 +38,7 @@ def compas_lr():
 def test_each_row_is_trained_towards_its_own_typical_case(kind):
     s = demo_setup("compas", kind)
     problem = prepare(s, TrainingSettings(objective="all_opt_cluster"), device="cpu")
-    prototypes = fit_prototypes(s.model, s.dataset, s.train_rows, seed=0)
+    prototypes = fit_prototypes(s.model, s.dataset, s.train_rows, seed=0, assignment="nearest")
     train = s.dataset.features.iloc[s.train_rows]
     assigned, _ = prototypes.assign(train)
     idx = torch.arange(5)

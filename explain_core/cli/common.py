@@ -77,13 +77,15 @@ def add_reference_arguments(group) -> None:
     """The other kinds of reference and the counterfactuals (:class:`~explain_core.setup.ReferenceParameters`,
     :class:`~explain_core.setup.CounterfactualParameters`)."""
     from ..counterfactuals import DICE_METHODS
-    from ..references import REFERENCE_KINDS
+    from ..references import ASSIGNMENTS, REFERENCE_KINDS
 
     group.add_argument("--reference-kind", choices=REFERENCE_KINDS, default=None,
                        help="SEV's kind of reference: single, flexible (SEV^F) or cluster (SEV^©)")
     group.add_argument("--flex-tau", type=float, default=None, help="SEV^F: each window's half-width τ (quantile rank)")
     group.add_argument("--flex-k", type=int, default=None, help="SEV^F: values tried in each window")
-    group.add_argument("--clusters", type=int, default=None, help="SEV^©: typical cases (default: by silhouette)")
+    group.add_argument("--clusters", type=int, default=None, help="SEV^©: typical cases (default: by the assignment)")
+    group.add_argument("--cluster-assignment", choices=ASSIGNMENTS, default=None,
+                       help="SEV^©: each row's typical case, the nearest or the one reached by the fewest changes")
     group.add_argument("--credible", type=float, default=None, help="credible search: the percentile threshold")
     group.add_argument("--dice-method", choices=DICE_METHODS, default=None, help="DiCE's method")
     group.add_argument("--dice-count", type=int, default=None, help="DiCE's counterfactuals")

@@ -8,11 +8,13 @@ from .flexible import DEFAULT_K, DEFAULT_TAU, FlexibleWindow, check_flexible, fl
 from .kinds import (REFERENCE_KINDS, FittedReferences, KindsTable, ReferenceFits, available_kinds, compare_kinds,
                     explain_kind, fit_references)
 from .outcome import KIND_LABELS, ClusterSEV, FlexibleSEV, ReferenceSEV, SingleSEV, TreeKindSEV, summary_row
-from .prototypes import Prototype, PrototypeSet, fit_prototypes
+from .prototypes import ASSIGNMENTS, DEFAULT_ASSIGNMENT, Prototype, PrototypeSet, fit_prototypes
 from .search import Candidates, search
 from .space import Destination, PopulationSpace, population_rows
 
 __all__ = [
+                    "ASSIGNMENTS",
+                    "DEFAULT_ASSIGNMENT",
                     "DEFAULT_CREDIBLE",
                     "DEFAULT_K",
                     "DEFAULT_TAU",

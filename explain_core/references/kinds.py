@@ -29,7 +29,7 @@ from .flexible import FlexibleWindow, flexible_candidates, flexible_windows
 from ..results import Explanation
 from .outcome import (KIND_LABELS, ClusterSEV, FlexibleSEV, ReferenceSEV, SingleSEV, TreeKindSEV, from_found,
                       from_sev, measure, spread_seconds, summary_row)
-from .prototypes import Prototype, PrototypeSet, fit_prototypes
+from .prototypes import ASSIGNMENTS, DEFAULT_ASSIGNMENT, Prototype, PrototypeSet, fewest, fit_prototypes, sparsest
 from .search import Candidates, search
 from .space import PopulationSpace, population_rows
 
@@ -57,6 +57,7 @@ class FittedReferences:
     k: int = 5
     clusters: int | None = None
     statistic: str = "medoid"
+    assignment: str = DEFAULT_ASSIGNMENT
     seconds: dict = field(default_factory=dict)
     _parts: dict = field(default_factory=dict, repr=False)
     _candidates: Memo = memo_field("the searches' candidates (SEV¹, SEV^F, each typical case)", max_entries=32)
@@ -95,7 +96,7 @@ class FittedReferences:
         s = self.setup
         return self._fit("prototypes", lambda: fit_prototypes(
             s.model, s.dataset, s.train_rows, explain_class=self.explain_class, threshold=self._threshold,
-            clusters=self.clusters, statistic=self.statistic, seed=self.seed))
+            clusters=self.clusters, statistic=self.statistic, seed=self.seed, assignment=self.assignment))
 
     def candidates(self, prototype: Prototype | None = None) -> Candidates:
         """SEV¹'s candidates of the setup's reference or of a typical case (kept: their model inputs are too)."""
@@ -115,9 +116,12 @@ class FittedReferences:
 
 
 def fit_references(setup, label: int, *, tau: float = 0.2, k: int = 5, clusters: int | None = None,
-                   statistic: str = "medoid", seed: int = 0) -> FittedReferences:
-    """The fitted parts for rows the model predicts ``label`` (explained against the other class)."""
-    return FittedReferences(setup, int(label), seed, tau, k, clusters, statistic)
+                   statistic: str = "medoid", seed: int = 0, assignment: str = DEFAULT_ASSIGNMENT) -> FittedReferences:
+    """The fitted parts for rows the model predicts ``label`` (explained against the other class); SEV^©'s rows
+    are assigned their typical case by ``assignment`` (:data:`~.prototypes.ASSIGNMENTS`), which also sets how many
+    typical cases ``clusters=None`` fits (:func:`~.prototypes.fit_prototypes`)."""
+    check_choice(assignment, ASSIGNMENTS, "typical-case assignment")
+    return FittedReferences(setup, int(label), seed, tau, k, clusters, statistic, assignment)
 
 
 class ReferenceFits(dict):
@@ -144,7 +148,8 @@ class ReferenceFits(dict):
 def explain_kind(setup, queries: pd.DataFrame, kind: str, fitted: dict[int, FittedReferences], *,
                  max_depth: int = 6, credible: float | None = None) -> list[ReferenceSEV]:
     """SEV of every row of ``queries`` against the ``kind`` of reference, one batch per predicted class
-    (``fitted`` maps each class to its :class:`FittedReferences`, missing classes are fitted here)."""
+    (``fitted`` maps each class to its :class:`FittedReferences`, missing classes are fitted here); SEV^© assigns
+    each row its typical case by the fitted parts' ``assignment`` rule."""
     check_choice(kind, REFERENCE_KINDS, "reference kind")
     if kind not in available_kinds(setup):
         raise IntakeError("SEVᵀ needs a tree model (a tree ensemble whose trees this app reads); this model is not "
@@ -185,23 +190,35 @@ def _common(setup, fitted: FittedReferences, credible: float | None) -> dict:
 
 
 def _single(setup, queries, fitted, max_depth, credible) -> list[SingleSEV]:
-    ref, density, space = fitted.reference, fitted.density, fitted.space
     started = time.perf_counter()
+    plain, moves = _single_search(setup, queries, fitted, max_depth, credible)
+    return _single_results(setup, queries, fitted, credible, plain, moves(np.ones(len(queries), bool)), started)
+
+
+def _single_search(setup, queries, fitted, max_depth, credible) -> tuple[list[tuple], Callable]:
+    """SEV⁻ of the rows against ``fitted.reference`` (the credible search with ``credible``): per row (value,
+    status, class, depth, credible), and a function of a row mask giving the moves of the rows it keeps (none for
+    the others, which are then not measured)."""
+    ref, layout = fitted.reference, setup.dataset.layout
     if credible is None:
-        scorer = VertexScorer(setup.model, setup.dataset.layout, queries, ref)
-        results = sev_batch(setup.model, setup.dataset.layout, queries, ref, kind="minus",
-                            restricted=setup.restricted, max_depth=max_depth, keep_scores=False, scorer=scorer)
-        moves = from_sev(setup.dataset.layout, results, ref, scorer)
+        scorer = VertexScorer(setup.model, layout, queries, ref)
+        results = sev_batch(setup.model, layout, queries, ref, kind="minus", restricted=setup.restricted,
+                            max_depth=max_depth, keep_scores=False, scorer=scorer)
         plain = [(r.value, r.status, r.explained_class, r.max_depth, None) for r in results]
-    else:
-        candidates = fitted.candidates()
-        results = _search(setup, queries, candidates, fitted, max_depth, credible)
-        moves = [from_found(f, setup.dataset.layout, candidates) for f in results]
-        plain = [(f.value, f.status, f.explained_class, f.max_depth, f.credible) for f in results]
-    out = _measured(setup, queries, moves, space, density)
+        return plain, lambda keep: from_sev(layout, [r if k else replace(r, explanations=())
+                                                     for r, k in zip(results, keep)], ref, scorer)
+    candidates = fitted.candidates()
+    results = _search(setup, queries, candidates, fitted, max_depth, credible)
+    plain = [(f.value, f.status, f.explained_class, f.max_depth, f.credible) for f in results]
+    return plain, lambda keep: [from_found(f, layout, candidates) if k else [] for f, k in zip(results, keep)]
+
+
+def _single_results(setup, queries, fitted, credible, plain, moves, started: float) -> list[SingleSEV]:
+    """The rows' :class:`SingleSEV` s from their search outcomes and moves, measured in one batch."""
+    out = _measured(setup, queries, moves, fitted.space, fitted.density)
     seconds = spread_seconds(time.perf_counter() - started, len(queries))
-    return [SingleSEV(v, st, c, d, q, ref, dest, credible=cr, seconds=seconds, **_common(setup, fitted, credible))
-            for (v, st, c, d, cr), (q, dest) in zip(plain, out)]
+    return [SingleSEV(v, st, c, d, q, fitted.reference, dest, credible=cr, seconds=seconds,
+                      **_common(setup, fitted, credible)) for (v, st, c, d, cr), (q, dest) in zip(plain, out)]
 
 
 def _flexible(setup, queries, fitted, max_depth, credible) -> list[FlexibleSEV]:
@@ -217,19 +234,49 @@ def _flexible(setup, queries, fitted, max_depth, credible) -> list[FlexibleSEV]:
 
 
 def _cluster(setup, queries, fitted, max_depth, credible) -> list[ClusterSEV]:
-    """SEV¹ of each row against its assigned typical case: one batch per prototype."""
-    prototypes = fitted.prototypes
+    """SEV¹ of each row against its typical case by the fitted ``assignment`` rule (:data:`~.prototypes.ASSIGNMENTS`):
+    one batch per prototype, over the rows assigned to it (``nearest``), or over every row and then the rows' choices
+    measured (``sparsest``)."""
+    prototypes, assignment = fitted.prototypes, fitted.assignment
     started = time.perf_counter()
-    assigned, distance = prototypes.assign(queries)
-    out: list[ClusterSEV | None] = [None] * len(queries)
-    for k in np.unique(assigned):
-        at = np.flatnonzero(assigned == k)
-        proto = prototypes.prototypes[k]
-        for i, r in zip(at, _single(setup, _rows(queries, at), _Proxy(fitted, proto), max_depth, credible)):
-            out[i] = ClusterSEV(**{f.name: getattr(r, f.name) for f in fields(r)}, prototype=proto.number,
-                                assigned_distance=float(distance[i]))
+    valid, distance = prototypes.distances(queries)
+    proxies = [_Proxy(fitted, prototypes.prototypes[i]) for i in valid]
+    if assignment == "nearest":
+        chosen = distance.argmin(axis=1)
+        found = {int(k): dict(zip(at.tolist(), _single(setup, _rows(queries, at), proxies[k], max_depth, credible)))
+                 for k in np.unique(chosen) for at in [np.flatnonzero(chosen == k)]}
+    else:
+        chosen, found = _sparsest(setup, queries, proxies, distance, max_depth, credible, started)
     seconds = spread_seconds(time.perf_counter() - started, len(queries))
-    return [replace(r, seconds=seconds) for r in out]
+    out = []
+    for i, k in enumerate(chosen.tolist()):
+        r = found[k][i]
+        out.append(ClusterSEV(**{f.name: getattr(r, f.name) for f in fields(r)} | {"seconds": seconds},
+                              prototype=prototypes.prototypes[valid[k]].number, assigned_distance=float(distance[i, k]),
+                              assignment=assignment))
+    return out
+
+
+def _sparsest(setup, queries, proxies, distance, max_depth, credible, started) -> tuple[np.ndarray, dict]:
+    """The sparsest rule: every row searched against every typical case; the rows' explanations measured against
+    the typical cases that tie for the fewest features (and the gate), to break the tie by credibility; the chosen
+    column per row and, per column, row → result."""
+    searched = [_single_search(setup, queries, proxy, max_depth, credible) for proxy in proxies]
+    value = np.array([[np.nan if v is None else v for v, *_ in plain] for plain, _ in searched]).T
+    passed = None if credible is None else np.array([[bool(r[4]) for r in plain] for plain, _ in searched]).T
+    tied = fewest(value, passed)
+    credibility = np.full(value.shape, -np.inf)
+    found = {}
+    for k in np.flatnonzero(tied.any(axis=0)):
+        at = np.flatnonzero(tied[:, k])
+        plain, moves = searched[k]
+        kept = moves(tied[:, k])
+        results = _single_results(setup, _rows(queries, at), proxies[k], credible, [plain[i] for i in at],
+                                  [kept[i] for i in at], started)
+        found[int(k)] = dict(zip(at.tolist(), results))
+        credibility[at, k] = [-np.inf if r.first is None or r.first.credibility is None else r.first.credibility
+                              for r in results]
+    return sparsest(value, distance, passed, credibility), found
 
 
 def _tree(setup, queries, fitted, max_depth, credible) -> list[TreeKindSEV]:
@@ -282,15 +329,16 @@ class KindsTable(Explanation):
     fit_seconds: dict
     credible: float | None = None
     results: dict | None = field(default=None, repr=False, compare=False)
+    assignment: str = DEFAULT_ASSIGNMENT
 
     method = "SEV against each kind of reference (dataset-wide)"
-    meta_parameters = ("credible",)
+    meta_parameters = ("credible", "assignment")
 
 
 def compare_kinds(setup, rows: Sequence[int], fitted: ReferenceFits, *, kinds: Sequence[str] | None = None,
                   max_depth: int = 6, credible: float | None = None, progress=None) -> KindsTable:
     """Every kind the model allows (:func:`available_kinds`; and, with ``credible``, each credible search too) on
-    the same rows."""
+    the same rows; SEV^©'s typical cases assigned by the fits' ``assignment`` rule."""
     rows = np.asarray(rows, dtype=int)
     queries = setup.dataset.features.iloc[rows]
     kinds = available_kinds(setup) if kinds is None else kinds
@@ -305,7 +353,8 @@ def compare_kinds(setup, rows: Sequence[int], fitted: ReferenceFits, *, kinds: S
         if progress is not None:
             progress((i + 1) / len(runs), f"{label}: {len(rows)} rows done")
     table = pd.DataFrame(lines).set_index("kind") if lines else pd.DataFrame()
-    return KindsTable(rows, table, fitted.seconds, credible, results)
+    return KindsTable(rows, table, fitted.seconds, credible, results,
+                      fitted.options.get("assignment", DEFAULT_ASSIGNMENT))
 
 
 _EXPLAINERS = {"single": _single, "flexible": _flexible, "cluster": _cluster, "tree": _tree}

@@ -23,6 +23,7 @@ from ..results import Explanation
 from ..sev.cube import VertexScorer
 from ..sev.engine import SEVResult
 from .credibility import ReferenceDensity
+from .prototypes import ASSIGNMENTS
 from .search import Candidates, Found
 from .space import Destination, PopulationSpace
 
@@ -101,13 +102,19 @@ class FlexibleSEV(ReferenceSEV):
 @dataclass(frozen=True)
 class ClusterSEV(ReferenceSEV):
     """SEV^©: against the typical case (prototype) the row is assigned to: ``prototype`` (1-based), at mixed
-    distance ``assigned_distance``."""
+    distance ``assigned_distance``, by the ``assignment`` rule (:data:`~.prototypes.ASSIGNMENTS`, in words
+    :attr:`assignment_rule`)."""
 
     prototype: int = 0
     assigned_distance: float = 0.0
+    assignment: str = "nearest"
 
     kind = "cluster"
-    meta_parameters = ("max_depth", "restricted", "threshold", "prototype")
+    meta_parameters = ("max_depth", "restricted", "threshold", "prototype", "assignment")
+
+    @property
+    def assignment_rule(self) -> str:
+        return ASSIGNMENTS[self.assignment]
 
 
 @dataclass(frozen=True)

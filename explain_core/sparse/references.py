@@ -6,9 +6,10 @@ training rows the current model predicts positive (:func:`~.losses.all_opt_refer
 has a single-group move to one of its references that reaches a score of T − θ or less. ℓ_Pos_base (eq. 8) keeps the
 worst reference predicted negative with the same margin: the references' largest logit goes into it.
 
-- All-Opt^©: each row's reference is the typical case it is assigned to (:mod:`~explain_core.references.prototypes`,
-  fitted on the base model's training rows, held fixed during training: the paper's refresh never reached its loss,
-  G7, and ℓ_Pos_base keeps the fixed prototypes negative);
+- All-Opt^©: each row's reference is the typical case nearest to it (the paper's assignment, also used to measure
+  the trained model's SEV^©; :mod:`~explain_core.references.prototypes`, fitted on the base model's training rows,
+  held fixed during training: the paper's refresh never reached its loss, G7, and ℓ_Pos_base keeps the fixed
+  prototypes negative);
 - All-Opt^F: each row has two references, the plain one and r^F, the flexible reference of the base model: the grid
   value of every numeric window (:mod:`~explain_core.references.flexible`) chosen by coordinate descent to lower
   the base model's score at the reference (the paper's Alg. 1, with the vertices built from r^F itself: G3).
@@ -60,7 +61,7 @@ def reference_rows(setup, objective: str, parts, columns) -> tuple[list[np.ndarr
         return parts.encode(pd.DataFrame([values], columns=columns)[columns])[0]
 
     if objective == "all_opt_cluster":
-        prototypes = fit_prototypes(setup.model, setup.dataset, setup.train_rows, seed=0)
+        prototypes = fit_prototypes(setup.model, setup.dataset, setup.train_rows, seed=0, assignment="nearest")
         assigned, _ = prototypes.assign(train)
         encoded = np.array([encode(p.reference.values) for p in prototypes.prototypes])
         return [encoded[assigned]], encoded[[i for i, p in enumerate(prototypes.prototypes) if p.valid]]
@@ -100,6 +101,7 @@ def reference_means(objective: str, before, after, params) -> dict[str, tuple[fl
     means = []
     for side in (before, after):
         rows = side.test_rows[side.model.label(side.dataset.features.iloc[side.test_rows]) == 1]
-        table = compare_kinds(side, rows, ReferenceFits(side), kinds=(kind,), max_depth=params.max_depth).table
+        fits = ReferenceFits(side, assignment="nearest")  # as trained: towards the nearest typical case
+        table = compare_kinds(side, rows, fits, kinds=(kind,), max_depth=params.max_depth).table
         means.append(float(table["mean SEV"].iloc[0]) if len(table) else float("nan"))
     return {f"mean {KIND_LABELS[kind]} (test rows predicted positive)": tuple(means)}

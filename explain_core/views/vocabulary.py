@@ -124,11 +124,16 @@ REFERENCE_KIND_HELP = {
     "flexible": "Each numeric reference value may move a little (±τ quantile rank of the other class), so fewer "
                 "features need to change and they change less.",
     "cluster": "Several typical cases of the other class, each a real training row; the row is explained against "
-               "the one nearest to it.",
+               "the one it reaches by the fewest changes (or, in the settings, the one nearest to it).",
     "tree": "Tree models only: the fewest features to change, each to a value seen in the training rows, that the "
             "model's own trees lead to the other class; found exactly, checked by the model (no credible search: "
             "its credibility is shown).",
 }
+
+ASSIGNMENT_LABELS = {"sparsest": "the one reached by the fewest changes", "nearest": "the nearest one"}
+ASSIGNMENT_HELP = ("Fewest changes: the row is explained against every typical case and keeps the one it reaches by "
+                   "changing the fewest features (of those, the nearest). Nearest: against the typical case nearest "
+                   "to it (the paper's rule), one search a row.")
 
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|$<>~:&=\"'])")
 

@@ -89,7 +89,7 @@ def test_two_regressions_split_at_the_first_models_threshold(explain_cache_dir):
     compared = compare_models(first, second)
     frame = first.dataset.features.iloc[first.test_rows]
     assert np.array_equal(compared.disagree, hand_disagreements(first, second))
-    assert np.array_equal(compared.truth, (first.dataset.y[first.test_rows] > first.model.threshold).astype(int))
+    assert np.array_equal(compared.truth, (first.dataset.y[first.test_rows] >= first.model.threshold).astype(int))
     np.testing.assert_allclose(compared.scores[1], second.model.score(frame))
     assert "test_r2" in compared.metrics_table().index
 

@@ -244,22 +244,25 @@ def test_shap_interaction_rows_sum_to_shaps_own_values(compas):
 
 
 def brute_force_h(predict, X: pd.DataFrame) -> np.ndarray:
-    """Friedman's H of every pair of columns, each partial dependence a loop over the sample's points."""
+    """Friedman's H of every pair of columns, each partial dependence a loop over the sample's points (the n moved
+    copies of the sample scored in one call; each column's own partial dependence computed once)."""
     n, names = len(X), list(X.columns)
 
     def pd_at(columns):
-        values = []
+        copies = []
         for i in range(n):
             moved = X.copy()
             for c in columns:
                 moved[c] = X[c].iloc[i]
-            values.append(predict(moved).mean())
-        return np.array(values) - np.mean(values)
+            copies.append(moved)
+        values = np.asarray(predict(pd.concat(copies, ignore_index=True))).reshape(n, n).mean(axis=1)
+        return values - np.mean(values)
 
+    alone = {name: pd_at([name]) for name in names}
     H = np.full((len(names),) * 2, np.nan)
     for j, k in combinations(range(len(names)), 2):
         joint = pd_at([names[j], names[k]])
-        rest = joint - pd_at([names[j]]) - pd_at([names[k]])
+        rest = joint - alone[names[j]] - alone[names[k]]
         total = (joint ** 2).sum()  # no joint effect at all (a feature constant on the sample): no interaction
         H[j, k] = H[k, j] = np.sqrt((rest ** 2).sum() / total) if total > 1e-12 else 0.0
     return H

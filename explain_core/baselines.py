@@ -9,10 +9,13 @@ features), and counts the alignments needed to flip the predicted label.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .cache import cache_root
 from .errors import IntakeError, check_choice, names_method
 from .intake.data import NO_COLUMN, Dataset
 from .intake.encoding import encoded_model
@@ -248,10 +251,61 @@ def fitted_shap(estimator, bg, query) -> dict | None:
             "tree_output": None if linear else str(explainer.model.tree_output)}
 
 
+# SHAP's numba kernels of the permutation explainer that a disk cache can serve in a later process. Left out: the
+# kernel taking the link function (shap.utils._masked_model._build_fixed_*_output), whose signature names the link's
+# dispatcher by its address, so a cached copy never matches again and every process would add one to the cache.
+CACHED_KERNELS = {"shap.maskers._tabular": ("_single_delta_mask", "_delta_masking"), "shap.links": ("identity",)}
+
+
+@cache
+def _cache_shap_kernels() -> None:
+    """Once per process: :func:`keep_kernels` in the per-user cache."""
+    keep_kernels(cache_root() / "numba")
+
+
+def keep_kernels(folder: Path) -> bool:
+    """Keep :data:`CACHED_KERNELS` compiled in ``folder``, so a new process loads them (about 2 s less before its
+    first permutation SHAP value); True when they are. Where ``folder`` cannot be written, or numba's caching API
+    differs, they compile in memory as before (False); the compiled code, and so every value, is the same."""
+    import importlib
+
+    try:
+        from numba.core.caching import CompileResultCacheImpl, FunctionCache, UserProvidedCacheLocator
+    except ImportError:
+        return False
+
+    class Locator(UserProvidedCacheLocator):
+        def __init__(self, py_func, py_file):
+            self._py_file, self._lineno = py_file, py_func.__code__.co_firstlineno
+            self._cache_path = str(folder / self.get_suitable_cache_subpath(py_file))
+
+        @classmethod
+        def from_function(cls, py_func, py_file):  # numba's own, without its check of numba.config.CACHE_DIR
+            return super(UserProvidedCacheLocator, cls).from_function(py_func, py_file)
+
+    class Impl(CompileResultCacheImpl):
+        _locator_classes = [Locator]
+
+    class KernelCache(FunctionCache):
+        _impl_class = Impl
+
+    for module, names in CACHED_KERNELS.items():
+        for name in names:
+            kernel = getattr(importlib.import_module(module), name, None)
+            if not (hasattr(kernel, "_cache") and hasattr(kernel, "py_func")):  # not a dispatcher (NUMBA_DISABLE_JIT)
+                return False
+            try:
+                kernel._cache = KernelCache(kernel.py_func)
+            except (RuntimeError, OSError):  # no writable folder: numba found no locator
+                return False
+    return True
+
+
 def _permutation_shap(model: ModelAdapter, dataset: Dataset, query: pd.DataFrame, bg: pd.DataFrame,
                       seed: int) -> tuple[np.ndarray, float, str, str]:
     import shap
 
+    _cache_shap_kernels()
     codec = _codec(dataset, bg, query)
     coded_bg = codec.encode(bg)
     state = np.random.get_state()  # PermutationExplainer seeds and draws from NumPy's global generator

@@ -3,13 +3,15 @@
 
 The disk cache is a per-user folder (``platformdirs.user_cache_dir("explain-explorer")``, e.g.
 ``~/.cache/explain-explorer``), or the folder named by ``EXPLAIN_CACHE_DIR``; never next to the package. Files are
-written atomically, so a process reading the cache never sees half a file.
+written atomically, so a process reading the cache never sees half a file, and a model is trained under a lock
+(:func:`held`), so processes sharing the cache (the server's, the command line's) train it once between them.
 """
 from __future__ import annotations
 
 import os
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Hashable, TypeVar
 
@@ -93,3 +95,23 @@ def write_atomic(path: Path, write: Callable[[Path], object]) -> None:
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     write(tmp)
     os.replace(tmp, path)
+
+
+@contextmanager
+def held(path: Path):
+    """Hold a lock named for ``path`` (``<cache>/locks/<name>.lock``) while making ``path``: another process or thread
+    wanting the same file waits, then finds it made. Where the lock cannot be taken (a read-only cache, no
+    ``fcntl``), no lock is held."""
+    try:
+        import fcntl
+
+        handle = open(cache_dir("locks") / f"{path.name}.lock", "a")
+    except (ImportError, OSError):
+        yield
+        return
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        yield  # the lock goes with the file's closing

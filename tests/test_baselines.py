@@ -10,8 +10,9 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, PolynomialFeatures
 
 from explain_core import demo_model, load_demo, make_reference
-from explain_core.baselines import (Attribution, GroupCodec, explain_lime, explain_shap,
-                                    flip_number)
+from explain_core.baselines import (CACHED_KERNELS, Attribution, GroupCodec, explain_lime, explain_shap,
+                                    flip_number, keep_kernels)
+from explain_core.cache import cache_root
 from explain_core.intake.data import GroupLayout, make_dataset
 from explain_core.intake.encoding import encoded_column_groups, make_encoder
 from explain_core.intake.models import ModelAdapter, wrap_model
@@ -277,6 +278,31 @@ def test_declared_block_maps_to_its_group_and_unmappable_encoders_fall_back(mixe
     assert agnostic.base_value + agnostic.values.sum() == pytest.approx(model.score(query)[0])
     lime = explain_lime(model, mixed, query, rows, num_samples=500)
     assert lime.groups == tuple(mixed.group_names) and np.isfinite(lime.values).all()
+
+
+def kernels():
+    import importlib
+
+    return [getattr(importlib.import_module(module), name) for module, names in CACHED_KERNELS.items()
+            for name in names]
+
+
+def test_permutation_shap_keeps_its_kernels_in_the_cache_and_an_unwritable_one_changes_nothing(mixed, tmp_path):
+    rows, query = np.arange(len(mixed.features)), mixed.features.iloc[[0]]
+    poly = ColumnTransformer([("poly", PolynomialFeatures(2), ["x"]), ("color", OneHotEncoder(), ["color"]),
+                              ("rest", "passthrough", ["pet_cat", "pet_dog"])])
+    model = wrap_model(Pipeline([("encode", poly), ("model", LogisticRegression())]).fit(mixed.features, mixed.y),
+                       mixed)
+    att = explain_shap(model, mixed, query, rows, background=20)
+    assert att.explainer.startswith("PermutationExplainer")
+    kept = {p.name.split("-")[0] for p in (cache_root() / "numba").rglob("*.nbi")}
+    assert {f"{module.rsplit('.', 1)[-1]}.{name}" for module, names in CACHED_KERNELS.items() for name in names} <= kept
+    (tmp_path / "a-file").write_text("")
+    before = [k._cache for k in kernels()]
+    assert keep_kernels(tmp_path / "a-file" / "numba") is False  # no folder can be made under a file
+    assert [k._cache for k in kernels()] == before
+    again = explain_shap(model, mixed, query, rows, background=20)
+    assert np.array_equal(again.values, att.values) and again.base_value == att.base_value
 
 
 def test_shap_explains_the_positive_class_when_it_is_classes_0(mixed):

@@ -66,6 +66,24 @@ def test_streamlit_pages_manager_flag_exists():
     assert PagesManager.uses_pages_directory in (None, True, False)
 
 
+def test_numba_cache_classes_and_shap_kernels_exist():
+    """explain_core.baselines.keep_kernels subclasses numba's cache classes and gives SHAP's kernels their cache (a
+    change there would quietly leave them compiling in every process)."""
+    import importlib
+
+    from numba.core import caching
+
+    from explain_core.baselines import CACHED_KERNELS
+
+    for name in ("CompileResultCacheImpl", "FunctionCache", "UserProvidedCacheLocator"):
+        assert isinstance(getattr(caching, name), type), name
+    assert caching.CompileResultCacheImpl._locator_classes and caching.FunctionCache._impl_class
+    for module, names in CACHED_KERNELS.items():
+        for name in names:
+            kernel = getattr(importlib.import_module(module), name)
+            assert hasattr(kernel, "_cache") and callable(kernel.py_func), (module, name)
+
+
 def test_kaleido_tab_return_internal_exists():
     """report/figures.py replaces kaleido's private Kaleido._return_kaleido_tab (which reloads the tab's page, then
     puts it back on ``tabs_ready``) by one that only puts it back."""

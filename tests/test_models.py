@@ -3,6 +3,8 @@ import operator
 import os
 import pickle
 import shlex
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import joblib
 import numpy as np
@@ -267,6 +269,23 @@ def test_demo_model_is_cached_on_disk(cache, monkeypatch):
     assert np.array_equal(second.model.score(features), first.model.score(features))
     assert second.metrics == first.metrics and second.model.threshold == first.model.threshold
     assert np.array_equal(second.train_rows, first.train_rows) and np.array_equal(second.test_rows, first.test_rows)
+
+
+def test_a_demo_model_two_ask_for_at_once_is_trained_once(cache, monkeypatch):
+    calls, train = [], training.train_model
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        time.sleep(0.5)  # the other caller asks while this one trains
+        return train(*args, **kwargs)
+
+    monkeypatch.setattr(training, "train_model", counted)
+    with ThreadPoolExecutor(2) as pool:
+        first, second = pool.map(lambda _: demo_model("compas", "l2_lr"), range(2))
+    assert len(calls) == 1
+    features = load_demo("compas").features
+    assert np.array_equal(second.model.score(features), first.model.score(features))
+    assert second.metrics == first.metrics
 
 
 def test_tampered_cache_file_is_refused(cache, german, encoded):

@@ -21,7 +21,7 @@ from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
-from ..cache import cache_dir, write_atomic
+from ..cache import cache_dir, held, write_atomic
 from ..errors import check_choice
 from ..limits import limits, over
 from .boosters import require
@@ -152,18 +152,26 @@ def demo_model(dataset: Dataset | str, kind: str = "gbdt", *, seed: int = 0) -> 
     origin = dict(key=model_key("demo", dataset.name, kind, seed), dataset_key=dataset.key)
     name = f"{dataset.name}-{kind}-{seed}-v{CACHE_FORMAT}-sk{sklearn.__version__}-{dataset.content_hash}"
     path, meta = cache_dir() / f"{name}.skops", cache_dir() / f"{name}.json"
-    if path.exists() and meta.exists():
-        info = json.loads(meta.read_text())
-        adapter = _wrap_demo(load_own_skops(path), dataset, info["name"], info["threshold"])
-        return TrainedModel(adapter, *dataset.split(seed), info["metrics"], seed,
-                            source=f"{adapter.name} (demo, seed {seed})", **origin)
+    if not (path.exists() and meta.exists()):
+        with held(path):  # trained once: a process arriving meanwhile waits, then loads it
+            if not (path.exists() and meta.exists()):
+                trained = _train_kept(dataset, kind, seed, path, meta)
+                return replace(trained, source=f"{trained.model.name} (demo, seed {seed})", **origin)
+    info = json.loads(meta.read_text())
+    adapter = _wrap_demo(load_own_skops(path), dataset, info["name"], info["threshold"])
+    return TrainedModel(adapter, *dataset.split(seed), info["metrics"], seed,
+                        source=f"{adapter.name} (demo, seed {seed})", **origin)
+
+
+def _train_kept(dataset: Dataset, kind: str, seed: int, path: Path, meta: Path) -> TrainedModel:
+    """Train a demo model and write it (``path``) and its metadata (``meta``) to the cache."""
     trained = train_model(dataset, kind, seed=seed)
     sio = skops_io()
 
     write_atomic(path, lambda tmp: sio.dump(trained.model.estimator, tmp))
     write_atomic(meta, lambda tmp: tmp.write_text(json.dumps(
         {"name": trained.model.name, "threshold": trained.model.threshold, "metrics": trained.metrics})))
-    return replace(trained, source=f"{trained.model.name} (demo, seed {seed})", **origin)
+    return trained
 
 
 def load_own_skops(path: Path):

@@ -29,7 +29,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.preprocessing import KBinsDiscretizer
 
-from ..cache import cache_dir, write_atomic
+from ..cache import cache_dir, held, write_atomic
 from ..errors import check_choice
 from ..intake.data import Dataset, FeatureGroup
 from ..intake.demo_models import load_own_skops
@@ -349,16 +349,23 @@ def boolean_model(dataset: Dataset, *, seed: int = 0, K: int = K_BINS, cache: bo
 def _fit_cached(dataset: Dataset, X: np.ndarray, y: np.ndarray, seed: int, K: int, cache: bool):
     key = f"{dataset.name}-boolean-mlp-{seed}-K{K}-sk{sklearn.__version__}-{dataset.content_hash}"
     path = cache_dir() / f"{key}.skops"
-    if cache and path.exists():
-        return load_own_skops(path)
-    estimator = _estimator(dataset.task, seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # §6.1 caps the iterations on purpose
-        estimator.fit(X, y)
-    if cache:
+    if not cache:
+        return _fit(dataset.task, seed, X, y)
+    with held(path):  # fitted once: a process arriving meanwhile waits, then loads it
+        if path.exists():
+            return load_own_skops(path)
+        estimator = _fit(dataset.task, seed, X, y)
         import skops.io as sio
 
         write_atomic(path, lambda tmp: sio.dump(estimator, tmp))
+        return estimator
+
+
+def _fit(task: str, seed: int, X: np.ndarray, y: np.ndarray):
+    estimator = _estimator(task, seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # §6.1 caps the iterations on purpose
+        estimator.fit(X, y)
     return estimator
 
 

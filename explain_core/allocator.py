@@ -1,7 +1,8 @@
 """The process's memory allocators: glibc's malloc (through ctypes; absent on other C libraries) and Arrow's pool.
 
-A long-running server hands back what a visitor who left freed (:func:`release_freed_memory`); a Dask worker sets
-the thresholds its nanny changed (:func:`mallopt`, used by :mod:`explain_core.audit.cluster`).
+A long-running server hands back what a visitor who left freed (:func:`release_freed_memory`, with small trimming
+held by :func:`hold_thresholds`); a Dask worker sets the thresholds its nanny changed
+(:func:`hold_thresholds`, used by :mod:`explain_core.audit.cluster`).
 """
 from __future__ import annotations
 
@@ -27,6 +28,13 @@ def mallopt(parameter: int, value: int) -> bool:
     """glibc's ``mallopt``; False where it failed or there is no glibc."""
     function = getattr(_libc(), "mallopt", None)
     return bool(function is not None and function(parameter, value))
+
+
+def hold_thresholds(mmap_bytes: int, trim_bytes: int) -> bool:
+    """Fix glibc's mmap and trim thresholds (which also stops glibc from raising them as it goes: once a block of
+    32 MiB was freed, its own rule keeps up to 64 MiB free at the top of every thread's heap). False where it failed
+    or there is no glibc."""
+    return mallopt(M_MMAP_THRESHOLD, mmap_bytes) and mallopt(M_TRIM_THRESHOLD, trim_bytes)
 
 
 def release_freed_memory() -> None:

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explain_core.allocator import release_freed_memory
+from explain_core.allocator import hold_thresholds, release_freed_memory
 from explain_core.analysis import (DEFAULT_DEMO, BaselineParameters, LensParameters, LinearParameters, Parameters,
                                    SEVParameters, Setup, dataset_sev, demo_setup, flip_numbers, lens_report,
                                    lens_searches, row_baselines, row_lens_causal, row_lens_contexts, row_lens_search,
@@ -104,13 +104,18 @@ def warm_up() -> None:
 
 
 TRIM_EVERY_S = 30
+KEEP_FREE_AT_TOP = 2 << 20  # bytes glibc may keep free at the top of a heap (its own rule rises to 64 MiB)
 
 
 @st.cache_resource(show_spinner=False)
 def memory_housekeeping() -> threading.Thread:
     """Once per server process: every ``TRIM_EVERY_S`` seconds, collect garbage and hand freed memory back to the
     operating system (:func:`~explain_core.allocator.release_freed_memory`: Arrow's pool and glibc's heap), so the
-    memory of a visitor who left (their uploads, datasets and results) does not stay with the server."""
+    memory of a visitor who left (their uploads, datasets and results) does not stay with the server. glibc's
+    thresholds are held first (:func:`~explain_core.allocator.hold_thresholds`): blocks up to 32 MiB from the heaps,
+    as glibc's own rule would place them, but at most :data:`KEEP_FREE_AT_TOP` left free at the top of each of the
+    script threads' heaps, which ``malloc_trim`` does not shrink."""
+    hold_thresholds(32 << 20, KEEP_FREE_AT_TOP)
 
     def loop() -> None:
         while True:

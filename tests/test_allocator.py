@@ -31,3 +31,38 @@ def test_memory_of_arrow_tables_freed_in_a_thread_returns_to_the_system():
     assert held - before > 100, "the visit should have held memory (else this test checks nothing)"
     assert resident_mb() - before < (held - before) / 2
 
+
+
+THREAD_HEAP_SCRIPT = """
+import sys, threading
+from explain_core.allocator import hold_thresholds, release_freed_memory
+if sys.argv[1] == "held":
+    assert hold_thresholds(32 << 20, 2 << 20)
+block = bytearray(20 << 20)
+del block  # one large block freed: glibc's own rule then keeps up to 40 MiB free atop each heap
+def visit():
+    blocks = [bytearray(512 << 10) for _ in range(60)]  # 30 MB from this thread's heap, under 40 MiB
+    del blocks
+def resident():
+    return int(open("/proc/self/statm").read().split()[1]) * 4096 / 2**20
+release_freed_memory()
+before = resident()
+worker = threading.Thread(target=visit)
+worker.start()
+worker.join()
+release_freed_memory()
+print(resident() - before)
+"""
+
+
+def test_held_thresholds_give_a_threads_freed_heap_back():
+    """A script thread's heap (one glibc arena per thread) keeps its freed top once glibc has raised its thresholds
+    itself; with :func:`hold_thresholds` as the server holds them, it goes back (fresh processes: the thresholds
+    are process-wide)."""
+    import subprocess
+    import sys
+
+    kept = {mode: float(subprocess.run([sys.executable, "-c", THREAD_HEAP_SCRIPT, mode], capture_output=True,
+                                       text=True, check=True).stdout) for mode in ("glibc", "held")}
+    assert kept["glibc"] > 20, f"glibc's own thresholds should keep the freed heap (else this checks nothing): {kept}"
+    assert kept["held"] < 10, kept

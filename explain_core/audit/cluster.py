@@ -16,7 +16,7 @@ import dask
 import psutil
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from ..allocator import M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, mallopt
+from ..allocator import hold_thresholds
 from ..setup import Setup
 
 _SETUP_PLUGIN = "explain-core-setup"
@@ -30,7 +30,7 @@ def undo_nanny_trim_threshold() -> bool:
     twice that for trimming). True when they were set (Linux with glibc and the nanny's setting)."""
     if "MALLOC_TRIM_THRESHOLD_" not in os.environ:
         return False
-    return mallopt(M_MMAP_THRESHOLD, 32 << 20) and mallopt(M_TRIM_THRESHOLD, 64 << 20)
+    return hold_thresholds(32 << 20, 64 << 20)
 
 
 class _SetupPlugin(WorkerPlugin):

@@ -6,7 +6,8 @@ becomes a message at the top of the page); a widget's key and callback arguments
 (:func:`drawn_for`), so a click a browser sent before it had drawn a newer setup or row is not applied to it;
 slow work a callback asks for is a request the run applies (:func:`request_demo`), and navigation after a callback
 happens in the run (:func:`go_to`), never by ``st.switch_page`` inside the callback (which then loses the callback's
-session state).
+session state). All this needs a session's runs one at a time, a click's rerun folded into the run in progress
+(``runner.fastReruns`` off in ``.streamlit/config.toml``).
 """
 from __future__ import annotations
 

@@ -64,13 +64,16 @@ def value_key(feature: str, op: str, part: str = "value") -> str:
     return f"ch_{part}_{feature}_{OP_KEYS[op]}"
 
 
-def add_filter(setup_key: str, feature: str, op: str) -> None:
-    """The builder's Add: the filter its widgets describe joins the draft (checked against the data)."""
+def add_filter(setup_key: str, feature: str, op: str, drawn) -> None:
+    """The builder's Add: the filter its widgets describe joins the draft (checked against the data). Their state, or
+    the value ``drawn`` when it is gone (a page link's click folded into the same rerun: see ``pages/home.py``)."""
     if not callbacks.drawn_for(setup_key):
         return
-    value = st.session_state.get(value_key(feature, op))
     if op == "between":
-        value = (st.session_state[value_key(feature, op, "low")], st.session_state[value_key(feature, op, "high")])
+        value = (st.session_state.get(value_key(feature, op, "low"), drawn[0]),
+                 st.session_state.get(value_key(feature, op, "high"), drawn[1]))
+    else:
+        value = st.session_state.get(value_key(feature, op), drawn)
     found = Filter(feature, op, value).check(st.session_state["setup"].dataset)
     st.session_state["ch_draft"] = tuple(st.session_state.get("ch_draft", ())) + (found,)
 
@@ -101,24 +104,23 @@ def clear_draft() -> None:
     st.session_state["ch_draft"] = ()
 
 
-def value_widgets(s, feature: str, op: str) -> None:
-    """The value of the filter being built: a number (two for between), a level (several for in), or yes / a class."""
+def value_widgets(s, feature: str, op: str):
+    """The value of the filter being built, drawn and returned: a number (two for between), a level (several for
+    in), or yes / a class."""
     key = value_key(feature, op)
     if feature == MISCLASSIFIED:
-        st.selectbox("Value", [1, 0], key=key, format_func=lambda v: "yes" if v else "no")
-    elif feature in MODEL_FILTERS:
-        st.selectbox("Class", [1, 0], key=key, format_func=lambda v: s.class_names[v])
-    elif s.dataset.group(feature).kind == "numeric":
+        return st.selectbox("Value", [1, 0], key=key, format_func=lambda v: "yes" if v else "no")
+    if feature in MODEL_FILTERS:
+        return st.selectbox("Class", [1, 0], key=key, format_func=lambda v: s.class_names[v])
+    if s.dataset.group(feature).kind == "numeric":
         column = s.dataset.features[s.dataset.group(feature).columns[0]]
         if op == "between":
-            st.number_input("From", value=float(column.min()), key=value_key(feature, op, "low"))
-            st.number_input("To", value=float(column.max()), key=value_key(feature, op, "high"))
-        else:
-            st.number_input("Value", value=float(column.median()), key=key)
-    elif op in ("in", "not in"):
-        st.multiselect("Values", levels_of(s.dataset, feature), key=key)
-    else:
-        st.selectbox("Value", levels_of(s.dataset, feature), key=key)
+            return (st.number_input("From", value=float(column.min()), key=value_key(feature, op, "low")),
+                    st.number_input("To", value=float(column.max()), key=value_key(feature, op, "high")))
+        return st.number_input("Value", value=float(column.median()), key=key)
+    if op in ("in", "not in"):
+        return st.multiselect("Values", levels_of(s.dataset, feature), key=key)
+    return st.selectbox("Value", levels_of(s.dataset, feature), key=key)
 
 
 def builder(s) -> None:
@@ -132,9 +134,9 @@ def builder(s) -> None:
         else:
             ops = NUMERIC_OPS if s.dataset.group(feature).kind == "numeric" else LEVEL_OPS
             op = st.selectbox("Comparison", ops, key="ch_op", format_func=lambda o: OP_WORDS.get(o, o))
-        value_widgets(s, feature, op)
+        drawn = value_widgets(s, feature, op)
         st.button("Add filter", key="ch_add", icon=":material/add:", on_click=callbacks.guarded(add_filter),
-                  args=(s.key, feature, op))
+                  args=(s.key, feature, op, drawn))
     st.text_input("Or type a filter and press Enter", key="ch_text", on_change=callbacks.guarded(add_text_filter),
                   args=(s.key,), placeholder="e.g. age < 25 · age between 18 and 25 · sex = Female · misclassified")
     draft = st.session_state.get("ch_draft", ())

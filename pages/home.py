@@ -9,10 +9,11 @@ from pages import _saved as saved
 from pages import _shared as shared
 
 
-def load_demo() -> None:
+def load_demo(drawn_demo: str, drawn_kind: str) -> None:
     """“Load demo” (a callback: it runs before the page does, so a click on another page right after it is not
-    lost): the chosen demo becomes the session's, then Pick a row."""
-    callbacks.request_demo(st.session_state["home_demo"], st.session_state["home_kind"])
+    lost): the chosen demo becomes the session's, then Pick a row. The choosers' state, or what they showed when it
+    is gone: a page link's click folded into the same rerun has Streamlit drop the state of Home's widgets first."""
+    callbacks.request_demo(st.session_state.get("home_demo", drawn_demo), st.session_state.get("home_kind", drawn_kind))
     callbacks.go_to("pages/pick_row.py", leaving="Home")
 
 
@@ -48,12 +49,12 @@ st.subheader("Start")
 left, right = st.columns(2)
 with left, st.container(border=True):
     st.markdown("**From a demo**: a bundled dataset with a model trained here.")
-    st.selectbox("Demo dataset", demo_names(), key="home_demo", format_func=lambda n: DEMO_LABELS.get(n, n),
-                 index=demo_names().index(s.dataset.name) if s.dataset.name in demo_names() else 0)
-    st.selectbox("Model", list(DEMO_KINDS), key="home_kind", format_func=DEMO_KINDS.get,
-                 index=list(DEMO_KINDS).index("gbdt"))
+    name = st.selectbox("Demo dataset", demo_names(), key="home_demo", format_func=lambda n: DEMO_LABELS.get(n, n),
+                        index=demo_names().index(s.dataset.name) if s.dataset.name in demo_names() else 0)
+    kind = st.selectbox("Model", list(DEMO_KINDS), key="home_kind", format_func=DEMO_KINDS.get,
+                        index=list(DEMO_KINDS).index("gbdt"))
     st.button("Load demo", key="home_load", type="primary", icon=":material/play_arrow:",
-              on_click=callbacks.guarded(load_demo))
+              on_click=callbacks.guarded(load_demo), args=(name, kind))
 with right, st.container(border=True):
     st.markdown("**From your files**: a CSV or Parquet table, and a model (`.skops`, `.onnx`) or one trained here.")
     if st.button("Upload data and model", key="home_upload", icon=":material/upload:"):

@@ -3,6 +3,7 @@ app and always shows the new setup; a reload (F5) of an uploaded analysis brings
 from __future__ import annotations
 
 import re
+import tomllib
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
@@ -16,7 +17,7 @@ from explain_core.analysis import make_setup, predicted_rows
 from explain_core.intake.data import make_dataset
 from explain_core.setup import model_from_upload
 from conftest import RERUN_TIMEOUT_MS
-from test_browser import LIVE, metric, no_error, open_page, upload_csv
+from test_browser import LIVE, ROOT, metric, no_error, open_page, upload_csv
 
 DELAYS = (0.0, 0.3, 1.0, 2.0, 4.0)  # seconds between the click that changes the setup and a click on a page
 
@@ -110,6 +111,14 @@ def test_a_page_clicked_right_after_a_new_setup_shows_it(browser, streamlit_serv
         shows_setup(page, f"{name} · Gradient boosting on {name}")
         wait_for_app(page)
         app_intact(page)
+
+
+def test_a_click_waits_for_the_run_in_progress():
+    """Issue 26: the server hands a click's rerun to the run in progress (``runner.fastReruns`` off), which folds the
+    clicks together. With fast reruns, a "Load demo" click whose run had not yet started when a page link's click
+    reached the server was dropped (its callback never ran); a run that had started went on beside the next."""
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["runner"]["fastReruns"] is False
 
 
 @pytest.fixture(scope="module")

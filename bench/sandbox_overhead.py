@@ -4,8 +4,11 @@ call) with the model in its sandboxed worker, against the very same fitted model
 The models: the COMPAS and Adult demo GBDT and L2 logistic regression (uploaded as .skops: a two-step Pipeline, so
 hypercube vertices are mixed here as encoded arrays and only the final step scores them in the worker), and an
 XGBoost and a LightGBM model in their own file formats (raw columns cross the pipe). Per model: the median over
-the first 40 test rows the model predicts positive (each row explained 3 times, the fastest kept), the ratio
-sandboxed / in-process (target ≤ 1.2), the model calls per row, and the worker's start (spawn to loaded).
+the first 40 test rows the model predicts positive (each row explained 5 times on each side, in turns, the fastest
+kept), the ratio sandboxed / in-process (target ≤ 1.2), the worker requests per row, and the worker's start
+(spawn to loaded). Below the table, the floor any process boundary costs on this machine: a pipe's round trip
+between two Python processes, and a model call made after a pause (the worker sleeps between requests; its caches
+and its core cool down) against one made in a tight loop.
 
     python bench/sandbox_overhead.py
 """
@@ -23,7 +26,7 @@ from explain_core.intake.sandbox import model as sandboxed
 from explain_core.setup import make_setup, model_from_upload
 from explain_core.sev.engine import explain_sev
 
-ROWS, REPEATS = 40, 3
+ROWS, REPEATS = 40, 5
 
 
 def booster_file(setup, library: str) -> tuple[bytes, str, object]:
@@ -46,33 +49,45 @@ def booster_file(setup, library: str) -> tuple[bytes, str, object]:
     return model.booster_.model_to_string().encode(), "m.txt", X.columns
 
 
-def per_row(setup, rows) -> float:
-    times = []
+def timed(setup, query, reference) -> float:
+    start = time.perf_counter()
+    explain_sev(setup.model, setup.dataset, query, reference)
+    return time.perf_counter() - start
+
+
+def paired(local, uploaded, rows) -> tuple[float, float]:
+    """Median over rows of the fastest of REPEATS explanations, in process and sandboxed, taken in turns row by
+    row (the machine's speed drifts: the two sides see the same drift)."""
+    inside, outside = [], []
     for row in rows:
-        query = setup.dataset.features.iloc[[int(row)]]
-        reference = setup.reference_for(query)
-        best = np.inf
+        query = local.dataset.features.iloc[[int(row)]]
+        pair = (local.reference_for(query), uploaded.reference_for(query))
+        best = [np.inf, np.inf]
         for _ in range(REPEATS):
-            start = time.perf_counter()
-            explain_sev(setup.model, setup.dataset, query, reference)
-            best = min(best, time.perf_counter() - start)
-        times.append(best)
-    return statistics.median(times)
+            for side, setup in enumerate((local, uploaded)):
+                best[side] = min(best[side], timed(setup, query, pair[side]))
+        outside.append(best[0])
+        inside.append(best[1])
+    return statistics.median(outside), statistics.median(inside)
 
 
 def calls_per_row(setup, rows) -> float:
+    """Worker requests of one explanation (SEV⁻ and SEV⁺; the reference is read before counting)."""
     count = [0]
     original = sandboxed.SandboxedModel.request
 
     def counting(self, request, what):
         count[0] += 1
         return original(self, request, what)
+    queries = [setup.dataset.features.iloc[[int(row)]] for row in rows]
+    references = [setup.reference_for(query) for query in queries]
     sandboxed.SandboxedModel.request = counting
     try:
-        per_row(setup, rows[:5])
+        for query, reference in zip(queries, references):
+            timed(setup, query, reference)
     finally:
         sandboxed.SandboxedModel.request = original
-    return count[0] / (5 * REPEATS)
+    return count[0] / len(rows)
 
 
 def compare(name: str, local, blob: bytes, filename: str, positive=None) -> None:
@@ -84,10 +99,44 @@ def compare(name: str, local, blob: bytes, filename: str, positive=None) -> None
     started = time.perf_counter() - start
     rows = [r for r in uploaded.test_rows if uploaded.model.label(uploaded.dataset.features.iloc[[int(r)]])[0] == 1]
     rows = rows[:ROWS]
-    per_row(uploaded, rows[:3]), per_row(local, rows[:3])  # warm both (encodings, caches)
-    inside, outside = per_row(uploaded, rows), per_row(local, rows)
+    paired(local, uploaded, rows[:3])  # warm both (encodings, caches)
+    outside, inside = paired(local, uploaded, rows)
     print(f"{name:<28} {outside * 1e3:>9.2f} ms {inside * 1e3:>10.2f} ms {inside / outside:>7.2f}× "
           f"{calls_per_row(uploaded, rows):>6.1f} {started:>8.2f} s")
+
+
+ECHO = "import os\nwhile True:\n    b = os.read(0, 65536)\n    if not b: break\n    os.write(1, b)"
+
+
+def floor() -> None:
+    """The process boundary's own cost here: a pipe round trip, and a model call after a pause."""
+    import select
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", ECHO], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    trips = []
+    for _ in range(3000):
+        start = time.perf_counter()
+        os.write(child.stdin.fileno(), b"12345678")
+        select.select([child.stdout.fileno()], [], [], 1.0)
+        os.read(child.stdout.fileno(), 64)
+        trips.append(time.perf_counter() - start)
+    child.stdin.close()
+    child.wait()
+    setup = demo_setup("compas", "gbdt")
+    final, X = setup.model.estimator[-1], setup.model.estimator[0].transform(setup.dataset.features.iloc[:58])
+
+    def call_after(pause: float) -> float:
+        times = []
+        for _ in range(1000):
+            time.sleep(pause)
+            start = time.perf_counter()
+            final.predict_proba(X)
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+    print(f"floor: pipe round trip {statistics.median(trips) * 1e6:.0f} µs; COMPAS GBDT on 58 rows "
+          f"{call_after(0) * 1e6:.0f} µs in a loop, {call_after(0.0005) * 1e6:.0f} µs after a 0.5 ms pause")
 
 
 def main() -> None:
@@ -107,6 +156,7 @@ def main() -> None:
             numeric = make_dataset(frame, str(data.target.name), positive_class=data.positive_class, name=data.name)
             compare(f"{dataset} {library} (.{filename.split('.')[1]})", _in_process(numeric, blob, filename), blob,
                     filename, positive=1)
+    floor()
     print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())} at the end")
 
 

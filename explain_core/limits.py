@@ -80,6 +80,17 @@ def limits() -> Limits:
     return _cached(tuple(map(os.environ.get, VARIABLES)))
 
 
+def limit(name: str) -> float:
+    """One limit in force now (``limits().<name>``, reading only its own variable: the sandboxed model's hot path
+    asks for its call time on every call)."""
+    return _one(name, os.environ.get(ENV_PREFIX + name.upper()))
+
+
+@lru_cache(maxsize=64)
+def _one(name: str, text: str | None) -> float:
+    return getattr(Limits.from_env({} if text is None else {ENV_PREFIX + name.upper(): text}), name)
+
+
 def over(what: str, value: float, limit: float, fix: str, unit: str = "") -> IntakeError:
     """The error for a breached limit: what, how much, the limit, the fix and the operator's setting."""
     return IntakeError(f"{what} is {value:,.0f}{unit}, over this server's limit of {limit:,.0f}{unit}; {fix} "

@@ -178,21 +178,49 @@ def test_an_idle_worker_stops_and_a_pickled_proxy_carries_the_file(lr_blob, monk
     np.testing.assert_array_equal(copy.predict_proba(lr_blob[1]), first)
 
 
-def test_an_uploaded_model_explains_like_the_same_model_in_process():
+@pytest.mark.parametrize("name, kind", [("compas", "gbdt"), ("adult", "l2_lr")])
+def test_an_uploaded_model_explains_like_the_same_model_in_process(name, kind):
+    """Same values, explanations and vertex scores, though the sandboxed path scores more vertices ahead and
+    sends them compact (intake.mixed), mixed in the worker; the batched search too, in chunks that cut the
+    compact rows. Scores agree to the last bits a BLAS call may change with the rows' placement in memory."""
     from explain_core import demo_model
     from explain_core.setup import make_setup
-    from explain_core.sev.engine import explain_sev
+    from explain_core.sev.engine import explain_sev, sev_batch
 
-    data = load_demo("compas")
-    trained = demo_model(data, "gbdt")
-    uploaded = make_setup(data, model_from_upload(data, sio.dumps(trained.model.estimator), "gbdt.skops"))
+    data = load_demo(name)
+    trained = demo_model(data, kind)
+    uploaded = make_setup(data, model_from_upload(data, sio.dumps(trained.model.estimator), f"{kind}.skops",
+                                                    positive_class=trained.model.positive_class))
     local = make_setup(data, trained)
-    assert isinstance(uploaded.model.estimator, SandboxedModel)
-    for row in uploaded.test_rows[:5]:
+    assert isinstance(uploaded.model.estimator, SandboxedModel) and uploaded.model.sandboxed
+    assert not local.model.sandboxed
+    for row in uploaded.test_rows[:6]:
         q = data.features.iloc[[int(row)]]
         a, b = (explain_sev(s.model, data, q, s.reference_for(q)) for s in (uploaded, local))
-        assert (a.minus.value, a.minus.explanations, a.plus.explanations) == \
-            (b.minus.value, b.minus.explanations, b.plus.explanations)
+        for x, y in ((a.minus, b.minus), (a.plus, b.plus)):
+            assert (x.value, x.explanations) == (y.value, y.explanations)
+            np.testing.assert_array_equal(x.vertex_masks, y.vertex_masks)
+            np.testing.assert_allclose(x.vertex_scores, y.vertex_scores, rtol=1e-12)  # BLAS: last bits
+    queries = data.features.iloc[uploaded.test_rows[:40]]
+    a, b = (sev_batch(s.model, data.layout, queries, local.reference, chunk_rows=97) for s in (uploaded, local))
+    assert [(r.value, r.explanations) for r in a] == [(r.value, r.explanations) for r in b]
+    np.testing.assert_allclose(np.concatenate([r.vertex_scores for r in a]),
+                               np.concatenate([r.vertex_scores for r in b]), rtol=1e-12)
+
+
+def test_mixed_rows_are_the_vertices_and_cut_like_them():
+    from explain_core.intake.mixed import MixedRows
+
+    rng = np.random.default_rng(0)
+    groups = np.array([0, 0, 1, 2, 2, 2])
+    rows = MixedRows(rng.normal(size=(4, 6)), rng.normal(size=6), rng.integers(0, 4, 30),
+                     rng.random((30, 3)) < 0.5, groups)
+    full = np.array([[rows.bases[w, c] if rows.keep[r, groups[c]] else rows.reference[c] for c in range(6)]
+                     for r, w in enumerate(rows.which)])
+    np.testing.assert_array_equal(rows.array(), full)
+    assert len(rows) == 30 and rows.shape == (30, 6)
+    for index in (slice(5, 17), np.array([3, 0, 29])):
+        np.testing.assert_array_equal(rows[index].array(), full[index])
 
 
 def test_a_model_that_raises_in_its_worker_gets_the_adapters_message():
@@ -201,3 +229,34 @@ def test_a_model_that_raises_in_its_worker_gets_the_adapters_message():
     blob = sio.dumps(LogisticRegression().fit(frame[["x"]].to_numpy()[:, :1].repeat(2, axis=1), frame["y"]))
     with pytest.raises(IntakeError, match="does not record its input column names|expects 2"):
         model_from_upload(data, blob, "two_inputs.skops", by_order=True)
+
+
+def test_a_reply_that_comes_soon_is_polled_for_and_a_late_one_left_to_sleep_for():
+    import os
+    import time
+
+    from explain_core.intake.sandbox.protocol import readable_soon
+
+    inbox, outbox = os.pipe()
+    try:
+        start = time.perf_counter()
+        assert not readable_soon(inbox, start + 0.003)
+        assert 0.003 <= time.perf_counter() - start < 0.5  # polled until then, not longer
+        os.write(outbox, b"x")
+        assert readable_soon(inbox, time.perf_counter())  # already there: found at once, even past the time
+    finally:
+        os.close(inbox)
+        os.close(outbox)
+
+
+def test_the_workers_pipes_hold_a_batch_of_rows(lr_blob):
+    import fcntl
+    import sys
+
+    from explain_core.intake.sandbox.client import PIPE_BYTES
+
+    model = load_model_bytes(lr_blob[0], "lr.skops")
+    model.predict_proba(lr_blob[1])
+    if sys.platform.startswith("linux"):
+        for pipe in (model._slot[0].process.stdin, model._slot[0].process.stdout):
+            assert fcntl.fcntl(pipe.fileno(), 1032) >= PIPE_BYTES  # F_GETPIPE_SZ

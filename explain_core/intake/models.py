@@ -57,6 +57,11 @@ class ModelAdapter:
     splits: Memo = memo_field("encoder/estimator splits (encoded_model) by feature groups", max_entries=8)
     structures: Memo = memo_field("the model read for the exact SEV engines, by feature groups", max_entries=8)
 
+    @property
+    def sandboxed(self) -> bool:
+        """The model runs in a sandboxed worker process (an upload): each call costs a round trip."""
+        return isinstance(unwrap(self.estimator)[1], SandboxedModel)
+
     def inputs(self, frame: pd.DataFrame):
         frame = frame[self.columns]
         if self.takes == "raw":

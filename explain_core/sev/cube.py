@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..intake.data import GroupLayout
 from ..intake.encoding import encoded_model
+from ..intake.mixed import MixedRows
 from ..intake.models import ModelAdapter
 from ..reference import Reference
 
@@ -59,15 +60,16 @@ def first_layer_masks(p: int) -> np.ndarray:
     return np.concatenate([~eye, eye])
 
 
-AHEAD_TWO_LAYERS_UP_TO = 12  # groups: up to this width a one-row search scores two layers from each side ahead
+AHEAD_ROWS = 156  # vertices a one-row search scores ahead in its first call: two layers from each side to 12 groups
+AHEAD_ROWS_SANDBOXED = 512  # the same for a model in a sandboxed worker, where a call costs a round trip: to 22
 
 
-def ahead_masks(p: int) -> np.ndarray:
+def ahead_masks(p: int, rows: int = AHEAD_ROWS) -> np.ndarray:
     """The vertices a one-row search scores in its first model call, with the query and the reference: one move
-    from the query (SEV⁻'s first layer) and from the reference (SEV⁺'s), and up to
-    :data:`AHEAD_TWO_LAYERS_UP_TO` groups two moves from each (at most 156 rows), so the many rows whose SEV is 1
-    or 2 need no second call (what a model in a sandboxed worker pays most for)."""
-    if p > AHEAD_TWO_LAYERS_UP_TO:
+    from the query (SEV⁻'s first layer) and from the reference (SEV⁺'s), and two moves from each where all of
+    them fit in ``rows``, so the many rows whose SEV is 1 or 2 need no second call (what a model in a sandboxed
+    worker pays most for)."""
+    if p * p + p > rows:
         return first_layer_masks(p)
     pairs = np.array(list(itertools.combinations(range(p), 2)), dtype=int).reshape(-1, 2)
     two = np.zeros((len(pairs), p), dtype=bool)
@@ -94,7 +96,8 @@ class VertexScorer:
         self._known: dict[bytes, float] = {}  # one query's vertex scores computed ahead (first_layers)
         columns = list(layout.columns)
         n = len(queries)
-        ahead = ahead_masks(layout.size) if first_layers and n == 1 else np.zeros((0, layout.size), bool)
+        budget = AHEAD_ROWS_SANDBOXED if model.sandboxed else AHEAD_ROWS
+        ahead = ahead_masks(layout.size, budget) if first_layers and n == 1 else np.zeros((0, layout.size), bool)
         if self.encoded is None:
             parts = [queries[columns], reference.as_frame(columns)]
             if len(ahead):
@@ -106,10 +109,10 @@ class VertexScorer:
             source = layout.source.features if layout.source is not None else None
             self._queries = self.encoded.encode_rows(queries, source, list(model.columns))
             self._reference = self.encoded.encode_reference(reference.values, model.columns)
-            mixed = np.where(ahead[:, self.encoded.column_group], self._queries[0], self._reference) if len(ahead) \
-                else np.zeros((0, self._queries.shape[1]))
-            scores = self._chunked(lambda X: model.scores_of(self.encoded.estimator, X),
-                                   np.vstack([self._queries, self._reference[None, :], mixed]))
+            p = layout.size
+            keep = np.vstack([np.ones((n, p), bool), np.zeros((1, p), bool), ahead])
+            which = np.concatenate([np.arange(n), np.zeros(1 + len(ahead), int)])
+            scores = self._chunked(lambda X: model.scores_of(self.encoded.estimator, X), self._mixed(which, keep))
             equal, column_group = self._queries == self._reference, self.encoded.column_group
         self._known = dict(zip((m.tobytes() for m in ahead), scores[n + 1:].tolist()))
         self.query_scores, self.reference_score = scores[:n], float(scores[n])
@@ -141,7 +144,11 @@ class VertexScorer:
             out.flat[pick] = self.model.score(frame)
             return out
         i, j = np.divmod(pick, len(masks))
-        keep = masks[j][:, self.encoded.column_group]
-        X = np.where(keep, self._queries[rows[i]], self._reference)
-        out.flat[pick] = self.model.scores_of(self.encoded.estimator, X)
+        out.flat[pick] = self.model.scores_of(self.encoded.estimator, self._mixed(rows[i], masks[j]))
         return out
+
+    def _mixed(self, which: np.ndarray, keep: np.ndarray):
+        """The encoded vertices: row r keeps query ``which[r]``'s groups where ``keep[r]``, the reference's
+        elsewhere; compact (:class:`MixedRows`, mixed in the worker) for a sandboxed model, as an array here."""
+        rows = MixedRows(self._queries, self._reference, which, keep, self.encoded.column_group)
+        return rows if self.model.sandboxed else rows.array()

@@ -11,6 +11,7 @@ model into it).
 from __future__ import annotations
 
 import collections
+import fcntl
 import functools
 import os
 import select
@@ -24,11 +25,13 @@ import time
 from pathlib import Path
 
 from ...errors import IntakeError
-from .protocol import ProtocolError, read_reply, request_bytes
+from .protocol import ProtocolError, read_reply, readable_soon, request_bytes
 from .worker import BOOT
 
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
 START_SECONDS = 120.0  # a fresh worker imports numpy, pandas and scikit-learn before it answers
+SPIN_SECONDS = 0.002  # a reply this soon (SEV's one-row calls) is polled for, not slept for (readable_soon)
+PIPE_BYTES = 1 << 20  # Linux's default /proc/sys/fs/pipe-max-size
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
@@ -43,11 +46,24 @@ def threads() -> int:
 
 
 def _environment(folder: str) -> dict:
-    """Nothing of the server's environment (no secrets): a path, a locale, the private folder, thread counts."""
+    """Nothing of the server's environment (no secrets): a path, a locale, the private folder, thread counts and
+    how idle threads wait."""
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": folder, "TMPDIR": folder,
            "PYTHONHASHSEED": "0"}
     env.update(dict.fromkeys(THREAD_VARIABLES, str(threads())))
+    env["OMP_WAIT_POLICY"] = "PASSIVE"  # a booster's OpenMP threads sleep after each call instead of spinning on the
+    # cores the server and other workers need (XGBoost's one-row SEV with four workers alive: 9.4× → 1.3× in process)
     return env
+
+
+def _widen(*pipes) -> None:
+    """Pipes of :data:`PIPE_BYTES` (Linux's default is 64 KiB), so that a batch of rows crosses in one write and
+    one read rather than a wake-up of each side per 64 KiB; left as they are where the system refuses."""
+    for pipe in pipes:
+        try:
+            fcntl.fcntl(pipe.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
+        except OSError:
+            pass
 
 
 class Worker:
@@ -61,6 +77,7 @@ class Worker:
             [sys.executable, "-I", "-B", "-c", BOOT, PACKAGE_ROOT, str(memory_mb)], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.folder, env=_environment(self.folder),
             start_new_session=True, close_fds=True)
+        _widen(self.process.stdin, self.process.stdout)
         self.drain = threading.Thread(target=self._drain, daemon=True)
         self.drain.start()
         self.used = time.monotonic()
@@ -94,6 +111,7 @@ class Worker:
         ``/proc`` file (SEV's one-row calls take a millisecond; reading it took a tenth of one)."""
         deadline = time.monotonic() + seconds
         budget = [None, cpu_seconds] if cpu_seconds is not None else None
+        self.spin_until = time.perf_counter() + SPIN_SECONDS
 
         def read_exact(n: int) -> bytes:
             while len(self.buffer) < n:
@@ -111,7 +129,8 @@ class Worker:
 
     def _fill(self, deadline: float, budget, seconds: float, what: str) -> None:
         out = self.process.stdout.fileno()
-        ready, _, _ = select.select([out], [], [], max(0.0, min(0.1, deadline - time.monotonic())))
+        ready = readable_soon(out, self.spin_until) or \
+            select.select([out], [], [], max(0.0, min(0.1, deadline - time.monotonic())))[0]
         if ready:
             chunk = os.read(out, 1 << 20)
             if not chunk:

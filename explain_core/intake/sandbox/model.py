@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import IntakeError
-from ...limits import limits
+from ...limits import limit, limits
 from .client import ModelCrashed, RemoteError, Worker
 
 METHODS = ("predict_proba", "decision_function", "predict")
@@ -89,7 +89,7 @@ class SandboxedModel:
     def _method(self, method: str, stage: str):
         if method not in self.info["methods"]:
             raise AttributeError(f"{self.source.name} has no {method}")
-        return lambda X: self.request({"op": "call", "stage": stage, "method": method, "X": X},
+        return lambda X: self.request({"op": "call", "stage": stage, "method": method, "X": X, **_config()},
                                       f"scoring {len(X):,} rows")
 
     def stage(self, name: str) -> "Stage":
@@ -116,16 +116,15 @@ class SandboxedModel:
 
     def request(self, request: dict, what: str):
         """One request to the worker (started, and the model loaded, if there is none)."""
-        caps = limits()
         with self._lock:
             worker = self._slot[0]
             if worker is None or not worker.alive:
                 self._start()
                 worker = self._slot[0]
             try:
-                return worker.call(request, seconds=caps.model_seconds, what=what)
+                return worker.call(request, seconds=limit("model_seconds"), what=what)
             except RemoteError as exc:
-                raise translated(exc, self.source.name, what, caps) from None
+                raise translated(exc, self.source.name, what, limits()) from None
 
     def _start(self) -> dict:
         caps = limits()
@@ -169,7 +168,7 @@ class Stage:
             self.classes_ = model.classes_
 
     def transform(self, X):
-        return self.model.request({"op": "call", "stage": self.name, "method": "transform", "X": X},
+        return self.model.request({"op": "call", "stage": self.name, "method": "transform", "X": X, **_config()},
                                   f"encoding {len(X):,} rows")
 
     @property
@@ -186,6 +185,14 @@ class Stage:
 
     def introspect(self, function, *args):
         return self.model.introspect(function, *args, stage=self.name)
+
+
+def _config() -> dict:
+    """The server's scikit-learn setting that a call carries to the worker: ``assume_finite`` (the adapter skips
+    the input check where it checks the scores itself, :meth:`~explain_core.intake.models.ModelAdapter.scores_of`)."""
+    import sklearn
+
+    return {"assume_finite": bool(sklearn.get_config()["assume_finite"])}
 
 
 def check_info(info, name: str) -> dict:

@@ -28,6 +28,9 @@ serve(layers)
 """
 
 
+NEXT_REQUEST_SPIN_SECONDS = 0.003  # after each reply: a search's next call comes within this (polled, not slept)
+
+
 def _channels() -> tuple[int, int]:
     """The pipes to the server, moved off fds 0 and 1 so that a model printing to stdout (LightGBM does) cannot
     corrupt the protocol: its prints go to stderr, which the server keeps the end of."""
@@ -41,7 +44,9 @@ def _channels() -> tuple[int, int]:
 
 def serve(layers: dict) -> None:
     """Answer requests until the server closes the pipe."""
-    from .protocol import read_request, reply_bytes
+    import time
+
+    from .protocol import read_request, readable_soon, reply_bytes
 
     sys.modules["matplotlib"] = None  # shap imports it when it can; it needs a writable cache, no model needs it
     inbox, outbox = _channels()
@@ -65,6 +70,7 @@ def serve(layers: dict) -> None:
     send({"ready": True, "confined": layers, "pid": os.getpid()})
     state = Holder()
     while True:
+        readable_soon(inbox, time.perf_counter() + NEXT_REQUEST_SPIN_SECONDS)  # a search's next call, hot
         try:
             request = read_request(read_exact)
         except EOFError:
@@ -107,7 +113,7 @@ class Holder:
         if self.model is None:
             raise RuntimeError("no model is loaded in this worker")
         if op == "call":
-            return self.call(request["stage"], request["method"], request["X"])
+            return self.call(request["stage"], request["method"], request["X"], request.get("assume_finite", False))
         if op == "split":
             from ..encoding import encoded_column_groups
 
@@ -132,15 +138,20 @@ class Holder:
             return None
         return model[0] if name == "encoder" else model[-1]
 
-    def call(self, stage: str, method: str, X):
+    def call(self, stage: str, method: str, X, assume_finite: bool = False):
         import numpy as np
+        import sklearn
 
         target = self.stage(stage)
         if target is None:
             raise RuntimeError(f"this model has no {stage} step")
         if method not in ("predict_proba", "decision_function", "predict", "transform"):
             raise ValueError(f"unknown method {method!r}")
-        out = getattr(target, method)(X)
+        from ..mixed import MixedRows
+
+        X = X.array() if isinstance(X, MixedRows) else X  # hypercube vertices, mixed here
+        with sklearn.config_context(assume_finite=assume_finite):  # as the server's adapter asked
+            out = getattr(target, method)(X)
         if hasattr(out, "toarray"):
             out = out.toarray()
         if isinstance(out, list):  # an ONNX ZipMap or similar: the caller's adapter turns it into an array

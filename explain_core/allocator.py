@@ -14,6 +14,7 @@ from functools import lru_cache
 import pyarrow
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
+GLIBC_MMAP_CEILING = 32 << 20  # where glibc's rising mmap threshold stops (DEFAULT_MMAP_THRESHOLD_MAX, 64-bit)
 
 
 @lru_cache(maxsize=1)

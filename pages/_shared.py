@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explain_core.allocator import hold_thresholds, release_freed_memory
+from explain_core.allocator import GLIBC_MMAP_CEILING, hold_thresholds, release_freed_memory
 from explain_core.analysis import (DEFAULT_DEMO, BaselineParameters, LensParameters, LinearParameters, Parameters,
                                    SEVParameters, Setup, dataset_sev, demo_setup, flip_numbers, lens_report,
                                    lens_searches, row_baselines, row_lens_causal, row_lens_contexts, row_lens_search,
@@ -115,7 +115,7 @@ def memory_housekeeping() -> threading.Thread:
     thresholds are held first (:func:`~explain_core.allocator.hold_thresholds`): blocks up to 32 MiB from the heaps,
     as glibc's own rule would place them, but at most :data:`KEEP_FREE_AT_TOP` left free at the top of each of the
     script threads' heaps, which ``malloc_trim`` does not shrink."""
-    hold_thresholds(32 << 20, KEEP_FREE_AT_TOP)
+    hold_thresholds(GLIBC_MMAP_CEILING, KEEP_FREE_AT_TOP)
 
     def loop() -> None:
         while True:

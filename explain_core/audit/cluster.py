@@ -16,7 +16,7 @@ import dask
 import psutil
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from ..allocator import hold_thresholds
+from ..allocator import GLIBC_MMAP_CEILING, hold_thresholds
 from ..setup import Setup
 
 _SETUP_PLUGIN = "explain-core-setup"
@@ -30,7 +30,7 @@ def undo_nanny_trim_threshold() -> bool:
     twice that for trimming). True when they were set (Linux with glibc and the nanny's setting)."""
     if "MALLOC_TRIM_THRESHOLD_" not in os.environ:
         return False
-    return hold_thresholds(32 << 20, 64 << 20)
+    return hold_thresholds(GLIBC_MMAP_CEILING, 2 * GLIBC_MMAP_CEILING)
 
 
 class _SetupPlugin(WorkerPlugin):

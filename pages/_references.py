@@ -24,7 +24,6 @@ from explain_core.views.readings import (counterfactual_reading, credibility_tex
 from explain_core.sev.readings import SHOWN_FIRST
 from pages import _shared as shared
 
-AUTO_WIDE_GROUPS = 12
 CLUSTER_CHOICES = ["auto", *range(1, 13)]
 CARDS_PER_ROW = 4
 
@@ -172,15 +171,19 @@ def prototype_cards(s, prototypes, result) -> None:
 def dataset_view(s, p: Parameters) -> None:
     names = s.dataset.group_names
     flagged = tuple(int(r) for r in shared.flagged_rows(s)[:1000])
-    on = st.toggle("Compare the kinds over the flagged test rows", value=len(names) <= AUTO_WIDE_GROUPS,
-                   key=f"ref_wide_{s.key}", help="Every kind (and the credible searches when switched on) on the "
-                                                 "same rows: the paper's tables.")
+    on = st.toggle("Compare the kinds over the flagged test rows", value=False, key=f"ref_wide_{s.key}",
+                   help="Every kind (and the credible searches when switched on) on the same rows: the paper's "
+                        "tables.")
     kinds = available_kinds(s)
     if on and "tree" in kinds and not st.checkbox(
             "With SEVᵀ", value=False, key=f"ref_wide_tree_{s.key}",
             help="SEVᵀ runs one exact search per row (the other kinds share batched model calls), so over many rows "
                  "it is the slowest kind; on the row above it is always offered."):
         kinds = tuple(k for k in kinds if k != "tree")
+    if not on:
+        st.caption(f"{len(flagged):,} flagged test rows would each be explained against every kind of reference "
+                   f"({len(names)} features): turn the comparison on to compute it (seconds on narrow data; the "
+                   "row's own explanations above need none of it).")
     if not on or not flagged:
         return
     table = kinds_table(s, s.key, flagged, replace(p.references, reference_kind="single"), s.restricted, kinds)

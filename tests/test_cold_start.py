@@ -40,9 +40,14 @@ from streamlit.runtime.pages_manager import PagesManager
 import app
 from pages import _shared
 
-calls = []
+from pages import _references
+from explain_core.analysis import Parameters
+
+calls, fitted = [], []
 load = _shared.demo_setup
 _shared.demo_setup = lambda *args: calls.append(list(args)) or load(*args)
+explain = _references.row_reference_sev
+_references.row_reference_sev = lambda *args: fitted.append(1) or explain(*args)
 
 
 async def start():
@@ -50,8 +55,11 @@ async def start():
         pass
 
 asyncio.run(start())
-_shared.demo(*_shared.DEFAULT_DEMO)  # a visitor's first request: served from the shared cache
+warmed = len(fitted)
+s = _shared.demo(*_shared.DEFAULT_DEMO)  # a visitor's first request: served from the shared cache
+_references.row_result(s, s.key, s.query(int(_shared.flagged_rows(s)[0])), Parameters().references, s.restricted)
 print(json.dumps({"app": isinstance(app.app, st.App), "calls": calls, "v1": PagesManager.uses_pages_directory,
+                  "references": [warmed, len(fitted)],
                   "plots": "explain_core.views.sev" in sys.modules,
                   "explainers": all(m in sys.modules for m in _shared.EXPLAINER_MODULES)}))
 """
@@ -59,13 +67,15 @@ print(json.dumps({"app": isinstance(app.app, st.App), "calls": calls, "v1": Page
 
 def test_the_server_start_loads_the_default_demo_once(explain_cache_dir):
     """``streamlit run app.py`` finds ``app`` (an ``st.App``); its start-up imports the figures, loads the default
-    demo into the shared cache (a visitor's request then hits it) and leaves v1 multipage mode, without "missing
-    ScriptRunContext" warnings (the live server's log is checked by tests/test_browser.py)."""
+    demo and explains its first flagged row toward real cases into the shared caches (a visitor's requests then hit
+    them: the explanation is computed once) and leaves v1 multipage mode, without "missing ScriptRunContext"
+    warnings (the live server's log is checked by tests/test_browser.py)."""
     from explain_core.analysis import DEFAULT_DEMO, demo_setup
 
     demo_setup()  # trained into the session's cache first, so the probe only loads it
     out = subprocess.run([sys.executable, "-c", START], cwd=ROOT, env=dict(os.environ), capture_output=True,
                          text=True, check=True)
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {
-        "app": True, "calls": [list(DEFAULT_DEMO)], "v1": False, "plots": True, "explainers": True}
+        "app": True, "calls": [list(DEFAULT_DEMO)], "v1": False, "references": [1, 1], "plots": True,
+        "explainers": True}
     assert "ScriptRunContext" not in out.stderr, out.stderr

@@ -260,3 +260,14 @@ def test_the_workers_pipes_hold_a_batch_of_rows(lr_blob):
     if sys.platform.startswith("linux"):
         for pipe in (model._slot[0].process.stdin, model._slot[0].process.stdout):
             assert fcntl.fcntl(pipe.fileno(), 1032) >= PIPE_BYTES  # F_GETPIPE_SZ
+
+
+def test_one_limit_reads_as_all_of_them(monkeypatch):
+    from explain_core.limits import limit, limits
+
+    assert limit("model_seconds") == limits().model_seconds == 20.0
+    monkeypatch.setenv("EXPLAIN_MAX_MODEL_SECONDS", "3.5")
+    assert limit("model_seconds") == limits().model_seconds == 3.5
+    monkeypatch.setenv("EXPLAIN_MAX_MODEL_SECONDS", "zero")
+    with pytest.raises(IntakeError, match="not a number"):
+        limit("model_seconds")

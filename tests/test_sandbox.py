@@ -265,6 +265,7 @@ def test_the_workers_pipes_hold_a_batch_of_rows(lr_blob):
 def test_one_limit_reads_as_all_of_them(monkeypatch):
     from explain_core.limits import limit, limits
 
+    monkeypatch.delenv("EXPLAIN_MAX_MODEL_SECONDS", raising=False)
     assert limit("model_seconds") == limits().model_seconds == 20.0
     monkeypatch.setenv("EXPLAIN_MAX_MODEL_SECONDS", "3.5")
     assert limit("model_seconds") == limits().model_seconds == 3.5

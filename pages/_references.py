@@ -184,7 +184,8 @@ def dataset_view(s, p: Parameters) -> None:
         st.caption(f"{len(flagged):,} flagged test rows would each be explained against every kind of reference "
                    f"({len(names)} features): turn the comparison on to compute it (seconds on narrow data; the "
                    "row's own explanations above need none of it).")
-    if not on or not flagged:
+        return
+    if not flagged:
         return
     table = kinds_table(s, s.key, flagged, replace(p.references, reference_kind="single"), s.restricted, kinds)
     with st.container(key="ref_kinds"):

@@ -96,7 +96,8 @@ class VertexScorer:
         self._known: dict[bytes, float] = {}  # one query's vertex scores computed ahead (first_layers)
         columns = list(layout.columns)
         n = len(queries)
-        budget = AHEAD_ROWS_SANDBOXED if model.sandboxed else AHEAD_ROWS
+        self.compact = model.sandboxed  # vertices cross to its worker compact (MixedRows), mixed there
+        budget = AHEAD_ROWS_SANDBOXED if self.compact else AHEAD_ROWS
         ahead = ahead_masks(layout.size, budget) if first_layers and n == 1 else np.zeros((0, layout.size), bool)
         if self.encoded is None:
             parts = [queries[columns], reference.as_frame(columns)]
@@ -151,4 +152,4 @@ class VertexScorer:
         """The encoded vertices: row r keeps query ``which[r]``'s groups where ``keep[r]``, the reference's
         elsewhere; compact (:class:`MixedRows`, mixed in the worker) for a sandboxed model, as an array here."""
         rows = MixedRows(self._queries, self._reference, which, keep, self.encoded.column_group)
-        return rows if self.model.sandboxed else rows.array()
+        return rows if self.compact else rows.array()

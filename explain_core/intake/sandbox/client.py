@@ -111,11 +111,11 @@ class Worker:
         ``/proc`` file (SEV's one-row calls take a millisecond; reading it took a tenth of one)."""
         deadline = time.monotonic() + seconds
         budget = [None, cpu_seconds] if cpu_seconds is not None else None
-        self.spin_until = time.perf_counter() + SPIN_SECONDS
+        polled = time.perf_counter() + SPIN_SECONDS
 
         def read_exact(n: int) -> bytes:
             while len(self.buffer) < n:
-                self._fill(deadline, budget, seconds, what)
+                self._fill(deadline, polled, budget, seconds, what)
             out = bytes(self.buffer[:n])
             del self.buffer[:n]
             return out
@@ -127,9 +127,9 @@ class Worker:
             raise ModelCrashed(f"The model's worker answered with malformed data while {what} ({exc}); it was "
                                "stopped.") from None
 
-    def _fill(self, deadline: float, budget, seconds: float, what: str) -> None:
+    def _fill(self, deadline: float, polled: float, budget, seconds: float, what: str) -> None:
         out = self.process.stdout.fileno()
-        ready = readable_soon(out, self.spin_until) or \
+        ready = readable_soon(out, polled) or \
             select.select([out], [], [], max(0.0, min(0.1, deadline - time.monotonic())))[0]
         if ready:
             chunk = os.read(out, 1 << 20)

@@ -24,6 +24,10 @@ Its points are scored with our credibility percentile as well as its own GMM log
 Targets (issue 28): SEV^© or SEV^F mean ≤ 1.3 on every dataset/model pair; its ℓ∞ and credibility at least as good
 as SEV¹; ≤ 10 ms per row after fitting; ≥ 5× faster per row than the authors' code.
 
+With ``--sparsest-timing`` it only times SEV^© (sparsest), plain and credible, on the first 30 rows per pair (split
+``--splits``' first): one row at a time and batched, wall and CPU ms per row; ``--against DIR`` times another checkout
+too (DIR: a ``git worktree`` or ``git archive`` of another commit), each in a fresh process, back to back per pair.
+
 Run from the repository root:  python bench/sev_references.py [--datasets compas] [--models l2_lr] [--splits 0]
 """
 from __future__ import annotations
@@ -39,7 +43,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's explain_core
+# this checkout's explain_core, or (set by --sparsest-timing) the checkout --against names
+sys.path.insert(0, os.environ.get("SEV_REFERENCES_CODE") or str(Path(__file__).resolve().parent.parent))
 
 from explain_core import demo_model, load_demo
 from explain_core.analysis import make_setup, predicted_rows
@@ -129,6 +134,62 @@ def ours(setup, rows: np.ndarray, seed: int) -> tuple[dict, dict, dict]:
             results[label] = {**summary_row(batch), "ms one row": 1000 * float(np.median(one))}
             found[label] = batch
     return results, found, {"fits": fits, "fit": fit}
+
+
+def _timed(call) -> tuple[float, float]:
+    """Wall and CPU (``time.process_time``) milliseconds of one call."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    call()
+    return 1000 * (time.perf_counter() - wall), 1000 * (time.process_time() - cpu)
+
+
+def sparsest_timing(name: str, kind: str, seed: int) -> dict:
+    """SEV^© (sparsest; ``ReferenceFits`` fitted first), plain and credible, on the first ``ONE_ROW`` test rows the
+    model predicts positive: one row at a time (median over the rows) and the rows batched (median of 3 calls), wall
+    and CPU ms per row, each after one untimed call."""
+    data = load_demo(name)
+    setup = make_setup(data, demo_model(data, kind, seed=seed))
+    queries = setup.dataset.features.iloc[predicted_rows(setup)[:ONE_ROW]]
+    fits = ReferenceFits(setup, seed=seed)
+    out: dict = {"rows": len(queries)}
+    for gate in (None, CREDIBLE):
+        def explain(frame):
+            return lambda: explain_kind(setup, frame, "cluster", fits, credible=gate)
+        explain(queries)()
+        explain(queries.iloc[[0]])()
+        one = [_timed(explain(queries.iloc[[i]])) for i in range(len(queries))]
+        batch = [_timed(explain(queries)) for _ in range(3)]
+        out["plain" if gate is None else "credible"] = {
+            "one row": np.median(one, axis=0).tolist(), "batched": (np.median(batch, axis=0) / len(queries)).tolist()}
+    return out
+
+
+def timing(args) -> None:
+    """``--sparsest-timing``: per dataset × model, this checkout's :func:`sparsest_timing` and, with ``--against``,
+    the other checkout's, each in a fresh process, back to back; the load average beside each pair."""
+    print(f"load at start: {load()}")
+    codes = {"--against": args.against} if args.against else {}
+    codes["this checkout"] = str(ROOT.parent)
+    for name in args.datasets:
+        for kind in args.models:
+            found = {}
+            for label, code in codes.items():
+                done = subprocess.run([sys.executable, __file__, "--timing-json", "--datasets", name, "--models", kind,
+                                       "--splits", str(args.splits[0])], capture_output=True, text=True, check=True,
+                                      env={**os.environ, "SEV_REFERENCES_CODE": code})
+                found[label] = json.loads(done.stdout.splitlines()[-1])
+            print(f"\n{name} × {kind}, split {args.splits[0]}, {found['this checkout']['rows']} rows; load {load()}")
+            print(f"  {'SEV^© (sparsest)':32s}{'one row: wall / CPU ms':>26s}{'batched: wall / CPU ms per row':>34s}")
+            for gate in ("plain", "credible"):
+                for label in codes:
+                    one, batch = found[label][gate]["one row"], found[label][gate]["batched"]
+                    print(f"  {gate + ', ' + label:32s}{one[0]:>16.2f} / {one[1]:7.2f}{batch[0]:>24.2f} / "
+                          f"{batch[1]:7.2f}")
+                if args.against:
+                    old, new = found["--against"][gate], found["this checkout"][gate]
+                    print(f"  {gate + ', against / this':32s}{old['one row'][0] / new['one row'][0]:>16.2f}×"
+                          f"{old['batched'][0] / new['batched'][0]:>33.2f}× (wall)")
+    print(f"\nload at end: {load()}" + (f"; --against: {args.against}" if args.against else ""))
 
 
 def dice(setup, rows: np.ndarray, fits, seed: int) -> dict:
@@ -275,7 +336,17 @@ def main() -> None:
     parser.add_argument("--authors", default=os.environ.get("MULTIPLESEV_DIR"))
     parser.add_argument("--markdown", action="store_true", help="print the saved results as a table and stop")
     parser.add_argument("--append", action="store_true", help="add to the saved results instead of replacing them")
+    parser.add_argument("--sparsest-timing", action="store_true",
+                        help="only time SEV^© (sparsest) one row at a time and batched (module docstring)")
+    parser.add_argument("--against", help="with --sparsest-timing: another checkout to time too, back to back")
+    parser.add_argument("--timing-json", action="store_true", help=argparse.SUPPRESS)  # one pair, for timing()
     args = parser.parse_args()
+    if args.timing_json:
+        print(json.dumps(sparsest_timing(args.datasets[0], args.models[0], args.splits[0])))
+        return
+    if args.sparsest_timing:
+        timing(args)
+        return
     if args.markdown:
         print(markdown(json.loads((OUT / "sev_references.json").read_text())))
         return

@@ -3,9 +3,10 @@ changing the fewest features (of those, the one whose explanation lands most cre
 mixed distance); ``nearest`` against the nearest one.
 
 Checked against a brute force that enumerates every subset of feature groups for every valid typical case and
-scores the moved rows with the model; row by row ``sparsest ≤ nearest`` on the same typical cases; every
-explanation re-scored by the model flips; the rule used is on the result and in its JSON; the page's parameters
-round-trip through a saved analysis."""
+scores the moved rows with the model; the one search over every typical case against each searched alone, and its
+model calls (one per layer); row by row ``sparsest ≤ nearest`` on the same typical cases; every explanation
+re-scored by the model flips; the rule used is on the result and in its JSON; the page's parameters round-trip
+through a saved analysis."""
 from __future__ import annotations
 
 import itertools
@@ -18,6 +19,7 @@ from explain_core.analysis import demo_setup, predicted_rows, reference_fits
 from explain_core.references import (ASSIGNMENTS, DEFAULT_ASSIGNMENT, ClusterSEV, ReferenceFits, compare_kinds,
                                      explain_kind, fit_references)
 from explain_core.references.prototypes import fewest, sparsest
+from explain_core.references.search import search, search_each
 from explain_core.saved.recipe import AnalysisState, DataRecipe, ModelRecipe
 from explain_core.setup import Parameters, ReferenceParameters
 
@@ -80,6 +82,58 @@ def test_sparsest_is_the_minimum_over_typical_cases_by_brute_force(compas):
             moved = {**q.iloc[i].to_dict(), **result.first.values}
             flipped = s.model.label(pd.DataFrame([moved], columns=s.dataset.columns).infer_objects())[0]
             assert flipped != result.explained_class and result.first.l0 == result.value
+
+
+def typical_case_sets(fits):
+    """The valid typical cases of class 1 and their candidates (as the sparsest rule searches them)."""
+    valid = fits[1].prototypes.valid
+    return valid, [fits[1].candidates(p) for p in valid]
+
+
+@pytest.mark.parametrize("gate", [None, 0.3])
+@pytest.mark.parametrize("restricted,depth", [((), 6), (("prior_offense_count",), 2)])
+def test_one_search_over_every_typical_case_is_each_searched_alone(compas, gate, restricted, depth):
+    """The typical cases searched together (:func:`search_each`) give, per typical case, what searching against it
+    alone gives: values, flips, scores, credibility, the depth searched (per typical case); the sparsest rule's
+    result is the least of them (credible first with a gate) against a typical case that attains it."""
+    s = compas.with_restricted(restricted)
+    fits = ReferenceFits(s, seed=0, assignment="sparsest")
+    valid, sets = typical_case_sets(fits)
+    q = queries_of(s, 30)
+    options = {"restricted": restricted, "max_depth": depth, "density": fits[1].density, "threshold": gate,
+               "classes": np.ones(len(q), int)}
+    together = search_each(s.model, s.dataset.layout, q, sets, fits[1].space, **options)
+    alone = [search(s.model, s.dataset.layout, q, c, fits[1].space, **options) for c in sets]
+    assert together == alone
+    if not restricted:
+        assert len({found[0].max_depth for found in alone}) > 1  # the typical cases' searches end at other depths
+    key = [[(gate is not None and not f.credible, np.inf if f.value is None else f.value) for f in found]
+           for found in alone]
+    for i, result in enumerate(explain_kind(s, q, "cluster", fits, max_depth=depth, credible=gate)):
+        chosen = [p.number for p in valid].index(result.prototype)
+        assert key[chosen][i] == min(k[i] for k in key), i
+        assert (result.value, result.credible) == (alone[chosen][i].value, alone[chosen][i].credible)
+
+
+@pytest.mark.parametrize("gate", [None, 0.3])
+def test_the_sparsest_rule_makes_one_model_call_per_layer(compas, monkeypatch, gate):
+    """One row against the 8 typical cases: one model call for its label, then at most one per layer of the one
+    search (as many layers as the typical case searched deepest alone needs; none for a layer with no new vertex),
+    not one per typical case and layer."""
+    s = compas
+    fits = ReferenceFits(s, seed=0, assignment="sparsest")
+    valid, sets = typical_case_sets(fits)
+    assert len(valid) == 8
+    calls = []
+    scores_of = s.model.scores_of
+    monkeypatch.setattr(s.model, "scores_of", lambda estimator, X: calls.append(len(X)) or scores_of(estimator, X))
+    for i in range(5):
+        q = queries_of(s, 5).iloc[[i]]
+        layers = max(search(s.model, s.dataset.layout, q, c, fits[1].space, density=fits[1].density,
+                            threshold=gate, classes=[1])[0].max_depth for c in sets)
+        calls.clear()
+        explain_kind(s, q, "cluster", fits, credible=gate)
+        assert 1 < len(calls) <= 1 + layers, (i, calls)
 
 
 @pytest.mark.parametrize("name,kind,shorter", [("compas", "gbdt", True), ("german_credit", "l2_lr", False)])

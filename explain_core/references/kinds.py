@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pandas as pd
@@ -20,7 +20,7 @@ from ..cache import Memo, memo_field
 from ..errors import IntakeError, check_choice
 from ..intake.encoding import encoded_model
 from ..sev.cube import VertexScorer
-from ..sev.engine import sev_batch
+from ..sev.engine import searched_depth, sev_batch
 from ..sev.exact_sev import exact_engine
 from ..sev.tree_sev import tree_sev
 from ..sev.trees import TreeEnsemble, Unreadable
@@ -30,7 +30,7 @@ from ..results import Explanation
 from .outcome import (KIND_LABELS, ClusterSEV, FlexibleSEV, ReferenceSEV, SingleSEV, TreeKindSEV, from_found,
                       from_sev, measure, spread_seconds, summary_row)
 from .prototypes import ASSIGNMENTS, DEFAULT_ASSIGNMENT, Prototype, PrototypeSet, fewest, fit_prototypes, sparsest
-from .search import Candidates, search
+from .search import Candidates, Found, search_each
 from .space import PopulationSpace, population_rows
 
 REFERENCE_KINDS = {"single": "one reference (SEV¹)", "flexible": "a flexible reference (SEV^F)",
@@ -192,40 +192,47 @@ def _common(setup, fitted: FittedReferences, credible: float | None) -> dict:
 def _single(setup, queries, fitted, max_depth, credible) -> list[SingleSEV]:
     started = time.perf_counter()
     plain, moves = _single_search(setup, queries, fitted, max_depth, credible)
-    return _single_results(setup, queries, fitted, credible, plain, moves(np.ones(len(queries), bool)), started)
+    return _single_results(setup, queries, fitted, credible, plain, moves, started)
 
 
-def _single_search(setup, queries, fitted, max_depth, credible) -> tuple[list[tuple], Callable]:
+def _single_search(setup, queries, fitted, max_depth, credible) -> tuple[list[tuple], list[list[tuple]]]:
     """SEV⁻ of the rows against ``fitted.reference`` (the credible search with ``credible``): per row (value,
-    status, class, depth, credible), and a function of a row mask giving the moves of the rows it keeps (none for
-    the others, which are then not measured)."""
+    status, class, depth, credible), and per row its moves."""
     ref, layout = fitted.reference, setup.dataset.layout
     if credible is None:
         scorer = VertexScorer(setup.model, layout, queries, ref)
         results = sev_batch(setup.model, layout, queries, ref, kind="minus", restricted=setup.restricted,
                             max_depth=max_depth, keep_scores=False, scorer=scorer)
         plain = [(r.value, r.status, r.explained_class, r.max_depth, None) for r in results]
-        return plain, lambda keep: from_sev(layout, [r if k else replace(r, explanations=())
-                                                     for r, k in zip(results, keep)], ref, scorer)
+        return plain, from_sev(layout, results, ref, scorer)
     candidates = fitted.candidates()
-    results = _search(setup, queries, candidates, fitted, max_depth, credible)
-    plain = [(f.value, f.status, f.explained_class, f.max_depth, f.credible) for f in results]
-    return plain, lambda keep: [from_found(f, layout, candidates) if k else [] for f, k in zip(results, keep)]
+    results = _search(setup, queries, (candidates,), fitted, max_depth, credible)[0]
+    return [_outcome(f) for f in results], [from_found(f, layout, candidates) for f in results]
 
 
-def _single_results(setup, queries, fitted, credible, plain, moves, started: float) -> list[SingleSEV]:
-    """The rows' :class:`SingleSEV` s from their search outcomes and moves, measured in one batch."""
+def _outcome(found: Found, depth: int | None = None) -> tuple:
+    """A search's outcome as :func:`_single_search` gives it: (value, status, class, depth, credible); ``depth``
+    replaces the depth searched (the SEV engine reports the depth it would search to, not the depth reached)."""
+    return found.value, found.status, found.explained_class, found.max_depth if depth is None else depth, \
+        found.credible
+
+
+def _single_results(setup, queries, fitted, credible, plain, moves, started: float,
+                    references: Sequence | None = None) -> list[SingleSEV]:
+    """The rows' :class:`SingleSEV` s from their search outcomes and moves, measured in one batch; against
+    ``fitted.reference``, or row by row against ``references``."""
     out = _measured(setup, queries, moves, fitted.space, fitted.density)
     seconds = spread_seconds(time.perf_counter() - started, len(queries))
-    return [SingleSEV(v, st, c, d, q, fitted.reference, dest, credible=cr, seconds=seconds,
-                      **_common(setup, fitted, credible)) for (v, st, c, d, cr), (q, dest) in zip(plain, out)]
+    references = [fitted.reference] * len(queries) if references is None else references
+    return [SingleSEV(v, st, c, d, q, ref, dest, credible=cr, seconds=seconds, **_common(setup, fitted, credible))
+            for (v, st, c, d, cr), (q, dest), ref in zip(plain, out, references)]
 
 
 def _flexible(setup, queries, fitted, max_depth, credible) -> list[FlexibleSEV]:
     ref, density, space = fitted.reference, fitted.density, fitted.space
     candidates = fitted.flexible
     started = time.perf_counter()
-    found = _search(setup, queries, candidates, fitted, max_depth, credible)
+    found = _search(setup, queries, (candidates,), fitted, max_depth, credible)[0]
     out = _measured(setup, queries, [from_found(f, setup.dataset.layout, candidates) for f in found], space, density)
     seconds = spread_seconds(time.perf_counter() - started, len(queries))
     return [FlexibleSEV(f.value, f.status, f.explained_class, f.max_depth, q, ref, dest, credible=f.credible,
@@ -235,8 +242,8 @@ def _flexible(setup, queries, fitted, max_depth, credible) -> list[FlexibleSEV]:
 
 def _cluster(setup, queries, fitted, max_depth, credible) -> list[ClusterSEV]:
     """SEV¹ of each row against its typical case by the fitted ``assignment`` rule (:data:`~.prototypes.ASSIGNMENTS`):
-    one batch per prototype, over the rows assigned to it (``nearest``), or over every row and then the rows' choices
-    measured (``sparsest``)."""
+    one batch per prototype, over the rows assigned to it (``nearest``), or one search of every row against every
+    prototype, then the rows' choices measured (``sparsest``)."""
     prototypes, assignment = fitted.prototypes, fitted.assignment
     started = time.perf_counter()
     valid, distance = prototypes.distances(queries)
@@ -258,25 +265,30 @@ def _cluster(setup, queries, fitted, max_depth, credible) -> list[ClusterSEV]:
 
 
 def _sparsest(setup, queries, proxies, distance, max_depth, credible, started) -> tuple[np.ndarray, dict]:
-    """The sparsest rule: every row searched against every typical case; the rows' explanations measured against
-    the typical cases that tie for the fewest features (and the gate), to break the tie by credibility; the chosen
-    column per row and, per column, row → result."""
-    searched = [_single_search(setup, queries, proxy, max_depth, credible) for proxy in proxies]
-    value = np.array([[np.nan if v is None else v for v, *_ in plain] for plain, _ in searched]).T
-    passed = None if credible is None else np.array([[bool(r[4]) for r in plain] for plain, _ in searched]).T
-    tied = fewest(value, passed)
+    """The sparsest rule: every row searched against every typical case in one search (:func:`~.search.search_each`,
+    one model call per layer for every (typical case, row) pair); the explanations of the typical cases that tie for
+    the fewest features (and the gate) measured, in one batch, to break the tie by credibility; the chosen column
+    per row and, per column, row → result. The plain search's outcomes read as the SEV engine's (SEV¹'s)."""
+    layout = setup.dataset.layout
+    sets = [proxy.candidates() for proxy in proxies]
+    found = _search(setup, queries, sets, proxies[0], max_depth, credible, rated=credible is not None)
+    movable = sum(name not in set(setup.restricted) for name in layout.names)
+    depth = searched_depth(movable, max_depth) if credible is None else None
+    value = np.array([[np.nan if f.value is None else f.value for f in column] for column in found]).T
+    passed = None if credible is None else np.array([[bool(f.credible) for f in column] for column in found]).T
+    rows, columns = np.nonzero(fewest(value, passed))
+    pairs = list(zip(rows.tolist(), columns.tolist()))
+    results = _single_results(setup, queries.iloc[rows], proxies[0], credible,
+                              [_outcome(found[k][i], depth) for i, k in pairs],
+                              [from_found(found[k][i], layout, sets[k]) for i, k in pairs], started,
+                              [proxies[k].reference for _, k in pairs])
     credibility = np.full(value.shape, -np.inf)
-    found = {}
-    for k in np.flatnonzero(tied.any(axis=0)):
-        at = np.flatnonzero(tied[:, k])
-        plain, moves = searched[k]
-        kept = moves(tied[:, k])
-        results = _single_results(setup, _rows(queries, at), proxies[k], credible, [plain[i] for i in at],
-                                  [kept[i] for i in at], started)
-        found[int(k)] = dict(zip(at.tolist(), results))
-        credibility[at, k] = [-np.inf if r.first is None or r.first.credibility is None else r.first.credibility
-                              for r in results]
-    return sparsest(value, distance, passed, credibility), found
+    credibility[rows, columns] = [-np.inf if r.first is None or r.first.credibility is None else r.first.credibility
+                                  for r in results]
+    out: dict[int, dict] = {}
+    for (i, k), result in zip(pairs, results):
+        out.setdefault(k, {})[i] = result
+    return sparsest(value, distance, passed, credibility), out
 
 
 def _tree(setup, queries, fitted, max_depth, credible) -> list[TreeKindSEV]:
@@ -305,12 +317,14 @@ class _Proxy:
         return self._fitted.candidates(self._prototype)
 
 
-def _search(setup, queries, candidates, fitted, max_depth, credible):
-    """:func:`~.search.search` of rows the model predicts ``fitted.explain_class`` (as :func:`explain_kind` groups
-    them)."""
-    return search(setup.model, setup.dataset.layout, queries, candidates, fitted.space, restricted=setup.restricted,
-                  max_depth=max_depth, density=fitted.density, threshold=credible,
-                  classes=np.full(len(queries), fitted.explain_class))
+def _search(setup, queries, sets: Sequence[Candidates], fitted, max_depth, credible, *,
+            rated: bool = True) -> list[list[Found]]:
+    """:func:`~.search.search_each` over each set of candidates of rows the model predicts ``fitted.explain_class``
+    (as :func:`explain_kind` groups them); with ``rated``, the flips' credibility is read in the search (the gate,
+    SEV^F's other values) rather than only where the chosen flips are measured."""
+    return search_each(setup.model, setup.dataset.layout, queries, sets, fitted.space, restricted=setup.restricted,
+                       max_depth=max_depth, density=fitted.density if rated else None, threshold=credible,
+                       classes=np.full(len(queries), fitted.explain_class))
 
 
 def _measured(setup, queries: pd.DataFrame, moves: Sequence[list], space, density) -> list[tuple[pd.Series, tuple]]:

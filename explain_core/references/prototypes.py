@@ -19,8 +19,9 @@ and its assignment goes through PaCMAP's approximate ``transform`` (A3, O4). Her
   prototype nearest to it by the same mixed distance; ``"sparsest"``: against the valid prototype it can reach by
   changing the fewest features (SEV⁻ against each one, then the minimum); ties broken by where the closest
   explanation lands (the higher credibility percentile, :mod:`.credibility`), then by the mixed distance (the
-  nearest). So SEV^©(sparsest) ≤ SEV^©(nearest) row by row on the same prototypes, at K searches a row (one batch
-  per prototype; only the tied prototypes' explanations are measured). With the credible search, a prototype whose
+  nearest). So SEV^©(sparsest) ≤ SEV^©(nearest) row by row on the same prototypes, from one search of every
+  (prototype, row) pair (:func:`~.search.search_each`: one model call per layer for all K; only the tied prototypes'
+  explanations are measured). With the credible search, a prototype whose
   explanation passes the gate beats one that only has the fallback. The credibility tie-break is there because most
   rows tie at SEV 1 against several prototypes and the nearest of those lands less credibly (COMPAS × MLP, split 0,
   500 rows: mean credibility 0.48 with the nearest, 0.59 with the most credible, same SEV);
@@ -30,11 +31,11 @@ and its assignment goes through PaCMAP's approximate ``transform`` (A3, O4). Her
   each row tries all of them, and more prototypes give each row more references to reach. On Adult, COMPAS and
   German credit the silhouette picks K = 2 with one cluster of 1–37 of the sampled cases (on Adult, large capital
   gains), so one typical case stands for nearly every row; 8 are as many as the page shows in two rows of cards and
-  keep it to 8 searches a row.
+  keep each row's search to 8 references.
 
 Default (:data:`DEFAULT_ASSIGNMENT`): ``"sparsest"``. On the issue-28 bench (bench/README.md) it is the only SEV^©
 or SEV^F variant with mean ≤ 1.3 on Adult × MLP, with a smaller ℓ∞ and a higher credibility than SEV¹ there; it
-costs up to 8 searches a row.
+searches each row against 8 typical cases (in one search, one model call per layer).
 
 Every population row is assigned too, so each prototype card says how many real cases it stands for. Model
 awareness is in the prototypes (members the model predicts in the other class), not in the clusters, which are a

@@ -11,6 +11,10 @@ on the model's encoded inputs when its preprocessing is traced column by column.
 With a density, values other than the reference's are kept for a moved set only where they land at least as
 credibly as the reference's values for that set (when those flip too); of what is kept the closest is shown.
 
+Several sets of candidates with the same sizes (SEV^©'s typical cases, notes §3) are searched together
+(:func:`search_each`): each (set, query) pair is one row of the search, so a layer is scored for every pair left in
+the same model calls, and the depth searched is reported per set, as if each set had been searched alone.
+
 Credible search (``density`` and ``threshold`` given): a flip is accepted only where its credibility percentile is
 at least ``threshold``. The search goes on at most ``slack`` sizes past the first flip; when nothing credible is
 found there, the flips of the first flipping size are returned, flagged not credible (the fallback, always
@@ -91,7 +95,6 @@ class _Table:
     the candidate's own), its model input and population coordinates, and which columns each candidate sets."""
 
     def __init__(self, model: ModelAdapter, layout: GroupLayout, candidates: Candidates, space: PopulationSpace):
-        self.candidates = candidates.values
         self.offsets = np.concatenate([[0], np.cumsum(candidates.sizes)])
         self.group_of = np.repeat(np.arange(layout.size), candidates.sizes)
         base = {c: v for values in candidates.values for c, v in values[0].items()}
@@ -109,54 +112,67 @@ class _Table:
 
 
 class _Mixer:
-    """Vertices of many rows as model inputs and as population coordinates, mixed column by column."""
+    """Vertices of many rows as model inputs and as population coordinates, mixed column by column. Row r of the
+    search is query ``query_of[r]`` against the set of candidates ``block_of[r]`` (set by set); the sets have the
+    same sizes, so a candidate id is the same group's slot in each, at ``first[r]`` in the stacked tables."""
 
-    def __init__(self, model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, candidates: Candidates,
-                 space: PopulationSpace):
+    def __init__(self, model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame,
+                 candidates: Sequence[Candidates], space: PopulationSpace):
+        if any(c.sizes != candidates[0].sizes for c in candidates):
+            raise ValueError("candidate sets searched together need the same number of values per group")
         self.model, self.layout, self.queries = model, layout, queries
-        self.table = table = candidates.table(model, layout, space)
-        self.candidates, self.offsets, self.group_of = table.candidates, table.offsets, table.group_of
-        self.numeric_cols = table.numeric_cols
-        if table.encoded is not None:
+        tables = [c.table(model, layout, space) for c in candidates]
+        table = tables[0]
+        self.offsets, self.group_of, self.numeric_cols = table.offsets, table.group_of, table.numeric_cols
+        width = len(table.group_of)
+        self.query_of = np.tile(np.arange(len(queries)), len(tables))
+        self.block_of = np.repeat(np.arange(len(tables)), len(queries))
+        self.first = self.block_of * width
+        self.encoded = table.encoded
+        if self.encoded is not None:
             source = layout.source.features if layout.source is not None else None
-            self.q_model = table.encoded.encode_rows(queries, source, list(model.columns))
+            self.q_model = self.encoded.encode_rows(queries, source, list(model.columns))
+            self.c_model, self.model_mask = np.concatenate([t.c_model for t in tables]), table.model_mask
+        self.c_space, self.space_mask = np.concatenate([t.c_space for t in tables]), table.space_mask
+        self.values = {c: np.concatenate([t.values[c] for t in tables]) for c in layout.columns}
         rows = space.arrays(queries)
         self.q_space = space.encode(rows)
-        self.same = np.ones((len(queries), len(self.group_of)), dtype=bool)  # (rows, candidates): no move
+        slots = self.first[:, None] + np.arange(width)
+        self.same = np.ones((len(self.query_of), width), dtype=bool)  # (rows, candidates): no move
         for g, group in enumerate(layout.groups):
             at = slice(self.offsets[g], self.offsets[g + 1])
             for c in group.columns:
-                self.same[:, at] &= same_values(rows[c][:, None], table.values[c][None, at])
+                self.same[:, at] &= same_values(rows[c][self.query_of, None], self.values[c][slots[:, at]])
 
     def _mix(self, base: np.ndarray, cand: np.ndarray, mask: np.ndarray, qi: np.ndarray, ids: np.ndarray):
-        X = base[qi].copy()
+        X = base[self.query_of[qi]]
         for t in range(ids.shape[1]):
-            X = np.where(mask[ids[:, t]], cand[ids[:, t]], X)
+            X = np.where(mask[ids[:, t]], cand[self.first[qi] + ids[:, t]], X)
         return X
 
     def query_scores(self) -> np.ndarray:
-        if self.table.encoded is not None:
-            return self.model.scores_of(self.table.encoded.estimator, self.q_model)
+        """The queries' own scores (each once)."""
+        if self.encoded is not None:
+            return self.model.scores_of(self.encoded.estimator, self.q_model)
         return self.model.score(self.queries)
 
     def scores(self, qi: np.ndarray, ids: np.ndarray) -> np.ndarray:
-        table = self.table
-        if table.encoded is not None:
-            X = self._mix(self.q_model, table.c_model, table.model_mask, qi, ids)
-            return self.model.scores_of(table.encoded.estimator, X)
+        if self.encoded is not None:
+            X = self._mix(self.q_model, self.c_model, self.model_mask, qi, ids)
+            return self.model.scores_of(self.encoded.estimator, X)
         return self.model.score(self.raw(qi, ids))
 
     def space_points(self, qi: np.ndarray, ids: np.ndarray) -> np.ndarray:
-        return self._mix(self.q_space, self.table.c_space, self.table.space_mask, qi, ids)
+        return self._mix(self.q_space, self.c_space, self.space_mask, qi, ids)
 
     def raw(self, qi: np.ndarray, ids: np.ndarray) -> pd.DataFrame:
         """The vertices as raw rows (the model's own input)."""
         data = {}
         for c, g in zip(self.layout.columns, self.layout.column_group):
-            values = self.queries[c].to_numpy(dtype=object)[qi]
+            values = self.queries[c].to_numpy(dtype=object)[self.query_of[qi]]
             for t in range(ids.shape[1]):
                 hit = self.group_of[ids[:, t]] == g
-                values[hit] = self.table.values[c][ids[hit, t]]
+                values[hit] = self.values[c][self.first[qi[hit]] + ids[hit, t]]
             data[c] = values
         return pd.DataFrame(data).infer_objects()
 
@@ -184,27 +200,35 @@ def layer_moves(movable: Sequence[int], sizes: Sequence[int], offsets: np.ndarra
 
 
 def search(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, candidates: Candidates,
-           space: PopulationSpace, *, restricted: Sequence[str] = (), max_depth: int = 6,
-           density: ReferenceDensity | None = None, threshold: float | None = None, slack: int = 1,
-           chunk_rows: int = DEFAULT_CHUNK_ROWS, classes: np.ndarray | None = None) -> list[Found]:
-    """SEV⁻ of every query over ``candidates`` (module docstring); each query is explained for its predicted class
-    (``classes``, when the caller has them; else scored here). Per moved set of groups, the closest flipping choice
-    of values is kept (smallest ℓ∞, then ℓ1)."""
+           space: PopulationSpace, **options) -> list[Found]:
+    """SEV⁻ of every query over ``candidates``: :func:`search_each` with one set (the same ``options``)."""
+    return search_each(model, layout, queries, (candidates,), space, **options)[0]
+
+
+def search_each(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, candidates: Sequence[Candidates],
+                space: PopulationSpace, *, restricted: Sequence[str] = (), max_depth: int = 6,
+                density: ReferenceDensity | None = None, threshold: float | None = None, slack: int = 1,
+                chunk_rows: int = DEFAULT_CHUNK_ROWS, classes: np.ndarray | None = None) -> list[list[Found]]:
+    """SEV⁻ of every query over each set of ``candidates`` (module docstring), per set the queries' outcomes: one
+    search whose layers score every (set, query) pair left in the same model calls. Each query is explained for its
+    predicted class (``classes``, when the caller has them; else scored here). Per moved set of groups, the closest
+    flipping choice of values is kept (smallest ℓ∞, then ℓ1)."""
     n = len(queries)
     if n == 0:
-        return []
+        return [[] for _ in candidates]
     mixer = _Mixer(model, layout, queries, candidates, space)
-    classes = model.labels_of(mixer.query_scores()) if classes is None else np.asarray(classes)
+    classes = (model.labels_of(mixer.query_scores()) if classes is None else np.asarray(classes))[mixer.query_of]
     movable = [g for g, name in enumerate(layout.names) if name not in set(restricted)]
     gate = threshold if density is not None and threshold is not None else None
     first: dict[int, tuple[int, list[Flip]]] = {}
     accepted: dict[int, tuple[int, list[Flip], bool | None]] = {}
-    pending, searched = np.arange(n), 0
+    pending = np.arange(len(classes))
+    reached = np.zeros(len(classes), dtype=int)  # the last depth each row was searched at
     for depth in range(1, min(max_depth, len(movable)) + 1):
-        moves = layer_moves(movable, candidates.sizes, mixer.offsets, depth) if len(pending) else None
+        moves = layer_moves(movable, candidates[0].sizes, mixer.offsets, depth) if len(pending) else None
         if moves is None:
             break
-        searched = depth
+        reached[pending] = depth
         for qi, (every, credible) in _layer(mixer, classes, pending, moves, density, gate, chunk_rows).items():
             first.setdefault(qi, (depth, every))
             if gate is None or credible:
@@ -213,10 +237,15 @@ def search(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, cand
                             and (q not in first or depth < first[q][0] + slack)], dtype=np.intp)
     for qi, (depth, every) in first.items():
         accepted.setdefault(qi, (depth, every, False))
-    missing = "unexplainable" if searched == len(movable) else "beyond_depth"
-    return [Found(accepted[i][0], "explained", searched, int(classes[i]), tuple(accepted[i][1]), accepted[i][2])
-            if i in accepted else Found(None, missing, searched, int(classes[i]), (), None if gate is None else False)
-            for i in range(n)]
+    searched = np.zeros(len(candidates), dtype=int)  # per set: the deepest layer any of its rows was searched at
+    np.maximum.at(searched, mixer.block_of, reached)
+    out = []
+    for i, depth in enumerate(searched[mixer.block_of].tolist()):
+        missing = "unexplainable" if depth == len(movable) else "beyond_depth"
+        out.append(Found(accepted[i][0], "explained", depth, int(classes[i]), tuple(accepted[i][1]), accepted[i][2])
+                   if i in accepted else Found(None, missing, depth, int(classes[i]), (),
+                                               None if gate is None else False))
+    return [out[k * n:(k + 1) * n] for k in range(len(candidates))]
 
 
 def _not_less_credible(mixer: _Mixer, chosen: np.ndarray, rows: np.ndarray, sets: np.ndarray,
@@ -248,7 +277,7 @@ def _layer(mixer: _Mixer, classes: np.ndarray, pending: np.ndarray, moves: tuple
         rows, vi, scores = rows[hit], vi[hit], scores[hit]
         if len(rows):
             points = mixer.space_points(rows, ids[vi])
-            steps = np.abs(points[:, mixer.numeric_cols] - mixer.q_space[rows][:, mixer.numeric_cols])
+            steps = np.abs(points[:, mixer.numeric_cols] - mixer.q_space[mixer.query_of[rows]][:, mixer.numeric_cols])
             cred = density.percentile_of_encoded(points) if density is not None else np.full(len(rows), np.nan)
             found.append((rows, vi, scores, steps.max(axis=1, initial=0.0), steps.sum(axis=1), cred))
     if not found:

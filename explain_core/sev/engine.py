@@ -149,7 +149,7 @@ class _Search:
         return (labels != own) if self.kind == "minus" else (labels == own)
 
 
-def _searched_depth(movable: int, max_depth: int) -> int:
+def searched_depth(movable: int, max_depth: int) -> int:
     """The depth the BFS searches: ``max_depth`` (at most every movable group), less where a layer would exceed
     ``MAX_LAYER_VERTICES``."""
     depths = range(1, min(max_depth, movable) + 1)
@@ -236,11 +236,11 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
     search = _Search(kind, layout.names, model.labels_of(scorer.query_scores), keep_scores, explanations == "first")
     reference_class = int(model.labels_of([scorer.reference_score])[0])
     movable = [i for i in range(layout.size) if layout.names[i] not in set(restricted)]
-    searched_depth = _searched_depth(len(movable), max_depth)
+    searched = searched_depth(len(movable), max_depth)
     if kind == "plus":
         _plus_origin(search, scorer, reference_class, layout.size)
     pending = search.pending()
-    for depth in range(1, searched_depth + 1):
+    for depth in range(1, searched + 1):
         if len(pending) == 0:
             break
         flips = _search_layer(search, model, scorer, pending, movable, depth, chunk_rows)
@@ -248,8 +248,8 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
         pending = np.setdiff1d(pending, list(flips), assume_unique=True)
         if progress:
             progress(1 - len(pending) / n, f"{kind}: depth {depth} done, {len(pending)} of {n} queries left")
-    status_if_missing = "unexplainable" if searched_depth == len(movable) else "beyond_depth"
-    return _results(search, status_if_missing, kind=kind, max_depth=searched_depth, restricted=tuple(restricted),
+    status_if_missing = "unexplainable" if searched == len(movable) else "beyond_depth"
+    return _results(search, status_if_missing, kind=kind, max_depth=searched, restricted=tuple(restricted),
                     reference_class=reference_class)
 
 

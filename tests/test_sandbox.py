@@ -208,6 +208,69 @@ def test_an_uploaded_model_explains_like_the_same_model_in_process(name, kind):
                                np.concatenate([r.vertex_scores for r in b]), rtol=1e-12)
 
 
+def numeric_compas(renamed: bool = False):
+    """COMPAS's numeric columns as a dataset (with spaces in its names when ``renamed``: the boosters' files then
+    hold the sanitised names, matched back through RenamedInputs)."""
+    data = load_demo("compas")
+    frame = data.features.select_dtypes("number")
+    if renamed:
+        frame = frame.rename(columns=lambda c: c.replace("_", " "))
+    return make_dataset(frame.assign(label=np.asarray(data.y)), "label", positive_class=1)
+
+
+def booster_blob(data, kind: str) -> tuple[bytes, str]:
+    import lightgbm
+    import xgboost
+
+    X, y = data.features, data.y
+    if kind == "xgboost":
+        booster = xgboost.XGBClassifier(n_estimators=30, max_depth=3, n_jobs=1).fit(X, y).get_booster()
+        return bytes(booster.save_raw("json")), "m.json"
+    if kind == "lightgbm":
+        return lightgbm.LGBMClassifier(n_estimators=30, num_leaves=7, verbose=-1, n_jobs=1).fit(
+            X, y).booster_.model_to_string().encode(), "m.txt"
+    return sio.dumps(LogisticRegression(max_iter=500).fit(X.to_numpy(), y)), "unnamed.skops"
+
+
+@pytest.mark.parametrize("kind, renamed", [("xgboost", False), ("lightgbm", True), ("unnamed", False)])
+def test_a_model_reading_floats_gets_compact_vertices_and_explains_as_in_process(kind, renamed, monkeypatch):
+    """A native XGBoost / LightGBM booster (here with sanitised names) or a model fed unnamed columns in order reads
+    one float matrix by position, so its vertices cross to the worker compact (MixedRows), as a Pipeline's encoded
+    ones do, and the explanations are those of the same file loaded in this process."""
+    from dataclasses import replace
+
+    from explain_core.intake.boosters import load_native
+    from explain_core.intake.mixed import MixedRows
+    from explain_core.intake.models import wrap_model
+    from explain_core.setup import make_setup
+    from explain_core.sev.engine import explain_sev
+    from explain_core.sparse.training import default_settings
+
+    data = numeric_compas(renamed)
+    blob, filename = booster_blob(data, kind)
+    uploaded = make_setup(data, model_from_upload(data, blob, filename, positive_class=1, by_order=kind == "unnamed"))
+    inner = sio.loads(blob, trusted=[]) if kind == "unnamed" else load_native(blob, "." + filename.split(".")[1],
+                                                                                 filename)
+    local = replace(uploaded, model=wrap_model(inner, data, positive_class=1, by_order=kind == "unnamed"))
+    assert uploaded.model.sandboxed and not local.model.sandboxed
+    sent = []
+    original = SandboxedModel.request
+    monkeypatch.setattr(SandboxedModel, "request", lambda self, request, what: (
+        request["op"] == "call" and sent.append(type(request["X"])), original(self, request, what))[1])
+    for row in uploaded.test_rows[:5]:
+        q = data.features.iloc[[int(row)]]
+        references = [s.reference_for(q) for s in (uploaded, local)]
+        sent.clear()
+        a, b = (explain_sev(s.model, data, q, r) for s, r in zip((uploaded, local), references))
+        assert sent and set(sent) == {MixedRows}  # the query, the reference and every vertex: compact
+        for x, y in ((a.minus, b.minus), (a.plus, b.plus)):
+            assert (x.value, x.explanations) == (y.value, y.explanations)
+            np.testing.assert_array_equal(x.vertex_masks, y.vertex_masks)
+            np.testing.assert_allclose(x.vertex_scores, y.vertex_scores, rtol=1e-12)
+    with pytest.raises(IntakeError, match="An uploaded model .* cannot be trained for sparse explanations"):
+        default_settings(uploaded, "all_opt_minus")
+
+
 def test_mixed_rows_are_the_vertices_and_cut_like_them():
     from explain_core.intake.mixed import MixedRows
 

@@ -47,13 +47,20 @@ class NativeBooster:
         if objective in BINARY[library]:
             self.classes_ = np.array([0, 1])
 
+    @property
+    def reads_floats(self) -> bool:
+        """XGBoost and LightGBM read their inputs as one float matrix, column by position (CatBoost may hold
+        categorical features)."""
+        return self.library in ("xgboost", "lightgbm")
+
     def _positive(self, X) -> np.ndarray:
-        frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X), columns=self.feature_names_in_)
-        if self.library == "xgboost":
-            xgb = importlib.import_module("xgboost")
-            return np.asarray(self.booster.predict(xgb.DMatrix(frame)), dtype=float)
         if self.library == "lightgbm":
-            return np.asarray(self.booster.predict(frame.to_numpy(dtype=float)), dtype=float)
+            X = X.to_numpy(dtype=float) if isinstance(X, pd.DataFrame) else np.asarray(X, dtype=float)
+            return np.asarray(self.booster.predict(X), dtype=float)
+        if self.library == "xgboost":  # in place: no DMatrix copy; a frame's names are checked against the file's
+            X = X if isinstance(X, pd.DataFrame) else np.asarray(X, dtype=float)
+            return np.asarray(self.booster.inplace_predict(X), dtype=float)
+        frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X), columns=self.feature_names_in_)
         kind = "Probability" if hasattr(self, "classes_") else "RawFormulaVal"
         out = np.asarray(self.booster.predict(frame, prediction_type=kind), dtype=float)
         return out[:, 1] if out.ndim == 2 else out

@@ -17,7 +17,8 @@ from sklearn.preprocessing import (FunctionTransformer, KBinsDiscretizer, MaxAbs
 
 from ..cache import Memo, memo_field
 from .data import Dataset, FeatureGroup
-from .models import ModelAdapter
+from .inputs import unwrap
+from .models import ModelAdapter, ModelCallError
 from .sandbox.model import SandboxedModel
 
 COLUMNWISE_STEPS = (StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler, SimpleImputer, OrdinalEncoder,
@@ -95,12 +96,11 @@ def encoded_model(model: ModelAdapter, groups: Sequence[FeatureGroup]) -> Encode
 
 
 def _split(model: ModelAdapter, groups: Sequence[FeatureGroup]) -> EncodedModel | None:
+    layers, core = unwrap(model.estimator)
     if model.takes == "encoded":
         encoder, estimator = model.encoder, model.estimator
-    elif isinstance(model.estimator, SandboxedModel):  # an uploaded Pipeline, traced in its sandboxed worker
-        column_group = model.estimator.encoded_split(groups)
-        return None if column_group is None else EncodedModel(model.estimator.stage("encoder"),
-                                                              model.estimator.stage("final"), column_group)
+    elif isinstance(core, SandboxedModel):
+        return _sandboxed_split(model, layers, core, groups)
     elif isinstance(model.estimator, Pipeline) and len(model.estimator.steps) == 2:
         encoder, estimator = model.estimator[0], model.estimator[-1]
     else:
@@ -109,6 +109,40 @@ def _split(model: ModelAdapter, groups: Sequence[FeatureGroup]) -> EncodedModel 
         return None
     column_group = encoded_column_groups(encoder, groups)
     return None if column_group is None else EncodedModel(encoder, estimator, column_group)
+
+
+def _sandboxed_split(model: ModelAdapter, layers: tuple, core: SandboxedModel,
+                     groups: Sequence[FeatureGroup]) -> EncodedModel | None:
+    """An uploaded model split where it lives: a Pipeline's column-wise encoder traced in its worker, or, for a
+    model that reads one float matrix by position (a native XGBoost / LightGBM booster, renamed or not, or unnamed
+    inputs fed in order), the raw columns as floats — either way vertices cross to the worker compact."""
+    if not layers:
+        column_group = core.encoded_split(groups)
+        if column_group is not None:
+            return EncodedModel(core.stage("encoder"), core.stage("final"), column_group)
+    kinds = [kind for kind, _ in layers]
+    if kinds != ["ordered"] and not (core.info["reads_floats"] and set(kinds) <= {"renamed"}):
+        return None
+    group_of = {c: i for i, g in enumerate(groups) for c in g.columns}
+    if not set(model.columns) <= set(group_of):
+        return None
+    return EncodedModel(FloatColumns(tuple(model.columns)), core.stage("model"),
+                        np.array([group_of[c] for c in model.columns]))
+
+
+@dataclass(frozen=True)
+class FloatColumns:
+    """The raw ``columns`` as one float matrix, in order: what a model that reads floats by position is fed."""
+
+    columns: tuple[str, ...]
+
+    def transform(self, frame: pd.DataFrame) -> np.ndarray:
+        try:
+            return frame[list(self.columns)].to_numpy(dtype=float)
+        except (TypeError, ValueError):
+            text = [c for c in self.columns if not pd.api.types.is_numeric_dtype(frame[c])]
+            raise ModelCallError(f"The model reads numbers only, but {', '.join(map(str, text[:5]))} hold text; "
+                                 "encode them as numbers, as the model was trained.") from None
 
 
 def encoded_column_groups(encoder, groups: Sequence[FeatureGroup]) -> np.ndarray | None:

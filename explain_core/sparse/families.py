@@ -20,6 +20,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.neural_network import MLPClassifier
 
 from ..errors import IntakeError
+from ..intake.sandbox.model import Stage
 from .losses import group_moments, one_step_vertices
 
 ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh, "logistic": torch.sigmoid, "identity": lambda h: h}
@@ -197,7 +198,9 @@ def family_of(estimator) -> str:
     """The family's name in words, or an IntakeError naming what can be trained."""
     if type(estimator) in FAMILY_CLASSES:
         return FAMILY_CLASSES[type(estimator)].kind
-    raise IntakeError(f"A {type(estimator).__name__} cannot be trained for sparse explanations here; use a logistic "
+    what = "An uploaded model (it runs in its sandboxed worker)" if isinstance(estimator, Stage) else \
+        f"A {type(estimator).__name__}"
+    raise IntakeError(f"{what} cannot be trained for sparse explanations here; use a logistic "
                       "regression, an MLP or a gradient-boosting classifier (the demo models L1/L2 LR, MLP, "
                       "gradient boosting).")
 

@@ -3,7 +3,9 @@
 ``.skops`` by the allow-list policy (:mod:`~explain_core.intake.skops_policy`), ``.onnx`` with onnxruntime,
 the boosters' own formats after their headers are checked against the limits (:mod:`~explain_core.intake.boosters`),
 pickles only in the operator's trusted mode. :func:`describe` reports what the server needs to wrap the model,
-as plain data, and refuses a model larger than the limits before it is used.
+as plain data (``reads_floats``: the model reads one float matrix by position, so the server may send it
+compact float rows, :func:`~explain_core.intake.encoding.encoded_model`), and refuses a model larger than the
+limits before it is used.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import io
 
 from ...errors import IntakeError
 from ...limits import Limits, over
-from ..boosters import check_native_header, load_native, require
+from ..boosters import NativeBooster, check_native_header, load_native, require
 from ..inputs import input_names
 from ..loading import PICKLE_SUFFIXES, TRUSTED_ENV, UntrustedModelError
 from ..skops_policy import check_file, decide, skops_io
@@ -72,4 +74,5 @@ def describe(model, caps: Limits) -> dict:
             "methods": methods,
             "classes": None if classes is None else list(classes),
             "feature_names": names, "n_features": None if count is None else int(count),
-            "steps": len(model.steps) if hasattr(model, "steps") else 0}
+            "steps": len(model.steps) if hasattr(model, "steps") else 0,
+            "reads_floats": isinstance(model, NativeBooster) and model.reads_floats}

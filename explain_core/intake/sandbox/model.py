@@ -160,11 +160,12 @@ class SandboxedModel:
 
 
 class Stage:
-    """The encoder (``transform``) or the final step (scoring) of a sandboxed two-step Pipeline."""
+    """The encoder (``transform``) or the final step (scoring) of a sandboxed two-step Pipeline, or the whole model
+    (``"model"``) taking a matrix that may be compact (:class:`~explain_core.intake.mixed.MixedRows`)."""
 
     def __init__(self, model: SandboxedModel, name: str):
         self.model, self.name = model, name
-        if hasattr(model, "classes_") and name == "final":
+        if hasattr(model, "classes_") and name in ("final", "model"):
             self.classes_ = model.classes_
 
     def transform(self, X):
@@ -207,7 +208,8 @@ def check_info(info, name: str) -> dict:
                                  all(isinstance(n, str) and len(n) <= 1000 for n in names))
         assert count is None or (isinstance(count, int) and 0 <= count <= caps.columns)
         return {"type": str(info["type"])[:200], "methods": methods, "classes": classes, "feature_names": names,
-                "n_features": count, "steps": int(info.get("steps", 0))}
+                "n_features": count, "steps": int(info.get("steps", 0)),
+                "reads_floats": info.get("reads_floats") is True}
     except (AssertionError, KeyError, TypeError, ValueError):
         raise ModelCrashed(f"{name}'s worker described the model with malformed data, so it is refused.") from None
 

@@ -3,7 +3,8 @@ call) with the model in its sandboxed worker, against the very same fitted model
 
 The models: the COMPAS and Adult demo GBDT and L2 logistic regression (uploaded as .skops: a two-step Pipeline, so
 hypercube vertices are mixed here as encoded arrays and only the final step scores them in the worker), and an
-XGBoost and a LightGBM model in their own file formats (raw columns cross the pipe). Per model: the median over
+XGBoost and a LightGBM model in their own file formats (they read the raw columns as one float matrix, so
+vertices cross compact too; in process they are split the same way). Per model: the median over
 the first 40 test rows the model predicts positive (each row explained 5 times on each side, in turns, the fastest
 kept), the ratio sandboxed / in-process (target ≤ 1.2), the worker requests per row, and the worker's start
 (spawn to loaded). Below the table, the floor any process boundary costs on this machine: a pipe's round trip
@@ -161,7 +162,8 @@ def main() -> None:
 
 
 def _in_process(dataset, blob: bytes, filename: str):
-    """A setup with the booster loaded in this process (what the server did before the sandbox)."""
+    """A setup with the booster loaded in this process, split as in its worker (the raw columns as floats, fed
+    compact), so that the ratio is the sandbox's cost alone."""
     from dataclasses import replace
 
     from explain_core.intake.boosters import load_native

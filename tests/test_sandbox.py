@@ -239,7 +239,9 @@ def test_a_model_reading_floats_gets_compact_vertices_and_explains_as_in_process
     ones do, and the explanations are those of the same file loaded in this process."""
     from dataclasses import replace
 
+    from explain_core.intake import encoding
     from explain_core.intake.boosters import load_native
+    from explain_core.intake.encoding import FloatColumns, encoded_model
     from explain_core.intake.mixed import MixedRows
     from explain_core.intake.models import wrap_model
     from explain_core.setup import make_setup
@@ -257,13 +259,20 @@ def test_a_model_reading_floats_gets_compact_vertices_and_explains_as_in_process
     original = SandboxedModel.request
     monkeypatch.setattr(SandboxedModel, "request", lambda self, request, what: (
         request["op"] == "call" and sent.append(type(request["X"])), original(self, request, what))[1])
+    if kind != "unnamed":  # in process, a booster is split the same way
+        assert isinstance(encoded_model(local.model, data.layout.groups).encoder, FloatColumns)
+    with monkeypatch.context() as unsplit:  # the same file in process, fed data frames (no split): the oracle
+        unsplit.setattr(encoding, "_float_split", lambda *args: None)
+        framed = replace(uploaded, model=wrap_model(inner, data, positive_class=1, by_order=kind == "unnamed"))
+        assert encoded_model(framed.model, data.layout.groups) is None
     for row in uploaded.test_rows[:5]:
         q = data.features.iloc[[int(row)]]
         references = [s.reference_for(q) for s in (uploaded, local)]
         sent.clear()
         a, b = (explain_sev(s.model, data, q, r) for s, r in zip((uploaded, local), references))
         assert sent and set(sent) == {MixedRows}  # the query, the reference and every vertex: compact
-        for x, y in ((a.minus, b.minus), (a.plus, b.plus)):
+        c = explain_sev(framed.model, data, q, references[1])
+        for x, y in ((a.minus, b.minus), (a.plus, b.plus), (a.minus, c.minus), (a.plus, c.plus)):
             assert (x.value, x.explanations) == (y.value, y.explanations)
             np.testing.assert_array_equal(x.vertex_masks, y.vertex_masks)
             np.testing.assert_allclose(x.vertex_scores, y.vertex_scores, rtol=1e-12)

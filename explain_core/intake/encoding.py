@@ -101,6 +101,8 @@ def _split(model: ModelAdapter, groups: Sequence[FeatureGroup]) -> EncodedModel 
         encoder, estimator = model.encoder, model.estimator
     elif isinstance(core, SandboxedModel):
         return _sandboxed_split(model, layers, core, groups)
+    elif getattr(core, "reads_floats", False) is True:
+        return _float_split(model, layers, core, groups)
     elif isinstance(model.estimator, Pipeline) and len(model.estimator.steps) == 2:
         encoder, estimator = model.estimator[0], model.estimator[-1]
     else:
@@ -113,20 +115,29 @@ def _split(model: ModelAdapter, groups: Sequence[FeatureGroup]) -> EncodedModel 
 
 def _sandboxed_split(model: ModelAdapter, layers: tuple, core: SandboxedModel,
                      groups: Sequence[FeatureGroup]) -> EncodedModel | None:
-    """An uploaded model split where it lives: a Pipeline's column-wise encoder traced in its worker, or, for a
-    model that reads one float matrix by position (a native XGBoost / LightGBM booster, renamed or not, or unnamed
-    inputs fed in order), the raw columns as floats — either way vertices cross to the worker compact."""
+    """An uploaded model split where it lives: a Pipeline's column-wise encoder traced in its worker, or a model
+    that reads one float matrix by position (:func:`_float_split`) — either way vertices cross to the worker
+    compact."""
     if not layers:
         column_group = core.encoded_split(groups)
         if column_group is not None:
             return EncodedModel(core.stage("encoder"), core.stage("final"), column_group)
+    return _float_split(model, layers, core, groups)
+
+
+def _float_split(model: ModelAdapter, layers: tuple, core, groups: Sequence[FeatureGroup]) -> EncodedModel | None:
+    """A model that reads one float matrix by position (a native XGBoost / LightGBM booster, renamed or not, in
+    its worker or in process; or unnamed inputs fed in order) split as the raw columns as floats + the model."""
+    reads_floats = (core.info["reads_floats"] if isinstance(core, SandboxedModel) else
+                    getattr(core, "reads_floats", False) is True)
     kinds = [kind for kind, _ in layers]
-    if kinds != ["ordered"] and not (core.info["reads_floats"] and set(kinds) <= {"renamed"}):
+    if kinds != ["ordered"] and not (reads_floats and set(kinds) <= {"renamed"}):
         return None
     group_of = {c: i for i, g in enumerate(groups) for c in g.columns}
     if not set(model.columns) <= set(group_of):
         return None
-    return EncodedModel(FloatColumns(tuple(model.columns)), core.stage("model"),
+    estimator = core.stage("model") if isinstance(core, SandboxedModel) else core
+    return EncodedModel(FloatColumns(tuple(model.columns)), estimator,
                         np.array([group_of[c] for c in model.columns]))
 
 

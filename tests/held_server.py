@@ -75,17 +75,11 @@ class Visitor:
     ``ForwardMsg``s read back one by one. It keeps, as the browser does, the URL's query, the widgets' values and the
     page shown; and what was drawn: the elements of the latest run and every error shown since connecting."""
 
-    def __init__(self, server: str):
-        from websockets.sync.client import connect  # imported here: only the protocol tests need websockets
-
-        self.ws = connect(server.replace("http://", "ws://") + "/_stcore/stream", subprotocols=["streamlit"],
-                          max_size=None)
+    def __init__(self, ws):
+        self.ws = ws  # an open connection to /_stcore/stream (:func:`visit`)
         self.query, self.values, self.pages, self.page = "", {}, {}, ""
         self.elements, self.errors, self.running, self.finished = [], [], False, False
         self.ids: list[str] = []  # every widget id drawn, latest last
-
-    def close(self) -> None:
-        self.ws.close()
 
     def rerun(self, page: str = "", trigger: str | None = None) -> None:
         """Send a rerun as the browser does: on page ``page`` (a title; "" for the page shown), with the widgets'
@@ -165,3 +159,13 @@ class Visitor:
     def texts(self) -> list[str]:
         """The markdown of the latest run's elements (captions, text)."""
         return [e.body for e in self.elements if isinstance(getattr(e, "body", None), str)]
+
+
+@contextmanager
+def visit(server: str):
+    """A :class:`Visitor` of the served app at ``server`` (its URL), connected while in the block."""
+    from websockets.sync.client import connect  # imported here: only the protocol tests need websockets
+
+    with connect(server.replace("http://", "ws://") + "/_stcore/stream", subprotocols=["streamlit"],
+                 max_size=None) as ws:
+        yield Visitor(ws)

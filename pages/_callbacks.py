@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import uuid
+from pathlib import Path
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import RerunData, get_script_run_ctx
 
 from explain_core import ExplainError
 from explain_core.views.vocabulary import plain
@@ -55,8 +58,21 @@ def show_callback_failure() -> None:
 
 
 def switch_page(target: str) -> None:
-    """``st.switch_page``, keeping the session's token in the URL (Streamlit clears the query otherwise)."""
-    st.switch_page(target, query_params={k: st.query_params[k] for k in KEPT_PARAMS if k in st.query_params})
+    """Switch to page ``target`` (a path from app.py's folder), keeping the session's token in the URL, unless a click
+    reached the server during this run: the click wins.
+
+    Streamlit folds a run's reruns into one that takes the newer request's page, and ``st.switch_page`` waits 10 ms
+    between its last look at the session's requests and its own request, so a page link clicked in those 10 ms was
+    lost to the switch. Here setting the query is that last look (a click already in stops the run there, and its
+    rerun follows) and the rerun is asked for at once, as ``st.switch_page`` asks (Streamlit's ``RerunData``)."""
+    ctx = get_script_run_ctx()
+    path = os.path.realpath(Path(ctx.main_script_path).parent / target)
+    page = next(h for h, p in ctx.pages_manager.get_pages().items() if p["script_path"] == path)
+    st.query_params.from_dict({k: st.query_params[k] for k in KEPT_PARAMS if k in st.query_params})
+    ctx.script_requests.request_rerun(RerunData(query_string=ctx.query_string, page_script_hash=page,
+                                                cached_message_hashes=ctx.cached_message_hashes,
+                                                context_info=ctx.context_info))
+    st.empty()  # a yield point: the rerun starts here
 
 
 def request_demo(name: str, kind: str) -> None:

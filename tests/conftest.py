@@ -11,21 +11,17 @@ from __future__ import annotations
 
 import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from held_server import ROOT as ROOT  # the tests import it from here
+from held_server import serve
+
 CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--disable-dev-shm-usage"]
-SERVER_START_TIMEOUT = 60
 RERUN_TIMEOUT_MS = 60_000
 
 
@@ -103,56 +99,14 @@ def explain_state_dir(tmp_path_factory):
     yield from _fresh_folder(tmp_path_factory, "EXPLAIN_STATE_DIR", "explain-state")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.read().strip() == b"ok"
-    except OSError:
-        return False
-
-
-class Server(str):
-    """A live server's base URL, with the seconds it took to start (its start-up work included) and its log."""
-
-    def __new__(cls, url: str, started_in: float, log: Path):
-        server = super().__new__(cls, url)
-        server.started_in, server.log = started_in, log
-        return server
-
-
 @pytest.fixture(scope="session")
 def streamlit_server(explain_cache_dir, explain_state_dir, tmp_path_factory):
-    """``streamlit run app.py`` on a free local port; yields its :class:`Server` and stops it at teardown."""
-    port = _free_port()
+    """``streamlit run app.py`` on a free local port; yields its :class:`held_server.Server` and stops it at
+    teardown."""
     log = tmp_path_factory.mktemp("streamlit") / "server.log"
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-           "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
-           "--browser.gatherUsageStats", "false"]
-    env = {**os.environ, "EXPLAIN_CACHE_DIR": str(explain_cache_dir), "EXPLAIN_STATE_DIR": str(explain_state_dir)}
-    started = time.monotonic()
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = started + SERVER_START_TIMEOUT
-        while not _healthy(url):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"Streamlit server did not start (exit {proc.poll()}):\n{log.read_text()[-3000:]}")
-            time.sleep(0.05)
-        yield Server(url, time.monotonic() - started, log)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    env = {"EXPLAIN_CACHE_DIR": str(explain_cache_dir), "EXPLAIN_STATE_DIR": str(explain_state_dir)}
+    with serve(log, env) as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

@@ -87,6 +87,7 @@ def choose_class(key: str, drawn_for: str) -> None:
 
 def main() -> None:
     """One script run: the navigation and the chosen page (its own browser title), inside the error boundary."""
+    callbacks.keep_callbacks_whole()  # once per process: before this session's next run's callbacks
     st.set_page_config(page_icon=ICON, layout="wide")  # before the navigation: no page's material icon as favicon
     page = st.navigation(pages())
     st.set_page_config(page_title=f"{page.title} · Explanation explorer")

@@ -57,6 +57,34 @@ def show_callback_failure() -> None:
         st.error(failure, icon=":material/error:")
 
 
+def keep_callbacks_whole() -> None:
+    """Widget callbacks run whole before a click that follows can stop their run (Streamlit's private
+    ``SafeSessionState.on_script_will_rerun``, wrapped once per process).
+
+    Streamlit looks for a newer click as a run begins its callbacks (and at each ``st.session_state`` access in
+    them); a click found there stops the run before its callbacks, and a button's trigger is not carried to the
+    next run (Streamlit's ``exec_code``: "possible … if fast reruns is off, but this is very rare"): "Load demo"
+    and a page link clicked at once loaded nothing (``tests/test_session_protocol.py``). Wrapped, the look waits
+    until the callbacks are done; the run then stops at its next Streamlit call with their effects kept."""
+    from streamlit.runtime.state.safe_session_state import SafeSessionState
+
+    original = SafeSessionState.on_script_will_rerun
+    if getattr(original, "kept_whole", False):
+        return
+
+    @functools.wraps(original)
+    def whole(self, *args, **kwargs):
+        look = self._yield_callback
+        object.__setattr__(self, "_yield_callback", lambda: None)  # its __setattr__ writes the session's state
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            object.__setattr__(self, "_yield_callback", look)
+
+    whole.kept_whole = True
+    SafeSessionState.on_script_will_rerun = whole
+
+
 def switch_page(target: str) -> None:
     """Switch to page ``target`` (a path from app.py's folder), keeping the session's token in the URL, unless a click
     reached the server during this run: the click wins.

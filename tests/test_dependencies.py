@@ -66,6 +66,17 @@ def test_streamlit_pages_manager_flag_exists():
     assert PagesManager.uses_pages_directory in (None, True, False)
 
 
+def test_streamlit_session_state_look_exists():
+    """pages/_callbacks.keep_callbacks_whole wraps Streamlit's private SafeSessionState.on_script_will_rerun and
+    holds its ``_yield_callback`` (the look for a newer click) while the callbacks run."""
+    import inspect
+
+    from streamlit.runtime.state.safe_session_state import SafeSessionState
+
+    assert "_yield_callback" in SafeSessionState.__annotations__
+    assert "self._yield_callback()" in inspect.getsource(SafeSessionState.on_script_will_rerun)
+
+
 def test_numba_cache_classes_and_shap_kernels_exist():
     """explain_core.baselines.keep_kernels subclasses numba's cache classes and gives SHAP's kernels their cache (a
     change there would quietly leave them compiling in every process)."""

@@ -3,13 +3,14 @@ a click at an exact point of the server's run, a :class:`held_server.Visitor` ca
 session ends on the page clicked, and that page shows the setup "Load demo" asked for."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from conftest import visible
-from held_server import Visitor, visit
+from held_server import Visitor, serve, visit
 
 DEMOS = [("German credit", "german_credit"), ("COMPAS recidivism", "compas")]  # each pair loads the other
-PAIRS = 6  # clicks pairs a test sends: a drop that is a race in the server shows in one of them
 
 
 @pytest.fixture
@@ -41,18 +42,30 @@ def shows(visitor: Visitor, page: str, name: str) -> None:
     assert (visitor.shown_page(), caption.split("  \n")[0]) == (page, f"{name} · L2 logistic regression on {name}")
 
 
+@pytest.fixture(scope="module")
+def paused_server(explain_cache_dir, explain_state_dir, tmp_path_factory):
+    """The app served with each run paused as it begins, before its look for a newer click and its callbacks
+    (``paused_runs.py``)."""
+    log = tmp_path_factory.mktemp("paused") / "server.log"
+    env = {"EXPLAIN_CACHE_DIR": str(explain_cache_dir), "EXPLAIN_STATE_DIR": str(explain_state_dir)}
+    with serve(log, env, launcher=(str(Path(__file__).with_name("paused_runs.py")),)) as server:
+        yield server
+
+
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="Streamlit drops a click whose run a later click stops before the run's "
-                                        "callbacks (its trigger is not carried to the next run), fastReruns or not")
-def test_a_page_clicked_as_load_demo_is_sent_shows_the_new_setup(visitor):
-    """A page link clicked right after "Load demo", sent before the server has answered: both clicks should count.
-    With ``runner.fastReruns`` on, the first click's run is stopped before its callback and the demo is never loaded
-    (every time here); with it off, still when the page link reaches the server after the "Load demo" run has started
-    and before its callbacks ran (Streamlit checks for a newer click first, and drops the button's trigger)."""
-    for i in range(PAIRS):
-        name = load_demo(visitor, i)
-        visitor.rerun(page="Data & model")
-        shows(visitor, "Data & model", name)
+def test_a_page_clicked_as_load_demo_runs_shows_the_new_setup(paused_server):
+    """A page link clicked once "Load demo"'s run has begun, before its callbacks: both clicks count. Streamlit
+    looks for a newer click as a run begins its callbacks and, finding one, stops the run and drops the button's
+    trigger (fastReruns or not): the demo was never loaded. Its callbacks run whole
+    (pages/_callbacks.keep_callbacks_whole), so the demo is loaded and the page clicked is shown."""
+    with visit(paused_server) as visitor:
+        visitor.rerun()
+        visitor.settle()
+        for i in range(2):
+            name = load_demo(visitor, i)
+            visitor.read_until(lambda msg: msg.WhichOneof("type") == "new_session")  # its run has begun
+            visitor.rerun(page="Data & model")
+            shows(visitor, "Data & model", name)
 
 
 def is_switch(msg) -> bool:

@@ -34,6 +34,10 @@ def require(package: str, name: str):
                           f"operator can add it with `{INSTALL.get(package, 'pip install ' + package)}`.") from None
 
 
+PARALLEL_ROWS = 1024  # fewer rows are scored on one thread: waking a pool costs more than it saves (a one-row SEV
+# search's calls of tens of rows; bench/sandbox_overhead.py)
+
+
 class NativeBooster:
     """A native XGBoost / LightGBM / CatBoost model behind scikit-learn's interface.
 
@@ -43,6 +47,7 @@ class NativeBooster:
 
     def __init__(self, booster, library: str, objective: str, feature_names):
         self.booster, self.library, self.objective = booster, library, objective
+        self._threads = None  # XGBoost's thread count as last set (_positive)
         self.feature_names_in_ = np.array(list(feature_names), dtype=object)
         if objective in BINARY[library]:
             self.classes_ = np.array([0, 1])
@@ -54,11 +59,15 @@ class NativeBooster:
         return self.library in ("xgboost", "lightgbm")
 
     def _positive(self, X) -> np.ndarray:
+        threads = 1 if len(X) < PARALLEL_ROWS else 0  # 0: the library's default
         if self.library == "lightgbm":
             X = X.to_numpy(dtype=float) if isinstance(X, pd.DataFrame) else np.asarray(X, dtype=float)
-            return np.asarray(self.booster.predict(X), dtype=float)
+            return np.asarray(self.booster.predict(X, num_threads=threads), dtype=float)
         if self.library == "xgboost":  # in place: no DMatrix copy; a frame's names are checked against the file's
             X = X if isinstance(X, pd.DataFrame) else np.asarray(X, dtype=float)
+            if threads != self._threads:
+                self.booster.set_param({"nthread": threads})
+                self._threads = threads
             return np.asarray(self.booster.inplace_predict(X), dtype=float)
         frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X), columns=self.feature_names_in_)
         kind = "Probability" if hasattr(self, "classes_") else "RawFormulaVal"

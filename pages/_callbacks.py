@@ -91,16 +91,22 @@ def switch_page(target: str) -> None:
 
     Streamlit folds a run's reruns into one that takes the newer request's page, and ``st.switch_page`` waits 10 ms
     between its last look at the session's requests and its own request, so a page link clicked in those 10 ms was
-    lost to the switch. Here setting the query is that last look (a click already in stops the run there, and its
-    rerun follows) and the rerun is asked for at once, as ``st.switch_page`` asks (Streamlit's ``RerunData``)."""
+    lost to the switch. Here the switch's rerun (the ``RerunData`` ``st.switch_page`` asks for) is asked for only
+    while no other is waiting, checked and asked under the session's request lock: a click that came first, at any
+    moment, is the rerun that follows."""
+    from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
+
     ctx = get_script_run_ctx()
     path = os.path.realpath(Path(ctx.main_script_path).parent / target)
     page = next(h for h, p in ctx.pages_manager.get_pages().items() if p["script_path"] == path)
     st.query_params.from_dict({k: st.query_params[k] for k in KEPT_PARAMS if k in st.query_params})
-    ctx.script_requests.request_rerun(RerunData(query_string=ctx.query_string, page_script_hash=page,
-                                                cached_message_hashes=ctx.cached_message_hashes,
-                                                context_info=ctx.context_info))
-    st.empty()  # a yield point: the rerun starts here
+    switch = RerunData(query_string=ctx.query_string, page_script_hash=page,
+                       cached_message_hashes=ctx.cached_message_hashes, context_info=ctx.context_info)
+    requests = ctx.script_requests
+    with requests._lock:
+        if requests._state == ScriptRequestType.CONTINUE:  # no click waiting
+            requests._request_rerun_locked(switch)
+    st.empty()  # a yield point: the rerun asked for (the switch, or the click) starts here
 
 
 def request_demo(name: str, kind: str) -> None:

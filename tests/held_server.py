@@ -141,13 +141,13 @@ class Visitor:
         while not found(self.read()):
             pass
 
-    def settle(self) -> None:
+    def settle(self, quiet: float = QUIET) -> None:
         """Read until the session's runs are over: a run finished (not stopped for a rerun), the script idle, and no
-        message for ``QUIET`` seconds (the server reports the script idle between a run and a rerun folded in)."""
+        message for ``quiet`` seconds (the server reports the script idle between a run and a rerun folded in)."""
         while True:
             idle = self.finished and not self.running
             try:
-                self.read(timeout=QUIET if idle else READ_TIMEOUT)
+                self.read(timeout=quiet if idle else READ_TIMEOUT)
             except TimeoutError:
                 if idle:
                     return

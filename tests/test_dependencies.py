@@ -77,6 +77,16 @@ def test_streamlit_session_state_look_exists():
     assert "self._yield_callback()" in inspect.getsource(SafeSessionState.on_script_will_rerun)
 
 
+def test_streamlit_script_requests_internals_exist():
+    """pages/_callbacks.switch_page asks for its rerun under the session's request lock, only while none waits."""
+    from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequests, ScriptRequestType
+
+    requests = ScriptRequests()
+    with requests._lock:
+        assert requests._state == ScriptRequestType.CONTINUE
+        assert callable(requests._request_rerun_locked)
+
+
 def test_numba_cache_classes_and_shap_kernels_exist():
     """explain_core.baselines.keep_kernels subclasses numba's cache classes and gives SHAP's kernels their cache (a
     change there would quietly leave them compiling in every process)."""

@@ -37,6 +37,8 @@ def load_demo(visitor: Visitor, i: int) -> str:
 def shows(visitor: Visitor, page: str, name: str) -> None:
     """The session's runs are over on ``page``, which shows the demo ``name`` with its L2 model, and no error."""
     visitor.settle()
+    if visitor.shown_page() != page:  # a loaded server may take longer than QUIET to start the click's run
+        visitor.settle(quiet=3.0)
     caption = next(visible(t).replace("**", "") for t in visitor.texts() if " · " in t)
     assert not visitor.errors, visitor.errors
     assert (visitor.shown_page(), caption.split("  \n")[0]) == (page, f"{name} · L2 logistic regression on {name}")

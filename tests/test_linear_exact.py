@@ -182,7 +182,9 @@ def test_every_path_honours_its_time_limit_with_a_valid_gap(method):
         wall = time.monotonic() - t0
     finally:
         gc.unfreeze()
-    assert wall <= 1.1 * limit + 0.2, wall  # 10%, and a little for a loaded CI machine
+    # the search and SCIP stop at the deadline; what follows (SCIP's reply, the bound) waits for a core on a machine
+    # busy with the rest of the suite: 2.49 s for a 2 s limit once in CI. A path ignoring its limit runs for minutes
+    assert wall <= 1.25 * limit + 0.2, wall
     assert fit.status == "time_limit" and not fit.certified
     assert 0.0 <= fit.lower_bound <= fit.objective <= fit.incumbent_objective + 1e-15
     assert 0.0 < fit.gap <= 1.0

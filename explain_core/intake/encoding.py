@@ -102,7 +102,7 @@ def _split(model: ModelAdapter, groups: Sequence[FeatureGroup]) -> EncodedModel 
     elif isinstance(core, SandboxedModel):
         return _sandboxed_split(model, layers, core, groups)
     elif getattr(core, "reads_floats", False) is True:
-        return _float_split(model, layers, core, groups)
+        return _float_split(model, layers, core, True, groups)
     elif isinstance(model.estimator, Pipeline) and len(model.estimator.steps) == 2:
         encoder, estimator = model.estimator[0], model.estimator[-1]
     else:
@@ -122,21 +122,19 @@ def _sandboxed_split(model: ModelAdapter, layers: tuple, core: SandboxedModel,
         column_group = core.encoded_split(groups)
         if column_group is not None:
             return EncodedModel(core.stage("encoder"), core.stage("final"), column_group)
-    return _float_split(model, layers, core, groups)
+    return _float_split(model, layers, core.stage("model"), core.info["reads_floats"], groups)
 
 
-def _float_split(model: ModelAdapter, layers: tuple, core, groups: Sequence[FeatureGroup]) -> EncodedModel | None:
+def _float_split(model: ModelAdapter, layers: tuple, estimator, reads_floats: bool,
+                 groups: Sequence[FeatureGroup]) -> EncodedModel | None:
     """A model that reads one float matrix by position (a native XGBoost / LightGBM booster, renamed or not, in
-    its worker or in process; or unnamed inputs fed in order) split as the raw columns as floats + the model."""
-    reads_floats = (core.info["reads_floats"] if isinstance(core, SandboxedModel) else
-                    getattr(core, "reads_floats", False) is True)
+    its worker or in process; or unnamed inputs fed in order) split as the raw columns as floats + ``estimator``."""
     kinds = [kind for kind, _ in layers]
     if kinds != ["ordered"] and not (reads_floats and set(kinds) <= {"renamed"}):
         return None
     group_of = {c: i for i, g in enumerate(groups) for c in g.columns}
     if not set(model.columns) <= set(group_of):
         return None
-    estimator = core.stage("model") if isinstance(core, SandboxedModel) else core
     return EncodedModel(FloatColumns(tuple(model.columns)), estimator,
                         np.array([group_of[c] for c in model.columns]))
 

@@ -75,10 +75,12 @@ def one_run(setup, path: Path, out: Path, mode: str) -> dict:
             run = run_audit(setup, path, out, scheduler="single")
         wall = time.perf_counter() - began
         return dict(wall=wall, run=run, workers=1, start=0.0, empty=float("nan"), peaks=[peak_memory_mb()])
-    from distributed import Client, LocalCluster
+    from distributed import Client
+
+    from explain_core.audit.cluster import local_cluster
 
     began = time.perf_counter()
-    cluster = LocalCluster(n_workers=int(mode), threads_per_worker=1, processes=True, dashboard_address=None)
+    cluster = local_cluster(int(mode))
     client = Client(cluster)
     start = time.perf_counter() - began
     try:

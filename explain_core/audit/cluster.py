@@ -2,7 +2,9 @@
 
 On a cluster the setup (model, reference, the rows it was built from) is sent to each worker once by a worker plugin
 (a worker that restarts gets it again from the scheduler), never with a task; each task names a module-level
-function and its small arguments. In one process the same function is called in order. Audits
+function and its small arguments. The plugin also sets the worker for numeric work while it is held (the allocator's
+thresholds, Dask's sampling profiler paused); a LocalCluster started here imports the audit's code as its workers
+start. In one process the same function is called in order. Audits
 (:mod:`.run`) and the report command's fan-out (:func:`~explain_core.report.batch_reports`) both use it.
 """
 from __future__ import annotations
@@ -20,6 +22,8 @@ from ..allocator import GLIBC_MMAP_CEILING, hold_thresholds
 from ..setup import Setup
 
 _SETUP_PLUGIN = "explain-core-setup"
+WORKER_PRELOAD = ("explain_core.audit.run",)  # what a partition's task imports (about 2 s), imported as a worker starts
+PROFILER_CALLBACKS = ("profile", "profile-cycle")  # Dask's sampling profiler: the task thread's stack every 10 ms
 ALLOCATOR_HEADROOM = 1 << 30  # a worker keeps Dask's trimming unless its memory limit leaves this much room
 
 
@@ -33,15 +37,33 @@ def undo_nanny_trim_threshold() -> bool:
     return hold_thresholds(GLIBC_MMAP_CEILING, 2 * GLIBC_MMAP_CEILING)
 
 
+def pause_profiler(worker) -> list:
+    """Stop Dask's sampling profiler on ``worker`` (it walks the running task's stack every 10 ms under the GIL: a
+    partition took 8–14 % longer in a worker than in one process with it, 1–5 % without; ``bench/audit_scale.py``).
+    Returns the callbacks stopped, to start again."""
+    running = [worker.periodic_callbacks[name] for name in PROFILER_CALLBACKS
+               if name in worker.periodic_callbacks and worker.periodic_callbacks[name].is_running()]
+    for callback in running:
+        callback.stop()
+    return running
+
+
 class _SetupPlugin(WorkerPlugin):
-    """Holds the setup on every worker, whose allocator it first sets for numeric work."""
+    """Holds the setup on every worker, whose allocator it first sets for numeric work, and pauses the worker's
+    profiler while it is held."""
 
     def __init__(self, setup: Setup):
         self.held = setup
+        self.paused: list = []
 
     def setup(self, worker) -> None:
         if _has_headroom(worker):
             undo_nanny_trim_threshold()
+        self.paused = pause_profiler(worker)
+
+    def teardown(self, worker) -> None:
+        for callback in self.paused:
+            callback.start()
 
 
 def _has_headroom(worker) -> bool:
@@ -51,6 +73,16 @@ def _has_headroom(worker) -> bool:
     if not limit:
         return True
     return limit - psutil.Process().memory_info().rss >= ALLOCATOR_HEADROOM
+
+
+def local_cluster(workers: int | None = None):
+    """A LocalCluster of ``workers`` one-thread worker processes (default one per core) that import this package's
+    audit code as they start (:data:`WORKER_PRELOAD`): part of the cluster's start, not of the first partition
+    each worker computes. Workers of a running cluster take ``dask worker --preload explain_core.audit.run``."""
+    from distributed import LocalCluster
+
+    return LocalCluster(n_workers=workers or os.cpu_count(), threads_per_worker=1, processes=True,
+                        dashboard_address=None, preload=list(WORKER_PRELOAD))
 
 
 def _with_held_setup(fn: Callable, *args):
@@ -70,10 +102,9 @@ class Executor:
 
     def __enter__(self) -> "Executor":
         if self.client is None and self.scheduler not in (None, "single"):
-            from distributed import Client, LocalCluster
+            from distributed import Client
             if self.scheduler == "local":
-                self.owned = LocalCluster(n_workers=self.workers or os.cpu_count(), threads_per_worker=1,
-                                          processes=True, dashboard_address=None)
+                self.owned = local_cluster(self.workers)
             self.client = Client(self.owned or self.scheduler)
         workers = 0 if self.client is None else len(self.client.scheduler_info().get("workers", {}))
         self.name = "single process" if self.client is None else f"Dask cluster ({workers} workers)"

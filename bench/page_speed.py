@@ -30,7 +30,8 @@ from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-from conftest import CHROMIUM, CHROMIUM_ARGS, _free_port, _wait_for_app  # noqa: E402
+from conftest import CHROMIUM, CHROMIUM_ARGS, _wait_for_app  # noqa: E402
+from held_server import free_port  # noqa: E402
 
 PAGES = ["Pick a row", "SEV", "LENS", "Linear", "Compare", "Report", "The model", "Home"]
 LIVE = ':not([data-stale="true"])'
@@ -52,7 +53,7 @@ def load() -> str:
 
 def serve(cache: Path):
     """A fresh server on a free port; returns (process, url) once it answers its health check."""
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                              "--server.port", str(port), "--server.address", "127.0.0.1",
                              "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],

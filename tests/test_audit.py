@@ -32,10 +32,11 @@ PARAMS = Parameters()
 
 @pytest.fixture(scope="module")
 def client():
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                           memory_limit=WORKER_MEMORY)
+    from explain_core.audit.cluster import local_cluster
+
+    cluster = local_cluster(2, memory_limit=WORKER_MEMORY)
     with Client(cluster) as c:
         yield c
     cluster.close()
@@ -216,9 +217,9 @@ def test_workers_keep_freed_arrays_instead_of_mapping_them_again(adult, memory_l
     each 2 MB array is mapped anew and every page faulted in. Under the setup plugin (what audits and reports run
     in) the freed arrays are reused — unless the worker's memory limit is tight (700 MB here), where Dask's
     trimming stays so that kept memory cannot pause the worker. Page faults counted, not seconds."""
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
-    from explain_core.audit.cluster import Executor
+    from explain_core.audit.cluster import Executor, local_cluster
 
     def faults_of_array_churn(*_):
         import resource
@@ -227,8 +228,7 @@ def test_workers_keep_freed_arrays_instead_of_mapping_them_again(adult, memory_l
             np.ones(1 << 18).sum()  # 2 MiB: 512 pages
         return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
 
-    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
-                           memory_limit=memory_limit)
+    cluster = local_cluster(1, memory_limit=memory_limit)
     with Client(cluster) as c:
         assert c.submit(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_")).result()  # the nanny's setting
         plain = c.submit(faults_of_array_churn, pure=False).result()

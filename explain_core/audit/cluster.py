@@ -75,14 +75,15 @@ def _has_headroom(worker) -> bool:
     return limit - psutil.Process().memory_info().rss >= ALLOCATOR_HEADROOM
 
 
-def local_cluster(workers: int | None = None):
-    """A LocalCluster of ``workers`` one-thread worker processes (default one per core) that import this package's
-    audit code as they start (:data:`WORKER_PRELOAD`): part of the cluster's start, not of the first partition
-    each worker computes. Workers of a running cluster take ``dask worker --preload explain_core.audit.run``."""
+def local_cluster(workers: int | None = None, memory_limit: str | int = "auto"):
+    """A LocalCluster of ``workers`` one-thread worker processes (default one per core; ``memory_limit`` each, as
+    Dask reads it) that import this package's audit code as they start (:data:`WORKER_PRELOAD`): part of the
+    cluster's start, not of the first partition each worker computes. Workers of a running cluster take
+    ``dask worker --preload explain_core.audit.run``."""
     from distributed import LocalCluster
 
     return LocalCluster(n_workers=workers or os.cpu_count(), threads_per_worker=1, processes=True,
-                        dashboard_address=None, preload=list(WORKER_PRELOAD))
+                        dashboard_address=None, preload=list(WORKER_PRELOAD), memory_limit=memory_limit)
 
 
 def _with_held_setup(fn: Callable, *args):

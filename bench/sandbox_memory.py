@@ -29,20 +29,32 @@ from session_memory import CHROMIUM_ARGS, TTL_S, rss_mb, served, wait_idle  # no
 IDLE_S = 20
 
 
-def workers_of(pid: int) -> list[int]:
-    """The server's sandboxed model workers (its children running the worker's boot code)."""
+def _processes() -> list[tuple[int, int, bytes]]:
+    """(pid, parent pid, command line) of every process."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            command = (entry / "cmdline").read_bytes()
+            found.append((int(entry.name), ppid, (entry / "cmdline").read_bytes()))
         except (OSError, IndexError, ValueError):
             continue
-        if ppid == pid and b"explain_core.intake.sandbox.worker" in command:
-            found.append(int(entry.name))
     return found
+
+
+def workers_of(pid: int) -> list[int]:
+    """The server's sandboxed model workers: its children running the worker's boot code, and the children of its
+    zygote (explain_core.intake.sandbox.zygote), which forks them."""
+    processes = _processes()
+    zygotes = {p for p, ppid, command in processes if ppid == pid and b"sandbox.zygote" in command}
+    return [p for p, ppid, command in processes
+            if (ppid == pid and b"explain_core.intake.sandbox.worker" in command) or ppid in zygotes]
+
+
+def zygote_mb(pid: int) -> float:
+    """The resident memory of the server's zygote (0 when it has none)."""
+    return sum(rss_mb(p) for p, ppid, command in _processes() if ppid == pid and b"sandbox.zygote" in command)
 
 
 def model_files(folder: Path, visitors: int) -> list[Path]:
@@ -140,6 +152,7 @@ def rss_after(server, browser, url: str, paths: list[Path], settle: float = 90.0
     context.new_page().goto(url)
     time.sleep(35)
     context.close()
+    print(f"zygote: {zygote_mb(server.pid):.0f} MB resident, shared by the workers it forks")
     return busy, busy_workers, rss_mb(server.pid), len(workers_of(server.pid))
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import operator
+import os
 import pickle
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -25,7 +27,8 @@ from sklearn.linear_model import LogisticRegression
 from explain_core import IntakeError, UntrustedModelError, load_demo, make_dataset
 from explain_core.intake.boosters import check_native_header
 from explain_core.intake.loading import load_model_bytes
-from explain_core.intake.sandbox.client import ModelCrashed
+from explain_core.intake.sandbox import zygote
+from explain_core.intake.sandbox.client import ModelCrashed, RemoteError, Worker
 from explain_core.intake.sandbox.model import SandboxedModel
 from explain_core.intake.skops_policy import check_file, decide
 from explain_core.limits import limits
@@ -176,6 +179,37 @@ def test_an_idle_worker_stops_and_a_pickled_proxy_carries_the_file(lr_blob, monk
     copy = pickle.loads(pickle.dumps(model))
     assert isinstance(copy, SandboxedModel) and copy._slot[0] is None
     np.testing.assert_array_equal(copy.predict_proba(lr_blob[1]), first)
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+@pytest.mark.skipif(not zygote.AVAILABLE, reason="workers are forked by a zygote on Linux with pidfds only")
+def test_workers_are_forked_by_a_spawned_zygote_never_by_the_server(lr_blob):
+    """Every worker is a child of the zygote, which is a fresh ``python -I -B`` the server spawned (not a fork of
+    it); each worker is confined on its own; a worker's signal reaches the page by name; a zygote that dies is
+    replaced by the next worker's start, and the workers alive then go on."""
+    first, second = Worker(512), Worker(512)
+    source = zygote._ZYGOTE[0]
+    assert _parent(first.process.pid) == _parent(second.process.pid) == source.process.pid != os.getpid()
+    assert _parent(source.process.pid) == os.getpid()
+    command = Path(f"/proc/{source.process.pid}/cmdline").read_bytes().split(b"\0")
+    assert command[1:4] == [b"-I", b"-B", b"-c"] and b"serve_forks" in command[4]
+    assert first.confined == second.confined == {"limits": True, "network": True, "files": True, "seccomp": True}
+    assert first.process.pid != second.process.pid and second.alive
+    os.kill(second.process.pid, signal.SIGABRT)
+    with pytest.raises(ModelCrashed, match="stopped by signal SIGABRT"):
+        second.call({"op": "split", "groups": []}, seconds=5, what="reading its steps")
+    source.process.kill()
+    source.process.wait(5)
+    third = Worker(512)
+    assert zygote._ZYGOTE[0] is not source and _parent(third.process.pid) == zygote._ZYGOTE[0].process.pid
+    with pytest.raises(RemoteError, match="no model is loaded"):
+        first.call({"op": "split", "groups": []}, seconds=5, what="reading its steps")  # alive without its zygote
+    for worker in (first, third):
+        worker.close()
+        assert worker.process.poll() is not None
 
 
 @pytest.mark.parametrize("name, kind", [("compas", "gbdt"), ("adult", "l2_lr")])

@@ -1,9 +1,11 @@
 """The server's side of a model's worker process: starting it, one request at a time under the limits, and
 turning a crash, a hang or a runaway into a clear message.
 
-:class:`Worker` spawns ``python -I -B`` (a fresh interpreter, never a fork of the server) with an empty
-environment but for thread counts, a private temporary folder as its working and home folder, its own session
-(no terminal), and pipes for stdin, stdout and stderr. Each request waits for its reply under a wall-time and a
+:class:`Worker` is forked by this server's zygote (:mod:`.zygote`: a fresh ``python -I -B`` the server spawned,
+never a fork of the server, with numpy, pandas and scikit-learn imported) or, where there is none, spawned as
+``python -I -B`` itself; either way with an empty environment but for thread counts, a private temporary folder as
+its working and home folder, its own session (no terminal), and pipes for stdin, stdout and stderr, and confined
+(:mod:`.confine`) before it reads a byte of the model. Each request waits for its reply under a wall-time and a
 CPU-time limit (the worker's CPU time is read from ``/proc``); past either, or when the worker dies, it is killed
 and :class:`ModelCrashed` says what happened. The next request starts a new worker (:mod:`.model` reloads the
 model into it).
@@ -27,6 +29,7 @@ from pathlib import Path
 from ...errors import IntakeError
 from .protocol import ProtocolError, read_reply, readable_soon, request_bytes
 from .worker import BOOT
+from .zygote import AVAILABLE, zygote
 
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
 START_SECONDS = 120.0  # a fresh worker imports numpy, pandas and scikit-learn before it answers
@@ -66,6 +69,67 @@ def _widen(*pipes) -> None:
             pass
 
 
+def _forked(memory_mb: float, folder: str) -> Forked | None:
+    """A worker forked by this server's zygote (:mod:`.zygote`) on three new pipes; None where there is no zygote
+    or it did not answer (the caller spawns one instead)."""
+    if not AVAILABLE:
+        return None
+    pipes = [os.pipe() for _ in range(3)]  # stdin, stdout, stderr: (read end, write end)
+    theirs = (pipes[0][0], pipes[1][1], pipes[2][1])
+    try:
+        source = zygote(_environment(folder), PACKAGE_ROOT)
+        pid = source.fork(memory_mb, folder, theirs, START_SECONDS)
+    finally:
+        for fd in theirs:
+            os.close(fd)
+    if pid is None:
+        for fd in (pipes[0][1], pipes[1][0], pipes[2][0]):
+            os.close(fd)
+        return None
+    return Forked(source, pid, pipes[0][1], pipes[1][0], pipes[2][0])
+
+
+class Forked:
+    """What :class:`Worker` uses of a ``subprocess.Popen``, for a worker forked by the zygote: its pipes, ``poll``,
+    ``wait``, ``kill`` and ``returncode`` (the exit status the zygote reports), through a pidfd."""
+
+    def __init__(self, source, pid: int, stdin: int, stdout: int, stderr: int):
+        self.source, self.pid, self.args = source, pid, ["zygote worker", str(pid)]
+        self.stdin, self.stdout = open(stdin, "wb", buffering=0), open(stdout, "rb", buffering=0)
+        self.stderr = open(stderr, "rb")
+        try:
+            self.pidfd = os.pidfd_open(pid)
+        except ProcessLookupError:  # it ended and was reaped already: its status is on its way
+            self.pidfd = None
+        self.returncode = None
+
+    def _ended(self, timeout: float | None) -> bool:
+        return self.pidfd is None or bool(select.select([self.pidfd], [], [], timeout)[0])
+
+    def poll(self) -> int | None:
+        if self.returncode is None and self._ended(0):
+            code = self.source.exit_code(self.pid, 2.0)
+            self.returncode = 1 if code is None else code  # 1: the zygote is gone, with the status
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None and not self._ended(timeout):
+            raise subprocess.TimeoutExpired(self.args, timeout)
+        return self.poll()
+
+    def kill(self) -> None:
+        if self.pidfd is not None and self.returncode is None:
+            try:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def release(self) -> None:
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+
+
 class Worker:
     """One worker process: :meth:`call` sends a request and returns the reply's value."""
 
@@ -73,7 +137,7 @@ class Worker:
         self.folder = tempfile.mkdtemp(prefix="explain-sandbox-")
         self.stderr = collections.deque(maxlen=64)
         self.buffer = bytearray()
-        self.process = subprocess.Popen(
+        self.process = _forked(memory_mb, self.folder) or subprocess.Popen(
             [sys.executable, "-I", "-B", "-c", BOOT, PACKAGE_ROOT, str(memory_mb)], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.folder, env=_environment(self.folder),
             start_new_session=True, close_fds=True)
@@ -190,6 +254,8 @@ class Worker:
                 pipe.close()
             except OSError:
                 pass
+        if isinstance(self.process, Forked):
+            self.process.release()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 

@@ -251,10 +251,28 @@ def fitted_shap(estimator, bg, query) -> dict | None:
             "tree_output": None if linear else str(explainer.model.tree_output)}
 
 
-# SHAP's numba kernels of the permutation explainer that a disk cache can serve in a later process. Left out: the
-# kernel taking the link function (shap.utils._masked_model._build_fixed_*_output), whose signature names the link's
-# dispatcher by its address, so a cached copy never matches again and every process would add one to the cache.
-CACHED_KERNELS = {"shap.maskers._tabular": ("_single_delta_mask", "_delta_masking"), "shap.links": ("identity",)}
+# SHAP's numba kernels of the permutation explainer that a disk cache can serve in a later process. The kernels
+# taking the link function (shap.utils._masked_model._build_fixed_*_output) are given the identity link as a C
+# callback (:func:`identity_link`): with shap's own jitted ``links.identity`` their signature names that dispatcher
+# by its address, so a cached copy never matched again and every process compiled them anew (about 3 s before its
+# first permutation SHAP value of an MLP or a regressor); a C callback's type is its signature, float64(float64).
+# (``model.score`` is one output, so the multi-output kernel never runs here.)
+CACHED_KERNELS = {"shap.maskers._tabular": ("_single_delta_mask", "_delta_masking"),
+                  "shap.utils._masked_model": ("_build_fixed_single_output",)}
+
+
+def _identity(x: float) -> float:
+    return x
+
+
+@cache
+def identity_link():
+    """shap's identity link (``shap.links.identity``) as a numba C callback of float64 → float64, for the
+    permutation explainer's kernels, which apply it to one mean at a time (with ``linearize_link=False``: the
+    linearisation is skipped for the identity anyway)."""
+    import numba
+
+    return numba.cfunc(numba.types.float64(numba.types.float64))(_identity)
 
 
 @cache
@@ -311,7 +329,8 @@ def _permutation_shap(model: ModelAdapter, dataset: Dataset, query: pd.DataFrame
     state = np.random.get_state()  # PermutationExplainer seeds and draws from NumPy's global generator
     try:
         explainer = shap.PermutationExplainer(lambda X: model.score(codec.decode(X)),
-                                              shap.maskers.Independent(coded_bg, max_samples=len(coded_bg)), seed=seed)
+                                              shap.maskers.Independent(coded_bg, max_samples=len(coded_bg)), seed=seed,
+                                              link=identity_link(), linearize_link=False)
         exp = explainer(codec.encode(query), silent=True)
     finally:
         np.random.set_state(state)

@@ -305,6 +305,39 @@ def test_permutation_shap_keeps_its_kernels_in_the_cache_and_an_unwritable_one_c
     assert np.array_equal(again.values, att.values) and again.base_value == att.base_value
 
 
+LINK_KERNEL_SCRIPT = """
+import numpy as np, pandas as pd
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import PolynomialFeatures
+from shap.utils._masked_model import _build_fixed_single_output as kernel
+from explain_core.baselines import explain_shap
+from explain_core.intake.data import make_dataset
+from explain_core.intake.models import wrap_model
+rng = np.random.default_rng(0)
+frame = pd.DataFrame({"x": rng.normal(size=200), "z": rng.normal(size=200)})
+frame["y"] = (frame.x + frame.z ** 2 > 1).astype(int)
+data = make_dataset(frame, "y")
+model = wrap_model(Pipeline([("poly", PolynomialFeatures(2)), ("lr", LogisticRegression())]).fit(data.features, data.y),
+                   data)
+att = explain_shap(model, data, data.features.iloc[[0]], np.arange(200), background=20)
+print(att.explainer.split(" ")[0], sum(kernel.stats.cache_hits.values()), sum(kernel.stats.cache_misses.values()))
+"""
+
+
+def test_a_new_process_loads_the_kernel_taking_the_link_from_the_cache():
+    """The permutation explainer's kernel that applies the link (given as a C callback: its signature is the same
+    in every process) is compiled once, then loaded from the cache by the next process (it compiled anew in every
+    process with shap's jitted identity, about 3 s), with the same values."""
+    import subprocess
+    import sys
+
+    runs = [subprocess.run([sys.executable, "-c", LINK_KERNEL_SCRIPT], capture_output=True, text=True, check=True
+                           ).stdout.split() for _ in range(2)]
+    assert runs[0][0] == runs[1][0] == "PermutationExplainer"
+    assert int(runs[1][1]) >= 1 and runs[1][2] == "0", runs  # loaded, not compiled
+
+
 def test_shap_explains_the_positive_class_when_it_is_classes_0(mixed):
     labels = np.where(mixed.y == 1, "approved", "rejected")  # classes_ = [approved, rejected]
     pipe = Pipeline([("encode", make_encoder(mixed)), ("model", LogisticRegression())]).fit(mixed.features, labels)

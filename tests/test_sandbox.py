@@ -190,7 +190,7 @@ def test_workers_are_forked_by_a_spawned_zygote_never_by_the_server(lr_blob):
     """Every worker is a child of the zygote, which is a fresh ``python -I -B`` the server spawned (not a fork of
     it); each worker is confined on its own; a worker's signal reaches the page by name; a zygote that dies is
     replaced by the next worker's start, and the workers alive then go on."""
-    first, second = Worker(512), Worker(512)
+    first, second = Worker(limits().model_memory_mb), Worker(limits().model_memory_mb)
     source = zygote._ZYGOTE[0]
     assert _parent(first.process.pid) == _parent(second.process.pid) == source.process.pid != os.getpid()
     assert _parent(source.process.pid) == os.getpid()
@@ -203,7 +203,7 @@ def test_workers_are_forked_by_a_spawned_zygote_never_by_the_server(lr_blob):
         second.call({"op": "split", "groups": []}, seconds=5, what="reading its steps")
     source.process.kill()
     source.process.wait(5)
-    third = Worker(512)
+    third = Worker(limits().model_memory_mb)
     assert zygote._ZYGOTE[0] is not source and _parent(third.process.pid) == zygote._ZYGOTE[0].process.pid
     with pytest.raises(RemoteError, match="no model is loaded"):
         first.call({"op": "split", "groups": []}, seconds=5, what="reading its steps")  # alive without its zygote

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 IDLE_SECONDS = 300.0  # a worker stops after 20 s idle by default; the zygote (about 200 MB) after 5 min
 AVAILABLE = hasattr(os, "pidfd_open") and hasattr(socket, "send_fds") and sys.platform.startswith("linux")
@@ -67,11 +68,12 @@ def serve_forks(control: int, confine, root: str) -> None:
             message, fds, _, _ = socket.recv_fds(channel, 4096, 3)
             if not message:
                 return
-            pid = _fork(json.loads(message), fds, channel, children, confine, root, serve)
+            request = json.loads(message)
+            pid = _fork(request, fds, channel, children, confine, root, serve)
             for received in fds:
                 os.close(received)
             children[os.pidfd_open(pid)] = pid
-            channel.send(json.dumps({"pid": pid}).encode())
+            channel.send(json.dumps({"pid": pid, "id": request["id"]}).encode())
 
 
 def _fork(request: dict, fds: list[int], channel, children, confine, root: str, serve) -> int:
@@ -119,16 +121,20 @@ class Zygote:
         self.replies: queue.Queue = queue.Queue()
         self.exits: dict[int, int] = {}
         self.changed = threading.Condition()
-        self.alive = True
+        self.alive, self.requests = True, 0
         threading.Thread(target=self._listen, name="explain-zygote", daemon=True).start()
 
     def fork(self, memory_mb: float, folder: str, fds: tuple[int, int, int], timeout: float) -> int | None:
         """A new worker's pid, or None when the zygote is gone or did not answer within ``timeout``."""
         with self.lock:
+            self.requests += 1
+            asked = {"memory_mb": memory_mb, "folder": folder, "id": self.requests}
+            deadline = time.monotonic() + timeout
             try:
-                socket.send_fds(self.channel, [json.dumps({"memory_mb": memory_mb, "folder": folder}).encode()],
-                                list(fds))
+                socket.send_fds(self.channel, [json.dumps(asked).encode()], list(fds))
                 reply = self.replies.get(timeout=timeout)
+                while reply is not None and reply["id"] != asked["id"]:  # the answer to a request given up on
+                    reply = self.replies.get(timeout=max(0.0, deadline - time.monotonic()))
             except (OSError, queue.Empty):
                 reply = None
         return None if reply is None else reply["pid"]

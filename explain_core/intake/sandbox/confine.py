@@ -10,8 +10,9 @@ tracing, mounting, leaving the namespaces and raising its own resource limits. T
 allowed files and the inherited pipes work as usual. Where the kernel lacks a layer, :func:`confine` says which
 layers hold; the server shows them (:attr:`~explain_core.intake.sandbox.client.Worker.confined`).
 
-This module is loaded from its file by the worker's boot code, before anything else of the package: it imports
-only the standard library (and pyseccomp, inside :func:`install_filter`).
+This module is loaded from its file by the worker's boot code (or the zygote's, :mod:`.zygote`, whose forked
+workers call :func:`confine` first of all), before anything else of the package: it imports only the standard
+library (and pyseccomp, inside :func:`install_filter`).
 """
 from __future__ import annotations
 

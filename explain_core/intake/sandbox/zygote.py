@@ -143,7 +143,7 @@ class Zygote:
         """The exit status of worker ``pid`` once the zygote has reported it (None: not within ``timeout``)."""
         with self.changed:
             self.changed.wait_for(lambda: pid in self.exits or not self.alive, timeout)
-            return self.exits.get(pid)
+            return self.exits.pop(pid, None)
 
     def _listen(self) -> None:
         while True:

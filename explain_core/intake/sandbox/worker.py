@@ -14,14 +14,16 @@ from __future__ import annotations
 import os
 import sys
 
-BOOT = r"""
+LOAD_CONFINE = r"""
 import importlib.util, os, sys
-root, memory_mb = sys.argv[1], float(sys.argv[2])
+root = sys.argv[1]
 spec = importlib.util.spec_from_file_location("_confine", os.path.join(root, "explain_core", "intake", "sandbox",
                                                                         "confine.py"))
 confine = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(confine)
-layers = confine.confine(memory_mb, root)
+"""  # the start of a worker's boot code and of the zygote's (:mod:`.zygote`): confine.py from its file
+BOOT = LOAD_CONFINE + r"""
+layers = confine.confine(float(sys.argv[2]), root)
 sys.path.insert(0, root)
 from explain_core.intake.sandbox.worker import serve
 serve(layers)

@@ -3,9 +3,9 @@ needs, and forks a worker for each model (the forkserver pattern of ``multiproce
 
 A fresh ``python -I -B`` worker spent 1.4–1.8 s of CPU importing numpy, pandas and scikit-learn before it could
 load a model, and 0.6 s more importing skops, on every upload, on every restart after a crash and after every idle
-stop. The zygote is spawned
-exactly as a worker was (``python -I -B``, an empty environment but for thread counts, a private folder, its own
-session) and never forked from the server; it reads nothing a visitor sent, only requests from the server over a
+stop. The zygote is spawned exactly as a worker was (``python -I -B``, an empty environment but for thread counts,
+a private folder, its own session; the same boot code loads :mod:`.confine` from its file) and never forked from
+the server; it reads nothing a visitor sent, only requests from the server over a
 Unix socket: "a worker with this memory limit, in this folder, on these three pipes" (the pipes' ends passed as
 file descriptors). It forks; the child starts a new session, takes the pipes as its standard streams, closes
 every other descriptor, moves into its folder and then confines itself with every layer of :mod:`.confine` and
@@ -27,19 +27,15 @@ import tempfile
 import threading
 import time
 
+from .worker import LOAD_CONFINE
+
 IDLE_SECONDS = 300.0  # a worker stops after 20 s idle by default; the zygote (about 200 MB) after 5 min
 AVAILABLE = hasattr(os, "pidfd_open") and hasattr(socket, "send_fds") and sys.platform.startswith("linux")
-BOOT = r"""
-import importlib.util, os, sys
-root, control = sys.argv[1], int(sys.argv[2])
-spec = importlib.util.spec_from_file_location("_confine", os.path.join(root, "explain_core", "intake", "sandbox",
-                                                                        "confine.py"))
-confine = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(confine)
+BOOT = LOAD_CONFINE + r"""
 confine.seccomp_module()
 sys.path.insert(0, root)
 from explain_core.intake.sandbox.zygote import serve_forks
-serve_forks(control, confine, root)
+serve_forks(int(sys.argv[2]), confine, root)
 """
 
 

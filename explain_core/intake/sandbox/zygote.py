@@ -175,6 +175,6 @@ def zygote(environment: dict, package_root: str) -> Zygote:
     """This server's zygote, started on first use and again after it has stopped."""
     with _STARTING:
         current = _ZYGOTE[0]
-        if current is None or not current.alive:
+        if current is None or not current.alive or current.process.poll() is not None:  # ended, EOF not yet read
             current = _ZYGOTE[0] = Zygote(environment, package_root)
         return current

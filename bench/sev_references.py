@@ -11,9 +11,11 @@ ties by credibility, then distance), each on its own fits (the same density; its
 Per dataset × model × split, the queries are the first ``--rows`` test rows the model predicts positive. Printed per
 method (mean ± SD over the splits): mean SEV (explained rows), median ℓ∞ (rows moving a numeric feature; population
 SDs), mean credibility percentile (of the closest explanation, :mod:`explain_core.references.credibility`), share
-explained, milliseconds per row batched (the dataset view's path) and one row at a time (the page's path, median over
-the first 30 rows); the one-off fitting (population coordinates, density, windows, typical cases) apart. DiCE runs on
-the first ``--dice-rows`` queries (seconds per row). The credible searches use threshold 0.10.
+explained, milliseconds per row batched (the dataset view's path: the median of 3 calls after a first one, which
+builds the candidates' model inputs once and is printed apart as "ms first call") and one row at a time (the page's
+path, median over the first 30 rows); the one-off fitting (population coordinates, density, windows, typical
+cases) apart. DiCE runs on the first ``--dice-rows`` queries (seconds per row). The credible searches use threshold
+0.10.
 
 The authors' code (github.com/williamsyy/MultipleSEV at 31bc78a; a checkout named by ``--authors`` or
 ``MULTIPLESEV_DIR``, never copied into this repository) runs in its own pinned venv, created here under
@@ -61,7 +63,10 @@ KINDS = ("single", "flexible", "cluster", "sparsest")  # "sparsest": SEV^© with
 LABELS = {"single": "SEV¹", "flexible": "SEV^F", "cluster": "SEV^©", "sparsest": "SEV^© (sparsest)"}
 CREDIBLE = 0.10
 ONE_ROW = 30
-COLUMNS = ("mean SEV", "median ℓ∞", "mean credibility", "explained", "ms per row", "ms one row")
+REPEATS = 5  # ours on the authors' rows: the median of this many calls
+BATCH_REPEATS = 3  # ours batched: the median of this many calls after the first
+COLUMNS = ("mean SEV", "median ℓ∞", "mean credibility", "explained", "ms per row", "ms first call",
+           "ms one row")
 
 
 def load() -> str:
@@ -125,13 +130,21 @@ def ours(setup, rows: np.ndarray, seed: int) -> tuple[dict, dict, dict]:
         on, name = (sparse, "cluster") if kind == "sparsest" else (fits, kind)
         for gate in (None, CREDIBLE):
             label = LABELS[kind] + (" (credible)" if gate is not None else "")
-            batch = explain_kind(setup, queries, name, on, credible=gate)
+            started = time.perf_counter()
+            batch = explain_kind(setup, queries, name, on, credible=gate)  # builds the candidates' inputs (kept)
+            first = time.perf_counter() - started
+            again = []
+            for _ in range(BATCH_REPEATS):
+                started = time.perf_counter()
+                explain_kind(setup, queries, name, on, credible=gate)
+                again.append(time.perf_counter() - started)
             one = []
             for i in range(min(ONE_ROW, len(rows))):
                 started = time.perf_counter()
                 explain_kind(setup, queries.iloc[[i]], name, on, credible=gate)
                 one.append(time.perf_counter() - started)
-            results[label] = {**summary_row(batch), "ms one row": 1000 * float(np.median(one))}
+            results[label] = {**summary_row(batch), "ms per row": 1000 * float(np.median(again)) / len(rows),
+                              "ms first call": 1000 * first / len(rows), "ms one row": 1000 * float(np.median(one))}
             found[label] = batch
     return results, found, {"fits": fits, "fit": fit}
 
@@ -255,10 +268,13 @@ def run_one(name: str, kind: str, seed: int, args, python, checkout) -> dict:
             same = np.asarray(theirs["rows"])
             subset = setup.dataset.features.iloc[same]
             timed = {}
-            for k in KINDS[:3]:
-                started = time.perf_counter()
-                explain_kind(setup, subset, k, extra["fits"])
-                timed[LABELS[k]] = 1000 * (time.perf_counter() - started) / max(1, len(same))
+            for k in KINDS[:3]:  # the median of REPEATS batched calls (the fits and candidates built before)
+                calls = []
+                for _ in range(REPEATS):
+                    started = time.perf_counter()
+                    explain_kind(setup, subset, k, extra["fits"])
+                    calls.append(time.perf_counter() - started)
+                timed[LABELS[k]] = 1000 * float(np.median(calls)) / max(1, len(same))
             out["authors"], out["ours_on_authors_rows"] = theirs, timed
     return out
 
@@ -288,13 +304,16 @@ def report(name: str, kind: str, runs: list[dict]) -> None:
             ratio = [r["authors"][method]["ms per row"] / max(1e-9, r["ours_on_authors_rows"][method]) for r in runs]
             print(f"  speed-up {method} on the authors' rows (theirs / ours per row): {np.mean(ratio):.1f}× "
                   f"(splits: {', '.join(f'{x:.1f}' for x in ratio)}; {len(runs[0]['authors']['rows'])} rows)")
-    best = min((aggregate(runs, "ours", m)["mean SEV"][0], m) for m in ("SEV^F", "SEV^©", "SEV^© (sparsest)"))
     single = aggregate(runs, "ours", "SEV¹")
-    chosen = aggregate(runs, "ours", best[1])
-    print(f"  targets: {best[1]} mean {best[0]:.3f} ≤ 1.3: {best[0] <= 1.3}; ℓ∞ ≤ SEV¹'s: "
-          f"{chosen['median ℓ∞'][0] <= single['median ℓ∞'][0]}; credibility ≥ SEV¹'s: "
-          f"{chosen['mean credibility'][0] >= single['mean credibility'][0]}; ≤ 10 ms per row: "
-          f"{max(aggregate(runs, 'ours', m)['ms per row'][0] for m in ('SEV¹', 'SEV^F', best[1])) <= 10}")
+    met = []
+    for method in ("SEV^F", "SEV^©", "SEV^© (sparsest)"):
+        agg = aggregate(runs, "ours", method)
+        checks = {"mean ≤ 1.3": agg["mean SEV"][0] <= 1.3, "ℓ∞ ≤ SEV¹'s": agg["median ℓ∞"][0] <= single["median ℓ∞"][0],
+                  "credibility ≥ SEV¹'s": agg["mean credibility"][0] >= single["mean credibility"][0],
+                  "≤ 10 ms per row": agg["ms per row"][0] <= 10}
+        met += [method] if all(checks.values()) else []
+        print(f"  targets, {method}: " + "; ".join(f"{k}: {v}" for k, v in checks.items()))
+    print(f"  every target met by: {', '.join(met) or 'none'}")
 
 
 def markdown(everything: dict) -> str:

@@ -14,8 +14,10 @@ each moved set takes its own best values instead of one adjusted reference built
 O3: we compute the paper's definition S2, on the grid); the search compares the model's label, by its own threshold
 (D4); the plain reference value is always a candidate, so SEV^F ≤ SEV¹ on every row, and τ = 0 is SEV¹ exactly (P1).
 Of the flips of one moved set the closest is kept (smallest ℓ∞ in population SDs, then ℓ1) among those landing at
-least as credibly as the plain reference's values for that set, when those flip too: flexibility shortens and
-brings explanations closer without landing them where fewer real cases lie.
+least as credibly as the plain reference's values for that set, when those flip too, and as the row's closest
+plain flip of that size, when there is one: flexibility shortens and brings explanations closer without landing
+them where fewer real cases lie. Where SEV^F equals SEV¹, its shown (closest) explanation is never farther nor less
+credible than SEV¹'s.
 """
 from __future__ import annotations
 

@@ -266,12 +266,15 @@ def _cluster(setup, queries, fitted, max_depth, credible) -> list[ClusterSEV]:
 
 def _sparsest(setup, queries, proxies, distance, max_depth, credible, started) -> tuple[np.ndarray, dict]:
     """The sparsest rule: every row searched against every typical case in one search (:func:`~.search.search_each`,
-    one model call per layer for every (typical case, row) pair); the explanations of the typical cases that tie for
-    the fewest features (and the gate) measured, in one batch, to break the tie by credibility; the chosen column
-    per row and, per column, row → result. The plain search's outcomes read as the SEV engine's (SEV¹'s)."""
+    one model call per layer for every (typical case, row) pair left; a row's typical cases are searched no deeper
+    than the layer where one explains it, credibly when gated: ``fewest_only``); the explanations of the typical
+    cases that tie for the fewest features (and the gate) measured, in one batch, to break the tie by credibility;
+    the chosen column per row and, per column, row → result. The plain search's outcomes read as the SEV engine's
+    (SEV¹'s)."""
     layout = setup.dataset.layout
     sets = [proxy.candidates() for proxy in proxies]
-    found = _search(setup, queries, sets, proxies[0], max_depth, credible, rated=credible is not None)
+    found = _search(setup, queries, sets, proxies[0], max_depth, credible, rated=credible is not None,
+                    fewest_only=True)
     movable = sum(name not in set(setup.restricted) for name in layout.names)
     depth = searched_depth(movable, max_depth) if credible is None else None
     value = np.array([[np.nan if f.value is None else f.value for f in column] for column in found]).T
@@ -318,19 +321,49 @@ class _Proxy:
 
 
 def _search(setup, queries, sets: Sequence[Candidates], fitted, max_depth, credible, *,
-            rated: bool = True) -> list[list[Found]]:
+            rated: bool = True, fewest_only: bool = False) -> list[list[Found]]:
     """:func:`~.search.search_each` over each set of candidates of rows the model predicts ``fitted.explain_class``
     (as :func:`explain_kind` groups them); with ``rated``, the flips' credibility is read in the search (the gate,
     SEV^F's other values) rather than only where the chosen flips are measured."""
     return search_each(setup.model, setup.dataset.layout, queries, sets, fitted.space, restricted=setup.restricted,
                        max_depth=max_depth, density=fitted.density if rated else None, threshold=credible,
-                       classes=np.full(len(queries), fitted.explain_class))
+                       classes=np.full(len(queries), fitted.explain_class), fewest_only=fewest_only)
 
 
 def _measured(setup, queries: pd.DataFrame, moves: Sequence[list], space, density) -> list[tuple[pd.Series, tuple]]:
     """Each row as a Series with its moves measured (:func:`~.outcome.measure`), in one batch."""
     measured = measure(queries, moves, space, density)
-    return [(queries.iloc[i], measured[i]) for i in range(len(queries))]
+    return list(zip(row_series(queries), measured))
+
+
+ROWS_BY_COLUMN = 32  # from this many rows, reading column by column is the faster (a fixed cost per column)
+
+
+def row_series(frame: pd.DataFrame) -> list[pd.Series]:
+    """Each row as ``frame.iloc[i]`` gives it (the same dtype, scalars, index and name), built from one array per
+    column rather than row by row (``iloc`` gathers every block per row: most of a batch's time on wide data).
+    Columns of other dtypes than numpy numbers, text and categories are read row by row, as before."""
+    if len(frame) < ROWS_BY_COLUMN:
+        return [frame.iloc[i] for i in range(len(frame))]
+    dtype = frame.iloc[0].dtype  # the rows' common dtype, as pandas finds it
+    text = isinstance(dtype, np.dtype) and dtype.kind == "O"
+    if isinstance(dtype, np.dtype) and not text:
+        values = frame.to_numpy(dtype=dtype)
+    elif text and all(_plain_column(d) for d in frame.dtypes):
+        values = np.empty(frame.shape, dtype=object)
+        for j in range(frame.shape[1]):
+            values[:, j] = list(frame.iloc[:, j].to_numpy())  # the column's own scalars, as iloc gives them
+    else:
+        return [frame.iloc[i] for i in range(len(frame))]
+    return [pd.Series(values[i], index=frame.columns, name=name, dtype=dtype)
+            for i, name in enumerate(frame.index)]
+
+
+def _plain_column(dtype) -> bool:
+    """A column whose ``to_numpy`` scalars are the ones ``iloc`` puts in an object row: numpy numbers and booleans,
+    objects, text, categories."""
+    return (isinstance(dtype, np.dtype) and dtype.kind in "biufO") or isinstance(dtype, (pd.StringDtype,
+                                                                                          pd.CategoricalDtype))
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,9 @@ the vertex of a smaller set and is skipped. Each layer is scored for all unresol
 on the model's encoded inputs when its preprocessing is traced column by column.
 
 With a density, values other than the reference's are kept for a moved set only where they land at least as
-credibly as the reference's values for that set (when those flip too); of what is kept the closest is shown.
+credibly as the reference's values for that set (when those flip too) and as the row's closest flip at the
+reference's values of the same size (when there is one); of what is kept the closest is shown. So where SEV^F has
+SEV¹'s size, its shown explanation is never farther (ℓ∞, then ℓ1) nor less credible than SEV¹'s.
 
 Several sets of candidates with the same sizes (SEV^©'s typical cases, notes §3) are searched together
 (:func:`search_each`): each (set, query) pair is one row of the search, so a layer is scored for every pair left in
@@ -208,11 +210,14 @@ def search(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, cand
 def search_each(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, candidates: Sequence[Candidates],
                 space: PopulationSpace, *, restricted: Sequence[str] = (), max_depth: int = 6,
                 density: ReferenceDensity | None = None, threshold: float | None = None, slack: int = 1,
-                chunk_rows: int = DEFAULT_CHUNK_ROWS, classes: np.ndarray | None = None) -> list[list[Found]]:
+                chunk_rows: int = DEFAULT_CHUNK_ROWS, classes: np.ndarray | None = None,
+                fewest_only: bool = False) -> list[list[Found]]:
     """SEV⁻ of every query over each set of ``candidates`` (module docstring), per set the queries' outcomes: one
     search whose layers score every (set, query) pair left in the same model calls. Each query is explained for its
     predicted class (``classes``, when the caller has them; else scored here). Per moved set of groups, the closest
-    flipping choice of values is kept (smallest ℓ∞, then ℓ1)."""
+    flipping choice of values is kept (smallest ℓ∞, then ℓ1). With ``fewest_only`` (SEV^©'s sparsest rule, which
+    takes the sets that explain a query with the fewest groups, credibly when gated), a query's other sets are not
+    searched past the layer where one of them explains it: they come back unexplained (beyond that depth)."""
     n = len(queries)
     if n == 0:
         return [[] for _ in candidates]
@@ -235,6 +240,9 @@ def search_each(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame,
                 accepted[qi] = (depth, every if gate is None else credible, None if gate is None else True)
         pending = np.array([q for q in pending.tolist() if q not in accepted
                             and (q not in first or depth < first[q][0] + slack)], dtype=np.intp)
+        if fewest_only and accepted and len(pending):
+            done = mixer.query_of[np.fromiter(accepted, dtype=np.intp)]
+            pending = pending[~np.isin(mixer.query_of[pending], done)]
     for qi, (depth, every) in first.items():
         accepted.setdefault(qi, (depth, every, False))
     searched = np.zeros(len(candidates), dtype=int)  # per set: the deepest layer any of its rows was searched at
@@ -248,15 +256,22 @@ def search_each(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame,
     return [out[k * n:(k + 1) * n] for k in range(len(candidates))]
 
 
-def _not_less_credible(mixer: _Mixer, chosen: np.ndarray, rows: np.ndarray, sets: np.ndarray,
-                       cred: np.ndarray) -> np.ndarray:
-    """Flips whose credibility is at least that of the plain reference's values for the same row and moved set
-    (where those flip too): other values may replace the reference's only where they land at least as credibly."""
+def _not_less_credible(mixer: _Mixer, chosen: np.ndarray, rows: np.ndarray, sets: np.ndarray, cred: np.ndarray,
+                       linf: np.ndarray, l1: np.ndarray) -> np.ndarray:
+    """Flips of one layer that may be kept: the plain reference's values always; other values only where they land
+    at least as credibly as the plain reference's values for the same row and moved set (where those flip too) and
+    as the row's closest plain flip of this size (where there is one: SEV¹'s explanation, so the closest kept flip
+    is never farther from the row nor less credible than SEV¹'s when both have this size)."""
     plain = (chosen == mixer.offsets[mixer.group_of[chosen]]).all(axis=1)
     if not plain.any():
         return np.ones(len(rows), bool)
-    floor = dict(zip(zip(rows[plain].tolist(), sets[plain].tolist()), cred[plain].tolist()))
-    return cred >= np.array([floor.get(key, -np.inf) for key in zip(rows.tolist(), sets.tolist())])
+    at = np.flatnonzero(plain)
+    per_set = dict(zip(zip(rows[at].tolist(), sets[at].tolist()), cred[at].tolist()))
+    closest = at[np.lexsort((sets[at], l1[at], linf[at], rows[at]))]  # each row's closest plain flip first
+    per_row = dict(zip(rows[closest][::-1].tolist(), cred[closest][::-1].tolist()))
+    floor = np.maximum([per_set.get(key, -np.inf) for key in zip(rows.tolist(), sets.tolist())],
+                       [per_row.get(r, -np.inf) for r in rows.tolist()])
+    return plain | (cred >= floor)
 
 
 def _layer(mixer: _Mixer, classes: np.ndarray, pending: np.ndarray, moves: tuple, density: ReferenceDensity | None,
@@ -284,7 +299,7 @@ def _layer(mixer: _Mixer, classes: np.ndarray, pending: np.ndarray, moves: tuple
         return {}
     rows, vi, scores, linf, l1, cred = (np.concatenate(parts) for parts in zip(*found))
     order = np.lexsort((l1, linf, set_of[vi], rows))
-    eligible = _not_less_credible(mixer, ids[vi], rows, set_of[vi], cred) if density is not None \
+    eligible = _not_less_credible(mixer, ids[vi], rows, set_of[vi], cred, linf, l1) if density is not None \
         else np.ones(len(rows), bool)
     out: dict[int, tuple[list, list]] = {}
     for keep, slot in ((eligible, 0), (eligible & (cred >= gate) if gate is not None else None, 1)):

@@ -190,12 +190,13 @@ def spread_seconds(seconds: float, count: int) -> float:
 
 def summary_row(results: Sequence[ReferenceSEV]) -> dict:
     """The paper's table columns for one kind over many rows: mean SEV (explained rows), median ℓ∞ (rows with a
-    numeric move, as the paper), mean credibility, share explained, milliseconds per row."""
+    numeric move, as the paper; NaN where no explanation moves a number), mean credibility, share explained,
+    milliseconds per row."""
     explained = [r for r in results if r.explainable and r.first is not None]
     linf = [r.first.linf for r in explained if r.first.linf > 0]
     cred = [r.first.credibility for r in explained if r.first.credibility is not None]
     return {"rows": len(results), "explained": len(explained) / max(1, len(results)),
             "mean SEV": float(np.mean([r.value for r in explained])) if explained else float("nan"),
-            "median ℓ∞": float(np.median(linf)) if linf else 0.0,
+            "median ℓ∞": float(np.median(linf)) if linf else float("nan"),
             "mean credibility": float(np.mean(cred)) if cred else float("nan"),
             "ms per row": 1000 * float(np.mean([r.seconds for r in results])) if results else float("nan")}

@@ -218,12 +218,13 @@ def _outcome(found: Found, depth: int | None = None) -> tuple:
 
 
 def _single_results(setup, queries, fitted, credible, plain, moves, started: float,
-                    references: Sequence | None = None) -> list[SingleSEV]:
+                    references: Sequence | None = None, at: np.ndarray | None = None) -> list[SingleSEV]:
     """The rows' :class:`SingleSEV` s from their search outcomes and moves, measured in one batch; against
-    ``fitted.reference``, or row by row against ``references``."""
-    out = _measured(setup, queries, moves, fitted.space, fitted.density)
-    seconds = spread_seconds(time.perf_counter() - started, len(queries))
-    references = [fitted.reference] * len(queries) if references is None else references
+    ``fitted.reference``, or row by row against ``references``; for the rows of ``queries`` at positions ``at``
+    (repeats allowed) when given."""
+    out = _measured(setup, queries, moves, fitted.space, fitted.density, at)
+    seconds = spread_seconds(time.perf_counter() - started, len(out))
+    references = [fitted.reference] * len(out) if references is None else references
     return [SingleSEV(v, st, c, d, q, ref, dest, credible=cr, seconds=seconds, **_common(setup, fitted, credible))
             for (v, st, c, d, cr), (q, dest), ref in zip(plain, out, references)]
 
@@ -281,10 +282,9 @@ def _sparsest(setup, queries, proxies, distance, max_depth, credible, started) -
     passed = None if credible is None else np.array([[bool(f.credible) for f in column] for column in found]).T
     rows, columns = np.nonzero(fewest(value, passed))
     pairs = list(zip(rows.tolist(), columns.tolist()))
-    results = _single_results(setup, queries.iloc[rows], proxies[0], credible,
-                              [_outcome(found[k][i], depth) for i, k in pairs],
+    results = _single_results(setup, queries, proxies[0], credible, [_outcome(found[k][i], depth) for i, k in pairs],
                               [from_found(found[k][i], layout, sets[k]) for i, k in pairs], started,
-                              [proxies[k].reference for _, k in pairs])
+                              [proxies[k].reference for _, k in pairs], at=rows)
     credibility = np.full(value.shape, -np.inf)
     credibility[rows, columns] = [-np.inf if r.first is None or r.first.credibility is None else r.first.credibility
                                   for r in results]
@@ -330,10 +330,16 @@ def _search(setup, queries, sets: Sequence[Candidates], fitted, max_depth, credi
                        classes=np.full(len(queries), fitted.explain_class), fewest_only=fewest_only)
 
 
-def _measured(setup, queries: pd.DataFrame, moves: Sequence[list], space, density) -> list[tuple[pd.Series, tuple]]:
-    """Each row as a Series with its moves measured (:func:`~.outcome.measure`), in one batch."""
-    measured = measure(queries, moves, space, density)
-    return list(zip(row_series(queries), measured))
+def _measured(setup, queries: pd.DataFrame, moves: Sequence[list], space, density,
+              at: np.ndarray | None = None) -> list[tuple[pd.Series, tuple]]:
+    """Each row as a Series with its moves measured (:func:`~.outcome.measure`), in one batch; the rows at
+    positions ``at`` when given, without taking them out of the frame (a repeated position shares its Series:
+    the sparsest rule keeps one result per row)."""
+    if at is None:
+        return list(zip(row_series(queries), measure(queries, moves, space, density)))
+    columns = {c: values[at] for c, values in space.arrays(queries).items()}
+    series = row_series(queries)
+    return [(series[i], found) for i, found in zip(at.tolist(), measure(columns, moves, space, density))]
 
 
 ROWS_BY_COLUMN = 32  # from this many rows, reading column by column is the faster (a fixed cost per column)

@@ -133,18 +133,12 @@ def ours(setup, rows: np.ndarray, seed: int) -> tuple[dict, dict, dict]:
             started = time.perf_counter()
             batch = explain_kind(setup, queries, name, on, credible=gate)  # builds the candidates' inputs (kept)
             first = time.perf_counter() - started
-            again = []
-            for _ in range(BATCH_REPEATS):
-                started = time.perf_counter()
-                explain_kind(setup, queries, name, on, credible=gate)
-                again.append(time.perf_counter() - started)
-            one = []
-            for i in range(min(ONE_ROW, len(rows))):
-                started = time.perf_counter()
-                explain_kind(setup, queries.iloc[[i]], name, on, credible=gate)
-                one.append(time.perf_counter() - started)
-            results[label] = {**summary_row(batch), "ms per row": 1000 * float(np.median(again)) / len(rows),
-                              "ms first call": 1000 * first / len(rows), "ms one row": 1000 * float(np.median(one))}
+            again = [_timed(lambda: explain_kind(setup, queries, name, on, credible=gate))[0]
+                     for _ in range(BATCH_REPEATS)]
+            one = [_timed(lambda i=i: explain_kind(setup, queries.iloc[[i]], name, on, credible=gate))[0]
+                   for i in range(min(ONE_ROW, len(rows)))]
+            results[label] = {**summary_row(batch), "ms per row": float(np.median(again)) / len(rows),
+                              "ms first call": 1000 * first / len(rows), "ms one row": float(np.median(one))}
             found[label] = batch
     return results, found, {"fits": fits, "fit": fit}
 
@@ -269,12 +263,8 @@ def run_one(name: str, kind: str, seed: int, args, python, checkout) -> dict:
             subset = setup.dataset.features.iloc[same]
             timed = {}
             for k in KINDS[:3]:  # the median of REPEATS batched calls (the fits and candidates built before)
-                calls = []
-                for _ in range(REPEATS):
-                    started = time.perf_counter()
-                    explain_kind(setup, subset, k, extra["fits"])
-                    calls.append(time.perf_counter() - started)
-                timed[LABELS[k]] = 1000 * float(np.median(calls)) / max(1, len(same))
+                calls = [_timed(lambda k=k: explain_kind(setup, subset, k, extra["fits"]))[0] for _ in range(REPEATS)]
+                timed[LABELS[k]] = float(np.median(calls)) / max(1, len(same))
             out["authors"], out["ours_on_authors_rows"] = theirs, timed
     return out
 

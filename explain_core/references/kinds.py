@@ -348,10 +348,8 @@ ROWS_BY_COLUMN = 32  # from this many rows, reading column by column is the fast
 def row_series(frame: pd.DataFrame) -> list[pd.Series]:
     """Each row as ``frame.iloc[i]`` gives it (the same dtype, scalars, index and name), built from one array per
     column rather than row by row (``iloc`` gathers every block per row: most of a batch's time on wide data).
-    Columns of other dtypes than numpy numbers, text and categories are read row by row, as before."""
-    if len(frame) < ROWS_BY_COLUMN:
-        return [frame.iloc[i] for i in range(len(frame))]
-    dtype = frame.iloc[0].dtype  # the rows' common dtype, as pandas finds it
+    Columns of other dtypes than numpy numbers, text and categories are read row by row with ``iloc``."""
+    dtype = frame.iloc[0].dtype if len(frame) >= ROWS_BY_COLUMN else None  # the rows' common dtype, as pandas finds
     text = isinstance(dtype, np.dtype) and dtype.kind == "O"
     if isinstance(dtype, np.dtype) and not text:
         values = frame.to_numpy(dtype=dtype)
@@ -359,7 +357,7 @@ def row_series(frame: pd.DataFrame) -> list[pd.Series]:
         values = np.empty(frame.shape, dtype=object)
         for j in range(frame.shape[1]):
             values[:, j] = list(frame.iloc[:, j].to_numpy())  # the column's own scalars, as iloc gives them
-    else:
+    else:  # few rows, or a dtype whose scalars could differ: row by row
         return [frame.iloc[i] for i in range(len(frame))]
     return [pd.Series(values[i], index=frame.columns, name=name, dtype=dtype)
             for i, name in enumerate(frame.index)]

@@ -27,9 +27,14 @@ print(held - before, resident() - before)
 def test_memory_of_arrow_tables_freed_in_a_thread_returns_to_the_system():
     """Tables built and dropped in a session's thread (Streamlit's dataframes go through Arrow) leave their pages
     with Arrow's allocator until released: at least half of the ~200 MB comes back (in a fresh process: what an
-    earlier test left in this one's pools changed what the visit held)."""
-    held, kept = map(float, subprocess.run([sys.executable, "-c", ARROW_SCRIPT], capture_output=True, text=True,
-                                           check=True).stdout.split())
+    earlier test left in this one's pools changed what the visit held). Under load the visit sometimes holds less
+    (35 MB once in CI, the pages already gone when it was measured): that precondition is measured again, up to
+    three fresh processes, before the release itself is judged."""
+    for _ in range(3):
+        held, kept = map(float, subprocess.run([sys.executable, "-c", ARROW_SCRIPT], capture_output=True, text=True,
+                                               check=True).stdout.split())
+        if held > 100:
+            break
     assert held > 100, f"the visit should have held memory (else this test checks nothing): {held:.0f} MB"
     assert kept < held / 2, (held, kept)
 

@@ -74,6 +74,12 @@ def upload_csv(page, wait_for_app, name: str, content: bytes) -> None:
     wait_for_app(page)
     page.locator('.st-key-dm_upload input[type="file"]').set_input_files(
         files=[{"name": name, "mimeType": "text/csv", "buffer": content}])
+    # the upload travels over HTTP before its rerun starts: under load the app can look idle in between, so wait
+    # for the page's answer to this file (its "not used yet" notice, or an error naming it)
+    page.wait_for_function(
+        """(name) => (document.querySelector('[data-testid="stMain"]')?.innerText || '').includes('not used yet')
+                     || [...document.querySelectorAll('[data-testid="stAlertContentError"]')]
+                          .some(e => e.innerText.includes(name))""", arg=name)
     wait_for_app(page)
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sklearn.compose import TransformedTargetRegressor
 
 from .cache import cache_root
 from .errors import IntakeError, check_choice, names_method
@@ -24,6 +25,7 @@ from .intake.models import ModelAdapter, ModelCallError, read_model
 from .reference import Reference
 from .results import Explanation
 from .sev.cube import mix
+from .sev.readers import Unsupported, target_affine
 
 FLIP_ORDERS = {"absolute": "decreasing |attribution|", "signed": "decreasing attribution toward the predicted class"}
 SCORE_OUTPUT = {"proba": "probability", "decision": "decision value", "predict": "prediction"}
@@ -231,12 +233,21 @@ def _encoded_shap(model: ModelAdapter, estimator, classes, bg, query):
 
 def fitted_shap(estimator, bg, query) -> dict | None:
     """SHAP's LinearExplainer or TreeExplainer (interventional) of ``estimator`` on the matrix it takes, as plain data
-    (run where the model lives, :func:`~explain_core.intake.models.read_model`); None for any other estimator."""
+    (run where the model lives, :func:`~explain_core.intake.models.read_model`); None for any other estimator. A
+    regressor on a standardised target (a TransformedTargetRegressor whose inverse is affine) is explained through
+    its inner regressor: Shapley values are linear in the output, so they scale and the base value maps affinely."""
     import shap
     from shap.utils._exceptions import InvalidModelError
 
     if isinstance(estimator, NativeBooster):  # a booster loaded from its own file: its library's model
         estimator = estimator.booster
+    scale, shift = 1.0, 0.0
+    if isinstance(estimator, TransformedTargetRegressor):  # the demo regressions: a standardised target
+        try:
+            scale, shift = target_affine(estimator, [1.0, 0.0])  # prediction = scale × the regressor's + shift
+        except Unsupported:
+            return None
+        estimator = estimator.regressor_
     linear = hasattr(estimator, "coef_") and hasattr(estimator, "intercept_")
     if linear:
         explainer = shap.LinearExplainer(estimator, shap.maskers.Independent(bg, max_samples=len(bg)))
@@ -245,8 +256,8 @@ def fitted_shap(estimator, bg, query) -> dict | None:
             explainer = shap.TreeExplainer(estimator, bg, feature_perturbation="interventional")
         except InvalidModelError:
             return None
-    return {"values": np.asarray(explainer.shap_values(query), dtype=float),
-            "expected": np.ravel(np.asarray(explainer.expected_value, dtype=float)), "linear": linear,
+    return {"values": scale * np.asarray(explainer.shap_values(query), dtype=float),
+            "expected": scale * np.ravel(np.asarray(explainer.expected_value, dtype=float)) + shift, "linear": linear,
             "proba": hasattr(estimator, "predict_proba"),
             "tree_output": None if linear else str(explainer.model.tree_output)}
 

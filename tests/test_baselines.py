@@ -4,10 +4,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.compose import ColumnTransformer
-from sklearn.linear_model import LogisticRegression
+from itertools import combinations
+from math import factorial
+
+from sklearn.compose import ColumnTransformer, TransformedTargetRegressor
+from sklearn.ensemble import GradientBoostingRegressor
+from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import OneHotEncoder, PolynomialFeatures
+from sklearn.preprocessing import OneHotEncoder, PolynomialFeatures, StandardScaler
 
 from explain_core import demo_model, load_demo, make_reference
 from explain_core.baselines import (CACHED_KERNELS, Attribution, GroupCodec, explain_lime, explain_shap,
@@ -231,6 +235,46 @@ def test_flip_count_is_none_when_the_reference_keeps_the_label():
     assert flip_number(model, data, query, reference, att).count is None
     with pytest.raises(ValueError):
         flip_number(model, data, query, reference, Attribution("SHAP", ("a", "b"), np.ones(2), 0.0, "", ""))
+
+
+def brute_force_shapley(model: ModelAdapter, query: pd.DataFrame, background: pd.DataFrame) -> np.ndarray:
+    """Interventional Shapley values of ``model.score`` with one player per column, every coalition enumerated:
+    v(S) = the mean score over the background rows with the columns in S set to the query's."""
+    columns = list(query.columns)
+    value = {}
+    for size in range(len(columns) + 1):
+        for coalition in combinations(columns, size):
+            value[coalition] = model.score(background.assign(**{c: query[c].iloc[0] for c in coalition})).mean()
+    n, phi = len(columns), np.zeros(len(columns))
+    for i, column in enumerate(columns):
+        for coalition, v in value.items():
+            if column not in coalition:
+                joined = tuple(c for c in columns if c in coalition or c == column)
+                phi[i] += factorial(len(coalition)) * factorial(n - len(coalition) - 1) / factorial(n) * (
+                    value[joined] - v)
+    return phi
+
+
+@pytest.mark.parametrize("regressor, explainer", [(GradientBoostingRegressor(n_estimators=40, random_state=0),
+                                                   "TreeExplainer"), (Ridge(), "LinearExplainer")])
+def test_a_regressor_on_a_standardised_target_gets_exact_shap_in_the_target_units(regressor, explainer):
+    """The demo regressions (a TransformedTargetRegressor with a StandardScaler) are explained through their inner
+    regressor, scaled back: equal to the enumerated Shapley values of the pipeline's own predictions."""
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame(rng.normal(size=(90, 4)), columns=["a", "b", "c", "d"])
+    frame["y"] = 5000 + 800 * frame.a * (frame.b > 0) - 300 * frame.c + rng.normal(scale=50, size=90)
+    data = make_dataset(frame, "y", task="regression")
+    pipe = Pipeline([("encode", make_encoder(data)),
+                     ("model", TransformedTargetRegressor(regressor=regressor, transformer=StandardScaler()))])
+    model = wrap_model(pipe.fit(data.features, data.y), data)
+    rows, tolerance = np.arange(60), 1e-7 * data.y.std()  # the rows: the whole background; shap's trees: float32
+    for i in (60, 75):
+        query = data.features.iloc[[i]]
+        att = explain_shap(model, data, query, rows, background=len(rows))
+        assert att.explainer.startswith(explainer) and att.output == "prediction"
+        expected = brute_force_shapley(model, query, data.features.iloc[rows])
+        np.testing.assert_allclose(att.values, expected, rtol=0, atol=tolerance)
+        assert att.base_value + att.values.sum() == pytest.approx(model.score(query)[0], abs=tolerance)
 
 
 # --- encodings: codec round trip, one-hot blocks, fallback to the model-agnostic path -------------------------

@@ -13,7 +13,7 @@ import streamlit as st
 
 from explain_core import IntakeError
 from explain_core.inspection.two_models import aligned_second, compare_models
-from explain_core.intake.demo_models import DEMO_KINDS
+from explain_core.intake.demo_models import DEMO_KINDS, kind_label
 from explain_core.intake.tables import safe_name
 from explain_core.saved.recipe import FileRef, ModelRecipe
 from explain_core.setup import Parameters, Setup, make_setup
@@ -79,7 +79,8 @@ def choose_second(s: Setup) -> None:
     with st.form(f"second_form_{s.key}", border=False):
         c1, c2 = st.columns(2)
         source = c1.radio("Compare with", list(SOURCES), format_func=SOURCES.get, key="second_source")
-        kind = c2.selectbox("Demo kind", list(DEMO_KINDS), format_func=DEMO_KINDS.get, key="second_kind")
+        kind = c2.selectbox("Demo kind", list(DEMO_KINDS), format_func=lambda k: kind_label(k, s.dataset.task),
+                            key="second_kind")
         upload = c2.file_uploader("Model file", type=uploads.MODEL_TYPES, key="second_file",
                                   help="Loaded as on the Data & model page: in a sandboxed worker, allow-listed.")
         go = st.form_submit_button("Use as the second model", icon=":material/compare:")

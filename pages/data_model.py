@@ -14,8 +14,8 @@ import streamlit as st
 
 from explain_core import IntakeError
 from explain_core.analysis import Setup, make_setup
-from explain_core.intake.data import Dataset, demo_names
-from explain_core.intake.demo_models import DEMO_KINDS, TrainedModel
+from explain_core.intake.data import Dataset, demo_cards, demo_names
+from explain_core.intake.demo_models import DEMO_KINDS, TrainedModel, kind_label
 from explain_core.reference import POPULATIONS, STATISTIC_WORDS, STATISTICS, Reference, make_reference
 from explain_core.saved.recipe import ModelRecipe
 from explain_core.views.vocabulary import (DEMO_LABELS, TEST_ROWS_WORDS, format_number, format_value, metrics_caveat,
@@ -86,7 +86,9 @@ def demo_picker() -> None:
     name = c1.selectbox("Demo dataset", names, key="dm_demo", format_func=lambda n: DEMO_LABELS.get(n, n),
                         index=names.index(current) if current in names else 0,
                         help="Bundled public datasets with a card (source, licence, suggested restricted features).")
-    kind = c2.selectbox("Its demo model", list(DEMO_KINDS), key="dm_demo_kind", format_func=DEMO_KINDS.get,
+    task = demo_cards()[name]["task"]
+    kind = c2.selectbox("Its demo model", list(DEMO_KINDS), key="dm_demo_kind",
+                        format_func=lambda k: kind_label(k, task),
                         index=list(DEMO_KINDS).index("gbdt"),
                         help="Trained here on a seeded 80/20 split the first time, then cached. You can train "
                              "another model or upload one below.")
@@ -148,13 +150,13 @@ def train_form(dataset: Dataset, dkey: str, seed: int) -> TrainedModel | None:
     kinds = list(DEMO_KINDS)
     c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
     kind = c1.selectbox("Model to train", kinds, index=kinds.index("gbdt"), key="dm_train_kind",
-                        format_func=DEMO_KINDS.get,
+                        format_func=lambda k: kind_label(k, dataset.task),
                         help="The SEV paper's settings: L2 logistic regression C = 0.01, L1 C = 1 (ridge/lasso for "
                              "regression), gradient boosting 200 trees of depth 3, MLP 128-128 with early stopping; "
                              "XGBoost and LightGBM with the same 200 trees of depth 3.")
     if not c2.button("Train", key="dm_train", icon=":material/model_training:"):
         return None
-    label = DEMO_KINDS[kind]
+    label = kind_label(kind, dataset.task)
     try:
         with st.status(f"Training {label} on {dataset.name}…", expanded=True) as status:
             st.write(f"Encoding {len(dataset.groups)} features and fitting on the 80/20 split (seed {seed})…")

@@ -1,8 +1,8 @@
 """Home: what the tool does, the current session, and where to start."""
 import streamlit as st
 
-from explain_core.intake.data import demo_names
-from explain_core.intake.demo_models import DEMO_KINDS
+from explain_core.intake.data import demo_cards, demo_names
+from explain_core.intake.demo_models import DEMO_KINDS, kind_label
 from explain_core.views.vocabulary import DEMO_LABELS, plain
 from pages import _callbacks as callbacks
 from pages import _saved as saved
@@ -51,7 +51,8 @@ with left, st.container(border=True):
     st.markdown("**From a demo**: a bundled dataset with a model trained here.")
     name = st.selectbox("Demo dataset", demo_names(), key="home_demo", format_func=lambda n: DEMO_LABELS.get(n, n),
                         index=demo_names().index(s.dataset.name) if s.dataset.name in demo_names() else 0)
-    kind = st.selectbox("Model", list(DEMO_KINDS), key="home_kind", format_func=DEMO_KINDS.get,
+    kind = st.selectbox("Model", list(DEMO_KINDS), key="home_kind",
+                        format_func=lambda k: kind_label(k, demo_cards()[name]["task"]),
                         index=list(DEMO_KINDS).index("gbdt"))
     st.button("Load demo", key="home_load", type="primary", icon=":material/play_arrow:",
               on_click=callbacks.guarded(load_demo), args=(name, kind))

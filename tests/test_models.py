@@ -315,6 +315,17 @@ def test_demo_regressor(kind):
     assert trained.model.threshold == np.median(data.y[trained.train_rows])
 
 
+def test_a_regression_demo_names_its_linear_model_for_what_it_is(cache):
+    """A regression's linear kinds are a ridge and a lasso, not logistic regressions: named so when trained and
+    when loaded from the cache."""
+    trained, loaded = (demo_model("student_performance_math", "l2_lr").model for _ in range(2))
+    assert sorted(p.suffix for p in cache.iterdir()) == [".json", ".skops"]  # the second came from the disk
+    for model in (trained, loaded):
+        assert model.name == "Ridge (L2 linear regression) on student_performance_math"
+        assert isinstance(model.estimator[-1].regressor_, Ridge)
+    assert demo_model("compas", "l2_lr").model.name == "L2 logistic regression on compas"
+
+
 def test_unknown_demo_kind():
     with pytest.raises(IntakeError, match="Unknown model kind 'svm'.*l1_lr, l2_lr, gbdt, mlp"):
         demo_model("compas", "svm")

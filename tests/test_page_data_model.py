@@ -117,6 +117,7 @@ def test_page_renders_the_current_demo_setup(compas):
     assert not at.error
     assert at.title[0].value == "Data & model"
     assert at.selectbox(key="dm_demo").value == "compas"
+    assert "L2 logistic regression" in at.selectbox(key="dm_demo_kind").options
     assert metric_values(at) == expected_metrics(trained.metrics)
     reference = make_reference(data, trained.train_rows)
     table = at.data_editor(key="dm_reference").value
@@ -128,6 +129,10 @@ def test_page_renders_the_current_demo_setup(compas):
             in [visible(c) for c in at.caption.values])
     assert at.multiselect(key="dm_restricted").value == []
     assert "sex, age" in at.multiselect(key="dm_restricted").help  # the card's suggestion, as a hint only
+    at.selectbox(key="dm_demo").select("california_housing").run()  # a regression: a ridge and a lasso
+    kinds = at.selectbox(key="dm_demo_kind").options
+    assert {"Ridge (L2 linear regression)", "Lasso (L1 linear regression)"} <= set(kinds) and not at.error
+    assert "L2 logistic regression" not in kinds
 
 
 def test_bad_data_files_show_their_message_and_keep_the_session():

@@ -33,8 +33,15 @@ from .skops_policy import ALLOWED_TYPES, skops_io
 
 DEMO_KINDS = {"l1_lr": "L1 logistic regression", "l2_lr": "L2 logistic regression",
               "gbdt": "Gradient boosting", "mlp": "MLP (128-128)", "xgb": "XGBoost", "lgbm": "LightGBM"}
+# what the linear kinds are for a regression (make_estimator): a lasso and a ridge, not a logistic regression
+REGRESSION_KINDS = {"l1_lr": "Lasso (L1 linear regression)", "l2_lr": "Ridge (L2 linear regression)"}
 # scikit-learn 1.8 deprecated LogisticRegression(penalty=...) in favour of l1_ratio
 _L1 = {"l1_ratio": 1.0} if tuple(int(v) for v in sklearn.__version__.split(".")[:2]) >= (1, 8) else {"penalty": "l1"}
+
+
+def kind_label(kind: str, task: str = "classification") -> str:
+    """The demo model kind's name for a dataset's task (:data:`DEMO_KINDS`, :data:`REGRESSION_KINDS`)."""
+    return (REGRESSION_KINDS.get(kind) if task == "regression" else None) or DEMO_KINDS[kind]
 
 
 def model_key(origin: str, *parts) -> str:
@@ -113,7 +120,7 @@ def train_model(dataset: Dataset, kind: str, *, seed: int = 0) -> TrainedModel:
                    "or train the model elsewhere and upload it.")
     pipe = Pipeline([("encode", make_encoder(dataset)), ("model", estimator)])
     pipe.fit(dataset.features.iloc[train], dataset.y[train])
-    label = DEMO_KINDS[kind]
+    label = kind_label(kind, dataset.task)
     adapter = _wrap_demo(pipe, dataset, f"{label} on {dataset.name}",
                          float(np.median(dataset.y[train])) if dataset.task == "regression" else None)
     return TrainedModel(adapter, train, test, evaluate(adapter, dataset, train, test), seed,
@@ -158,7 +165,8 @@ def demo_model(dataset: Dataset | str, kind: str = "gbdt", *, seed: int = 0) -> 
                 trained = _train_kept(dataset, kind, seed, path, meta)
                 return replace(trained, source=f"{trained.model.name} (demo, seed {seed})", **origin)
     info = json.loads(meta.read_text())
-    adapter = _wrap_demo(load_own_skops(path), dataset, info["name"], info["threshold"])
+    adapter = _wrap_demo(load_own_skops(path), dataset, f"{kind_label(kind, dataset.task)} on {dataset.name}",
+                         info["threshold"])
     return TrainedModel(adapter, *dataset.split(seed), info["metrics"], seed,
                         source=f"{adapter.name} (demo, seed {seed})", **origin)
 
@@ -170,7 +178,7 @@ def _train_kept(dataset: Dataset, kind: str, seed: int, path: Path, meta: Path) 
 
     write_atomic(path, lambda tmp: sio.dump(trained.model.estimator, tmp))
     write_atomic(meta, lambda tmp: tmp.write_text(json.dumps(
-        {"name": trained.model.name, "threshold": trained.model.threshold, "metrics": trained.metrics})))
+        {"threshold": trained.model.threshold, "metrics": trained.metrics})))
     return trained
 
 

@@ -14,18 +14,16 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sklearn.compose import TransformedTargetRegressor
 
 from .cache import cache_root
 from .errors import IntakeError, check_choice, names_method
 from .intake.data import NO_COLUMN, Dataset
 from .intake.encoding import encoded_model
-from .intake.boosters import NativeBooster
 from .intake.models import ModelAdapter, ModelCallError, read_model
 from .reference import Reference
 from .results import Explanation
 from .sev.cube import mix
-from .sev.readers import Unsupported, target_affine
+from .sev.readers import Unsupported, shap_estimator
 
 FLIP_ORDERS = {"absolute": "decreasing |attribution|", "signed": "decreasing attribution toward the predicted class"}
 SCORE_OUTPUT = {"proba": "probability", "decision": "decision value", "predict": "prediction"}
@@ -239,15 +237,10 @@ def fitted_shap(estimator, bg, query) -> dict | None:
     import shap
     from shap.utils._exceptions import InvalidModelError
 
-    if isinstance(estimator, NativeBooster):  # a booster loaded from its own file: its library's model
-        estimator = estimator.booster
-    scale, shift = 1.0, 0.0
-    if isinstance(estimator, TransformedTargetRegressor):  # the demo regressions: a standardised target
-        try:
-            scale, shift = target_affine(estimator, [1.0, 0.0])  # prediction = scale × the regressor's + shift
-        except Unsupported:
-            return None
-        estimator = estimator.regressor_
+    try:  # a native booster's library model; the demo regressions' regressor on their standardised target
+        estimator, scale, shift = shap_estimator(estimator)
+    except Unsupported:
+        return None
     linear = hasattr(estimator, "coef_") and hasattr(estimator, "intercept_")
     if linear:
         explainer = shap.LinearExplainer(estimator, shap.maskers.Independent(bg, max_samples=len(bg)))

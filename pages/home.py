@@ -51,8 +51,8 @@ with left, st.container(border=True):
     st.markdown("**From a demo**: a bundled dataset with a model trained here.")
     name = st.selectbox("Demo dataset", demo_names(), key="home_demo", format_func=lambda n: DEMO_LABELS.get(n, n),
                         index=demo_names().index(s.dataset.name) if s.dataset.name in demo_names() else 0)
-    kind = st.selectbox("Model", list(DEMO_KINDS), key="home_kind",
-                        format_func=lambda k: kind_label(k, demo_cards()[name]["task"]),
+    task = demo_cards()[name]["task"]
+    kind = st.selectbox("Model", list(DEMO_KINDS), key="home_kind", format_func=lambda k: kind_label(k, task),
                         index=list(DEMO_KINDS).index("gbdt"))
     st.button("Load demo", key="home_load", type="primary", icon=":material/play_arrow:",
               on_click=callbacks.guarded(load_demo), args=(name, kind))

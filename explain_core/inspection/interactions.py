@@ -20,14 +20,12 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from sklearn.compose import TransformedTargetRegressor
 
 from ..baselines import TREE_OUTPUT, model_matrix
-from ..intake.boosters import NativeBooster
 from ..intake.models import ModelCallError, read_model
 from ..results import Explanation
 from ..setup import Setup
-from ..sev.readers import Unsupported, target_affine
+from ..sev.readers import Unsupported, shap_estimator
 from .dependence import moved_rows, sampled_test_rows
 
 SHAP_METHOD, H_METHOD = "SHAP interaction values", "H-statistic estimate"
@@ -108,15 +106,10 @@ def fitted_interactions(estimator, X) -> dict | None:
     import shap
     from shap.utils._exceptions import InvalidModelError
 
-    if isinstance(estimator, NativeBooster):
-        estimator = estimator.booster
-    scale = 1.0
-    if isinstance(estimator, TransformedTargetRegressor):  # the demo regressions: trees on the standardised target
-        try:
-            scale = target_affine(estimator, [1.0, 0.0])[0]  # prediction = scale × the trees' output + a constant
-        except Unsupported:
-            return None
-        estimator = estimator.regressor_
+    try:  # a native booster's library model; the demo regressions' trees on their standardised target
+        estimator, scale, _ = shap_estimator(estimator)  # prediction = scale × the trees' output + a constant
+    except Unsupported:
+        return None
     if hasattr(estimator, "coef_"):
         return None
     try:

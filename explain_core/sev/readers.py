@@ -111,6 +111,18 @@ def _unwrap(estimator, columns: list[str]) -> dict:
     raise Unsupported("its wrappers nest too deeply")
 
 
+def shap_estimator(estimator) -> tuple[object, float, float]:
+    """``(the estimator SHAP reads, scale, shift)`` with the model's output = scale × that estimator's + shift: a
+    native booster's library model; a TransformedTargetRegressor's regressor with its affine inverse
+    (:func:`target_affine`, Unsupported otherwise); else the estimator itself with (1, 0)."""
+    if isinstance(estimator, NativeBooster):
+        return estimator.booster, 1.0, 0.0
+    if isinstance(estimator, TransformedTargetRegressor):
+        scale, shift = target_affine(estimator, [1.0, 0.0])
+        return estimator.regressor_, scale, shift
+    return estimator, 1.0, 0.0
+
+
 def target_affine(est: TransformedTargetRegressor, affine: list[float]) -> list[float]:
     """A target transform whose inverse is affine (a StandardScaler, or none)."""
     t = est.transformer_

@@ -98,11 +98,14 @@ def main() -> None:
         callbacks.apply_requested_demo()
         saved.autosave()  # what the callbacks changed
         callbacks.show_callback_failure()
+        stops.show_stop_notice()
         callbacks.follow_go_to(page.title)
         sidebar_summary()
         saved.save_panel()
         page.run()
         saved.autosave()  # what the page changed
+    except stops.RunStopped as stopped:  # a long run the analyst stopped, met again: say so, offer to run it
+        stops.stopped_notice(stopped)
     except Exception as exc:  # noqa: BLE001 — the page's error boundary: a message, never a traceback
         st.error(callbacks.failure_message(exc, f"page {page.title}"), icon=":material/error:")
 
@@ -120,6 +123,7 @@ if __name__ == "__main__":  # a visit's script run
     from pages import _callbacks as callbacks  # their caches need Streamlit's runtime, which a script run has
     from pages import _saved as saved
     from pages import _shared as shared
+    from pages import _stops as stops
 
     main()
 else:  # ``streamlit run app.py`` imports the file to find the server

@@ -23,6 +23,7 @@ from explain_core.views.readings import (counterfactual_reading, credibility_tex
                                          reference_reading)
 from explain_core.sev.readings import SHOWN_FIRST
 from pages import _shared as shared
+from pages import _stops as stops
 
 CLUSTER_CHOICES = ["auto", *range(1, 13)]
 CARDS_PER_ROW = 4
@@ -187,7 +188,11 @@ def dataset_view(s, p: Parameters) -> None:
         return
     if not flagged:
         return
-    table = kinds_table(s, s.key, flagged, replace(p.references, reference_kind="single"), s.restricted, kinds)
+    params = replace(p.references, reference_kind="single")
+    with stops.stoppable(f"every kind of reference on {len(flagged):,} rows",
+                         stops.run_key("ref_kinds", s.key, flagged, params, s.restricted, kinds),
+                         turn_off={f"ref_wide_{s.key}": False}):
+        table = kinds_table(s, s.key, flagged, params, s.restricted, kinds)
     with st.container(key="ref_kinds"):
         st.plotly_chart(kinds_figure(table.table), width="stretch", key="ref_kinds_chart")
         fit = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in table.fit_seconds.items())

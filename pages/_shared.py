@@ -35,6 +35,7 @@ from explain_core.saved.recipe import DataRecipe, ModelRecipe
 from explain_core.sev import hypercube
 from explain_core.views.vocabulary import format_number, plain
 from pages import _origins as origins
+from pages import _stops as stops
 
 SECRETS_TRUSTED = "trusted_models"
 EXPLAINER_MODULES = ("shap", "lime.lime_base", "ortools.math_opt.python.mathopt")  # SHAP, LIME, the exact linear fit
@@ -268,11 +269,26 @@ def lens_search(_setup: Setup, key: str, query: pd.DataFrame, p: LensParameters)
 
 
 def lens_context(_setup: Setup, key: str, query: pd.DataFrame, p: LensParameters):
-    """The scored LENS context the page reads: the layered search's on wide data, else the exhaustive one."""
+    """The scored LENS context the page reads (:func:`scored_lens_context`): a run the page starts by itself, so
+    with a Stop button (drawn here: a cached function draws no widget)."""
+    with stops.stoppable("the LENS factors of this row", stops.run_key("lens", key, query, lens_basis(_setup, p)),
+                         page_started=True):
+        return scored_lens_context(_setup, key, query, p)
+
+
+def lens_basis(_setup: Setup, p: LensParameters) -> LensParameters:
+    """What the scored context depends on: every LENS parameter on wide data (the layered search), else only the
+    references, the largest factor and the seed (the exhaustive contexts)."""
+    if lens_searches(_setup, p):
+        return p
+    return LensParameters(lens_references=p.lens_references, lens_max_size=p.lens_max_size, seed=p.seed)
+
+
+def scored_lens_context(_setup: Setup, key: str, query: pd.DataFrame, p: LensParameters):
+    """The layered search's context on wide data, else the exhaustive one in the chosen direction."""
     if lens_searches(_setup, p):
         return lens_search(_setup, key, query, p).context
-    return lens(_setup, key, query, LensParameters(lens_references=p.lens_references, lens_max_size=p.lens_max_size,
-                                                   seed=p.seed))[p.lens_direction]
+    return lens(_setup, key, query, lens_basis(_setup, p))[p.lens_direction]
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -288,7 +304,7 @@ def lens_causal(_setup: Setup, key: str, query: pd.DataFrame, p: LensParameters,
 def lens_result(_setup: Setup, key: str, query: pd.DataFrame, p: LensParameters):
     """τ-minimal factors (subset and cost order) and the PN curve of the chosen context."""
     note = lens_search(_setup, key, query, p).message if lens_searches(_setup, p) else ""
-    return lens_report(lens_context(_setup, key, query, p), p, note=note)
+    return lens_report(scored_lens_context(_setup, key, query, p), p, note=note)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -325,6 +341,7 @@ def linear_now(s: Setup | None = None):
 
 def lens_now(s: Setup | None = None):
     s = s or setup()
+    lens_context(s, s.key, query(), params().lens)  # the long run, stoppable (no widget inside a cached function)
     return lens_result(s, s.key, query(), params().lens)
 
 

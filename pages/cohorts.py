@@ -17,6 +17,7 @@ from explain_core.views.cohorts import (comparison_figure, comparison_text, erro
 from explain_core.views.vocabulary import plain
 from pages import _callbacks as callbacks
 from pages import _shared as shared
+from pages import _stops as stops
 
 EVERYONE = Cohort("all test rows")
 MAX_LEAF_BUTTONS = 8
@@ -182,7 +183,10 @@ def comparison_section(s, p, cohorts) -> None:
     if not st.toggle("Compare the cohorts", key="ch_compare", help="SEV and SHAP of each cohort's sample: seconds."):
         return
     background = p.shap_background if with_shap else None
-    result = comparison(s, s.key, (EVERYONE, *cohorts), p.sev, int(budget), p.seed, background, s.restricted)
+    args = (EVERYONE, *cohorts), p.sev, int(budget), p.seed, background, s.restricted
+    with stops.stoppable("the comparison of the cohorts", stops.run_key("cohorts", s.key, *args),
+                         turn_off={"ch_compare": False}):
+        result = comparison(s, s.key, *args)
     for_report(s, comparison=result)
     st.dataframe(result.table(), hide_index=True, key="ch_table")
     shared.download_buttons("cohort_comparison", result.table(), result, key="ch_comparison")
@@ -209,7 +213,9 @@ def fairness_section(s, p, cohorts) -> None:
                f"explanation uses a protected feature on at most {SEV_BUDGET} test rows (seed {p.seed}).")
     if not st.toggle("Compute the group metrics", key="ch_fair"):
         return
-    report = fairness(s, s.key, tuple(protected), tuple(cohorts), p.sev, SEV_BUDGET, p.seed)
+    args = tuple(protected), tuple(cohorts), p.sev, SEV_BUDGET, p.seed
+    with stops.stoppable("the group metrics", stops.run_key("fairness", s.key, *args), turn_off={"ch_fair": False}):
+        report = fairness(s, s.key, *args)
     for_report(s, fairness=report)
     if not report.splits:
         st.caption(plain(fairness_text(report)))

@@ -21,6 +21,7 @@ from explain_core.views.summaries import causation_text, dag_text, pn_curve_text
 from explain_core.views.vocabulary import DIRECTION_LABELS, format_number, format_value, plain
 from explain_core.views.readings import lens_reading
 from pages import _shared as shared
+from pages import _stops as stops
 
 DIRECTION_HELP = (
     "**R2I** (reference → input): each reference row (a training row the model predicts opposite to this one) "
@@ -315,8 +316,10 @@ with st.container(key="lens_causal"):
                 raise IntakeError("The graph has no edge, so nothing propagates and the causal answer is the one "
                                   "above; add at least one line 'parent -> child'.")
             base = LensParameters(lens_references=p.lens_references, lens_max_size=p.lens_max_size, seed=p.seed)
-            causal = shared.lens_causal(s, s.key, query, base, *chosen)[p.lens_direction]
-            independent = shared.lens(s, s.key, query, base)[p.lens_direction]
+            with stops.stoppable("the causal context", stops.run_key("lens_causal", s.key, query, base, *chosen),
+                                 forget=("lens_graph",)):
+                causal = shared.lens_causal(s, s.key, query, base, *chosen)[p.lens_direction]
+                independent = shared.lens(s, s.key, query, base)[p.lens_direction]
             table = differences(independent, causal, p.tau, alpha=p.alpha, correction=p.lens_correction)
         except IntakeError as exc:
             st.error(plain(exc), icon=":material/error:")

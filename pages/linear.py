@@ -22,6 +22,7 @@ from explain_core.views.vocabulary import (LINEAR_CHOICE_LABELS, METHOD_LABELS, 
                                            format_significant, plain)
 from explain_core.views.readings import lemma4_sentence, linear_reading
 from pages import _shared as shared
+from pages import _stops as stops
 
 MAX_SWEEP_VALUES = 12
 MAX_TIME_LIMIT = 120.0
@@ -231,7 +232,10 @@ if request is not None:
         if request["basis"] != basis(s, query, p.linear):
             st.info("The row or the parameters changed since this sweep: run it again.", icon=":material/info:")
         else:
-            result = sweep(s, s.key, query, request["parameter"], request["values"], p.linear)
+            args = request["parameter"], request["values"], p.linear
+            with stops.stoppable(f"the sweep of {SWEEP_LABELS[args[0]]}", stops.run_key("sweep", s.key, query, *args),
+                                 forget=("lin_sweep_request",)):
+                result = sweep(s, s.key, query, *args)
             summary = result.summary("relevance")
             shown = summary.assign(method=summary["method"].map(lambda v: METHOD_LABELS.get(v, v)))
             st.plotly_chart(sweep_figure(shown, result.parameter), key="lin_sweep_chart")

@@ -12,7 +12,7 @@ from explain_core.views.sev import feature_prevalence
 from explain_core.views.summaries import (balance_text, beeswarm_text, calibration_text, confusion_text,
                                          dependence_text, importance_text, pr_text, prevalence_text, roc_text)
 from explain_core.views.vocabulary import format_number, metrics_caveat, plain
-from pages import _model_dependence, _model_threshold, _shared as shared
+from pages import _model_dependence, _model_threshold, _shared as shared, _stops as stops
 
 SHAP_ROWS = 200
 
@@ -55,13 +55,16 @@ st.caption(f"SHAP values of {SHAP_ROWS} test rows drawn with seed {p.seed} (the 
            "explanation over the flagged test rows.")
 if st.toggle("Compute the global views", key="mv_global",
              help="SHAP of a sample of rows and SEV of every flagged row: seconds on large data, so opt-in."):
-    gs = shap_sample(s, s.key, SHAP_ROWS, p.seed, p.shap_background)
+    flagged = tuple(int(r) for r in shared.flagged_rows(s)[:limits().sev_rows])
+    with stops.stoppable(f"SHAP of {SHAP_ROWS} rows and SEV of {len(flagged):,}",
+                         stops.run_key("mv_global", s.key, SHAP_ROWS, p.seed, p.shap_background, flagged, p.sev,
+                                       s.restricted), turn_off={"mv_global": False}):
+        gs = shap_sample(s, s.key, SHAP_ROWS, p.seed, p.shap_background)
+        wide = shared.dataset_wide_sev(s, s.key, flagged, p.sev, "minus", s.restricted)
     features = group_values(s, gs.rows)
     with st.container(key="mv_global_views"):
         left, right = st.columns(2)
         shared.chart(importance_figure(gs), importance_text(gs), "mv_importance", left)
-        flagged = tuple(int(r) for r in shared.flagged_rows(s)[:limits().sev_rows])
-        wide = shared.dataset_wide_sev(s, s.key, flagged, p.sev, "minus", s.restricted)
         shared.chart(feature_prevalence(wide.results, s.dataset.group_names),
                      prevalence_text(prevalence_table(wide.results, s.dataset.group_names), "SEV⁻"), "mv_prevalence",
                      right)

@@ -12,7 +12,7 @@ from explain_core.views.sev import (HYPERCUBE_FIGURE_MAX_GROUPS, feature_prevale
 from explain_core.views.vocabulary import (SEV_HELP, SEV_METHOD_HELP, SEV_METHOD_LABELS, UNCHANGED, format_value, plain,
                                            text_table)
 from explain_core.views.readings import engine_sentence, tree_sev_sentence
-from pages import _audit, _references, _shared as shared
+from pages import _audit, _references, _shared as shared, _stops as stops
 
 AUTO_WIDE_GROUPS = 12  # wider data: the dataset-wide run is opt-in (it can take minutes)
 
@@ -145,7 +145,11 @@ if not run_wide:
     st.caption(f"{len(flagged):,} test rows would be explained with {len(names)} features each: turn the view on "
                "to compute it.")
 else:
-    wide = shared.dataset_wide_sev(s, s.key, flagged, p.sev, kind, s.restricted if kind == "minus" else ())
+    restricted = s.restricted if kind == "minus" else ()
+    with stops.stoppable(f"SEV of {len(flagged):,} rows", stops.run_key("sev_wide", s.key, flagged, p.sev, kind,
+                                                                         restricted),
+                         turn_off={f"sev_wide_on_{s.key}": False}):
+        wide = shared.dataset_wide_sev(s, s.key, flagged, p.sev, kind, restricted)
     label = wide.results[0].label if wide.results else "SEV"
     with st.container(key="sev_wide"):
         left, right = st.columns(2)
@@ -175,7 +179,10 @@ with st.form("sev_flip_form"):
     run = st.form_submit_button("Compute flip numbers", icon=":material/play_arrow:")
 if run or st.session_state.get("sev_flip_done") == (s.key, n):
     st.session_state["sev_flip_done"] = (s.key, n)
-    table = shared.flips(s, s.key, flagged[:n], p.sev, p.baselines)
+    with stops.stoppable(f"LIME-C and SHAP-C of {n} rows", stops.run_key("flips", s.key, flagged[:n], p.sev,
+                                                                          p.baselines),
+                         forget=("sev_flip_done",)):
+        table = shared.flips(s, s.key, flagged[:n], p.sev, p.baselines)
     with st.container(key="sev_flips"):
         st.plotly_chart(flip_figure(table), width="stretch", key="sev_flip_chart")
         means = table.mean()

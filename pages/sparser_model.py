@@ -12,6 +12,7 @@ from explain_core.sparse.training import (TRAINABLE_KINDS, TrainingSettings, bas
 from explain_core.views.sparse import history_figure, prevalence_figure, sev_distributions, sev_sankey
 from explain_core.views.vocabulary import plain
 from pages import _shared as shared
+from pages import _stops as stops
 
 SESSION = "session"
 OBJECTIVE_HELP = {
@@ -75,14 +76,11 @@ if run:
                                 learning_rate=rate, seed=int(seed),
                                 restricted=s.restricted if objective == "all_opt_restricted" else ())
     base = s if kind == SESSION else base_model(s, s.key, kind)
-    st.button("Cancel training", key="sparse_cancel", icon=":material/cancel:",
-              help="Stops the run at its next progress step; nothing is kept.")  # a click reruns: the run stops
-    with shared.progress_bar(f"Training {OBJECTIVES[objective]}…") as progress:
+    with stops.stoppable(f"training {OBJECTIVES[objective]}", None), \
+            shared.progress_bar(f"Training {OBJECTIVES[objective]}…") as progress:
         result = train_sparse(base, settings, progress=progress)
     st.session_state["sparse_run"] = (base, sparse_setup(base, result))
-    st.rerun()  # the page without the Cancel button
-elif st.session_state.get("sparse_cancel"):
-    st.info("Training was cancelled; nothing was kept. Change the settings and train again.", icon=":material/info:")
+    st.rerun()  # the page from the top, with the trained model
 
 if "sparse_run" not in st.session_state:
     st.caption(f"Choose a base model and an objective, then train. Batches of 128 and Adam; the defaults: "
@@ -94,7 +92,9 @@ if before.dataset.key != s.dataset.key:
     st.info("The last trained model belongs to another dataset; train again.", icon=":material/info:")
     st.stop()
 result = after.training.result
-with shared.progress_bar("SEV of every positive test row, before and after…") as progress:
+with stops.stoppable("the SEV of the trained model's test rows (its training is not kept either)",
+                     stops.run_key("sparse_compare", after.key, p.sev), forget=("sparse_run",)), \
+        shared.progress_bar("SEV of every positive test row, before and after…") as progress:
     compared = after.training.comparison(after, p.sev, progress)
 table = compared.table()
 st.subheader(f"{plain(result.settings.label)} (λ = {result.settings.strength:g}) from {plain(result.base_name)}")

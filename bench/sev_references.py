@@ -20,7 +20,8 @@ cases) apart. DiCE runs on the first ``--dice-rows`` queries (seconds per row). 
 The authors' code (github.com/williamsyy/MultipleSEV at 31bc78a; a checkout named by ``--authors`` or
 ``MULTIPLESEV_DIR``, never copied into this repository) runs in its own pinned venv, created here under
 bench/out/multiplesev-venv (not a project dependency), through bench/multiplesev_runner.py, IN FULL on the first
-``--authors-rows`` queries (each query searched to its end; no extrapolation); ours is timed on the same rows too.
+``--authors-rows`` queries (default: every query; each searched to its end, no extrapolation); ours is timed on
+the same rows too, batched.
 Its points are scored with our credibility percentile as well as its own GMM log-density.
 
 Targets (issue 28): SEV^© or SEV^F mean ≤ 1.3 on every dataset/model pair; its ℓ∞ and credibility at least as good
@@ -256,7 +257,7 @@ def run_one(name: str, kind: str, seed: int, args, python, checkout) -> dict:
     out = {"queries": len(rows), "fit": extra["fit"], "ours": results,
            "accuracy": setup.metrics.get("test_accuracy")}
     out["ours"]["DiCE (random)"] = dice(setup, rows[:args.dice_rows], extra["fits"], seed)
-    if python is not None and args.authors_rows:
+    if python is not None and args.authors_rows != 0:
         theirs = authors(python, checkout, setup, name, kind, seed, rows[:args.authors_rows], extra["fits"])
         if theirs is not None:
             same = np.asarray(theirs["rows"])
@@ -341,7 +342,8 @@ def main() -> None:
     parser.add_argument("--splits", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--rows", type=int, default=500)
     parser.add_argument("--dice-rows", type=int, default=20)
-    parser.add_argument("--authors-rows", type=int, default=30)
+    parser.add_argument("--authors-rows", type=int, default=None,
+                        help="the authors' code on the first N queries (default: every query; 0: not run)")
     parser.add_argument("--authors", default=os.environ.get("MULTIPLESEV_DIR"))
     parser.add_argument("--markdown", action="store_true", help="print the saved results as a table and stop")
     parser.add_argument("--append", action="store_true", help="add to the saved results instead of replacing them")
@@ -361,7 +363,7 @@ def main() -> None:
         return
     print(f"load at start: {load()}")
     checkout = Path(args.authors) if args.authors else None
-    python = ensure_venv() if checkout is not None and args.authors_rows else None
+    python = ensure_venv() if checkout is not None and args.authors_rows != 0 else None
     if checkout is None:
         print("authors' code: not run (give --authors PATH or MULTIPLESEV_DIR: a checkout of williamsyy/MultipleSEV)")
     elif python is not None:

@@ -6,7 +6,7 @@ from explain_core.analysis import agreement
 from explain_core.sev.readings import explanation_lines
 from explain_core.views.compare import agreement_figure, attribution_figure, waterfall_figure
 from explain_core.views.vocabulary import plain
-from pages import _references, _second_model, _shared as shared
+from pages import _references, _second_model, _shared as shared, _stops as stops
 
 CARD_LINES = 3  # SEV explanations listed per value in the card
 
@@ -30,7 +30,11 @@ with st.status("Explaining the row with every method…", expanded=False) as sta
     status.update(label="LIME and SHAP…")
     base = shared.baselines_now(s)
     status.update(label="LENS…")
-    lens = shared.lens_now(s)
+    try:
+        lens = shared.lens_now(s)
+    except stops.RunStopped:  # the analyst stopped it (stopped_notice below says so): not an error
+        status.update(label="Stopped at LENS", state="complete")
+        raise
     status.update(label="Linear explanations…")
     lin = shared.linear_now(s)
     status.update(label=plain(method_outcomes(ex, lens, lin)), state="complete")

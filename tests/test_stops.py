@@ -114,6 +114,7 @@ def test_a_stopped_lens_run_is_shown_as_stopped_until_run_again(explain_cache_di
     assert not [m for m in at.markdown if visible(m.value) in answer]
     fine(at.switch_page("pages/compare.py").run())  # Compare reads the same run: stopped there too
     assert any(visible(i.value).startswith(notice) for i in at.info)
+    assert [s.label for s in at.status] == ["Stopped at LENS"]
     fine(at.switch_page("pages/lens.py").run())
     [resume] = [b for b in at.button if b.key and b.key.startswith("resume_")]
     fine(resume.click().run())

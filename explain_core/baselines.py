@@ -22,6 +22,7 @@ from .intake.encoding import encoded_model
 from .intake.models import ModelAdapter, ModelCallError, read_model
 from .reference import Reference
 from .results import Explanation
+from .seeding import global_generators
 from .sev.cube import mix
 from .sev.readers import Unsupported, shap_estimator
 
@@ -330,14 +331,11 @@ def _permutation_shap(model: ModelAdapter, dataset: Dataset, query: pd.DataFrame
     _cache_shap_kernels()
     codec = _codec(dataset, bg, query)
     coded_bg = codec.encode(bg)
-    state = np.random.get_state()  # PermutationExplainer seeds and draws from NumPy's global generator
-    try:
+    with global_generators():  # PermutationExplainer seeds and draws from NumPy's global generator
         explainer = shap.PermutationExplainer(lambda X: model.score(codec.decode(X)),
                                               shap.maskers.Independent(coded_bg, max_samples=len(coded_bg)), seed=seed,
                                               link=identity_link(), linearize_link=False)
         exp = explainer(codec.encode(query), silent=True)
-    finally:
-        np.random.set_state(state)
     return (np.asarray(exp.values, dtype=float).reshape(len(query), -1), float(np.ravel(exp.base_values)[0]),
             SCORE_OUTPUT[model.score_kind], f"PermutationExplainer ({len(coded_bg)} background rows, seed {seed})")
 

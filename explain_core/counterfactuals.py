@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import random
 import time
 import warnings
 from collections.abc import Sequence
@@ -27,6 +26,7 @@ from .references.kinds import FittedReferences, available_kinds, explain_kind, f
 from .references.outcome import ReferenceSEV
 from .references.space import Destination
 from .results import Explanation
+from .seeding import global_generators
 
 DICE_METHODS = {"random": "DiCE (random)", "genetic": "DiCE (genetic)"}
 OUTCOME = "__outcome__"
@@ -149,13 +149,11 @@ def dice_points(setup, query: pd.DataFrame, fitted: FittedReferences, *, method:
     options = {"total_CFs": count, "desired_class": "opposite", "features_to_vary": [c for c in columns
                                                                                       if c not in held]}
     if method == "random":
-        options["random_seed"] = seed
-    else:
-        np.random.seed(seed)
-        random.seed(seed)
+        options["random_seed"] = seed  # which DiCE's random method gives to the global generators itself
     try:
-        with contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():  # DiCE's progress bar, pandas
-            warnings.simplefilter("ignore")                                         # deprecations it triggers
+        with global_generators(None if method == "random" else seed), contextlib.redirect_stderr(io.StringIO()), \
+                warnings.catch_warnings():  # DiCE's progress bar, the pandas deprecations it triggers
+            warnings.simplefilter("ignore")
             found = explainer.generate_counterfactuals(query[columns], verbose=False, **options)
         frame = found.cf_examples_list[0].final_cfs_df
     except Exception as exc:  # noqa: BLE001 — DiCE raises bare exceptions when it finds nothing

@@ -20,6 +20,7 @@ import pandas as pd
 from ..errors import IntakeError, check_choice, names_method
 from ..limits import limits, over
 from ..results import Explanation, ValueEquality
+from ..seeding import global_generators
 from .exact import ExactFit, exact_fit
 from .iht import IHTResult, iht
 from .maple import maple_fit
@@ -115,14 +116,10 @@ def kernel_shap(space: LiteralSpace, sigma: float, *, seed: int = 0, background:
         Z = np.column_stack([np.ones(len(B)), np.where(B > 0.5, x[1:], -x[1:])]).astype(np.int8)
         return space.evaluate(Z, seed)
 
-    state = np.random.get_state()  # KernelExplainer draws its coalitions from NumPy's global generator
-    try:
-        np.random.seed(seed)
+    with global_generators(seed):  # KernelExplainer draws its coalitions from NumPy's global generator
         explainer = shap.KernelExplainer(f, bg)
         phi = np.asarray(explainer.shap_values(np.ones((1, len(x) - 1)), nsamples=nsamples, l1_reg=False,
                                                silent=True), dtype=float).reshape(-1)
-    finally:
-        np.random.set_state(state)
     return ShapValues(float(np.ravel(explainer.expected_value)[0]), phi, bg.mean(axis=0), x)
 
 

@@ -50,8 +50,8 @@ def stoppable(what: str, key: str | None, *, turn_off: dict | None = None, forge
     is remembered as stopped instead, and entering this block for it again raises :class:`RunStopped`."""
     if key is not None and key in st.session_state.get(STOPPED, {}):
         raise RunStopped(what, key)
-    finished = st.session_state.setdefault(FINISHED, {}) if key is not None else {}
-    if key in finished:
+    finished = st.session_state.setdefault(FINISHED, {})
+    if key in finished:  # never None: only cached runs are kept below
         yield
         return
     from pages import _callbacks as callbacks  # which imports the module that imports this one

@@ -173,6 +173,25 @@ def test_auto_keeps_the_bfs_on_narrow_data_and_exact_can_be_asked_for():
                                                                         True)
 
 
+
+def test_restricted_features_that_are_not_the_datas_are_refused_by_every_engine():
+    rng = np.random.default_rng(4)
+    data = frame_data(rng, p=6)
+    model = wrap_model(GradientBoostingClassifier(n_estimators=20, max_depth=2).fit(data.features, data.y), data)
+    row, reference, layout = data.features.iloc[[0]], make_reference(data), data.layout
+    unknown = "Unknown restricted features: X0, z; choose from x0, x1"
+    for method in ("auto", "bfs", "exact"):
+        with pytest.raises(IntakeError, match=unknown):
+            explain_sev(model, data, row, reference, restricted=["X0", "x1", "z"], method=method)
+        with pytest.raises(IntakeError, match=unknown):
+            sev_results(model, layout, row, reference, restricted=["X0", "x1", "z"], method=method)
+    with pytest.raises(IntakeError, match=unknown):
+        sev_batch(model, layout, row, reference, restricted=["X0", "x1", "z"])
+    with pytest.raises(IntakeError, match=unknown):
+        exact_sev_batch(exact_engine(model, layout), row, reference, restricted=["X0", "x1", "z"])
+    held = explain_sev(model, data, row, reference, restricted=["x1"], method="exact").restricted
+    assert held.restricted == ("x1",) and all("x1" not in e for e in held.explanations)
+
 def test_a_model_the_exact_engine_cannot_read_falls_back_with_a_note_or_refuses():
     rng = np.random.default_rng(5)
     data = frame_data(rng, p=14)

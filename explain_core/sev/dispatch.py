@@ -23,7 +23,7 @@ from ..intake.data import Dataset, GroupLayout
 from ..intake.models import ModelAdapter
 from ..reference import Reference
 from .cube import ProgressFn, one_row
-from .engine import DEFAULT_MAX_DEPTH, EXPLANATIONS, SEVExplanation, SEVResult, sev_batch
+from .engine import DEFAULT_MAX_DEPTH, EXPLANATIONS, SEVExplanation, SEVResult, check_held, sev_batch
 from .engine import explain_sev as bfs_explain_sev
 from .exact_sev import DEFAULT_BUDGET, MAX_EXPLANATIONS, ExactEngine, exact_engine, exact_sev_batch, prepare
 from .trees import Unreadable
@@ -95,8 +95,7 @@ def sev_results(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame,
     """SEV of many queries by the chosen engine (:func:`choose_engine`); ``max_depth`` bounds the BFS only,
     ``budget`` (CP-SAT deterministic seconds per search) the exact engine only; ``explanations`` ``all`` or
     ``first`` (the first flip found: the same value, SEV Def. 3, with one explanation)."""
-    if restricted and kind == "plus":
-        raise IntakeError("Restricted features apply to SEV⁻ (SEV®), not to SEV⁺.")
+    check_held(layout, kind, restricted)
     cap = _listed(explanations)
     engine, note = choose_engine(model, layout, method)
     bfs = dict(kind=kind, restricted=restricted, keep_scores=keep_scores, explanations=explanations)
@@ -126,6 +125,7 @@ def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Referen
     """SEV⁺, SEV⁻ and SEV® (when ``restricted`` is given) of one query row of ``dataset``, by the engine ``method``
     picks (:func:`choose_engine`); ``explanations``: see :func:`sev_results`."""
     layout, row, cap = dataset.layout, one_row(query), _listed(explanations)
+    check_held(layout, "minus", restricted)
     engine, note = choose_engine(model, layout, method)
     bfs = dict(restricted=restricted, explanations=explanations)
     if engine is None:

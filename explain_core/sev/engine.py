@@ -213,6 +213,17 @@ def _results(search: _Search, status_if_missing: str, **common) -> list[SEVResul
     return [result(i) for i in range(len(search.classes))]
 
 
+def check_held(layout: GroupLayout, kind: str, restricted: Sequence[str]) -> None:
+    """An :class:`IntakeError` for an unknown SEV kind, for restricted groups (SEV® Def. 4) that are not the
+    layout's, or for restricted groups with SEV⁺."""
+    check_choice(kind, KINDS, "SEV kind")
+    unknown = [str(n) for n in restricted if n not in set(layout.names)]
+    if unknown:
+        raise IntakeError(f"Unknown restricted features: {', '.join(unknown)}; choose from {', '.join(layout.names)}.")
+    if restricted and kind == "plus":
+        raise IntakeError("Restricted features apply to SEV⁻ (SEV®), not to SEV⁺.")
+
+
 @names_method("SEV")
 def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference, *,
               kind: str = "minus", restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH,
@@ -225,10 +236,8 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
     vertex (the SEV paper's code; same value, ``first_flip`` set). A ``scorer`` built for these queries and this
     reference can be passed to share its encoding.
     """
-    check_choice(kind, KINDS, "SEV kind")
     check_choice(explanations, EXPLANATIONS, "SEV explanations")
-    if restricted and kind == "plus":
-        raise IntakeError("Restricted features apply to SEV⁻ (SEV®), not to SEV⁺.")
+    check_held(layout, kind, restricted)
     n = len(queries)
     if n == 0:
         return []

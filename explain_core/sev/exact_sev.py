@@ -21,7 +21,7 @@ from ..intake.models import ModelAdapter
 from ..reference import Reference
 from .additive import additive_of_linear, additive_of_trees, solve_sorted
 from .cube import first_layer_masks, mix
-from .engine import SEVResult
+from .engine import SEVResult, check_held
 from .exact import FlipOutcome, flip_problem, solve_flip
 from .trees import Calibrated, LinearModel, ReadModel, Unreadable, calibrate, read_model
 
@@ -97,6 +97,7 @@ def exact_sev_batch(engine: ExactEngine, queries: pd.DataFrame, reference: Refer
                     shallow: int = SHALLOW_VERTICES, cleared: int = 0) -> list[SEVResult]:
     """SEV of every query (each for its own predicted class), one exact search each (:func:`prepare` them once to
     share the work between searches); ``shallow`` and ``cleared``: see :func:`~.exact.solve_flip`."""
+    check_held(engine.layout, kind, restricted)
     if len(queries) == 0:
         return []
     prepared = prepared or prepare(engine, queries, reference)

@@ -43,7 +43,7 @@ class MethodPoints:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CounterfactualComparison(Explanation):
     """Every method's points for one row, with the shared metrics (module docstring)."""
 

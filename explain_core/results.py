@@ -52,6 +52,9 @@ def to_jsonable(obj: Any, *, exact: bool = False) -> Any:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: to_jsonable(getattr(obj, f.name), exact=exact) for f in dataclasses.fields(obj) if f.repr}
     if isinstance(obj, pd.DataFrame):
+        if exact and named_index(obj) and obj.index.nlevels == 1:  # the index kept apart, to be rebuilt
+            return {"index": to_jsonable(list(obj.index), exact=True), "index_name": to_jsonable(obj.index.name),
+                    "records": to_jsonable(obj.reset_index(drop=True), exact=True)}
         frame = obj.reset_index() if named_index(obj) else obj
         records = frame.to_dict(orient="records")
         return [{str(k): to_jsonable(v, exact=exact) for k, v in row.items()} for row in records]
@@ -211,7 +214,7 @@ def decode(kind, value):
     if kind is np.ndarray:
         return _array(value)
     if kind is pd.DataFrame:
-        return pd.DataFrame.from_records(value)
+        return _frame(value)
     if kind is pd.Series:
         values = {k: NON_FINITE.get(v, v) if isinstance(v, str) else v for k, v in value.items()}
         return pd.Series(values, dtype=object).infer_objects()
@@ -220,6 +223,18 @@ def decode(kind, value):
     if kind in (int, str, bool):
         return kind(value)
     return value
+
+
+def _frame(value) -> pd.DataFrame:
+    """Records back to a frame, "NaN"/"Infinity" strings as floats; a frame written with its index (a dict of
+    ``index``, ``index_name`` and ``records``) gets that index back."""
+    if isinstance(value, dict):
+        frame = _frame(value["records"])
+        frame.index = pd.Index([NON_FINITE.get(v, v) if isinstance(v, str) else v for v in value["index"]],
+                               name=value["index_name"])
+        return frame
+    return pd.DataFrame.from_records([{k: NON_FINITE.get(v, v) if isinstance(v, str) else v for k, v in row.items()}
+                                      for row in value]).infer_objects()
 
 
 def _array(value) -> np.ndarray:

@@ -66,7 +66,7 @@ def test_dice_is_reproducible_with_its_seed(german, row):
 
 def test_comparison_round_trips_through_json(comparison):
     again = CounterfactualComparison.from_json(comparison.to_json())
-    assert again.to_json() == comparison.to_json()
+    assert again == comparison and again.to_json() == comparison.to_json()
     summary = comparison.summary()
     assert list(summary.columns) == ["points", "ℓ0", "ℓ∞ (SD)", "ℓ1 (SD)", "credibility", "seconds", "note"]
     assert np.isfinite(summary.loc["DiCE (random)", "ℓ∞ (SD)"])

@@ -3,8 +3,10 @@ arrays, NaN and ±inf included); the model is never serialised. Also the paramet
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import math
+import pkgutil
 
 import numpy as np
 import pandas as pd
@@ -16,7 +18,7 @@ from explain_core.analysis import (BaselineParameters, LensParameters, LinearPar
                                    row_lens_contexts, row_linear, row_sev)
 from explain_core.errors import ComputationError, ExplainError, IntakeError, check_choice
 from explain_core.linear.compare import MethodResult
-from explain_core.results import Explanation
+from explain_core.results import Explanation, ValueEquality
 
 PARAMS = Parameters(m=500, lens_references=30, lime_samples=300, shap_background=20, k=3)
 
@@ -94,6 +96,23 @@ def test_results_are_equal_by_value_and_never_raise(results, name):
         hash(result)
 
 
+def test_every_result_type_of_the_package_compares_by_value():
+    """The convention holds for every Explanation of every module, not only the results built above: a dataclass
+    that forgot ``eq=False`` gets a generated ``__eq__`` that raises on its arrays and series."""
+    for module in pkgutil.walk_packages(explain_core.__path__, "explain_core."):
+        if not module.name.endswith("__main__"):
+            importlib.import_module(module.name)
+    kinds = set()
+    pending = [Explanation]
+    while pending:
+        kinds.update(sub := pending.pop().__subclasses__())
+        pending.extend(sub)
+    named = {k.__name__ for k in kinds}
+    assert {"SEVExplanation", "SingleSEV", "ClusterSEV", "KindsTable", "CounterfactualComparison"} <= named
+    generated = sorted(k.__name__ for k in kinds if k.__eq__ is not ValueEquality.__eq__ or k.__hash__ is not None)
+    assert generated == []
+
+
 def test_equality_sees_every_array_element(results):
     minus = results["sev_result"]
     assert minus.vertex_scores is not None and len(minus.vertex_scores) > 1
@@ -129,6 +148,19 @@ def test_infinite_costs_survive_the_round_trip(results):
                                                       for f in factors.factors[:2]))
     back = type(fake).from_json(fake.to_json())
     assert [f.cost for f in back.factors] == [math.inf] * len(back.factors)
+
+
+@pytest.mark.parametrize("index", [None, pd.Index(["SEV¹", "SEV^F", "SEV^©"], name="kind"), pd.Index([4, 9, 2])])
+def test_a_table_keeps_its_index_and_its_non_finite_numbers(index):
+    """A frame read back from a result's JSON has its index (a kinds table's kind names) and floats where NaN and
+    ±inf were written as strings: before, the index became a column and "NaN" stayed a string."""
+    table = pd.DataFrame({"mean SEV": [1.2, math.nan, math.inf], "explained": [3, 2, 1], "note": ["a", "", "c"]})
+    table = table if index is None else table.set_index(index)
+    text = json.dumps(explain_core.results.to_jsonable(table, exact=True), allow_nan=False)
+    back = explain_core.results.decode(pd.DataFrame, json.loads(text))
+    assert list(back.index) == list(table.index) and back.index.name == table.index.name
+    assert back["mean SEV"].dtype == np.float64 and back["explained"].dtype == np.int64
+    assert explain_core.results.same_value(back, table)
 
 
 def test_from_json_refuses_another_type(results):

@@ -370,7 +370,7 @@ def _plain_column(dtype) -> bool:
                                                                                           pd.CategoricalDtype))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class KindsTable(Explanation):
     """The kinds side by side over many rows (the paper's tables): per kind, mean SEV, median ℓ∞, mean credibility,
     share explained and milliseconds per row; the one-off fitting seconds apart."""

@@ -30,7 +30,7 @@ from .space import Destination, PopulationSpace
 KIND_LABELS = {"single": "SEV¹", "flexible": "SEV^F", "cluster": "SEV^©", "tree": "SEVᵀ"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ReferenceSEV(Explanation):
     """SEV⁻ (SEV® with restricted groups) of one row against one kind of reference.
 
@@ -81,14 +81,14 @@ class ReferenceSEV(Explanation):
                             columns=["features", "ℓ0", "ℓ∞ (SD)", "ℓ1 (SD)", "credibility", "score"])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SingleSEV(ReferenceSEV):
     """SEV¹: against the setup's one reference (the other class's mean / mode, or one real row)."""
 
     kind = "single"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FlexibleSEV(ReferenceSEV):
     """SEV^F: each numeric reference value may move within ±``tau`` quantile rank (``k`` values tried)."""
 
@@ -99,7 +99,7 @@ class FlexibleSEV(ReferenceSEV):
     meta_parameters = ("max_depth", "restricted", "threshold", "tau", "k")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ClusterSEV(ReferenceSEV):
     """SEV^©: against the typical case (prototype) the row is assigned to: ``prototype`` (1-based), at mixed
     distance ``assigned_distance``, by the ``assignment`` rule (:data:`~.prototypes.ASSIGNMENTS`, in words
@@ -117,7 +117,7 @@ class ClusterSEV(ReferenceSEV):
         return ASSIGNMENTS[self.assignment]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TreeKindSEV(ReferenceSEV):
     """SEVᵀ (§4) as a kind: the groups move to values observed in the training rows, the point the model's own
     trees lead to (:func:`~explain_core.sev.tree_sev`), not to a reference; ``reference`` is the setup's, shown

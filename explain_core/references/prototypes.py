@@ -87,7 +87,7 @@ class Prototype:
     valid: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PrototypeSet(Explanation):
     """The prototypes of one class's population, how K was chosen, and the assignment rule."""
 

@@ -29,7 +29,7 @@ MAX_CANDIDATES = 256  # observed values tried per group (spread over its range b
 MAX_OPTIONS = 64  # options per group after merging values that every split treats alike
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TreeSEVResult(Explanation):
     """SEVᵀ of one row: ``value`` groups changed (None when nothing reaches the other class), the groups
     (``moved``), the point reached (``point``: column → value, the row's values elsewhere), the model's score

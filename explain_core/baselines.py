@@ -180,15 +180,17 @@ def shap_rows(model: ModelAdapter, dataset: Dataset, frame: pd.DataFrame, train_
     rng = np.random.default_rng(seed)
     rows = rng.choice(np.asarray(train_rows), size=min(background, len(train_rows)), replace=False)
     bg, query = dataset.features.iloc[rows], frame[dataset.columns]
-    inputs = model_matrix(model, dataset)
+    inputs, why = model_matrix(model, dataset), ""
     if inputs is not None:
         estimator, classes, encode, column_group = inputs
         found = _encoded_shap(model, estimator, classes, encode(bg), encode(query))
-        if found is not None:
+        if isinstance(found, tuple):
             values, base, output, name = found
             grouped = np.stack([np.bincount(column_group, weights=v, minlength=len(dataset.groups)) for v in values])
             return grouped, base, output, f"{name} (interventional, {len(rows)} background rows, seed {seed})"
-    return _permutation_shap(model, dataset, query, bg, seed)
+        why = found or ""
+    values, base, output, name = _permutation_shap(model, dataset, query, bg, seed)
+    return values, base, output, f"{name}; {why}" if why else name
 
 
 def model_matrix(model: ModelAdapter, dataset: Dataset):
@@ -209,11 +211,11 @@ def model_matrix(model: ModelAdapter, dataset: Dataset):
 
 
 def _encoded_shap(model: ModelAdapter, estimator, classes, bg, query):
-    """(values per row and input column, base value, output, explainer name) of a linear or tree estimator, else
-    None."""
+    """(values per row and input column, base value, output, explainer name) of a linear or tree estimator; None
+    for another estimator; a sentence saying why SHAP's explainer of this estimator gave no values."""
     found = read_model(estimator, fitted_shap, bg, query)
-    if found is None:
-        return None
+    if found is None or "refused" in found:
+        return found and found["refused"]
     values, base = np.asarray(found["values"], dtype=float), np.ravel(np.asarray(found["expected"], dtype=float))
     if values.shape[:2] != (len(query), np.shape(query)[1]) or values.ndim > 3 or not len(base):
         raise ModelCallError(f"SHAP's explainer returned values of shape {values.shape} for {len(query)} row(s).")
@@ -236,7 +238,7 @@ def fitted_shap(estimator, bg, query) -> dict | None:
     regressor on a standardised target (a TransformedTargetRegressor whose inverse is affine) is explained through
     its inner regressor: Shapley values are linear in the output, so they scale and the base value maps affinely."""
     import shap
-    from shap.utils._exceptions import InvalidModelError
+    from shap.utils._exceptions import ExplainerError, InvalidModelError
 
     try:  # a native booster's library model; the demo regressions' regressor on their standardised target
         estimator, scale, shift = shap_estimator(estimator)
@@ -250,7 +252,12 @@ def fitted_shap(estimator, bg, query) -> dict | None:
             explainer = shap.TreeExplainer(estimator, bg, feature_perturbation="interventional")
         except InvalidModelError:
             return None
-    return {"values": scale * np.asarray(explainer.shap_values(query), dtype=float),
+    try:
+        values = explainer.shap_values(query)
+    except ExplainerError:  # its additivity check: its walk of a tree left the model's at a split threshold
+        return {"refused": f"{type(explainer).__name__}'s values did not add up to the model's output on these rows "
+                           "(shap's additivity check), so they were computed by permutation"}
+    return {"values": scale * np.asarray(values, dtype=float),
             "expected": scale * np.ravel(np.asarray(explainer.expected_value, dtype=float)) + shift, "linear": linear,
             "proba": hasattr(estimator, "predict_proba"),
             "tree_output": None if linear else str(explainer.model.tree_output)}

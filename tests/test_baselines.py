@@ -8,7 +8,7 @@ from itertools import combinations
 from math import factorial
 
 from sklearn.compose import ColumnTransformer, TransformedTargetRegressor
-from sklearn.ensemble import GradientBoostingRegressor
+from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, PolynomialFeatures, StandardScaler
@@ -121,6 +121,31 @@ def test_tree_shap_is_additive_in_log_odds(demo, name):
         assert att.explainer.startswith("TreeExplainer") and att.output == "log-odds"
         raw = trained.model.estimator.decision_function(row)[0]
         assert att.base_value + att.values.sum() == pytest.approx(raw, abs=1e-6)
+
+
+def test_a_row_at_a_split_threshold_gets_shap_values_that_add_up_to_the_models_output():
+    """scikit-learn sends a float32 value to the right of a float64 threshold that rounds to it in float32; shap's
+    interventional TreeExplainer sends it left, and its additivity check raised. That row is explained by
+    permutation SHAP of the model's own score, and says so."""
+    def ulps(v, k):
+        for _ in range(abs(k)):
+            v = np.nextafter(v, np.float32(np.sign(k) * 2))
+        return v
+    x = np.float32(0.75)
+    low, high = ulps(x, -3), ulps(x, 2)  # the threshold, their midpoint, is half an ulp below x
+    assert np.float32((np.float64(low) + np.float64(high)) / 2) == x > (np.float64(low) + np.float64(high)) / 2
+    frame = pd.DataFrame({"x": [low, high] * 10 + [x, low], "z": [0.0] * 22, "y": [0, 1] * 11})
+    data = make_dataset(frame, "y")
+    estimator = GradientBoostingClassifier(n_estimators=3, random_state=0).fit(data.features.iloc[:20], data.y[:20])
+    model, train = wrap_model(estimator, data), np.arange(20)
+    tied = explain_shap(model, data, data.features.iloc[[20]], train)
+    assert tied.explainer.startswith("PermutationExplainer") and "additivity" in tied.explainer
+    assert tied.output == "probability"
+    assert tied.base_value + tied.values.sum() == pytest.approx(model.score(data.features.iloc[[20]])[0], abs=1e-9)
+    clear = explain_shap(model, data, data.features.iloc[[21]], train)
+    assert clear.explainer.startswith("TreeExplainer") and clear.output == "log-odds"
+    raw = estimator.decision_function(data.features.iloc[[21]])[0]
+    assert clear.base_value + clear.values.sum() == pytest.approx(raw, abs=1e-6)
 
 
 def test_seeds_reproduce_and_change_values(demo):

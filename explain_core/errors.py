@@ -8,6 +8,8 @@ honest result (a model score that is NaN, a budget that ran out before anything 
 from __future__ import annotations
 
 import functools
+import math
+import numbers
 import re
 from typing import Iterable
 
@@ -41,6 +43,24 @@ def check_choice(value, options: Iterable, what: str):
     if value not in options:
         raise IntakeError(f"Unknown {what} {value!r}; the {what} must be one of: {', '.join(map(str, options))}.")
     return value
+
+
+def check_count(value, least: int, what: str) -> None:
+    """An :class:`IntakeError` unless ``value`` is a whole number (an int, not a float or a bool) ≥ ``least``;
+    ``what`` names it as the page and the command line do (``"k"``, ``"The number of LIME samples"``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+        raise IntakeError(f"{what} must be a whole number of at least {least:,}, not {value!r}.")
+
+
+def check_between(value, what: str, low: float, high: float = math.inf, *, above: bool = False,
+                  below: bool = False) -> None:
+    """An :class:`IntakeError` unless ``low ≤ value ≤ high`` (strictly above ``low`` with ``above``, strictly
+    below ``high`` with ``below``); NaN is never in range."""
+    inside = (value > low if above else value >= low) and (value < high if below else value <= high)
+    if not inside:
+        closed = math.isfinite(high) and not below
+        raise IntakeError(f"{what} must be in {'(' if above else '['}{low:g}, {high:g}{']' if closed else ')'}, "
+                          f"not {value!r}.")
 
 
 class NonFiniteScores(ComputationError):

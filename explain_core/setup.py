@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .cache import Memo, memo_field
-from .errors import IntakeError, NonFiniteScores, check_choice
+from .errors import IntakeError, NonFiniteScores, check_between, check_choice, check_count
 from .limits import limits, over
 from .intake.data import Dataset, find_value, load_demo
 from .intake.demo_models import TrainedModel, demo_model, evaluate, model_key, train_model
@@ -362,10 +362,13 @@ def check_reference_parameters(p) -> None:
     check_choice(p.cluster_assignment, ASSIGNMENTS, "typical-case assignment")
     check_choice(p.dice_method, DICE_METHODS, "DiCE method")
     check_flexible(p.flex_tau, p.flex_k)
-    if p.clusters is not None and not 1 <= p.clusters <= 20 or p.credible is not None and not 0 <= p.credible < 1 \
-            or not 1 <= p.dice_count <= 20:
-        raise IntakeError("The typical cases must number 1-20, the credible threshold lie in [0, 1) and DiCE's "
-                          "counterfactuals number 1-20.")
+    for what, count in (("The number of typical cases", p.clusters), ("The number of DiCE counterfactuals",
+                                                                       p.dice_count)):
+        if count is not None:
+            check_count(count, 1, what)
+            check_between(count, what, 1, 20)
+    if p.credible is not None:
+        check_between(p.credible, "The credible threshold", 0, 1, below=True)
 
 
 @dataclass(frozen=True)
@@ -391,9 +394,21 @@ class Parameters(CounterfactualParameters, ReferenceParameters, BaselineParamete
         check_choice(self.sev_method, SEV_METHODS, "SEV method")
         if not self.sev_budget > 0:
             raise IntakeError(f"The exact SEV budget must be a positive number of seconds, not {self.sev_budget}.")
-        if self.k < 1 or self.m < 10 or self.sigma < 0 or self.max_depth < 1 or self.lens_references < 1:
-            raise IntakeError("k, max depth and the number of references must be at least 1, m at least 10 and σ ≥ 0.")
+        self._check_ranges()
         self._check_bounds(limits())
+
+    def _check_ranges(self) -> None:
+        """Each knob's own range, each refused with a message that names it (NaN is in no range)."""
+        for what, value, least in (("k", self.k, 1), ("m", self.m, 10), ("The SEV search depth", self.max_depth, 1),
+                                   ("The number of LENS references", self.lens_references, 1),
+                                   ("The number of LIME samples", self.lime_samples, 10),
+                                   ("The number of SHAP background rows", self.shap_background, 1)):
+            check_count(value, least, what)
+        check_between(self.sigma, "σ", 0)
+        check_between(self.tau, "τ", 0, 1, above=True)
+        if self.alpha is not None:
+            check_between(self.alpha, "The test level α", 0, 1, above=True, below=True)
+        check_between(self.time_limit, "The exact linear fit's time limit (s)", 0, above=True)
 
     def _check_bounds(self, caps) -> None:
         """Every knob that sets an amount of work within the operator's limits (each a clear message)."""
@@ -409,9 +424,6 @@ class Parameters(CounterfactualParameters, ReferenceParameters, BaselineParamete
                 ("The SEV search depth", self.max_depth, caps.sev_depth, "search fewer layers.")):
             if value > limit:
                 raise over(what, value, limit, fix)
-        if self.lime_samples < 10 or self.shap_background < 1 or not 0 < self.tau <= 1 or self.time_limit <= 0:
-            raise IntakeError("LIME needs at least 10 samples and SHAP one background row; τ must be in (0, 1] and "
-                              "the time limit positive.")
         check_reference_parameters(self)
 
     def _part(self, kind):

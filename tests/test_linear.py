@@ -3,6 +3,7 @@ the exact fit vs exhaustive enumeration with the box, IHT's invariants, relevanc
 from __future__ import annotations
 
 import itertools
+import re
 import time
 
 import numpy as np
@@ -10,6 +11,7 @@ import pandas as pd
 import pytest
 import torch
 
+from explain_core.errors import IntakeError
 from explain_core.intake.data import make_dataset
 from explain_core.intake.data import GroupLayout
 from explain_core.intake.demo_models import train_model
@@ -412,6 +414,19 @@ def test_group_space_reference_mode_is_the_sev_hypercube(toy_model):
     own = trained.model.label(row)[0]
     expected = np.where(trained.model.label(mix(GroupLayout.of(data), row, ref, masks)) == own, 1.0, -1.0)
     assert (space.evaluate(Z) == expected).all() and space.fx == 1.0 and space.deterministic
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"sigma": float("nan")}, "σ must be in [0, inf), not nan"), ({"sigma": -1.0}, "σ must be in [0, inf)"),
+    ({"k": 0}, "k must be a whole number of at least 1, not 0"), ({"k": 1.5}, "k must be a whole number"),
+    ({"m": 0}, "m must be a whole number of at least 10, not 0")])
+def test_explain_linear_refuses_a_setting_outside_its_range_by_name(toy_model, kwargs, message):
+    """σ = NaN drew a sample with every literal flipped and certified a fit on it; k = 0 and m = 0 raised
+    numpy's errors."""
+    data, trained = toy_model
+    space = group_space(trained.model, data, data.features.iloc[[7]], make_reference(data, trained.train_rows))
+    with pytest.raises(IntakeError, match=re.escape(message)):
+        explain_linear(space, **{"k": 2, "sigma": 1.0, "m": 200, **kwargs})
 
 
 def test_a_deterministic_space_scores_each_corner_once_with_the_same_values(toy_model, monkeypatch):

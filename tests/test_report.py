@@ -532,7 +532,9 @@ def test_cli_json_writes_each_result_in_the_download_format(tmp_path, positive_r
     (["--limit", "0"], "--limit must be at least 1"),
     (["--sections", "sev,charts"], "Unknown report sections charts"),
     (["--model", "model.pkl"], "Model file 'model.pkl' not found"),
-    (["-m", "5"], "m at least 10"),
+    (["-m", "5"], "m must be a whole number of at least 10, not 5"),
+    (["--alpha", "2"], "The test level α must be in (0, 1), not 2.0"),
+    (["--tau", "1.5"], "τ must be in (0, 1], not 1.5"),
 ])
 def test_cli_bad_arguments_exit_non_zero_with_one_line(args, message, tmp_path, capsys):
     base = {"--data": "data/compas.csv", "--model": "gbdt", "--rows": "3", "--out": str(tmp_path / "out")}

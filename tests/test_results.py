@@ -7,6 +7,7 @@ import importlib
 import json
 import math
 import pkgutil
+import re
 
 import numpy as np
 import pandas as pd
@@ -176,6 +177,21 @@ def test_parameters_split_into_hashable_parts():
     assert p.baselines == BaselineParameters(lime_samples=100, seed=7)
     assert len({p.sev, p.lens, p.linear, p.baselines, Parameters().lens}) == 5  # hashable, distinct
     assert p.lens == dataclasses.replace(p, k=3).lens  # changing k leaves LENS's cache key unchanged
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"sigma": math.nan}, "σ must be in [0, inf), not nan"), ({"k": 1.5}, "k must be a whole number of at least 1"),
+    ({"tau": 1.5}, "τ must be in (0, 1], not 1.5"), ({"alpha": 1.0}, "The test level α must be in (0, 1), not 1.0"),
+    ({"lime_samples": 5}, "The number of LIME samples must be a whole number of at least 10, not 5"),
+    ({"time_limit": 0.0}, "The exact linear fit's time limit (s) must be in (0, inf)"),
+    ({"clusters": 30}, "The number of typical cases must be in [1, 20], not 30"),
+    ({"credible": 1.0}, "The credible threshold must be in [0, 1), not 1.0"),
+    ({"dice_count": 0}, "The number of DiCE counterfactuals must be a whole number of at least 1, not 0")])
+def test_a_parameter_out_of_range_is_refused_by_its_own_name(kwargs, message):
+    """Each knob's message names it (one message used to list six settings for any of them; NaN passed σ's)."""
+    with pytest.raises(IntakeError, match=re.escape(message)):
+        Parameters(**kwargs)
+    assert Parameters(sigma=math.inf, alpha=0.05, clusters=20, credible=0.0).alpha == 0.05
 
 
 def test_one_error_hierarchy():

@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import IntakeError, check_choice, names_method
+from ..errors import IntakeError, check_between, check_choice, check_count, names_method
 from ..limits import limits, over
 from ..results import Explanation, ValueEquality
 from ..seeding import global_generators
@@ -346,6 +346,9 @@ def explain_linear(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int =
     of ``holdout_m`` (default m) points. ``methods`` (default IHT and the solver; see ``METHODS``) are every
     explainer fitted on the same sample, the solver among them: :func:`compare`'s pipeline."""
     check_choice(solver, SOLVERS, "linear solver")
+    check_count(k, 1, "k")
+    check_count(m, 10, "m")
+    check_between(sigma, "σ", 0)
     methods = tuple(dict.fromkeys(("iht", solver))) if methods is None else tuple(methods)
     if solver not in methods:
         raise IntakeError(f"The linear solver {solver!r} must be among the methods fitted ({', '.join(methods)}).")

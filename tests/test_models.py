@@ -104,6 +104,24 @@ def test_model_trained_on_other_columns_is_refused(german):
         wrap_model(narrow, wider)
 
 
+def test_rows_without_a_column_or_with_text_for_a_number_get_the_librarys_message(german, encoder, bare_lr):
+    """A notebook's row lacking a column raised pandas' KeyError, and text in a numeric column the imputer's
+    ValueError, from every method; both now say what to fix, through the raw and the encoded doors."""
+    from explain_core import explain_sev, make_reference
+    from explain_core.intake.models import ModelCallError
+
+    pipe = make_pipeline(make_encoder(german), LogisticRegression(max_iter=300)).fit(german.features, german.target)
+    reference = make_reference(german)
+    for model in (wrap_model(pipe, german), wrap_model(bare_lr, german, encoder=encoder)):
+        row = german.features.iloc[[3]]
+        with pytest.raises(IntakeError, match=r"lack the model's column\(s\) age, job; pass rows with every column"):
+            model.score(row.drop(columns=["job", "age"]))
+        with pytest.raises(IntakeError, match=r"lack the model's column\(s\) age"):
+            explain_sev(model, german, row.drop(columns=["age"]), reference)
+        with pytest.raises(ModelCallError, match="preprocessing raised ValueError on 1 row.*a number in each numeric"):
+            explain_sev(model, german, row.assign(age="thirty"), reference)
+
+
 def test_bare_estimator_with_wrong_width_or_without_encoder_is_refused(german, encoder, encoded, bare_lr):
     narrow = LogisticRegression().fit(encoded[:, :5], german.target)
     with pytest.raises(IntakeError, match=f"expects 5 input columns but the dataset's encoding has {encoded.shape[1]}"):

@@ -18,7 +18,7 @@ from sklearn.preprocessing import (FunctionTransformer, KBinsDiscretizer, MaxAbs
 from ..cache import Memo, memo_field
 from .data import Dataset, FeatureGroup
 from .inputs import unwrap
-from .models import ModelAdapter, ModelCallError
+from .models import ModelAdapter, ModelCallError, model_columns, transformed
 from .sandbox.model import SandboxedModel
 
 COLUMNWISE_STEPS = (StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler, SimpleImputer, OrdinalEncoder,
@@ -49,7 +49,7 @@ class EncodedModel:
         """``encoder.transform(frame)`` as a float array (in chunks of rows)."""
         parts = []
         for start in range(0, max(len(frame), 1), ENCODE_CHUNK_ROWS):
-            X = self.encoder.transform(frame.iloc[start:start + ENCODE_CHUNK_ROWS])
+            X = transformed(self.encoder, frame.iloc[start:start + ENCODE_CHUNK_ROWS])
             parts.append(np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=float))
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
@@ -57,7 +57,7 @@ class EncodedModel:
         """:meth:`encode` of ``frame[columns]``, read off the encoding of every row of ``source`` (computed once)
         when the rows of ``frame`` are rows of ``source`` (same index and values); otherwise encoded afresh."""
         if list(frame.columns) != columns:
-            frame = frame[columns]
+            frame = model_columns(frame, columns)
         plain_index = source is not None and source.index.equals(pd.RangeIndex(len(source)))
         if not plain_index or len(source) * len(self.column_group) > ROW_CACHE_CELLS:
             return self.encode(frame)

@@ -33,6 +33,27 @@ class ModelCallError(IntakeError):
     """The model itself raised while scoring rows (wrong dtypes, unseen categories, a failing custom step)."""
 
 
+def model_columns(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """``frame[columns]``; an :class:`IntakeError` naming the columns the rows lack."""
+    missing = [str(c) for c in columns if c not in frame.columns]
+    if missing:
+        raise IntakeError(f"The rows given lack the model's column(s) {', '.join(missing)}; pass rows with every "
+                          "column of the dataset (e.g. data.features.iloc[[i]]).")
+    return frame[columns]
+
+
+def transformed(encoder, frame: pd.DataFrame):
+    """``encoder.transform(frame)``; its failure a :class:`ModelCallError` that says what to check."""
+    try:
+        return encoder.transform(frame)
+    except ExplainError:
+        raise
+    except Exception as exc:  # the preprocessing's own code failed on these rows
+        raise ModelCallError(f"The model's preprocessing raised {type(exc).__name__} on {len(frame):,} row(s): "
+                             f"{one_line(exc)}. Check that the rows hold the dataset's kinds of values (a number in "
+                             "each numeric column).") from exc
+
+
 @dataclass
 class ModelAdapter:
     """Batched scores and labels of any sklearn-compatible model over the dataset's feature table.
@@ -63,11 +84,11 @@ class ModelAdapter:
         return isinstance(unwrap(self.estimator)[1], SandboxedModel)
 
     def inputs(self, frame: pd.DataFrame):
-        frame = frame[self.columns]
+        frame = model_columns(frame, self.columns)
         if self.takes == "raw":
             return frame
         names = getattr(self.estimator, "feature_names_in_", None)
-        encoded = self.encoder.transform(frame)
+        encoded = transformed(self.encoder, frame)
         return encoded if names is None else pd.DataFrame(encoded, columns=names)
 
     def score(self, frame: pd.DataFrame) -> np.ndarray:

@@ -37,7 +37,8 @@ wrong = truth != scores["predicted"].to_numpy()
 with st.container(border=True):
     f1, f2 = st.columns([1, 2])
     split = f1.segmented_control("Rows", ["test", "train", "all"], default="test", key="pick_split")
-    labels = {"all": "any", 1: data.class_name(1, short=True), 0: data.class_name(0, short=True)}
+    labels = {"all": "any", **({1: data.class_name(1, short=True), 0: data.class_name(0, short=True)}
+                               if classification else dict(enumerate(s.class_names)))}
     predicted = f2.segmented_control("Prediction", ["all", 1, 0], default=1 if classification else "all",
                                      key="pick_predicted", format_func=labels.get, disabled=not classification)
     f3, f4 = st.columns([1, 2])

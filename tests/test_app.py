@@ -17,7 +17,7 @@ from explain_core.analysis import (DEFAULT_DEMO, Parameters, agreement, demo_set
 from explain_core.sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
 from explain_core.sev.summaries import sev_counts
 from explain_core.views.readings import engine_sentence, tree_sev_sentence
-from explain_core.views.vocabulary import REFERENCE_KIND_LABELS
+from explain_core.views.vocabulary import REFERENCE_KIND_LABELS, format_number
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 90
@@ -175,6 +175,12 @@ def test_every_page_renders_on_a_demo(name, kind):
         assert not at.error, (page, [e.value for e in at.error])
         if page not in ("home", "data_model", "pick_row", "model_view"):
             assert f"**Row {at.session_state['row']}**" in at.info[0].value, page
+        if page == "pick_row":  # a regression's sides by the threshold, not "median_house_value = None"
+            setup = at.session_state["setup"]
+            assert at.segmented_control(key="pick_predicted").options == ["any", *(
+                [setup.dataset.class_name(v, short=True) for v in (1, 0)] if setup.dataset.task == "classification"
+                else [f"at or above {format_number(setup.model.threshold)}",
+                      f"below {format_number(setup.model.threshold)}"])]
         shown = [visible(e.value) for e in (*at.markdown, *at.caption, *at.info)] + [m.value for m in at.metric]
         assert not [t for t in shown if re.search(r"-0\.0*(?![0-9])", t)], page  # numbers by magnitude: no "-0.00"
 

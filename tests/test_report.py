@@ -31,6 +31,7 @@ from explain_core.linear.compare import compare
 from explain_core.linear.space import group_space
 from explain_core.report.replot import _colour
 from explain_core.views.vocabulary import METHOD_LABELS, format_value
+from explain_core.sev.readings import explanation_lines
 from explain_core.views.readings import linear_reading, sev_reading
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -395,15 +396,18 @@ def test_sev_reading_sentences(setup, positive_rows, demo):
     two = next(r for r, v in zip(positive_rows, values) if v == 2)
     other = "did not recidivate within two years"  # the data card's words
 
+    def strongest(ex):
+        return [m.group for m in explanation_lines(ex, "minus", setup.model.threshold)[0].moves]
+
     ex = explain_sev(setup.model, setup.dataset, setup.query(one), reference)
-    group = ex.minus.explanations[0][0]
+    group = strongest(ex)[0]
     sentence = sev_reading(setup, ex)
     assert sentence.startswith(f"Changing {group} to the reference value ({value_text(reference.values[group])}) "
                                f"alone flips the prediction to {other}")
     assert sentence.endswith(".") and sentence.count(". ") == 0  # one sentence
 
     ex = explain_sev(setup.model, setup.dataset, setup.query(two), reference)
-    a, b = ex.minus.explanations[0]
+    a, b = strongest(ex)
     sentence = sev_reading(setup, ex)
     assert sentence.startswith(f"Changing {a} and {b} together to their reference values "
                                f"({value_text(reference.values[a])}, {value_text(reference.values[b])}) flips the "
@@ -416,6 +420,16 @@ def test_sev_reading_sentences(setup, positive_rows, demo):
     held = setup.with_restricted([group])
     ex = explain_sev(held.model, held.dataset, held.query(one), reference, restricted=(group,))
     assert f"(with {group} held at this row's values)" in sev_reading(held, ex)
+
+    # the headline names the strongest flip, as the SEV page and the report's list do, not the search's first
+    for r, v in zip(positive_rows, values):
+        ex = explain_sev(setup.model, setup.dataset, setup.query(r), reference)
+        if v == 2 and list(ex.minus.explanations[0]) != strongest(ex):
+            a, b = strongest(ex)
+            assert sev_reading(setup, ex).startswith(f"Changing {a} and {b} together")
+            break
+    else:
+        pytest.fail("no row of SEV⁻ = 2 whose strongest explanation is not the search's first")
 
 
 def test_sections_can_be_left_out(setup, row):

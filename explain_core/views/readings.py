@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from ..sev.readings import explanation_lines
 from .vocabulary import METHOD_LABELS, format_number, format_value, join_words
 
 if TYPE_CHECKING:
@@ -34,12 +35,13 @@ def outcome_text(setup: "Setup", label: int) -> str:
 
 def sev_reading(setup: "Setup", ex: "SEVExplanation") -> str:
     """One plain-language sentence for the row's SEV⁻ (SEV® when features are restricted)."""
-    result = ex.restricted if ex.restricted is not None else ex.minus
+    which = "restricted" if ex.restricted is not None else "minus"
+    result = ex.result(which)
     ref = setup.dataset.layout.values(ex.reference.values)
     other = outcome_text(setup, 1 - result.explained_class)
     held = (f" (with {join_words(result.restricted)} held at this row's values)" if result.restricted else "")
-    if result.status == "explained":
-        firsts = [e for e in result.explanations if e]
+    if result.status == "explained":  # strongest flip first, as the SEV page and the report list them
+        firsts = [[m.group for m in line.moves] for line in explanation_lines(ex, which, setup.model.threshold)]
         if result.value == 1:
             names = [e[0] for e in firsts]
             text = (f"Changing {names[0]} to the reference value ({format_value(ref[names[0]])}) alone flips the "

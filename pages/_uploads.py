@@ -28,7 +28,6 @@ MAX_CLASS_OPTIONS = 200
 # Widget state that belongs to one dataset: dropped whenever the dataset being configured changes.
 PER_DATASET_KEYS = ("dm_reference", "dm_restricted")
 PER_FILE_KEYS = ("dm_columns", "dm_onehot", "dm_target")
-PER_TARGET_KEYS = ("dm_task", "dm_positive")
 
 
 # --- the page's working state -----------------------------------------------------------------------------------
@@ -107,7 +106,7 @@ def upload_form() -> bool:
     except IntakeError as exc:
         st.error(plain(exc), icon=":material/error:")
         return False
-    reset_when_changed("dm_file_for", (digest, name), PER_FILE_KEYS + PER_TARGET_KEYS)
+    reset_when_changed("dm_file_for", (digest, name), PER_FILE_KEYS)
     st.caption(f"**{plain(name)}**: {len(frame):,} rows × {len(frame.columns)} columns. First rows:")
     st.dataframe(frame.head(5), hide_index=True)
     target, task, positive = target_choices(frame, digest)
@@ -138,17 +137,23 @@ def target_choices(frame: pd.DataFrame, digest: str):
     c1, c2, c3 = st.columns(3)
     target = c1.selectbox("Target column", columns, index=len(columns) - 1, key="dm_target",
                           help="The outcome the model predicts; every other column is a feature unless dropped.")
-    reset_when_changed("dm_target_for", (digest, target), PER_TARGET_KEYS)
     inferred = infer_task(frame[target])
-    task = c2.selectbox("Task", TASKS, index=TASKS.index(inferred), key="dm_task",
+    classes = [python_value(v) for v in sorted(pd.unique(frame[target].dropna()), key=str)]
+    shown = classes[:MAX_CLASS_OPTIONS]
+    # A new target sets the task and class afresh. Set, not dropped: the browser shows a value set here, but keeps
+    # showing (and sends back) its own value for a dropped one.
+    changed = st.session_state.get("dm_target_for") != (digest, target)
+    st.session_state["dm_target_for"] = (digest, target)
+    if changed or "dm_task" not in st.session_state:
+        st.session_state["dm_task"] = inferred
+    if changed or st.session_state.get("dm_positive") not in shown:
+        st.session_state["dm_positive"] = shown[-1] if len(shown) == 2 else None
+    task = c2.selectbox("Task", TASKS, key="dm_task",
                         help=f"Inferred from the target: **{inferred}** (two values or text → classification).")
     positive = None
     if task == "classification":
-        classes = [python_value(v) for v in sorted(pd.unique(frame[target].dropna()), key=str)]
-        shown = classes[:MAX_CLASS_OPTIONS]
         positive = c3.selectbox(
-            "Positive class", shown, index=len(shown) - 1 if len(shown) == 2 else None, format_func=str,
-            key="dm_positive", placeholder="Choose the class to explain",
+            "Positive class", shown, format_func=str, key="dm_positive", placeholder="Choose the class to explain",
             help="The class explanations are about (the model's 'yes'); with more than two classes it is "
                  "explained against all the others." + (f" Only the first {MAX_CLASS_OPTIONS} of {len(classes)} "
                                                         "values are listed." if len(classes) > len(shown) else ""))

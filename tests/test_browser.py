@@ -230,6 +230,29 @@ def test_malformed_upload_shows_an_error_and_keeps_the_session(browser, streamli
     assert sidebar_session(page) == session
 
 
+def test_a_new_target_column_shows_its_own_task_and_classes(browser, streamlit_server, page, wait_for_app):
+    """The task is inferred again for each target: the browser kept showing (and sending back) 'regression' for a
+    text target chosen after a numeric one, and 'Use this data' then refused the target."""
+    page.goto(streamlit_server)
+    wait_for_app(page)
+    rows = "".join(f"{i % 7},{'yes' if i % 3 else 'no'},{i}\n" for i in range(40))
+    upload_csv(page, wait_for_app, "ids.csv", ("size,approved,applicant_id\n" + rows).encode())
+
+    def shown(key: str) -> str:
+        return page.locator(f'.st-key-{key}{LIVE} [role="combobox"]').first.input_value()
+
+    assert (shown("dm_target"), shown("dm_task")) == ("applicant_id", "regression")
+    page.locator(f'.st-key-dm_target{LIVE} [role="combobox"]').first.click()
+    page.get_by_role("option", name="approved", exact=True).click()
+    wait_for_app(page)
+    page.wait_for_function("() => [...document.querySelectorAll('.st-key-dm_task [role=combobox]')]"
+                           ".some(e => e.value === 'classification')", timeout=10_000)
+    assert shown("dm_positive") == "yes"
+    page.locator(".st-key-dm_build button").first.click()
+    wait_for_app(page)
+    no_error(page)
+
+
 def test_report_download_is_a_valid_pdf(browser, streamlit_server, demo, page, wait_for_app, full_page_screenshot):
     from pypdf import PdfReader
 

@@ -25,6 +25,7 @@ from .results import Explanation
 from .seeding import global_generators
 from .sev.cube import mix
 from .sev.readers import Unsupported, shap_estimator
+from .views.vocabulary import count_noun
 
 FLIP_ORDERS = {"absolute": "decreasing |attribution|", "signed": "decreasing attribution toward the predicted class"}
 SCORE_OUTPUT = {"proba": "probability", "decision": "decision value", "predict": "prediction"}
@@ -218,7 +219,8 @@ def _encoded_shap(model: ModelAdapter, estimator, classes, bg, query):
         return found and found["refused"]
     values, base = np.asarray(found["values"], dtype=float), np.ravel(np.asarray(found["expected"], dtype=float))
     if values.shape[:2] != (len(query), np.shape(query)[1]) or values.ndim > 3 or not len(base):
-        raise ModelCallError(f"SHAP's explainer returned values of shape {values.shape} for {len(query)} row(s).")
+        raise ModelCallError(f"SHAP's explainer returned values of shape {values.shape} for "
+                             f"{count_noun(len(query), 'row')}.")
     if found["linear"]:
         name, output = "LinearExplainer", "log-odds" if found["proba"] else SCORE_OUTPUT[model.score_kind]
     else:

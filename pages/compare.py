@@ -5,7 +5,7 @@ import streamlit as st
 from explain_core.analysis import agreement
 from explain_core.sev.readings import explanation_lines
 from explain_core.views.compare import agreement_figure, attribution_figure, waterfall_figure
-from explain_core.views.vocabulary import plain
+from explain_core.views.vocabulary import count_noun, plain
 from pages import _references, _second_model, _shared as shared, _stops as stops
 
 CARD_LINES = 3  # SEV explanations listed per value in the card
@@ -17,7 +17,8 @@ def method_outcomes(ex, lens, lin) -> str:
     lens_found = (f"LENS: a factor of {min(len(f.groups) for f in factors)}" if factors else
                   "LENS: no factor reaches the threshold τ")
     support = lin.support_groups(lin.weights().columns[0]) if len(lin.weights().columns) else ()
-    return f"{sev} · {lens_found} · linear: {len(support)} features · LIME and SHAP: attributions computed"
+    linear = f"linear: {count_noun(len(support), 'feature')}"
+    return f"{sev} · {lens_found} · {linear} · LIME and SHAP: attributions computed"
 
 
 st.title("Compare every method on this row")
@@ -75,7 +76,8 @@ with c2.container(border=True, key="cmp_lens"):
         smallest = min(len(f.groups) for f in factors)
         for f in [f for f in factors if len(f.groups) == smallest][:8]:
             st.markdown(f"{plain('{' + ', '.join(f.groups) + '}')} · PS = {f.ps:.2f}")
-        st.caption(f"{len(factors)} τ-minimal factors in all; cumulative PN {lens.factors.cumulative_pn:.2f}.")
+        st.caption(f"{count_noun(len(factors), 'τ-minimal factor')} in all; cumulative PN "
+                   f"{lens.factors.cumulative_pn:.2f}.")
     else:
         st.markdown(f"No factor reaches PS ≥ {p.tau:g}.")
 with c3.container(border=True, key="cmp_linear"):

@@ -183,6 +183,7 @@ def test_every_page_renders_on_a_demo(name, kind):
                       f"below {format_number(setup.model.threshold)}"])]
         shown = [visible(e.value) for e in (*at.markdown, *at.caption, *at.info)] + [m.value for m in at.metric]
         assert not [t for t in shown if re.search(r"-0\.0*(?![0-9])", t)], page  # numbers by magnitude: no "-0.00"
+        assert not [t for t in shown if re.search(r"\w\(s\)", t)], page  # "1 feature", "2 features": no "feature(s)"
 
 
 # --- SEV -----------------------------------------------------------------------------------------------------

@@ -14,7 +14,8 @@ from explain_core.sev.readings import explanation_lines, line_sentence, summary_
 from explain_core.views.compare import attribution_figure, flip_figure, waterfall_figure
 from explain_core.views.linear import sweep_figure, weights_figure
 from explain_core.views.style import METHOD_COLOURS
-from explain_core.views.vocabulary import METHOD_LABELS, format_number, format_value
+from explain_core.views.readings import counterfactual_reading
+from explain_core.views.vocabulary import METHOD_LABELS, count_noun, format_number, format_value
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +35,17 @@ def explained(demo):
 def test_numbers_are_formatted_by_magnitude_never_minus_zero(value, text):
     assert format_number(value) == text
     assert format_value(np.float64(value)) == text
+
+
+def test_counts_read_in_the_right_number():
+    """"1 feature", "2 features" (the pages and the PDF said "changes 1 feature(s)" and "1 τ-minimal factors")."""
+    assert [count_noun(n, "feature") for n in (0, 1, 2, 1.0, 1200)] == ["0 features", "1 feature", "2 features",
+                                                                         "1 feature", "1,200 features"]
+    assert count_noun(1, "row", "rows") == "1 row" and count_noun(3, "analysis", "analyses") == "3 analyses"
+    summary = pd.DataFrame({"points": [1, 1], "ℓ0": [1.0, 1.0], "ℓ∞ (SD)": [0.5, 0.7], "credibility": [0.4, 0.3],
+                            "note": ["", ""]}, index=["SEV¹", "DiCE (random)"])
+    text = counterfactual_reading(summary)
+    assert "SEV¹ changes 1 feature," in text and "DiCE's 1 counterfactual changes" in text and "(s)" not in text
 
 
 def brute_force_minimal(demo, ex, kind):

@@ -27,6 +27,7 @@ from ..results import Explanation
 from ..setup import Setup
 from ..sev.readers import Unsupported, shap_estimator
 from .dependence import moved_rows, sampled_test_rows
+from ..views.vocabulary import count_noun
 
 SHAP_METHOD, H_METHOD = "SHAP interaction values", "H-statistic estimate"
 H_BUDGET_ROWS = 150_000  # model rows one H-statistic estimate may score
@@ -88,7 +89,8 @@ def tree_interactions(setup: Setup, rows: np.ndarray) -> Interactions | None:
     values = np.asarray(found["values"], dtype=float)
     width = len(column_group)
     if values.ndim not in (3, 4) or values.shape[:3] != (len(rows), width, width):
-        raise ModelCallError(f"SHAP returned interaction values of shape {values.shape} for {len(rows)} row(s).")
+        raise ModelCallError(f"SHAP returned interaction values of shape {values.shape} for "
+                             f"{count_noun(len(rows), 'row')}.")
     if model.task == "classification":
         pos = list(classes).index(model.positive_class)
         values = values[..., pos] if values.ndim == 4 else (values if pos == 1 else -values)  # a margin: classes_[1]

@@ -20,6 +20,7 @@ import pandas as pd
 from sklearn.model_selection import train_test_split
 
 from ..errors import IntakeError, check_choice
+from ..views.vocabulary import count_noun
 
 KINDS = ("numeric", "binary", "categorical")
 TASKS = ("classification", "regression")
@@ -214,7 +215,8 @@ def check_trainable(dataset: Dataset, test_size: float = 0.2) -> None:
         least = int(counts.min())
         if least < 2 or least * test_size < 1:
             label = int(counts.argmin())
-            raise IntakeError(f"Only {least} row(s) of class {dataset.class_value(label)!s} in {dataset.name}; "
+            raise IntakeError(f"Only {count_noun(least, 'row')} of class {dataset.class_value(label)!s} in "
+                              f"{dataset.name}; "
                               f"a stratified split needs at least {int(np.ceil(1 / test_size))} of each class — "
                               "upload more rows of that class, or pick another target.")
 

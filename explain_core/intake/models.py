@@ -21,7 +21,7 @@ from sklearn.exceptions import NotFittedError
 
 from ..cache import Memo, memo_field
 from ..errors import ExplainError, IntakeError, NonFiniteScores, one_line
-from ..views.vocabulary import format_number
+from ..views.vocabulary import count_noun, format_number
 from .data import Dataset, find_value, show
 from .inputs import RenamedInputs, by_position, closest, input_names, sanitised_mapping, unwrap
 from .sandbox.model import SandboxedModel, Stage
@@ -37,7 +37,8 @@ def model_columns(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     """``frame[columns]``; an :class:`IntakeError` naming the columns the rows lack."""
     missing = [str(c) for c in columns if c not in frame.columns]
     if missing:
-        raise IntakeError(f"The rows given lack the model's column(s) {', '.join(missing)}; pass rows with every "
+        raise IntakeError(f"The rows given lack the model's {'column' if len(missing) == 1 else 'columns'} "
+                          f"{', '.join(missing)}; pass rows with every "
                           "column of the dataset (e.g. data.features.iloc[[i]]).")
     return frame[columns]
 
@@ -49,7 +50,8 @@ def transformed(encoder, frame: pd.DataFrame):
     except ExplainError:
         raise
     except Exception as exc:  # the preprocessing's own code failed on these rows
-        raise ModelCallError(f"The model's preprocessing raised {type(exc).__name__} on {len(frame):,} row(s): "
+        raise ModelCallError(f"The model's preprocessing raised {type(exc).__name__} on "
+                             f"{count_noun(len(frame), 'row')}: "
                              f"{one_line(exc)}. Check that the rows hold the dataset's kinds of values (a number in "
                              "each numeric column).") from exc
 
@@ -105,7 +107,7 @@ class ModelAdapter:
             raise
         except Exception as exc:  # the model's own code failed on these rows
             kind = getattr(exc, "remote_type", type(exc).__name__)  # the class of an error raised in a sandbox
-            raise ModelCallError(f"The model raised {kind} while scoring {len(X):,} row(s): "
+            raise ModelCallError(f"The model raised {kind} while scoring {count_noun(len(X), 'row')}: "
                                  f"{one_line(exc)}. Check that it was trained on these columns and their types "
                                  "(a Pipeline that includes its preprocessing is safest).") from exc
         bad = ~np.isfinite(scores)
@@ -132,7 +134,7 @@ class ModelAdapter:
             positive = np.asarray(predict(rows)).ravel() == self.positive_class
         except Exception as exc:
             kind = getattr(exc, "remote_type", type(exc).__name__)
-            raise ModelCallError(f"The model raised {kind} in predict on {len(near):,} row(s) at its "
+            raise ModelCallError(f"The model raised {kind} in predict on {count_noun(len(near), 'row')} at its "
                                  f"decision threshold: {one_line(exc)}.") from exc
         scores = scores.copy()
         above = np.nextafter(self.threshold, np.inf)
@@ -201,7 +203,8 @@ def read_model(estimator, function, *args):
 
 def _check_shape(values: np.ndarray, wanted: tuple[int, int], what: str) -> None:
     if values.shape != wanted:
-        raise ModelCallError(f"The model returned {what} of shape {values.shape} for {wanted[0]:,} row(s), where "
+        raise ModelCallError(f"The model returned {what} of shape {values.shape} for "
+                             f"{count_noun(wanted[0], 'row')}, where "
                              f"{wanted} was expected (one row per input row, one column per class); check that it "
                              "is a fitted classifier or regressor for this target.")
 

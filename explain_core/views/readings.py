@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..sev.readings import explanation_lines
-from .vocabulary import METHOD_LABELS, format_number, format_value, join_words
+from .vocabulary import METHOD_LABELS, count_noun, format_number, format_value, join_words
 
 if TYPE_CHECKING:
     from ..analysis import LensReport
@@ -66,7 +66,8 @@ def sev_reading(setup: "Setup", ex: "SEVExplanation") -> str:
         return (f"The reference itself is predicted {same}, so moving features to it cannot flip the prediction; "
                 "use a reference built from the other class.")
     if result.status == "limit":
-        return (f"The exact solver ran out of budget: at least {result.bound or 0} features must move to flip the "
+        return (f"The exact solver ran out of budget: at least {count_noun(result.bound or 0, 'feature')} must "
+                "move to flip the "
                 f"prediction{held}" + (f", and {result.value} are enough." if result.value is not None else "."))
     if result.status == "beyond_depth":
         return (f"No set of up to {result.max_depth} feature{'s' if result.max_depth > 1 else ''} moved to the "
@@ -83,7 +84,7 @@ def engine_sentence(result) -> str:
     elif result.engine == "bfs":
         text = ("Breadth-first search of the hypercube: every smaller set of features was tried, so the value is "
                 "exact." if result.status != "beyond_depth" else
-                f"Breadth-first search up to {result.max_depth} features: larger sets were not tried.")
+                f"Breadth-first search up to {count_noun(result.max_depth, 'feature')}: larger sets were not tried.")
     else:
         how = {"cp-sat": "by the exact solver (OR-Tools CP-SAT) on the model's own trees",
                "tree layers": "by trying every smaller set of features on the model's own trees",
@@ -216,7 +217,8 @@ def reference_reading(setup: Setup, result) -> str:
         if result.status == "limit":
             return "The exact solver's budget ran out before it found the fewest features to change."
         if result.status == "beyond_depth":
-            return (f"No set of up to {result.max_depth} features moved to {against} flips the prediction (larger "
+            return (f"No set of up to {count_noun(result.max_depth, 'feature')} moved to {against} flips the "
+                    "prediction (larger "
                     "sets were not searched).")
         return f"Even moving every feature to {against} does not flip the prediction."
     row = result.query.to_dict()
@@ -240,14 +242,16 @@ def counterfactual_reading(summary: pd.DataFrame) -> str:
     parts = []
     if len(sev):
         best = sev.sort_values(["ℓ0", "ℓ∞ (SD)"]).iloc[0]
-        parts.append(f"{best.name} changes {best['ℓ0']:.0f} feature(s), the largest numeric change "
+        parts.append(f"{best.name} changes {count_noun(best['ℓ0'], 'feature')}, the largest numeric change "
                      f"{best['ℓ∞ (SD)']:.2f} standard deviations, and lands where it is "
                      f"{credibility_text(best['credibility'])}")
     if len(dice) and dice["points"].iloc[0] > 0:
         d = dice.iloc[0]
-        parts.append(f"DiCE's {d['points']:.0f} counterfactuals change {d['ℓ0']:.1f} features on average, with a "
-                     f"largest numeric change of {d['ℓ∞ (SD)']:.2f} standard deviations, and are "
-                     f"{credibility_text(d['credibility'])} on average")
+        one = d["points"] == 1
+        parts.append(f"DiCE's {count_noun(d['points'], 'counterfactual')} {'changes' if one else 'change'} "
+                     f"{d['ℓ0']:.1f} features{'' if one else ' on average'}, with a largest numeric change of "
+                     f"{d['ℓ∞ (SD)']:.2f} standard deviations, and {'is' if one else 'are'} "
+                     f"{credibility_text(d['credibility'])}{'' if one else ' on average'}")
     elif len(dice):
         parts.append(f"DiCE found no counterfactual ({dice['note'].iloc[0]})")
     return "; ".join(parts) + "." if parts else "No method found a counterfactual for this row."

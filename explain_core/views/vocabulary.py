@@ -225,6 +225,11 @@ def factor_text(groups: Sequence[str]) -> str:
     return ", ".join(groups) or "∅ (no feature)"
 
 
+def count_noun(n: float, noun: str, plural: str | None = None) -> str:
+    """``1 feature``, ``2 features``, ``1,200 rows``: a count with its noun in the right number."""
+    return f"{n:,.0f} {noun if n == 1 else plural or noun + 's'}"
+
+
 def join_words(words: Sequence[str]) -> str:
     """a / a and b / a, b and c."""
     words = list(words)

@@ -27,6 +27,7 @@ from .references.outcome import ReferenceSEV
 from .references.space import Destination
 from .results import Explanation
 from .seeding import global_generators
+from .views.vocabulary import join_words
 
 DICE_METHODS = {"random": "DiCE (random)", "genetic": "DiCE (genetic)"}
 OUTCOME = "__outcome__"
@@ -135,9 +136,13 @@ def dice_points(setup, query: pd.DataFrame, fitted: FittedReferences, *, method:
     one-hot blocks intact) and measured like SEV's explanations."""
     if setup.dataset.task != "classification":
         return MethodPoints(DICE_METHODS[method], (), 0.0, "DiCE is run for classification only")
+    data, columns = setup.dataset, list(setup.dataset.columns)
+    missing = [c for c in columns if pd.isna(query[c].iloc[0])]
+    if missing:  # DiCE refuses such a query ("impute the missing values and try again")
+        return MethodPoints(DICE_METHODS[method], (), 0.0, f"DiCE cannot start from a row with a missing value "
+                                                           f"({join_words(missing)} missing here)")
     import dice_ml
 
-    data, columns = setup.dataset, list(setup.dataset.columns)
     train = data.features.iloc[setup.train_rows][columns].copy()
     train[OUTCOME] = data.y[setup.train_rows]
     numeric = [g.columns[0] for g in data.groups if g.kind == "numeric" and not g.is_block]

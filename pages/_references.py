@@ -220,7 +220,8 @@ def counterfactual_section(s) -> None:
     summary = compared.summary()
     with st.container(key="cmp_counterfactuals"):
         st.markdown(plain(counterfactual_reading(summary)))
-        st.table(summary.style.format({c: "{:.3f}" for c in summary.columns if c != "note"} | {"points": "{:.0f}"}))
+        st.table(summary.style.format({c: "{:.3f}" for c in summary.columns if c != "note"} | {"points": "{:.0f}"},
+                                      na_rep="—"))
         st.plotly_chart(points_figure({m.method: m.points for m in compared.methods}), width="stretch",
                         key="cmp_points_chart")
         held = f"; {', '.join(s.restricted)} held fixed by every method" if s.restricted else ""

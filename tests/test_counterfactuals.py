@@ -70,3 +70,14 @@ def test_comparison_round_trips_through_json(comparison):
     summary = comparison.summary()
     assert list(summary.columns) == ["points", "ℓ0", "ℓ∞ (SD)", "ℓ1 (SD)", "credibility", "seconds", "note"]
     assert np.isfinite(summary.loc["DiCE (random)", "ℓ∞ (SD)"])
+
+
+def test_a_row_with_a_missing_value_gets_a_note_not_dices_advice(german, row):
+    """DiCE refuses a query with a missing value and advised to "impute the missing values and try again", which
+    the app cannot do; the note says what is missing."""
+    fitted = fit_references(german, 1)
+    gap = row.copy()
+    gap[["duration_months", "purpose"]] = [np.nan, None]
+    found = dice_points(german, gap, fitted, seed=0)
+    assert found.points == () and found.note == ("DiCE cannot start from a row with a missing value (duration_months and "
+                                                 "purpose missing here)")

@@ -6,23 +6,22 @@ from __future__ import annotations
 import streamlit as st
 
 from explain_core.inspection import interactions, partial_dependence
+from explain_core.inspection.dependence import ICE_ROWS, PDP_ROWS
 from explain_core.views.dependence import (dependence_figure, dependence_text, feature_label, interaction_figure,
                                            interaction_text)
 from pages import _shared as shared
 
-PDP_ROWS, ICE_ROWS, INTERACTION_ROWS = 500, 100, 200
 NO_PAIR = "(one feature)"
 
 
 @st.cache_data(show_spinner="Partial dependence of the sampled rows…", max_entries=16)
 def dependence(_setup, key: str, groups: tuple[str, ...], query, row: int, seed: int):
-    return partial_dependence(_setup, list(groups), query=query, row=row, rows=PDP_ROWS, ice_rows=ICE_ROWS,
-                              seed=seed)
+    return partial_dependence(_setup, list(groups), query=query, row=row, seed=seed)
 
 
 @st.cache_data(show_spinner="Interactions of the sampled rows…", max_entries=8)
 def pair_strengths(_setup, key: str, seed: int):
-    return interactions(_setup, rows=INTERACTION_ROWS, seed=seed)
+    return interactions(_setup, seed=seed)
 
 
 def section(s, p) -> None:

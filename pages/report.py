@@ -70,7 +70,7 @@ with st.spinner("Computing the explanations the report needs…"):
                        if "counterfactuals" in need else None)
     cube = shared.cube(s, s.key, query) \
         if "sev" in chosen and len(s.dataset.groups) <= HYPERCUBE_FIGURE_MAX_GROUPS else None
-    dependence = report_pdp(s, s.key, query, shared.row(), sev_feature(sev), p.seed) \
+    dependence = report_pdp(s, s.key, query, shared.row(), sev_feature(sev, s.model.threshold), p.seed) \
         if "dependence" in chosen else None
     pairs = _model_dependence.pair_strengths(s, s.key, p.seed) if "dependence" in chosen else None  # model page's
     cohort_key, cohort_part = st.session_state.get(REPORT_KEY, (None, None))  # the Cohorts & fairness page's

@@ -79,5 +79,5 @@ def test_a_row_with_a_missing_value_gets_a_note_not_dices_advice(german, row):
     gap = row.copy()
     gap[["duration_months", "purpose"]] = [np.nan, None]
     found = dice_points(german, gap, fitted, seed=0)
-    assert found.points == () and found.note == ("DiCE cannot start from a row with a missing value (duration_months and "
-                                                 "purpose missing here)")
+    assert found.points == () and found.note == ("DiCE cannot start from a row with a missing value "
+                                                 "(duration_months and purpose missing here)")

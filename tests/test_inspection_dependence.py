@@ -28,6 +28,7 @@ from explain_core.intake.encoding import encoded_model, make_encoder
 from explain_core.intake.models import wrap_model
 from explain_core.results import load_result
 from explain_core.setup import make_setup
+from explain_core.sev.readings import explanation_lines
 from explain_core.views.vocabulary import format_number
 from explain_core.views.dependence import dependence_figure, dependence_text, interaction_figure, interaction_text
 
@@ -341,8 +342,8 @@ def test_the_report_draws_the_rows_leading_feature(compas):
 
     row = int(compas.test_rows[3])
     report = rep.build_row_report(compas, row, Parameters(), sections=("sev", "dependence"))
-    leading = report.sev.minus.explanations[0][0]
-    want = partial_dependence(compas, [leading], row=row, rows=300, ice_rows=50)
+    leading = explanation_lines(report.sev, "minus", compas.model.threshold)[0].moves[0].group
+    want = partial_dependence(compas, [leading], row=row, rows=500, ice_rows=100)
     assert report.dependence == want and "dependence" in report.figures
     assert report.contents()[-1][0] == "2. Partial dependence"
     pdf = PdfReader(io.BytesIO(rep.write_pdf(report, image_renderer="matplotlib")))

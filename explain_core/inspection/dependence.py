@@ -29,6 +29,7 @@ from ..setup import Setup
 
 PERCENTILES = (0.05, 0.95)  # sklearn's default range of a numeric grid
 MAX_LEVELS = 30  # a categorical feature's most frequent levels drawn as bars
+PDP_ROWS, ICE_ROWS = 500, 100  # the sample of test rows averaged, and the rows drawn one by one (page and report)
 
 
 @dataclass(frozen=True, eq=False)
@@ -123,7 +124,7 @@ def grid_scores(setup: Setup, frame: pd.DataFrame, changes: Sequence[tuple[Featu
 
 
 def partial_dependence(setup: Setup, groups: Sequence[str], *, query: pd.DataFrame | None = None,
-                       row: int | None = None, rows: int = 500, ice_rows: int = 100, grid: int = 20,
+                       row: int | None = None, rows: int = PDP_ROWS, ice_rows: int = ICE_ROWS, grid: int = 20,
                        seed: int = 0) -> PartialDependence:
     """PDP and ICE of one feature group (``groups = [name]``), or the 2-D PDP of a pair, over a seeded sample of
     ``rows`` test rows (ICE lines kept for the first ``ice_rows`` of them), with the chosen row's own line: the row

@@ -221,7 +221,8 @@ def build_row_report(setup: Setup, row: int | pd.DataFrame, params: Parameters |
     if "counterfactuals" in need:
         report.counterfactuals = counterfactuals or row_counterfactuals(setup, query, params)
     if "dependence" in sections:
-        report.dependence = dependence or report_dependence(setup, query, position, sev_feature(report.sev),
+        report.dependence = dependence or report_dependence(setup, query, position,
+                                                            sev_feature(report.sev, setup.model.threshold),
                                                             params.seed)
         report.interactions = interactions or report_interactions(setup, params.seed)
     if setup.training is not None:

@@ -12,6 +12,7 @@ import pandas as pd
 from ..inspection.dependence import PartialDependence, partial_dependence
 from ..inspection.interactions import SHAP_METHOD, Interactions, interactions
 from ..sev.engine import SEVExplanation
+from ..sev.readings import explanation_lines
 from ..views.dependence import dependence_text, interaction_text
 from ..views.global_shap import global_shap
 from ..views.vocabulary import format_number, format_value
@@ -21,28 +22,28 @@ if TYPE_CHECKING:
     from .build import RowReport
     from .pdf import Images, Writer
 
-REPORT_ROWS, REPORT_ICE_ROWS, SHAP_RANKING_ROWS = 300, 50, 100
+SHAP_RANKING_ROWS = 100
 PAIRS_SHOWN = 5
 CONTENTS = ("Partial dependence", ["how the row's leading feature moves the score on average and for this row "
                                    "(PDP and ICE)", "the grid values with both scores",
                                    "the strongest feature interactions"])
 
 
-def sev_feature(sev: SEVExplanation | None) -> str | None:
-    """The first feature of the row's first minimal SEV explanation (SEV® when features are restricted, else SEV⁻,
-    as the report's reading), if any."""
+def sev_feature(sev: SEVExplanation | None, threshold: float) -> str | None:
+    """The first feature of the row's strongest minimal SEV explanation (SEV® when features are restricted, else
+    SEV⁻: the one the report's reading leads with; ``threshold``: the model's), if any."""
     if sev is None:
         return None
-    explanations = (sev.minus if sev.restricted is None else sev.restricted).explanations
-    return explanations[0][0] if explanations and explanations[0] else None
+    lines = explanation_lines(sev, "minus" if sev.restricted is None else "restricted", threshold)
+    return lines[0].moves[0].group if lines else None
 
 
 def report_dependence(setup: Setup, query: pd.DataFrame, row: int | None, feature: str | None,
                       seed: int = 0) -> PartialDependence:
-    """PDP and ICE of ``feature`` (:func:`sev_feature`; None: the largest mean |SHAP|) for the row ``query``."""
+    """PDP and ICE of ``feature`` (:func:`sev_feature`; None: the largest mean |SHAP|) for the row ``query``, over
+    the model page's sample (the same rows and numbers as its chart)."""
     group = feature or global_shap(setup, rows=SHAP_RANKING_ROWS, seed=seed).importance().index[0]
-    return partial_dependence(setup, [group], query=query, row=row, rows=REPORT_ROWS, ice_rows=REPORT_ICE_ROWS,
-                              seed=seed)
+    return partial_dependence(setup, [group], query=query, row=row, seed=seed)
 
 
 def report_interactions(setup: Setup, seed: int = 0) -> Interactions:
@@ -56,7 +57,8 @@ def dependence_section(w: Writer, r: RowReport, number: int, images: Images) -> 
     group = result.groups[0]
     w.h1(f"{number}. Partial dependence — how {group} moves the score")
     w.text(dependence_text(result), size=10, style="B")
-    why = ("the first feature of this row's minimal SEV explanation" if group == sev_feature(r.sev)
+    leading = sev_feature(r.sev, r.setup.model.threshold)
+    why = ("the first feature of this row's minimal SEV explanation" if group == leading
            else f"the feature with the largest mean |SHAP| over {SHAP_RANKING_ROWS} test rows")
     w.text(f"Feature: {group}, {why}. The average is over {len(result.rows)} test rows drawn with seed {result.seed}, "
            f"each with {group} set to every value of the grid (its observed quantiles, or its levels); the faint "

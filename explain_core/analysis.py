@@ -261,7 +261,7 @@ def row_linear(setup: Setup, query: pd.DataFrame, params: LinearParameters | Par
 
 def linear_space(setup: Setup, query: pd.DataFrame):
     """The group-literal space of the query: z_j = −1 moves group j to the reference (the SEV hypercube)."""
-    from .linear.space import group_space
+    from .linear.groups import group_space
     return group_space(setup.model, setup.dataset, query, setup.reference_for(query), rows=setup.train_rows)
 
 

@@ -19,7 +19,7 @@ from explain_core.linear.guarantees import SampleGuidance
 from explain_core.views.linear import folded_weights, sample_guidance_text, sweep_figure, weights_figure
 from explain_core.views.summaries import sweep_text, weights_text
 from explain_core.views.vocabulary import (LINEAR_CHOICE_LABELS, METHOD_LABELS, METRIC_COLUMNS, SWEEP_LABELS,
-                                           format_significant, plain)
+                                           format_significant, join_words, plain)
 from explain_core.views.readings import lemma4_sentence, linear_reading
 from pages import _shared as shared
 from pages import _stops as stops
@@ -148,8 +148,13 @@ with st.container(key="lin_space"):
             f"Each feature becomes a **literal** “keeps ⟨feature⟩ = ⟨this row's value⟩”, e.g. *{plain(example)}*. "
             "At this row every literal is true (x_j = +1); **z_j = −1 moves that feature to the reference value** "
             f"({plain(s.reference_of_label(shared.current_label()).description)}), so the corners of "
-            f"{{−1, +1}}^{d} are the SEV hypercube plus a bias literal that is always +1. An explanation is a weight "
-            "vector w with at most k non-zero weights, **anchored**: w·x = f(x).")
+            f"{{−1, +1}}^{len(report.names)} are the SEV hypercube plus a bias literal that is always +1. An "
+            "explanation is a weight vector w with at most k non-zero weights, **anchored**: w·x = f(x).")
+        still = [g for g in s.dataset.group_names if g not in report.groups]
+        if still:
+            st.markdown(f"{plain(join_words(still))} {'has' if len(still) == 1 else 'have'} the reference's value at "
+                        "this row, so moving them changes nothing: they have no literal (a weight on one could only "
+                        "fit the sample's noise).")
         st.markdown(f_description(s, query))
         st.markdown("Fidelity error F(w) = E[¼(w·z − f(z))²] over D_{x,σ} (F̂: the same mean over the fitting "
                     "sample); relevance error R(w) = E[¼(f(z) − f(x))² | w·z = w·x]; Lemma 4: R ≤ (1 + e^−σ)^k · F "

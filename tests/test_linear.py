@@ -24,8 +24,9 @@ from explain_core.linear.exact import exact_fit
 from explain_core.linear.iht import gshp_numpy, step_size
 from explain_core.linear.miqp import l1_relaxation, solve_miqp
 from explain_core.linear.problem import GramProblem, _box_enumerate, box_solve
-from explain_core.linear.space import (LiteralSpace, TargetScale, _donors, _draw, boolean_model, fit_boolean_encoder,
-                                       group_space, keep_probability, sample_neighbourhood)
+from explain_core.linear.groups import _donors, _draw, group_space
+from explain_core.linear.space import (LiteralSpace, TargetScale, boolean_model, fit_boolean_encoder, keep_probability,
+                                       sample_neighbourhood)
 from explain_core.reference import make_reference
 from explain_core.sev.cube import mix
 
@@ -403,17 +404,27 @@ def toy_model():
 
 
 def test_group_space_reference_mode_is_the_sev_hypercube(toy_model):
+    """f on the space's corners is the model's label on the SEV hypercube of every group (brute force over all
+    2^p vertices); a group at the reference's value has no literal, since moving it changes no input."""
     data, trained = toy_model
     ref = make_reference(data, trained.train_rows)
-    row = data.features.iloc[[7]]
+    row = data.features.iloc[[7]].copy()
+    row["kids"] = ref.values["kids"]
+    at_reference = [g.name for g in data.groups if all(row[c].iloc[0] == ref.values[c] for c in g.columns)]
+    assert "kids" in at_reference and len(at_reference) < len(data.groups)
     space = group_space(trained.model, data, row, ref)
+    assert space.groups == tuple(g for g in data.group_names if g not in at_reference)
     assert space.names[1:] == tuple(f"keeps {g} = {space.names[i + 1].split(' = ', 1)[1]}"
-                                    for i, g in enumerate(data.group_names))
-    Z = all_points(space.d)
-    masks = Z[:, 1:] > 0
+                                    for i, g in enumerate(space.groups))
+    masks = all_points(len(data.groups) + 1)[:, 1:] > 0  # every vertex of the full hypercube
     own = trained.model.label(row)[0]
     expected = np.where(trained.model.label(mix(GroupLayout.of(data), row, ref, masks)) == own, 1.0, -1.0)
-    assert (space.evaluate(Z) == expected).all() and space.fx == 1.0 and space.deterministic
+    moving = [data.group_names.index(g) for g in space.groups]
+    corners = np.column_stack([np.ones(len(masks), dtype=np.int8), np.where(masks[:, moving], 1, -1)])
+    assert (space.evaluate(corners) == expected).all() and space.fx == 1.0 and space.deterministic
+    at_ref = data.features.iloc[[7]].assign(**{c: ref.values[c] for c in data.columns})
+    same = group_space(trained.model, data, at_ref, ref)
+    assert same.groups == tuple(data.group_names)  # the row is the reference: every group keeps its literal
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -22,8 +22,8 @@ from .exact import ExactFit, exact_fit
 from .iht import PAPER_IHT, IHTResult, device, gshp, iht, project_anchored
 from .metrics import RELEVANCE_SAMPLES, Relevance, Scores, anchoring_gap, lemma4_bound, relevance, score
 from .problem import GramProblem, support_of
-from .space import (LiteralSpace, Sample, TargetScale, boolean_model, draw_sample, group_space,
-                    sample_neighbourhood)
+from .groups import group_space
+from .space import LiteralSpace, Sample, TargetScale, boolean_model, draw_sample, sample_neighbourhood
 
 __all__ = ["METHODS", "RELEVANCE_SAMPLES", "SOLVERS", "Comparison", "ExactFit", "GramProblem", "IHTResult",
            "LinearExplanation", "LiteralSpace", "MethodResult", "PAPER_IHT", "Relevance", "Sample", "Scores",

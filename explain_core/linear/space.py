@@ -6,7 +6,7 @@ the literal names and the black box f: {−1,+1}^d → [−1,+1] evaluated in ba
 * **Boolean-model mode** (§6.1, the paper's tables): every attribute becomes indicator literals
   (:class:`BooleanEncoder`) and a demo MLP is trained on that encoding (:func:`boolean_model`), so
   every z is a valid model input.
-* **Any-model mode** (what users bring, :func:`group_space`): one literal per feature group, "keeps
+* **Any-model mode** (what users bring, :func:`~.groups.group_space`): one literal per feature group, "keeps
   the row's value". z_j = −1 replaces the group's value by the reference value (``replace="reference"``,
   then the hypercube *is* the SEV hypercube) or by a seeded draw from training rows whose value lies in
   a different quantile bin (``replace="draw"``).
@@ -30,18 +30,14 @@ from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.preprocessing import KBinsDiscretizer
 
 from ..cache import cache_dir, held, write_atomic
-from ..errors import check_choice
 from ..intake.data import Dataset, FeatureGroup
 from ..intake.demo_models import load_own_skops
-from ..intake.models import ModelAdapter
-from ..reference import Reference
-from ..sev.cube import DEFAULT_CHUNK_ROWS, mix
+from ..sev.cube import DEFAULT_CHUNK_ROWS
 from .corners import CornerMemo
 from .problem import GramProblem
 
 K_BINS = 4  # §6.1: K = 4 quantile bins / at most K one-hot values / K−1 most frequent categories + "other"
 BIAS = "bias (always true)"
-REPLACE_MODES = ("reference", "draw")
 
 
 @dataclass(frozen=True)
@@ -367,84 +363,3 @@ def _fit(task: str, seed: int, X: np.ndarray, y: np.ndarray):
         warnings.simplefilter("ignore", ConvergenceWarning)  # §6.1 caps the iterations on purpose
         estimator.fit(X, y)
     return estimator
-
-
-# ---------------------------------------------------------------------------------------------------
-# Any-model mode: one literal per feature group
-
-def group_space(model: ModelAdapter, dataset: Dataset, row: pd.DataFrame, reference: Reference, *,
-                replace: str = "reference", rows: Sequence[int] | None = None, K: int = K_BINS) -> LiteralSpace:
-    """Literals "keeps <group> = <value>" of one query row for any model.
-
-    z_j = −1 replaces group j by the reference value (``replace="reference"``: the SEV hypercube,
-    deterministic) or by the value of a training row drawn at random (seeded per call) among those
-    whose value lies in a different quantile bin (``K`` bins) or category (``replace="draw"``; a group
-    where no such row exists keeps the reference value). ``rows`` are the training rows (for draws
-    and the regression range); default all rows.
-    """
-    check_choice(replace, REPLACE_MODES, "replacement mode")
-    layout = dataset.layout
-    query = row.iloc[:1].reset_index(drop=True)
-    rows = np.arange(len(dataset.features)) if rows is None else np.asarray(rows)
-    values = layout.values(query.iloc[0].to_dict())
-    names = (BIAS,) + tuple(f"keeps {g.name} = {_fmt(values[g.name])}" for g in dataset.groups)
-    x = np.ones(len(names), dtype=np.int8)
-    donors = _donors(dataset, query, rows, K) if replace == "draw" else None
-    train = dataset.features.iloc[rows].reset_index(drop=True)
-
-    def inputs(Z: np.ndarray, seed: int) -> pd.DataFrame:
-        keep = np.asarray(Z)[:, 1:] > 0
-        frame = mix(layout, query, reference, keep)
-        return frame if donors is None else _draw(frame, keep, dataset.groups, donors, train, seed)
-
-    if dataset.task == "classification":
-        own = model.label(query)[0]
-        target = TargetScale("classification", classes=_class_pair(dataset, own))
-        f = lambda Z, seed: np.where(model.label(inputs(Z, seed)) == own, 1.0, -1.0)  # noqa: E731
-    else:
-        y = dataset.y[rows]
-        target = TargetScale("regression", float(y.min()), float(y.max()))
-        f = lambda Z, seed: target.to_f(model.score(inputs(Z, seed)))  # noqa: E731
-    return LiteralSpace(names, x, f, target, replace, deterministic=replace == "reference",
-                        groups=tuple(g.name for g in dataset.groups))
-
-
-def _class_pair(dataset: Dataset, own_label: int) -> tuple:
-    others = [c for c in pd.unique(dataset.target) if c != dataset.positive_class]
-    negative = others[0] if len(others) == 1 else f"not {dataset.positive_class}"
-    return (dataset.positive_class, negative) if own_label == 1 else (negative, dataset.positive_class)
-
-
-def _donors(dataset: Dataset, query: pd.DataFrame, rows: np.ndarray, K: int) -> list[np.ndarray]:
-    """For each group, the positions (within ``rows``) whose value is in another quantile bin (numeric,
-    ``K`` bins over ``rows``) or another category / active column than the query's."""
-    frame = dataset.features.iloc[rows]
-    out = []
-    for group in dataset.groups:
-        if group.kind == "numeric" and len(group.columns) == 1:
-            v = frame[group.columns[0]].to_numpy(dtype=float)
-            edges = np.unique(np.nanquantile(v, np.linspace(0, 1, K + 1)[1:-1]))
-            own = np.searchsorted(edges, float(query[group.columns[0]].iloc[0]), side="right")
-            out.append(np.flatnonzero((np.searchsorted(edges, v, side="right") != own) & ~np.isnan(v)))
-        else:
-            values = _attribute_values(frame, group, {}).astype(str).to_numpy()
-            own = str(_attribute_values(query, group, {}).iloc[0])
-            out.append(np.flatnonzero(values != own))
-    return out
-
-
-def _draw(frame: pd.DataFrame, keep: np.ndarray, groups, donors, train: pd.DataFrame, seed: int) -> pd.DataFrame:
-    """Replace every dropped group (keep False) by the value of a seeded random donor row."""
-    rng = np.random.default_rng(seed)
-    frame = frame.copy()
-    for j, group in enumerate(groups):
-        hit = np.flatnonzero(~keep[:, j])
-        if len(hit) == 0 or len(donors[j]) == 0:
-            continue
-        picks = rng.choice(donors[j], size=len(hit))
-        for column in group.columns:
-            values = frame[column].to_numpy().copy()
-            values[hit] = train[column].to_numpy()[picks]
-            frame[column] = values
-    return frame
-

@@ -169,6 +169,29 @@ def test_xgboost_sklearn_and_native(data, xy, tmp_path):
     assert shap.explainer.startswith("TreeExplainer")  # SHAP's tree path for the native booster too
 
 
+def test_xgboost_with_native_categorical_features_scores_text_columns_in_its_sandbox(tmp_path):
+    """An XGBoost model trained with ``enable_categorical`` on text columns: its .json scores the dataset's text
+    as the original model scores the same values as categories (it was refused: "DataFrame.dtypes for data must
+    be int, float, bool or category"), one row alone as in a batch, and SEV explains a row."""
+    import xgboost
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"colour": rng.choice(["red", "green", "blue", "amber"], 400),
+                          "size": rng.normal(size=400).round(2), "shape": rng.choice(["round", "square"], 400)})
+    frame["y"] = ((frame["colour"].isin(["red", "amber"])) ^ (frame["size"] > 0.5)).astype(int)
+    data = make_dataset(frame, "y")
+    X = data.features.astype({"colour": "category", "shape": "category"})
+    model = xgboost.XGBClassifier(n_estimators=30, max_depth=3, enable_categorical=True, tree_method="hist",
+                                  random_state=0, n_jobs=1).fit(X, data.y)
+    setup = load(data, native_bytes(model, ".json", tmp_path), "cat.json", positive_class=1)
+    assert setup.model.sandboxed
+    expected = model.predict_proba(X.iloc[:ROWS])[:, 1]
+    np.testing.assert_allclose(setup.model.score(data.features.iloc[:ROWS]), expected, atol=1e-6, rtol=0)
+    assert setup.model.score(data.features.iloc[[7]])[0] == pytest.approx(expected[7], abs=1e-6)
+    row = data.features.iloc[[7]]
+    assert explain_sev(setup.model, data, row, setup.reference_for(row)).minus.status == "explained"
+
+
 def test_lightgbm_sklearn_and_native_with_sanitised_names(data, xy, tmp_path):
     import lightgbm
 

@@ -45,18 +45,19 @@ class NativeBooster:
     regressions (``predict`` only). ``feature_names_in_`` are the names stored in the file.
     """
 
-    def __init__(self, booster, library: str, objective: str, feature_names):
+    def __init__(self, booster, library: str, objective: str, feature_names, categorical=()):
         self.booster, self.library, self.objective = booster, library, objective
         self._threads = None  # XGBoost's thread count as last set (_positive)
         self.feature_names_in_ = np.array(list(feature_names), dtype=object)
+        self.categorical = tuple(categorical)  # XGBoost's native categorical inputs (feature type "c")
         if objective in BINARY[library]:
             self.classes_ = np.array([0, 1])
 
     @property
     def reads_floats(self) -> bool:
         """XGBoost and LightGBM read their inputs as one float matrix, column by position (CatBoost may hold
-        categorical features)."""
-        return self.library in ("xgboost", "lightgbm")
+        categorical features, and so may an XGBoost model trained with ``enable_categorical``)."""
+        return self.library == "lightgbm" or self.library == "xgboost" and not self.categorical
 
     def _positive(self, X) -> np.ndarray:
         threads = 1 if len(X) < PARALLEL_ROWS else 0  # 0: the library's default
@@ -64,7 +65,7 @@ class NativeBooster:
             X = X.to_numpy(dtype=float) if isinstance(X, pd.DataFrame) else np.asarray(X, dtype=float)
             return np.asarray(self.booster.predict(X, num_threads=threads), dtype=float)
         if self.library == "xgboost":  # in place: no DMatrix copy; a frame's names are checked against the file's
-            X = X if isinstance(X, pd.DataFrame) else np.asarray(X, dtype=float)
+            X = self._categories(X) if isinstance(X, pd.DataFrame) else np.asarray(X, dtype=float)
             if threads != self._threads:
                 self.booster.set_param({"nthread": threads})
                 self._threads = threads
@@ -73,6 +74,13 @@ class NativeBooster:
         kind = "Probability" if hasattr(self, "classes_") else "RawFormulaVal"
         out = np.asarray(self.booster.predict(frame, prediction_type=kind), dtype=float)
         return out[:, 1] if out.ndim == 2 else out
+
+    def _categories(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """The frame with XGBoost's categorical inputs as pandas categories: XGBoost (≥ 3.1) keeps the categories
+        it was trained on in the model and re-codes a frame's by value, so a row's own categories score alike."""
+        if not self.categorical:
+            return frame
+        return frame.assign(**{c: frame[c].astype("category") for c in self.categorical if c in frame})
 
     @property
     def predict_proba(self):
@@ -98,7 +106,9 @@ def load_native(data: bytes, suffix: str, name: str) -> NativeBooster:
             booster = module.Booster()
             booster.load_model(bytearray(data))
             objective = json.loads(booster.save_config())["learner"]["objective"]["name"]
-            return NativeBooster(booster, library, objective, booster.feature_names or [])
+            names, types = booster.feature_names or [], booster.feature_types or []
+            return NativeBooster(booster, library, objective, names,
+                                 [n for n, t in zip(names, types) if t == "c"])
         if library == "lightgbm":
             booster = module.Booster(model_str=data.decode("utf-8"))
             objective = str(booster.params.get("objective") or booster.dump_model().get("objective", "")).split()[0]

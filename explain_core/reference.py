@@ -91,7 +91,7 @@ def make_reference(dataset: Dataset, rows: Sequence[int] | None = None, *, stati
                 "profile")
     else:
         whole = ", whole-valued features rounded" if rounded else ""
-        text = f"{statistic} of numeric / mode of categorical features over {len(rows)} {who}{whole}"
+        text = f"{statistic} of numeric / mode of categorical features over {len(rows):,} {who}{whole}"
     return Reference(values, text + (f"; custom: {', '.join(map(str, overrides))}" if overrides else ""), overrides,
                      statistic, population if opposite else "all", explain_class,
                      threshold if opposite and regression else None, rounded and picked is None)

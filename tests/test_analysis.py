@@ -91,7 +91,7 @@ def test_agreement_reads_each_method_as_documented(demo, row):
                                            for g in f.groups}
     for method, column in (("iht", "Linear IHT"), ("exact", "Linear exact")):
         w = lin.weights()[method].to_numpy()
-        assert set(m.index[m[column]]) == {demo.dataset.group_names[j - 1] for j in np.flatnonzero(w) if j > 0}
+        assert set(m.index[m[column]]) == {lin.groups[j - 1] for j in np.flatnonzero(w) if j > 0}
         assert m[column].sum() <= p.k - 1
     for att in (base.lime, base.shap):
         top = np.argsort(-np.abs(att.values), kind="stable")[:2]
@@ -140,7 +140,10 @@ def test_one_linear_pipeline_for_the_app_the_pdf_and_the_api(demo, row):
     for method in ("both", "iht", "exact"):
         p = Parameters(k=3, m=600, linear_method=method)
         lin = row_linear(demo, q, p)
-        assert isinstance(lin, LinearExplanation) and lin.groups == tuple(demo.dataset.group_names)
+        at_reference = {g.name for g in demo.dataset.groups
+                        if all(q[c].iloc[0] == demo.reference_for(q).values[c] for c in g.columns)}
+        assert isinstance(lin, LinearExplanation) and at_reference
+        assert lin.groups == tuple(g for g in demo.dataset.group_names if g not in at_reference)
         api = explain_linear(linear_space(demo, q), 3, 1.0, 600, seed=0, solver=lin.solver,
                              methods=[r.method for r in lin.comparison.results])
         comp = compare(linear_space(demo, q), 3, 1.0, 600, seed=0, methods=[r.method for r in lin.comparison.results])
@@ -155,7 +158,7 @@ def test_one_linear_pipeline_for_the_app_the_pdf_and_the_api(demo, row):
         if lin.exact is not None:
             assert np.array_equal(lin.w, lin.exact.w) and lin.exact.certified
         assert lin.table()["contribution"].sum() == pytest.approx(lin.fx)
-        assert lin.support_groups(lin.solver) == tuple(g for g, s in zip(demo.dataset.group_names, lin.w[1:]) if s)
+        assert lin.support_groups(lin.solver) == tuple(g for g, s in zip(lin.groups, lin.w[1:]) if s)
     with pytest.raises(IntakeError, match="solver 'exact' must be among the methods"):
         explain_linear(linear_space(demo, q), 3, m=200, methods=("iht", "lime"))
     with pytest.raises(IntakeError, match="No .l1_relax. fit here"):

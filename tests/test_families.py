@@ -299,7 +299,7 @@ def test_wrong_shapes_and_nan_are_refused_at_upload(data):
             return self.output(len(X))
 
     bad_shape = wrap_model(TwoColumns(lambda n: np.full((n, 3), 1 / 3)), data, positive_class=1)
-    with pytest.raises(ModelCallError, match=r"probabilities of shape \(20, 3\) for 20 row\(s\)"):
+    with pytest.raises(ModelCallError, match=r"probabilities of shape \(20, 3\) for 20 rows"):
         bad_shape.score(data.features.iloc[:20])
     from explain_core.setup import check_model
 

@@ -47,7 +47,7 @@ def test_default_is_mean_and_mode_over_negative_training_rows(compas):
     assert reference.values["age"] == 37 and reference.values["prior_offense_count"] % 1 == 0  # whole: rounded
     assert_values(make_reference(compas, train, rounded=False), expected(negatives, numeric))
     assert reference.values["sex"] == "Male" and reference.values["charge_degree"] == "Felony"
-    assert reference.description.endswith(f"features over {len(negatives)} rows of class 0, whole-valued features "
+    assert reference.description.endswith(f"features over {len(negatives):,} rows of class 0, whole-valued features "
                                           "rounded")
 
 

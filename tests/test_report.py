@@ -136,6 +136,7 @@ def test_summary_names_dataset_model_metrics_row_and_every_parameter(pdfs, demo,
     assert f"test accuracy {trained.metrics['test_accuracy']:.3f}, test AUC {trained.metrics['test_auc']:.3f}" in text
     assert reference.description in text
     assert f"row {row} (test row)" in text
+    assert f"Model {trained.source} " in text and f"{trained.model.name}; {trained.source}" not in text
     all_lines = lines(pdfs["auto"][0])
     for group in data.groups:  # the row and the reference, one line per feature
         value = data.features.iloc[row][group.columns[0]]

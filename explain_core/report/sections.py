@@ -100,7 +100,7 @@ def data_and_model(w: Writer, r: RowReport) -> None:
         ["Dataset", f"{data.name}" + (f" — {card['title']}" if card.get("title") else "")],
         ["Size", f"{len(data.features):,} rows, {len(data.groups)} features ({len(data.columns)} columns); "
                  f"target {data.target.name} ({data.task}{positive})"],
-        ["Model", f"{model.name}; {s.source}"],
+        ["Model", s.source if model.name in s.source else f"{model.name}; {s.source}"],  # a source names it
         ["Performance", f"{perf}; {len(s.train_rows):,} training / {len(s.test_rows):,} test rows: "
                         f"{TEST_ROWS_WORDS.get(metrics.get('test_rows', 'split'))}. {metrics_caveat(metrics)}".strip()],
         ["Score", f"{s.score_text(r.score, digits=3)}; label 1 by {model.rule}"], *threshold_fact(s),

@@ -57,7 +57,7 @@ class NativeBooster:
     def reads_floats(self) -> bool:
         """XGBoost and LightGBM read their inputs as one float matrix, column by position (CatBoost may hold
         categorical features, and so may an XGBoost model trained with ``enable_categorical``)."""
-        return self.library == "lightgbm" or self.library == "xgboost" and not self.categorical
+        return self.library == "lightgbm" or (self.library == "xgboost" and not self.categorical)
 
     def _positive(self, X) -> np.ndarray:
         threads = 1 if len(X) < PARALLEL_ROWS else 0  # 0: the library's default

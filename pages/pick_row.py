@@ -64,7 +64,8 @@ positions = np.flatnonzero(keep)
 predicted_values = np.array([data.class_value(1), data.class_value(0)], dtype=object)  # as the target is written
 table = pd.concat([scores.iloc[positions][["score"]],
                    pd.DataFrame({"predicted": predicted_values[1 - scores["predicted"].to_numpy()[positions]]
-                                 if classification else scores["predicted"].to_numpy()[positions],
+                                 if classification else  # a regression's side of the threshold, in words
+                                 np.array(s.class_names, dtype=object)[scores["predicted"].to_numpy()[positions]],
                                  "true": data.target.to_numpy()[positions], "misclassified": wrong[positions]},
                                 index=scores.index[positions]),
                    scores.iloc[positions][["split"]], data.features.iloc[positions]], axis=1)

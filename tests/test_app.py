@@ -181,6 +181,8 @@ def test_every_page_renders_on_a_demo(name, kind):
                 [setup.dataset.class_name(v, short=True) for v in (1, 0)] if setup.dataset.task == "classification"
                 else [f"at or above {format_number(setup.model.threshold)}",
                       f"below {format_number(setup.model.threshold)}"])]
+            if setup.dataset.task != "classification":  # the table's predicted column in the same words
+                assert set(at.dataframe[0].value["predicted"]) <= set(setup.class_names)
         shown = [visible(e.value) for e in (*at.markdown, *at.caption, *at.info)] + [m.value for m in at.metric]
         assert not [t for t in shown if re.search(r"-0\.0*(?![0-9])", t)], page  # numbers by magnitude: no "-0.00"
         assert not [t for t in shown if re.search(r"\w\(s\)", t)], page  # "1 feature", "2 features": no "feature(s)"

@@ -64,7 +64,9 @@ def group_space(model: ModelAdapter, dataset: Dataset, row: pd.DataFrame, refere
 def _at_reference(group, query: pd.DataFrame, reference: Reference) -> bool:
     """Every column of ``group`` holds the reference's value in the one-row ``query`` (missing equals missing)."""
     def same(a, b) -> bool:
-        return bool(pd.isna(a) and pd.isna(b)) or bool(a == b)
+        if pd.isna(a) or pd.isna(b):  # NaN, None or pd.NA: equal only to another missing value
+            return bool(pd.isna(a) and pd.isna(b))
+        return bool(a == b)
     return all(same(query[c].iloc[0], reference.values[c]) for c in group.columns)
 
 

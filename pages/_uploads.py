@@ -138,20 +138,20 @@ def target_choices(frame: pd.DataFrame, digest: str):
     target = c1.selectbox("Target column", columns, index=len(columns) - 1, key="dm_target",
                           help="The outcome the model predicts; every other column is a feature unless dropped.")
     inferred = infer_task(frame[target])
-    classes = [python_value(v) for v in sorted(pd.unique(frame[target].dropna()), key=str)]
-    shown = classes[:MAX_CLASS_OPTIONS]
     # A new target sets the task and class afresh. Set, not dropped: the browser shows a value set here, but keeps
     # showing (and sends back) its own value for a dropped one.
     changed = st.session_state.get("dm_target_for") != (digest, target)
     st.session_state["dm_target_for"] = (digest, target)
     if changed or "dm_task" not in st.session_state:
         st.session_state["dm_task"] = inferred
-    if changed or st.session_state.get("dm_positive") not in shown:
-        st.session_state["dm_positive"] = shown[-1] if len(shown) == 2 else None
     task = c2.selectbox("Task", TASKS, key="dm_task",
                         help=f"Inferred from the target: **{inferred}** (two values or text → classification).")
     positive = None
-    if task == "classification":
+    if task == "classification":  # the classes only then: a regression target may hold millions of values
+        classes = [python_value(v) for v in sorted(pd.unique(frame[target].dropna()), key=str)]
+        shown = classes[:MAX_CLASS_OPTIONS]
+        if changed or st.session_state.get("dm_positive") not in shown:
+            st.session_state["dm_positive"] = shown[-1] if len(shown) == 2 else None
         positive = c3.selectbox(
             "Positive class", shown, format_func=str, key="dm_positive", placeholder="Choose the class to explain",
             help="The class explanations are about (the model's 'yes'); with more than two classes it is "

@@ -217,7 +217,8 @@ def check_held(layout: GroupLayout, kind: str, restricted: Sequence[str]) -> Non
     """An :class:`IntakeError` for an unknown SEV kind, for restricted groups (SEV® Def. 4) that are not the
     layout's, or for restricted groups with SEV⁺."""
     check_choice(kind, KINDS, "SEV kind")
-    unknown = [str(n) for n in restricted if n not in set(layout.names)]
+    names = set(layout.names)
+    unknown = [str(n) for n in restricted if n not in names]
     if unknown:
         raise IntakeError(f"Unknown restricted features: {', '.join(unknown)}; choose from {', '.join(layout.names)}.")
     if restricted and kind == "plus":

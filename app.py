@@ -3,9 +3,9 @@
 Run with ``streamlit run app.py``. Streamlit imports this file once to start the server (``app``, an ``st.App``
 whose start-up imports what the pages use and loads the default demo, so the first visitor does not wait for
 it); every visit then runs it as the script (``__main__``), which draws the navigation and the chosen page. Each
-page in ``pages/`` is a thin view over ``explain_core``; the
+page in ``app_pages/`` is a thin view over ``explain_core``, drawn with the helpers in ``ui/``; the
 session (dataset, model, reference, restricted features, row, parameters) lives in ``st.session_state``
-(see ``pages/_shared.py``) and follows the analyst from page to page.
+(see ``ui/shared.py``) and follows the analyst from page to page.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from explain_core.views.vocabulary import plain
+from explain_core.vocabulary import plain
 
 SIDEBAR_ROWS = 1000  # rows offered by the sidebar's switcher
 ICON = Path(__file__).parent / "static" / "favicon.svg"  # served by this server (a material icon is fetched online)
@@ -32,17 +32,17 @@ CHART_TEXT_CSS = ("<style>.stPlotlyChart :is(.xtick, .ytick, .g-xtitle, .g-ytitl
 def pages() -> dict:
     """The navigation's sections (``st.Page`` objects belong to a script run)."""
     return {
-        "Start": [st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
-                  st.Page("pages/data_model.py", title="Data & model", icon=":material/dataset:"),
-                  st.Page("pages/pick_row.py", title="Pick a row", icon=":material/table_rows:"),
-                  st.Page("pages/model_view.py", title="The model", icon=":material/monitoring:"),
-                  st.Page("pages/cohorts.py", title="Cohorts & fairness", icon=":material/groups:")],
-        "Explain": [st.Page("pages/sev.py", title="SEV", icon=":material/hub:"),
-                    st.Page("pages/lens.py", title="LENS", icon=":material/rule:"),
-                    st.Page("pages/linear.py", title="Linear", icon=":material/bar_chart:"),
-                    st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
-                    st.Page("pages/report.py", title="Report", icon=":material/picture_as_pdf:")],
-        "Improve": [st.Page("pages/sparser_model.py", title="Sparser model", icon=":material/compress:")],
+        "Start": [st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True),
+                  st.Page("app_pages/data_model.py", title="Data & model", icon=":material/dataset:"),
+                  st.Page("app_pages/pick_row.py", title="Pick a row", icon=":material/table_rows:"),
+                  st.Page("app_pages/model_view.py", title="The model", icon=":material/monitoring:"),
+                  st.Page("app_pages/cohorts.py", title="Cohorts & fairness", icon=":material/groups:")],
+        "Explain": [st.Page("app_pages/sev.py", title="SEV", icon=":material/hub:"),
+                    st.Page("app_pages/lens.py", title="LENS", icon=":material/rule:"),
+                    st.Page("app_pages/linear.py", title="Linear", icon=":material/bar_chart:"),
+                    st.Page("app_pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
+                    st.Page("app_pages/report.py", title="Report", icon=":material/picture_as_pdf:")],
+        "Improve": [st.Page("app_pages/sparser_model.py", title="Sparser model", icon=":material/compress:")],
     }
 
 
@@ -66,14 +66,14 @@ def sidebar_summary() -> None:
             with st.container(key="sidebar_class"):
                 chosen = next((i for i, c in enumerate(classes) if str(c) == str(s.dataset.positive_class)), 0)
                 st.selectbox("Explain class", classes, index=chosen, key=key,
-                             format_func=str, on_change=callbacks.guarded(choose_class), args=(key, s.key),
+                             format_func=str, on_change=boundary.guarded(choose_class), args=(key, s.key),
                              help="The model predicts several classes; explanations are for this one against the "
                                   "rest.")
         key = f"sidebar_row_{s.key}_{row}"
         with st.container(key="sidebar_row"):
             st.selectbox(f"Row · {s.score_label}", rows, index=rows.index(row), key=key,
                          format_func=lambda r: f"row {r} · {s.score_value(scores[r])}",
-                         on_change=callbacks.guarded(callbacks.choose_row_from), args=(key, s.key, row),
+                         on_change=boundary.guarded(callbacks.choose_row_from), args=(key, s.key, row),
                          help=f"The first {SIDEBAR_ROWS} test rows the model predicts positive (and the chosen row); "
                               "any row can be chosen on the Pick a row page.")
 
@@ -87,7 +87,7 @@ def choose_class(key: str, drawn_for: str) -> None:
 
 def main() -> None:
     """One script run: the navigation and the chosen page (its own browser title), inside the error boundary."""
-    callbacks.keep_callbacks_whole()  # once per process: before this session's next run's callbacks
+    streamlit_runtime.keep_callbacks_whole()  # once per process: before this session's next run's callbacks
     st.set_page_config(page_icon=ICON, layout="wide")  # before the navigation: no page's material icon as favicon
     page = st.navigation(pages())
     st.set_page_config(page_title=f"{page.title} · Explanation explorer")
@@ -97,7 +97,7 @@ def main() -> None:
         shared.ensure_session()
         callbacks.apply_requested_demo()
         saved.autosave()  # what the callbacks changed
-        callbacks.show_callback_failure()
+        boundary.show_callback_failure()
         stops.show_stop_notice()
         callbacks.follow_go_to(page.title)
         sidebar_summary()
@@ -107,23 +107,25 @@ def main() -> None:
     except stops.RunStopped as stopped:  # a long run the analyst stopped, met again: say so, offer to run it
         stops.stopped_notice(stopped)
     except Exception as exc:  # noqa: BLE001 — the page's error boundary: a message, never a traceback
-        st.error(callbacks.failure_message(exc, f"page {page.title}"), icon=":material/error:")
+        st.error(boundary.failure_message(exc, f"page {page.title}"), icon=":material/error:")
 
 
 @asynccontextmanager
 async def warm_start(_app):
     """The server's start-up (the lifespan of ``st.App``): the imports and the default demo, once per process."""
-    from pages._shared import warm_up
+    from ui.start import warm_up
 
     await asyncio.to_thread(warm_up)
     yield
 
 
 if __name__ == "__main__":  # a visit's script run
-    from pages import _callbacks as callbacks  # their caches need Streamlit's runtime, which a script run has
-    from pages import _saved as saved
-    from pages import _shared as shared
-    from pages import _stops as stops
+    from ui import boundary  # their caches need Streamlit's runtime, which a script run has
+    from ui import callbacks
+    from ui import saved
+    from ui import shared
+    from ui import stops
+    from ui import streamlit_runtime
 
     main()
 else:  # ``streamlit run app.py`` imports the file to find the server

@@ -1,6 +1,6 @@
 """What keeping a session costs (issue 26): the work the app does on every run, a write to the store, and a reload.
 
-- **Every run**: the session as an ``AnalysisState`` and its JSON (what ``pages/_saved.autosave`` builds on each run
+- **Every run**: the session as an ``AnalysisState`` and its JSON (what ``ui/saved.autosave`` builds on each run
   to see whether anything changed; it writes only then).
 - **Writes**: ``SavedStore.save_session`` of a state with a table and a model file of ``--mb`` MB each (the first
   write), then of the same state with another row (no file is written again).

@@ -124,7 +124,7 @@ def main() -> None:
                 # visitor's connection is that write
                 visit(browser, url)
                 browser.close()
-            time.sleep(32)  # one period of the app's memory housekeeping (pages/_shared.memory_housekeeping)
+            time.sleep(32)  # one period of the app's memory housekeeping (ui/shared.memory_housekeeping)
             after = rss_mb(server.pid)
         finally:
             shutil.rmtree(folder, ignore_errors=True)

@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout
 
 from explain_core import demo_model, load_demo, make_reference, sev_batch
 from explain_core.intake.data import make_dataset
-from explain_core.intake.demo_models import TrainedModel
 from explain_core.intake.models import wrap_model
+from explain_core.intake.trained import TrainedModel
 from explain_core.sev import sev_results
 from explain_core.sev.exact_sev import exact_engine, exact_sev_batch
 

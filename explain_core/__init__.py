@@ -14,12 +14,13 @@ The linear explanations (torch) live in :mod:`explain_core.linear`, the PDF repo
 """
 from ._version import __version__
 from .baselines import Attribution, FlipPath, explain_lime, explain_shap, flip_number
-from .errors import ComputationError, ExplainError, IntakeError, NonFiniteScores
+from .errors import ComputationError, ExplainError, IntakeError, NonFiniteScores, UntrustedModelError
 from .intake.data import Dataset, FeatureGroup, GroupLayout, demo_names, load_demo, make_dataset
-from .intake.demo_models import TrainedModel, demo_model, train_model
-from .intake.loading import UntrustedModelError, load_model_file, model_from_file
+from .intake.demo_models import demo_model, train_model
+from .intake.loading import load_model_file, model_from_file
 from .intake.models import ModelAdapter, wrap_model
 from .intake.tables import read_table
+from .intake.trained import TrainedModel
 from .lens import (Factor, LensContext, LensResult, Measures, feature_mad, lens_contexts, opposite_references,
                    shap_curve)
 from .limits import Limits, limits

@@ -16,22 +16,22 @@ import numpy as np
 import pandas as pd
 
 from .baselines import Attribution, FlipPath, explain_lime, explain_shap, flip_number
+from .counterfactuals import CounterfactualComparison, compare_counterfactuals
+from .errors import Unreadable
+from .hypercube import ProgressFn, one_row
 from .lens import ALL_SUBSETS_UP_TO, LensContext, LensResult, lens_contexts, opposite_references
 from .lens.causal import DEFAULT_SCM, CausalGraph, ScmSettings, causal_contexts, fit_scm
 from .lens.causation import CausationProbabilities, probabilities_of_causation
 from .lens.search import LensSearch, search_factors
-from .counterfactuals import CounterfactualComparison, compare_counterfactuals
 from .references import KindsTable, ReferenceFits, ReferenceSEV, compare_kinds, explain_kind
 from .results import Explanation
 from .setup import (DEFAULT_DEMO, LINEAR_METHODS, BaselineParameters, CounterfactualParameters, LensParameters,
                     LinearParameters, Parameters, ReferenceParameters, SEVParameters, Setup, demo_setup, file_setup,
                     lens_max_size, make_setup, model_from_upload, trained_setup)
-from .sev.cube import ProgressFn, one_row
-from .sev.exact_sev import DEFAULT_BUDGET
-from .sev.tree_sev import TreeSEVResult, tree_sev
-from .sev.trees import Unreadable
 from .sev.dispatch import explain_sev, sev_results
 from .sev.engine import SEVExplanation, SEVResult
+from .sev.exact_sev import DEFAULT_BUDGET
+from .sev.tree_sev import TreeSEVResult, tree_sev
 
 if TYPE_CHECKING:
     from .linear.compare import LinearExplanation

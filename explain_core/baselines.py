@@ -16,16 +16,16 @@ import numpy as np
 import pandas as pd
 
 from .cache import cache_root
-from .errors import IntakeError, check_choice, names_method
+from .errors import IntakeError, ModelCallError, Unsupported, check_choice, names_method
+from .hypercube import mix
 from .intake.data import NO_COLUMN, Dataset
 from .intake.encoding import encoded_model
-from .intake.models import ModelAdapter, ModelCallError, read_model
+from .intake.models import ModelAdapter, read_model
 from .reference import Reference
 from .results import Explanation
 from .seeding import global_generators
-from .sev.cube import mix
-from .sev.readers import Unsupported, shap_estimator
-from .views.vocabulary import count_noun
+from .sev.readers import shap_estimator
+from .vocabulary import count_noun
 
 FLIP_ORDERS = {"absolute": "decreasing |attribution|", "signed": "decreasing attribution toward the predicted class"}
 SCORE_OUTPUT = {"proba": "probability", "decision": "decision value", "predict": "prediction"}

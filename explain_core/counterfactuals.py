@@ -27,7 +27,7 @@ from .references.outcome import ReferenceSEV
 from .references.space import Destination
 from .results import Explanation
 from .seeding import global_generators
-from .views.vocabulary import join_words
+from .vocabulary import join_words
 
 DICE_METHODS = {"random": "DiCE (random)", "genetic": "DiCE (genetic)"}
 OUTCOME = "__outcome__"

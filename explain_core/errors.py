@@ -1,9 +1,13 @@
-"""The package's errors: one base class, input errors under it, and one helper for checking a choice.
+"""The package's errors, every class of them, and the helpers that check a choice or a number.
 
 ``ExplainError`` is the base of every error this package raises on purpose. ``IntakeError`` (also a
 ``ValueError``) is a dataset, model, file or setting that cannot be used: its message says what is wrong
 and how to fix it, and the app shows it as it is. ``ComputationError`` is a run that cannot give an
-honest result (a model score that is NaN, a budget that ran out before anything was found).
+honest result (a model score that is NaN, a budget that ran out before anything was found). Below them: the
+intake's errors (an untrusted model file, a model that raised while scoring, a crashed sandboxed worker, a saved
+analysis not found), a cancelled training run, the exact engines' signals that a model is not theirs to read
+(:class:`Unreadable`, :class:`Unsupported`), the sandbox's wire errors, a figure that could not be drawn and a bad
+command-line argument.
 """
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ import functools
 import math
 import numbers
 import re
-from typing import Iterable
+from typing import Iterable, Sequence
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -90,3 +94,71 @@ def names_method(method: str):
                 raise NonFiniteScores(exc.count, exc.total, method) from None
         return run
     return decorate
+
+
+class UntrustedModelError(IntakeError):
+    """A model file that would run arbitrary code (pickle) or holds types nobody vetted (skops).
+
+    ``types`` lists the unvetted but harmless-looking types of a skops file that the user may confirm
+    (empty when nothing can be confirmed: a pickle, or a file with a refused type); ``checks`` holds the
+    verdict on every type that is not on skops' own trusted list, with what each name resolves to.
+    """
+
+    def __init__(self, message: str, types: Sequence[str] = (), checks: Sequence = ()):
+        super().__init__(message)
+        self.types = tuple(types)
+        self.checks = tuple(checks)
+
+
+class ModelCallError(IntakeError):
+    """The model itself raised while scoring rows (wrong dtypes, unseen categories, a failing custom step)."""
+
+
+class ModelCrashed(IntakeError):
+    """The model's worker died, ran out of time or memory, or answered with malformed data; the server and every
+    other session are untouched and the next request starts a new worker."""
+
+
+class RemoteError(Exception):
+    """An error the model raised inside its worker (the worker itself goes on); ``info`` is the worker's report:
+    ``kind`` ("intake", "model" or "memory"), ``message``, and for a refused skops file ``types``/``checks``."""
+
+    def __init__(self, info):
+        self.info = info if isinstance(info, dict) else {"kind": "model", "message": str(info)[:2000]}
+        super().__init__(str(self.info.get("message", ""))[:2000])
+
+
+class RemoteModelError(Exception):
+    """An exception the model's own code raised in its worker (``remote_type`` is its class's name)."""
+
+    def __init__(self, remote_type: str, message: str):
+        self.remote_type = remote_type
+        super().__init__(message)
+
+
+class ProtocolError(Exception):
+    """The worker sent something that is not a well-formed reply."""
+
+
+class SavedNotFound(IntakeError):
+    """A token that names nothing on this server: mistyped, cut short, deleted or expired."""
+
+
+class TrainingCancelled(ExplainError):
+    """The caller cancelled a training run (its ``cancel`` callable returned True)."""
+
+
+class RenderError(RuntimeError):
+    """A figure could not be drawn with the requested renderer."""
+
+
+class Unreadable(Exception):
+    """The model's structure is not usable by the exact engines (the message says why)."""
+
+
+class Unsupported(Exception):
+    """The model is not one the exact engines read (the message says why, for the fallback's note)."""
+
+
+class UsageError(Exception):
+    """A bad command-line argument: reported in one line, exit status 2."""

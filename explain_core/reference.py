@@ -13,7 +13,7 @@ import pandas as pd
 
 from .errors import IntakeError, check_choice
 from .intake.data import Dataset, FeatureGroup, find_value, show
-from .views.vocabulary import format_number
+from .vocabulary import format_number
 
 STATISTICS = ("mean", "median", "nearest_row")
 STATISTIC_WORDS = {"mean": "mean", "median": "median", "nearest_row": "a real row (nearest to the median)"}

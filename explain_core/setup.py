@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 import pandas as pd
@@ -19,12 +19,14 @@ import pandas as pd
 from .cache import Memo, memo_field
 from .errors import IntakeError, NonFiniteScores
 from .intake.data import Dataset, find_value, load_demo
-from .intake.demo_models import TrainedModel, demo_model, evaluate, model_key, train_model
+from .intake.demo_models import demo_model, train_model
 from .intake.loading import load_model_bytes
 from .intake.models import ModelAdapter, default_threshold, wrap_model
 from .intake.tables import safe_name
+from .intake.trained import TrainedModel, evaluate, model_key
 from .lens import default_max_size
 # the parameters, also importable from here as before they had their own module
+from .hypercube import ProgressFn, one_row
 from .parameters import LINEAR_METHODS as LINEAR_METHODS
 from .parameters import BaselineParameters as BaselineParameters
 from .parameters import CounterfactualParameters as CounterfactualParameters
@@ -36,15 +38,24 @@ from .parameters import SEVParameters as SEVParameters
 from .parameters import check_reference_parameters as check_reference_parameters
 from .reference import Reference, check_restricted, make_reference
 from .results import to_jsonable
-from .sev.cube import one_row
-from .views.vocabulary import format_number, format_significant
+from .vocabulary import format_number, format_significant
 
-if TYPE_CHECKING:
-    from .sparse.compare import SparseOrigin
 
 DEFAULT_DEMO = ("compas", "gbdt")
 # the model_key of a setup whose threshold was moved (Setup.with_threshold) ends "|threshold <the model's own>→<new>"
 MOVED_THRESHOLD = re.compile(r"\|threshold ([^|:→]+)→([^|:→]+)$")
+
+
+class TrainingOrigin(Protocol):
+    """Where a model trained for sparse explanations came from (``Setup.training``), as its readers use it: the
+    training run's ``result`` and the ``base`` setup, and the before/after comparison for given SEV parameters.
+    Implemented by :class:`explain_core.sparse.training.SparseOrigin`, which lives above this module."""
+
+    result: Any
+    base: Setup
+
+    def comparison(self, after: Setup, params: SEVParameters, progress: ProgressFn | None = None) -> Any:
+        """The base and ``after`` side by side (a :class:`~explain_core.sparse.compare.SparsityComparison`)."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +75,7 @@ class Setup:
     model_key: str
     source: str
     restricted: tuple[str, ...] = ()
-    training: SparseOrigin | None = field(default=None, compare=False, repr=False)  # trained on the Sparser page
+    training: TrainingOrigin | None = field(default=None, compare=False, repr=False)  # trained on the Sparser page
     mirrors: Memo = memo_field("references of the other class (reference_of_label)", max_entries=4)
     fits: Memo = memo_field("reference fits of the other kinds of reference (analysis.reference_fits)",
                             max_entries=4)

@@ -30,7 +30,7 @@ def in_ci() -> bool:
 
 
 def visible(markdown: str) -> str:
-    """What a reader sees of markdown source that escapes punctuation (``explain_core.views.vocabulary.plain``):
+    """What a reader sees of markdown source that escapes punctuation (``explain_core.vocabulary.plain``):
     the text without its backslash escapes."""
     return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
 
@@ -48,25 +48,6 @@ def missing(message: str):
     if in_ci():
         pytest.fail(message)
     pytest.skip(message)
-
-
-@pytest.fixture(autouse=True)
-def _navigation_mode(monkeypatch):
-    """Run AppTest pages through app.py's st.navigation, as the live server does.
-
-    Streamlit treats an app with a ``pages/`` folder as a v1 multipage app until ``st.navigation`` has run
-    once in the process; a live server clears that flag for good when it starts (``pages/_shared.warm_up``),
-    but AppTest resets it before every run, so a page would run alone. Clear it as the server does.
-    """
-    from streamlit.runtime import pages_manager
-
-    original = pages_manager.PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        pages_manager.PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(pages_manager.PagesManager, "__init__", init)
 
 
 def _fresh_folder(tmp_path_factory, variable: str, name: str, shared: bool = False):

@@ -17,7 +17,7 @@ from explain_core.analysis import (DEFAULT_DEMO, Parameters, agreement, demo_set
 from explain_core.sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
 from explain_core.sev.summaries import sev_counts
 from explain_core.views.readings import engine_sentence, tree_sev_sentence
-from explain_core.views.vocabulary import REFERENCE_KIND_LABELS, format_number
+from explain_core.vocabulary import REFERENCE_KIND_LABELS, format_number
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 90
@@ -145,7 +145,7 @@ def test_the_sev_page_explains_against_every_kind_the_model_allows(demo):
     from explain_core.analysis import reference_fits, row_reference_sev
     from explain_core.references import KIND_LABELS, available_kinds
 
-    at = open_page("pages/sev.py")
+    at = open_page("app_pages/sev.py")
     radio = at.radio(key="ref_kind")
     assert list(radio.options) == [REFERENCE_KIND_LABELS[k] for k in available_kinds(demo)]
     assert "tree" in available_kinds(demo)
@@ -170,7 +170,7 @@ def test_every_page_renders_on_a_demo(name, kind):
     at.button(key="home_load").click().run()
     assert at.session_state["setup"].dataset.name == name
     for page in PAGES:
-        at.switch_page(f"pages/{page}.py").run()
+        at.switch_page(f"app_pages/{page}.py").run()
         assert not at.exception, (page, at.exception)
         assert not at.error, (page, [e.value for e in at.error])
         if page not in ("home", "data_model", "pick_row", "model_view"):
@@ -191,7 +191,7 @@ def test_every_page_renders_on_a_demo(name, kind):
 # --- SEV -----------------------------------------------------------------------------------------------------
 
 def test_sev_page_matches_explain_core(demo, flagged, chart_specs):
-    at = open_page("pages/sev.py")
+    at = open_page("app_pages/sev.py")
     assert "SEV®" not in sev_metrics(at)
     assert_shows(at, expected(demo, flagged[0]))
     cube = chart_specs(at)[0]
@@ -200,14 +200,14 @@ def test_sev_page_matches_explain_core(demo, flagged, chart_specs):
 
 
 def test_sev_dataset_wide_histogram_counts(demo, flagged, chart_specs):
-    at = open_page("pages/sev.py")
+    at = open_page("app_pages/sev.py")
     counts = sev_counts([expected(demo, r).minus.value for r in flagged])
     hist = next(c for c in chart_specs(at) if any(t.get("meta", {}).get("role") == "counts" for t in c["data"]))
     assert trace(hist, "counts")["y"] == counts["count"].tolist()
 
 
 def test_sev_mode_switches_the_dataset_wide_view_and_the_paths(demo, flagged, chart_specs):
-    at = open_page("pages/sev.py")
+    at = open_page("app_pages/sev.py")
     at.radio(key="sev_wide_kind").set_value("plus").run()
     assert not at.exception
     plus = sev_counts([expected(demo, r).plus.value for r in flagged])
@@ -224,7 +224,7 @@ def test_dataset_wide_sev_waits_for_the_analyst_on_wide_data(chart_specs):
     at.selectbox(key="home_demo").select("german_credit").run()
     at.selectbox(key="home_kind").select("gbdt").run()
     at.button(key="home_load").click().run()
-    at.switch_page("pages/sev.py").run()
+    at.switch_page("app_pages/sev.py").run()
     key = f"sev_wide_on_{at.session_state['setup'].key}"
     counts = lambda: [c for c in chart_specs(at) if any(t.get("meta", {}).get("role") == "counts" for t in c["data"])]  # noqa: E731
     assert not at.exception and at.toggle(key=key).value is False and not counts()
@@ -233,33 +233,33 @@ def test_dataset_wide_sev_waits_for_the_analyst_on_wide_data(chart_specs):
 
 
 def test_another_row_updates_every_sev_value(demo, flagged):
-    at = open_page("pages/pick_row.py")
+    at = open_page("app_pages/pick_row.py")
     first = expected(demo, flagged[0])
     other = next(r for r in flagged[1:60]
                  if (expected(demo, r).minus.value, expected(demo, r).plus.value)
                  != (first.minus.value, first.plus.value))
     drawn(at.number_input, "pick_number").set_value(other).run()
     assert not at.exception and at.session_state["row"] == other
-    at.switch_page("pages/sev.py").run()
+    at.switch_page("app_pages/sev.py").run()
     assert not at.exception
     assert f"**Row {other}**" in at.info[0].value
     assert_shows(at, expected(demo, other))
 
 
 def test_sidebar_row_switcher_follows_every_page(demo, flagged):
-    at = open_page("pages/sev.py")
+    at = open_page("app_pages/sev.py")
     switcher = drawn(at.sidebar.selectbox, "sidebar_row")
     assert switcher.label == "Row · P(recidivated)"  # the data card's words, short enough for the sidebar
     assert switcher.options[:3] == [f"row {r} · {demo.model.score(demo.query(r))[0]:.2f}" for r in flagged[:3]]
     switcher.select(flagged[2]).run()
     assert not at.exception and at.session_state["row"] == flagged[2]
     assert_shows(at, expected(demo, flagged[2]))
-    at.switch_page("pages/compare.py").run()
+    at.switch_page("app_pages/compare.py").run()
     assert f"**Row {flagged[2]}**" in at.info[0].value
 
 
 def test_restricted_features_show_sev_r(demo, flagged):
-    at = open_page("pages/sev.py")
+    at = open_page("app_pages/sev.py")
     at.multiselect(key="sev_held").set_value(["sex", "age"]).run()
     assert not at.exception
     ex = expected(demo, flagged[0], restricted=("sex", "age"))
@@ -270,7 +270,7 @@ def test_restricted_features_show_sev_r(demo, flagged):
 
 
 def test_sev_page_says_which_engine_answered_and_shows_sev_t_checked_by_the_model(demo, flagged):
-    at = open_page("pages/sev.py")
+    at = open_page("app_pages/sev.py")
     captions = [visible(c) for c in at.caption.values]
     ex = expected(demo, flagged[0])
     assert ex.minus.engine == "bfs" and engine_sentence(ex.minus) in captions  # auto on 7 groups: the BFS
@@ -287,7 +287,7 @@ def test_sev_page_says_which_engine_answered_and_shows_sev_t_checked_by_the_mode
 
 
 def test_max_depth_limits_the_search(demo, flagged):
-    at = open_page("pages/sev.py")
+    at = open_page("app_pages/sev.py")
     at.slider(key="sev_depth").set_value(1).run()
     assert not at.exception
     assert_shows(at, expected(demo, flagged[0], depth=1))
@@ -295,7 +295,7 @@ def test_max_depth_limits_the_search(demo, flagged):
 
 
 def test_flip_numbers_match_baselines(demo, flagged):
-    at = open_page("pages/sev.py")
+    at = open_page("app_pages/sev.py")
     at.slider(key="sev_flip_n").set_value(5)  # form values are sent with the submit click
     at.button(key="FormSubmitter:sev_flip_form-Compute flip numbers").click().run()
     assert not at.exception
@@ -311,7 +311,7 @@ def test_flip_numbers_match_baselines(demo, flagged):
 # --- Pick a row ----------------------------------------------------------------------------------------------
 
 def test_pick_row_filters_and_what_if(demo, flagged):
-    at = open_page("pages/pick_row.py")
+    at = open_page("app_pages/pick_row.py")
     listed = at.dataframe[0].value
     assert list(listed.index) == flagged  # default filter: test rows predicted positive
     at.segmented_control(key="pick_predicted").set_value(0).run()
@@ -321,7 +321,7 @@ def test_pick_row_filters_and_what_if(demo, flagged):
 
 
 def test_pick_row_shows_the_truth_and_filters_the_misclassified(demo, flagged):
-    at = open_page("pages/pick_row.py")
+    at = open_page("app_pages/pick_row.py")
     at.segmented_control(key="pick_predicted").set_value("all").run()
     at.segmented_control(key="pick_outcome").set_value("wrong").run()
     listed = at.dataframe[0].value
@@ -335,7 +335,7 @@ def test_pick_row_shows_the_truth_and_filters_the_misclassified(demo, flagged):
 def test_pick_row_fits_the_page_and_edits_one_feature_per_line(demo, flagged):
     """The table shows the row's own columns and the features that fit (every column is in the CSV); predictions
     are written as the target is; the what-if editor has one line per feature, so neither scrolls sideways."""
-    at = open_page("pages/pick_row.py")
+    at = open_page("app_pages/pick_row.py")
     listed, editor = at.dataframe[0], at.dataframe[1]
     shown = at.multiselect(key="pick_columns").value
     assert 1 <= len(shown) < len(demo.dataset.columns) and sum(max(len(c), 6) + 3 for c in shown) <= 60
@@ -349,12 +349,12 @@ def test_pick_row_fits_the_page_and_edits_one_feature_per_line(demo, flagged):
 
 
 def test_what_if_edit_is_explained(demo, flagged):
-    at = open_page("pages/pick_row.py")
+    at = open_page("app_pages/pick_row.py")
     row = flagged[0]
     edited = demo.query(row).copy()
     edited["prior_offense_count"] = 0
     at.session_state["whatif"] = {"prior_offense_count": 0}
-    at.switch_page("pages/sev.py").run()
+    at.switch_page("app_pages/sev.py").run()
     assert not at.exception
     assert "edited" in at.info[0].value
     ex = explain_sev(demo.model, demo.dataset, edited, demo.reference_for(edited))
@@ -364,7 +364,7 @@ def test_what_if_edit_is_explained(demo, flagged):
 # --- Compare -------------------------------------------------------------------------------------------------
 
 def test_compare_agreement_matrix_matches(demo, flagged, chart_specs):
-    at = open_page("pages/compare.py")
+    at = open_page("app_pages/compare.py")
     q, p = demo.query(flagged[0]), Parameters()
     lens = lens_report(row_lens_contexts(demo, q, p)[p.lens_direction], p)
     want = agreement(demo.dataset.group_names, sev=expected(demo, flagged[0]), lens=lens.factors,
@@ -384,13 +384,13 @@ def test_compare_agreement_matrix_matches(demo, flagged, chart_specs):
 
 def sev_page_failing_with(monkeypatch, error: Exception, depth: int) -> AppTest:
     """The SEV page after a depth change, with the SEV computation raising ``error`` (caches cleared around it)."""
-    from pages import _shared
+    from ui import shared
 
     def fail(*args, **kwargs):
         raise error
 
-    at = open_page("pages/sev.py")
-    monkeypatch.setattr(_shared, "row_sev", fail)
+    at = open_page("app_pages/sev.py")
+    monkeypatch.setattr(shared, "row_sev", fail)
     st.cache_data.clear()
     try:
         at.slider(key="sev_depth").set_value(depth).run()

@@ -42,7 +42,7 @@ def warnings(at) -> list[str]:
 
 
 def load_demo(at, name: str, kind: str) -> None:
-    at.switch_page("pages/home.py").run()
+    at.switch_page("app_pages/home.py").run()
     at.selectbox(key="home_demo").select(name).run()
     at.selectbox(key="home_kind").select(kind).run()
     at.button(key="home_load").click().run()
@@ -74,7 +74,7 @@ def test_a_fresh_demo_session_needs_no_token_and_a_changed_one_gets_one(german):
 def test_a_reload_by_token_restores_the_analysis(german):
     at = run()
     load_demo(at, "german_credit", "l2_lr")
-    at.switch_page("pages/sev.py").run()
+    at.switch_page("app_pages/sev.py").run()
     row = int(predicted_rows(german)[4])
     drawn(at.sidebar.selectbox, "sidebar_row").select(row).run()
     at.slider(key="sev_depth").set_value(2).run()
@@ -103,7 +103,7 @@ def upload_files():
 def test_an_uploaded_table_and_model_come_back_through_the_sandbox(upload_files):
     frame, csv, model_file = upload_files
     at = run()
-    at.switch_page("pages/data_model.py").run()
+    at.switch_page("app_pages/data_model.py").run()
     at.radio(key="dm_data_source").set_value("upload").run()
     at.file_uploader(key="dm_upload").set_value(("loans.csv", csv, "text/csv")).run()
     at.button(key="dm_build").click().run()
@@ -130,7 +130,7 @@ def test_save_lists_it_on_home_and_its_link_opens_a_read_only_copy(german):
     row = int(predicted_rows(german)[2])
     drawn(owner.sidebar.selectbox, "sidebar_row").select(row).run()
     name, share = save(owner, "credit, applicant of interest")
-    owner.switch_page("pages/home.py").run()
+    owner.switch_page("app_pages/home.py").run()
     listed = [visible(m.value) for m in owner.markdown if "credit, applicant of interest" in m.value]
     assert listed and f"row {row}" in listed[0]
     assert any(share in c.value for c in owner.code)
@@ -153,7 +153,7 @@ def test_open_and_delete_from_the_list(german):
     load_demo(at, "german_credit", "l2_lr")
     _, share = save(at, "first")
     load_demo(at, "compas", "l2_lr")
-    at.switch_page("pages/home.py").run()
+    at.switch_page("app_pages/home.py").run()
     assert at.session_state["setup"].dataset.name == "compas"
     [opened] = [b for b in at.button if b.key and b.key.startswith("saved_open_")]
     opened.click().run()

@@ -367,7 +367,7 @@ def test_the_sev_page_shows_an_audit_the_server_offers(explain_cache_dir, adult,
     run_audit(adult, adult_file, tmp_path / "audits" / "adult-2026-11", scheduler="single")
     monkeypatch.setenv("EXPLAIN_AUDIT_DIR", str(tmp_path / "audits"))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
-    at.switch_page("pages/sev.py").run()
+    at.switch_page("app_pages/sev.py").run()
     assert not at.exception, at.exception
     assert at.selectbox(key="sev_audit").value.name == "adult-2026-11"
     at.radio(key="sev_audit_kind").set_value("restricted").run()

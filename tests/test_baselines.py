@@ -18,8 +18,9 @@ from explain_core.baselines import (CACHED_KERNELS, Attribution, GroupCodec, exp
                                     flip_number, keep_kernels)
 from explain_core.cache import cache_root
 from explain_core.intake.data import GroupLayout, make_dataset
-from explain_core.intake.encoding import encoded_column_groups, make_encoder
+from explain_core.intake.encoding import make_encoder
 from explain_core.intake.models import ModelAdapter, wrap_model
+from explain_core.intake.tracing import encoded_column_groups
 from explain_core.reference import Reference
 from explain_core.sev import sev
 

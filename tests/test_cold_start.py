@@ -36,18 +36,17 @@ def test_demo_setup_and_sev_do_not_import_torch(explain_cache_dir):
 START = """
 import asyncio, json, sys
 import streamlit as st
-from streamlit.runtime.pages_manager import PagesManager
+from pathlib import Path
 import app
-from pages import _shared
-
-from pages import _references
+from ui import references, shared
+from ui.start import EXPLAINER_MODULES
 from explain_core.analysis import Parameters
 
 calls, fitted = [], []
-load = _shared.demo_setup
-_shared.demo_setup = lambda *args: calls.append(list(args)) or load(*args)
-explain = _references.row_reference_sev
-_references.row_reference_sev = lambda *args: fitted.append(1) or explain(*args)
+load = shared.demo_setup
+shared.demo_setup = lambda *args: calls.append(list(args)) or load(*args)
+explain = references.row_reference_sev
+references.row_reference_sev = lambda *args: fitted.append(1) or explain(*args)
 
 
 async def start():
@@ -56,20 +55,21 @@ async def start():
 
 asyncio.run(start())
 warmed = len(fitted)
-s = _shared.demo(*_shared.DEFAULT_DEMO)  # a visitor's first request: served from the shared cache
-_references.row_result(s, s.key, s.query(int(_shared.flagged_rows(s)[0])), Parameters().references, s.restricted)
-print(json.dumps({"app": isinstance(app.app, st.App), "calls": calls, "v1": PagesManager.uses_pages_directory,
+s = shared.demo(*shared.DEFAULT_DEMO)  # a visitor's first request: served from the shared cache
+references.row_result(s, s.key, s.query(int(shared.flagged_rows(s)[0])), Parameters().references, s.restricted)
+print(json.dumps({"app": isinstance(app.app, st.App), "calls": calls,
+                  "v1": (Path(app.__file__).parent / "pages").exists(),
                   "references": [warmed, len(fitted)],
                   "plots": "explain_core.views.sev" in sys.modules,
-                  "explainers": all(m in sys.modules for m in _shared.EXPLAINER_MODULES)}))
+                  "explainers": all(m in sys.modules for m in EXPLAINER_MODULES)}))
 """
 
 
 def test_the_server_start_loads_the_default_demo_once(explain_cache_dir):
     """``streamlit run app.py`` finds ``app`` (an ``st.App``); its start-up imports the figures, loads the default
     demo and explains its first flagged row toward real cases into the shared caches (a visitor's requests then hit
-    them: the explanation is computed once) and leaves v1 multipage mode, without "missing ScriptRunContext"
-    warnings (the live server's log is checked by tests/test_browser.py)."""
+    them: the explanation is computed once), with Streamlit's v1 multipage mode off (no ``pages/`` folder), without
+    "missing ScriptRunContext" warnings (the live server's log is checked by tests/test_browser.py)."""
     from explain_core.analysis import DEFAULT_DEMO, demo_setup
 
     demo_setup()  # trained into the session's cache first, so the probe only loads it

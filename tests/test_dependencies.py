@@ -14,7 +14,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-SHIPPED = [*sorted((ROOT / "explain_core").rglob("*.py")), *sorted((ROOT / "pages").glob("*.py")), ROOT / "app.py"]
+SHIPPED = [*sorted((ROOT / "explain_core").rglob("*.py")), *sorted((ROOT / "app_pages").glob("*.py")),
+           *sorted((ROOT / "ui").glob("*.py")), ROOT / "app.py"]
 
 
 def _name(requirement: str) -> str:
@@ -42,7 +43,7 @@ def imported_modules(paths) -> set[str]:
 
 
 def test_every_imported_package_is_declared():
-    third_party = imported_modules(SHIPPED) - set(sys.stdlib_module_names) - {"explain_core", "pages", "__future__"}
+    third_party = imported_modules(SHIPPED) - set(sys.stdlib_module_names) - {"explain_core", "ui", "__future__"}
     providers = metadata.packages_distributions()
     undeclared = {}
     for module in sorted(third_party):
@@ -58,16 +59,21 @@ def test_requirements_install_the_project_with_its_test_extra():
     assert (ROOT / "requirements.txt").read_text().split() == ["-e", ".[test]"]
 
 
-def test_streamlit_pages_manager_flag_exists():
-    """pages/_shared.warm_up and the AppTest fixture flip Streamlit's private v1-pages flag."""
-    from streamlit.runtime.pages_manager import PagesManager
+def test_streamlit_runtime_runs_only_on_the_releases_it_was_written_for():
+    """ui/streamlit_runtime (every use of Streamlit's internals) imports under the app extra's Streamlit range only;
+    another release is refused with the command that installs a supported one."""
+    from ui import streamlit_runtime
 
-    assert "uses_pages_directory" in vars(PagesManager)
-    assert PagesManager.uses_pages_directory in (None, True, False)
+    assert "streamlit>=1.40,<1.80" in PROJECT["optional-dependencies"]["app"]  # the range SUPPORTED copies
+    for supported in ("1.40.0", "1.67.0", "1.79.9"):
+        streamlit_runtime.check_version(supported)
+    for other in ("1.39.2", "1.80.0", "2.1.0"):
+        with pytest.raises(ImportError, match=f"Streamlit {other} is not supported.*streamlit>=1.40,<1.80"):
+            streamlit_runtime.check_version(other)
 
 
 def test_streamlit_session_state_look_exists():
-    """pages/_callbacks.keep_callbacks_whole wraps Streamlit's private SafeSessionState.on_script_will_rerun and
+    """ui/streamlit_runtime.keep_callbacks_whole wraps Streamlit's private SafeSessionState.on_script_will_rerun and
     holds its ``_yield_callback`` (the look for a newer click) while the callbacks run."""
     import inspect
 
@@ -78,7 +84,7 @@ def test_streamlit_session_state_look_exists():
 
 
 def test_streamlit_script_requests_internals_exist():
-    """pages/_callbacks.switch_page asks for its rerun under the session's request lock, only while none waits."""
+    """ui/streamlit_runtime.rerun_to_page asks for its rerun under the session's request lock, only while none waits."""
     from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequests, ScriptRequestType
 
     requests = ScriptRequests()
@@ -131,7 +137,7 @@ def test_no_module_is_over_600_lines():
 
 
 def test_modules_and_functions_are_short():
-    """The project's standard: no module over 450 lines, no function over 60 (explain_core, pages, app.py)."""
+    """The project's standard: no module over 450 lines, no function over 60 (explain_core, app_pages, ui, app.py)."""
     long_modules = {str(p.relative_to(ROOT)): n for p in SHIPPED if (n := len(p.read_text().splitlines())) > 450}
     long_functions = {f"{p.relative_to(ROOT)}:{node.lineno} {node.name}": node.end_lineno - node.lineno + 1
                       for p in SHIPPED for node in ast.walk(ast.parse(p.read_text()))

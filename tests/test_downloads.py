@@ -56,7 +56,7 @@ def test_every_json_download_decodes_to_its_result(explain_cache_dir, downloads)
     for which in ("minus", "plus"):
         at.session_state[f"sev_table_{which}"] = True  # the SEV tables (and their downloads) sit in expanders
     for page in ("sev", "lens", "linear", "compare", "sparser_model"):
-        at.switch_page(f"pages/{page}.py")
+        at.switch_page(f"app_pages/{page}.py")
         run(at)
         if page == "linear":  # the sweep's download appears once a sweep has run
             at.selectbox(key="lin_sweep_parameter").set_value("k")

@@ -16,11 +16,13 @@ from sklearn.pipeline import Pipeline
 
 from explain_core import IntakeError, UntrustedModelError, explain_sev, lens_contexts, opposite_references
 from explain_core.analysis import Parameters, make_setup, model_from_upload, row_baselines
+from explain_core.errors import ModelCallError
 from explain_core.intake.data import load_demo, make_dataset
-from explain_core.intake.demo_models import TrainedModel, demo_model
+from explain_core.intake.demo_models import demo_model
 from explain_core.intake.encoding import make_encoder
-from explain_core.intake.models import ModelCallError, wrap_model
+from explain_core.intake.models import wrap_model
 from explain_core.intake.sandbox.loaders import open_model
+from explain_core.intake.trained import TrainedModel
 from explain_core.limits import limits
 from explain_core.linear import explain_linear, group_space
 from explain_core.reference import make_reference
@@ -357,7 +359,7 @@ def test_sidebar_chooses_the_class_on_every_page(three_classes):
     at.session_state["setup"] = setup
     at.session_state["row"] = int(setup.test_rows[0])
     at.run()
-    at.switch_page("pages/sev.py").run()
+    at.switch_page("app_pages/sev.py").run()
     assert drawn(at.selectbox, "sidebar_class").value == "high"
     drawn(at.selectbox, "sidebar_class").select("mid").run()
     assert not at.exception and at.session_state["setup"].dataset.positive_class == "mid"

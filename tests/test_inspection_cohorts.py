@@ -17,8 +17,8 @@ from explain_core.inspection.cohorts import (MISCLASSIFIED, PREDICTED, TRUE_CLAS
                                              fitting)
 from explain_core.inspection.errors import error_tree, leaf_cohort, tree_inputs
 from explain_core.intake.data import make_dataset
-from explain_core.intake.demo_models import TrainedModel
 from explain_core.intake.models import wrap_model
+from explain_core.intake.trained import TrainedModel
 from explain_core.results import load_result
 from explain_core.saved import AnalysisState, DataRecipe, ModelRecipe, SavedStore, new_token, rebuild
 from explain_core.setup import make_setup, model_from_upload

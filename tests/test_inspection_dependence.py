@@ -23,14 +23,14 @@ from explain_core.analysis import demo_setup
 from explain_core.inspection import Interactions, PartialDependence, interactions, partial_dependence
 from explain_core.inspection.interactions import H_METHOD, SHAP_METHOD, h_statistic, tree_interactions
 from explain_core.intake.data import load_demo, make_dataset
-from explain_core.intake.demo_models import TrainedModel
 from explain_core.intake.encoding import encoded_model, make_encoder
 from explain_core.intake.models import wrap_model
+from explain_core.intake.trained import TrainedModel
 from explain_core.results import load_result
 from explain_core.setup import make_setup
 from explain_core.sev.readings import explanation_lines
-from explain_core.views.vocabulary import format_number
 from explain_core.views.dependence import dependence_figure, dependence_text, interaction_figure, interaction_text
+from explain_core.vocabulary import format_number
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -305,7 +305,7 @@ def test_h_statistic_of_a_network_on_a_demo_equals_the_loops(explain_cache_dir):
 
 def test_model_page_draws_the_dependence_section(chart_specs):
     at = AppTest.from_file(APP, default_timeout=120).run()
-    at.switch_page("pages/model_view.py").run()
+    at.switch_page("app_pages/model_view.py").run()
     at.toggle(key="mv_global").set_value(True)  # beside the global views: no key of theirs is taken
     at.toggle(key="mv_pdp_toggle").set_value(True).run()
     assert not at.exception and not at.error
@@ -321,11 +321,11 @@ def test_model_page_draws_the_dependence_section(chart_specs):
     assert "pdp2d" in roles and "pdp" not in roles
     assert [b.label for b in at.get("download_button")][-4:] == ["CSV", "JSON", "CSV", "JSON"]
     json.loads(json.dumps(chart_specs(at)[-1]))  # the charts are plain JSON
-    at.switch_page("pages/home.py").run()  # a ridge regression: its prediction, and the H-statistic estimate
+    at.switch_page("app_pages/home.py").run()  # a ridge regression: its prediction, and the H-statistic estimate
     at.selectbox(key="home_demo").select("california_housing").run()
     at.selectbox(key="home_kind").select("l2_lr").run()
     at.button(key="home_load").click().run()
-    at.switch_page("pages/model_view.py").run()
+    at.switch_page("app_pages/model_view.py").run()
     at.toggle(key="mv_pdp_toggle").set_value(True).run()
     assert not at.exception and not at.error and at.session_state["setup"].dataset.task == "regression"
     assert any("H-statistic estimate (Friedman's H" in c.value for c in at.caption)
@@ -338,7 +338,7 @@ def test_the_report_draws_the_rows_leading_feature(compas):
 
     import explain_core.report as rep
     from explain_core.analysis import Parameters
-    from explain_core.views.global_shap import global_shap
+    from explain_core.inspection.global_shap import global_shap
 
     row = int(compas.test_rows[3])
     report = rep.build_row_report(compas, row, Parameters(), sections=("sev", "dependence"))

@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from explain_core.errors import IntakeError
-from explain_core.intake.data import make_dataset
-from explain_core.intake.data import GroupLayout
+from explain_core.hypercube import mix
+from explain_core.intake.data import GroupLayout, make_dataset
 from explain_core.intake.demo_models import train_model
 from explain_core.linear import (PAPER_IHT, LinearExplanation, Sample, anchoring_gap, draw_sample, explain_linear,
                                  gshp, iht, lemma4_bound, project_anchored, relevance)
@@ -21,14 +21,13 @@ from explain_core.linear import problem as linear_problem
 from explain_core.linear.bounds import separable_bound
 from explain_core.linear.compare import compare, kernel_shap, lime_fit, sweep, to_z_space
 from explain_core.linear.exact import exact_fit
+from explain_core.linear.groups import _donors, _draw, group_space
 from explain_core.linear.iht import gshp_numpy, step_size
 from explain_core.linear.miqp import l1_relaxation, solve_miqp
 from explain_core.linear.problem import GramProblem, _box_enumerate, box_solve
-from explain_core.linear.groups import _donors, _draw, group_space
 from explain_core.linear.space import (LiteralSpace, TargetScale, boolean_model, fit_boolean_encoder, keep_probability,
                                        sample_neighbourhood)
 from explain_core.reference import make_reference
-from explain_core.sev.cube import mix
 
 
 # --- brute force, written independently of the module ---------------------------------------------------

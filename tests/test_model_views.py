@@ -11,8 +11,10 @@ from sklearn.metrics import average_precision_score, confusion_matrix, roc_auc_s
 from streamlit.testing.v1 import AppTest
 
 from explain_core.analysis import Parameters, demo_setup, row_baselines
-from explain_core.views.global_shap import global_shap, group_values, importance_figure
-from explain_core.views.model import model_performance, roc_figure
+from explain_core.inspection.global_shap import global_shap, group_values
+from explain_core.inspection.performance import model_performance
+from explain_core.views.global_shap import importance_figure
+from explain_core.views.model import roc_figure
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -62,7 +64,7 @@ def test_global_shap_equals_each_rows_shap(demo):
 
 def test_model_page_draws_the_views():
     at = AppTest.from_file(APP, default_timeout=120).run()
-    at.switch_page("pages/model_view.py").run()
+    at.switch_page("app_pages/model_view.py").run()
     at.toggle(key="mv_global").set_value(True).run()
     assert not at.exception and not at.error
     roles = {t.get("meta", {}).get("role") for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"]}

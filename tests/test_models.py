@@ -20,12 +20,13 @@ from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardSc
 from sklearn.svm import LinearSVC
 
 from explain_core.cache import CACHE_ENV
-from explain_core.errors import IntakeError
+from explain_core.errors import IntakeError, UntrustedModelError
 from explain_core.intake import demo_models as training
 from explain_core.intake.data import load_demo, make_dataset
 from explain_core.intake.demo_models import demo_model
 from explain_core.intake.encoding import make_encoder
-from explain_core.intake.loading import TRUSTED_ENV, UntrustedModelError, load_model_file, model_from_file
+from explain_core.intake.formats import TRUSTED_ENV
+from explain_core.intake.loading import load_model_file, model_from_file
 from explain_core.intake.models import wrap_model
 
 
@@ -108,7 +109,7 @@ def test_rows_without_a_column_or_with_text_for_a_number_get_the_librarys_messag
     """A notebook's row lacking a column raised pandas' KeyError, and text in a numeric column the imputer's
     ValueError, from every method; both now say what to fix, through the raw and the encoded doors."""
     from explain_core import explain_sev, make_reference
-    from explain_core.intake.models import ModelCallError
+    from explain_core.errors import ModelCallError
 
     pipe = make_pipeline(make_encoder(german), LogisticRegression(max_iter=300)).fit(german.features, german.target)
     reference = make_reference(german)

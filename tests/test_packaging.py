@@ -67,7 +67,7 @@ def test_wheel_holds_the_package_its_data_and_the_dashboard(wheel):
     assert packages <= names, f"packages missing from the wheel: {sorted(packages - names)}"
     shared = [n for n in names if ".data/data/share/explain-explorer/" in n]
     assert ({n.split("share/explain-explorer/")[1] for n in shared}
-            >= {"app.py", "pages/sev.py", ".streamlit/config.toml"})
+            >= {"app.py", "app_pages/sev.py", "ui/shared.py", ".streamlit/config.toml"})
     assert not [n for n in names if n.startswith(("tests/", "bench/"))]
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "explain-core = explain_core.__main__:main" in zipfile.ZipFile(wheel).read(entry_points).decode()

@@ -33,7 +33,7 @@ def cohorts_page(**query) -> AppTest:
     for k, v in query.items():
         at.query_params[k] = v
     at.run()
-    at.switch_page("pages/cohorts.py").run()
+    at.switch_page("app_pages/cohorts.py").run()
     assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
     return at
 
@@ -79,7 +79,7 @@ def test_a_cohort_built_on_the_page_is_compared_kept_and_reported(demo):
     assert [x.split for x in part.fairness.splits] == ["sex", "age", "young", made.name]  # recomputed with the leaf
     report = build_row_report(demo, int(demo.test_rows[0]), Parameters(), ["sev"], cohorts=part)
     assert report.contents()[-1][0] == "2. Cohorts and fairness" and "fairness" in report.figures
-    at.switch_page("pages/report.py").run()
+    at.switch_page("app_pages/report.py").run()
     assert not at.exception and not at.error
 
 
@@ -99,10 +99,10 @@ def test_kept_cohorts_come_back_after_a_reload(demo):
 @pytest.mark.parametrize("name", ["german_credit", "california_housing"])
 def test_the_page_works_on_a_wide_demo_and_a_regression(name):
     at = cohorts_page()
-    at.switch_page("pages/home.py").run()
+    at.switch_page("app_pages/home.py").run()
     at.selectbox(key="home_demo").select(name).run()
     at.button(key="home_load").click().run()
-    at.switch_page("pages/cohorts.py").run()
+    at.switch_page("app_pages/cohorts.py").run()
     setup = at.session_state["setup"]
     assert setup.dataset.name == name
     at.checkbox(key="ch_shap").uncheck().run()  # the regression's SHAP is the permutation explainer's: minutes

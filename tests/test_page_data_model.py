@@ -25,13 +25,15 @@ from conftest import visible
 from explain_core import IntakeError, UntrustedModelError, load_demo, make_dataset, make_reference, read_table
 from explain_core.analysis import predicted_rows
 from explain_core.intake.data import infer_task
-from explain_core.intake.demo_models import demo_model, evaluate, train_model
+from explain_core.intake.demo_models import demo_model, train_model
 from explain_core.intake.encoding import make_encoder
-from explain_core.intake.loading import TRUSTED_ENV, load_model_bytes, load_model_file
+from explain_core.intake.formats import TRUSTED_ENV
+from explain_core.intake.loading import load_model_bytes, load_model_file
 from explain_core.intake.models import wrap_model
+from explain_core.intake.trained import evaluate
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-PAGE = "pages/data_model.py"
+PAGE = "app_pages/data_model.py"
 TIMEOUT = 60
 
 
@@ -427,7 +429,7 @@ def test_infer_task_and_text_regression_target():
 def test_an_uploaded_models_metrics_say_it_may_have_seen_the_test_rows_unless_told(compas, compas_lr):
     """compas_lr was fitted on every row: on the app's split its 'test' metrics are on rows it saw, and the page
     says so; ticked 'none of these rows was used in training', every row is a test row and the warning goes."""
-    from explain_core.views.vocabulary import metrics_caveat
+    from explain_core.vocabulary import metrics_caveat
 
     data, _ = compas
     at = open_page()

@@ -119,7 +119,7 @@ def assert_factor_table(at: AppTest, result, exact=True):
 # --- LENS ----------------------------------------------------------------------------------------------------
 
 def test_lens_page_default_matches_explain_core(setup):
-    at = open_page("pages/lens.py")
+    at = open_page("app_pages/lens.py")
     row = at.session_state["row"]
     context, report = lens_expected(setup, row)
     assert_factor_table(at, report.factors)
@@ -160,7 +160,7 @@ def test_lens_page_default_matches_explain_core(setup):
 
 
 def test_lens_form_changes_tau_and_the_table_follows(setup):
-    at = open_page("pages/lens.py")
+    at = open_page("app_pages/lens.py")
     row = at.session_state["row"]
     before = block(at, "lens_factors").dataframe[0].value
     submit(at, "lens_submit", lens_tau=0.1, lens_references=40)
@@ -178,7 +178,7 @@ def test_lens_form_changes_tau_and_the_table_follows(setup):
 
 
 def test_lens_no_factor_reaching_tau_shows_a_message(setup):
-    at = open_page("pages/lens.py")
+    at = open_page("app_pages/lens.py")
     row = at.session_state["row"]
     submit(at, "lens_submit", lens_direction="i2r", lens_max_size=1, lens_references=40)
     assert at.session_state["params"].lens_max_size == 1
@@ -223,7 +223,7 @@ def assert_weights_chart(at: AppTest, report):
 
 
 def test_linear_page_default_matches_explain_core(setup):
-    at = open_page("pages/linear.py")
+    at = open_page("app_pages/linear.py")
     row = at.session_state["row"]
     report = linear_expected(setup, row)
     assert_weights_chart(at, report)
@@ -255,7 +255,7 @@ def test_linear_page_default_matches_explain_core(setup):
 
 
 def test_linear_form_changes_k_sigma_and_the_sweep(setup):
-    at = open_page("pages/linear.py")
+    at = open_page("app_pages/linear.py")
     row = at.session_state["row"]
     before = chart(block(at, "lin_weights"))
     submit(at, "lin_submit", lin_k=3, lin_sigma=0.5, lin_m=2000, lin_method="iht")
@@ -286,7 +286,7 @@ def test_linear_form_changes_k_sigma_and_the_sweep(setup):
 
 
 def test_sweep_values_are_checked():
-    at = open_page("pages/linear.py")
+    at = open_page("app_pages/linear.py")
     at.text_input(key="lin_sweep_values").input("1, two")
     at.button(key="lin_sweep_run").click().run()
     assert not at.exception
@@ -303,7 +303,7 @@ def test_lens_page_on_wide_data_searches_and_compares_the_causal_context(explain
     at.selectbox(key="home_demo").select("german_credit").run()
     at.selectbox(key="home_kind").select("gbdt").run()
     at.button(key="home_load").click().run()
-    at.switch_page("pages/lens.py").run()
+    at.switch_page("app_pages/lens.py").run()
     assert not at.exception, at.exception
     setup, row, p = at.session_state["setup"], at.session_state["row"], at.session_state["params"]
     report = analysis.row_lens(setup, setup.query(row), p)

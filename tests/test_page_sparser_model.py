@@ -32,7 +32,7 @@ def test_sparser_model_page_trains_compares_and_switches_the_session(explain_cac
 
     monkeypatch.setattr(DeltaGenerator, "download_button", capture)
     at = AppTest.from_file(APP, default_timeout=240).run()
-    at.switch_page("pages/sparser_model.py").run()
+    at.switch_page("app_pages/sparser_model.py").run()
     assert not at.exception and not at.error
     at.selectbox(key="sparse_objective").set_value("all_opt_minus")
     at.number_input(key="sparse_warmup").set_value(1)
@@ -59,13 +59,13 @@ def test_sparser_model_page_trains_compares_and_switches_the_session(explain_cac
         reloaded = wrap_model(load_model_file(tmp_path / name), base.dataset, positive_class=after.model.positive_class)
         np.testing.assert_allclose(reloaded.score(frame), after.model.score(frame), rtol=1e-5, atol=1e-6)
 
-    at.switch_page("pages/sev.py").run()
+    at.switch_page("app_pages/sev.py").run()
     before_banner = [i.value for i in at.info]
-    at.switch_page("pages/sparser_model.py").run()
+    at.switch_page("app_pages/sparser_model.py").run()
     at.button(key="sparse_use").click().run()
     assert at.session_state["setup"].model_key == after.model_key
     assert any("trained on this page" in visible(i.value) for i in at.info)
-    at.switch_page("pages/sev.py").run()
+    at.switch_page("app_pages/sev.py").run()
     assert not at.exception and not at.error
     banner = [visible(i.value) for i in at.info]
     assert banner != before_banner and any(after.model.name in b for b in banner)
@@ -76,6 +76,6 @@ def test_the_page_explains_that_a_regression_cannot_be_trained(explain_cache_dir
     at.selectbox(key="home_demo").select("california_housing").run()
     at.selectbox(key="home_kind").select("l2_lr").run()
     at.button(key="home_load").click().run()
-    at.switch_page("pages/sparser_model.py").run()
+    at.switch_page("app_pages/sparser_model.py").run()
     assert not at.exception and not at.error
     assert any("two-class classification" in i.value for i in at.info)

@@ -9,13 +9,13 @@ import pandas as pd
 import pytest
 
 from explain_core.analysis import Parameters, demo_setup, predicted_rows, row_baselines, row_sev
-from explain_core.sev.cube import mix
+from explain_core.hypercube import mix
 from explain_core.sev.readings import explanation_lines, line_sentence, summary_sentence
 from explain_core.views.compare import attribution_figure, flip_figure, waterfall_figure
 from explain_core.views.linear import sweep_figure, weights_figure
-from explain_core.views.style import METHOD_COLOURS
 from explain_core.views.readings import counterfactual_reading
-from explain_core.views.vocabulary import METHOD_LABELS, count_noun, format_number, format_value
+from explain_core.views.style import METHOD_COLOURS
+from explain_core.vocabulary import METHOD_LABELS, count_noun, format_number, format_value
 
 
 @pytest.fixture(scope="module")

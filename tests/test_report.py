@@ -30,9 +30,9 @@ from explain_core.lens import lens_contexts, opposite_references
 from explain_core.linear.compare import compare
 from explain_core.linear.groups import group_space
 from explain_core.report.replot import _colour
-from explain_core.views.vocabulary import METHOD_LABELS, format_value
 from explain_core.sev.readings import explanation_lines
 from explain_core.views.readings import linear_reading, sev_reading
+from explain_core.vocabulary import METHOD_LABELS, format_value
 
 ROOT = Path(__file__).resolve().parent.parent
 # small m / few LENS references / few LIME samples: the same code paths, a fraction of the time
@@ -298,7 +298,7 @@ def test_two_reports_in_a_row_have_their_own_text_and_figures(setup, positive_ro
 
 def test_text_is_shaped_only_where_a_combining_mark_needs_it():
     """harfbuzz shaping (slow) places the hat of F̂; every other character renders the same without it."""
-    from explain_core.report.pdf import Writer, _document, needs_shaping
+    from explain_core.report.writer import Writer, _document, needs_shaping
 
     assert needs_shaping("plain", "F̂ (fit)") and not needs_shaping("SEV⁻ ≥ τ → σ ‖w‖₀ ✓ – ℓ∞")
     w = Writer(_document("footer", "title", "subject"))
@@ -453,7 +453,7 @@ def test_report_page_previews_the_headline_numbers(demo, row):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.session_state["params"] = PARAMS
     at.run()
-    at.switch_page("pages/report.py").run()
+    at.switch_page("app_pages/report.py").run()
     assert not at.exception, at.exception
     assert [e.value for e in at.error] == []
     at_row = at.session_state["row"]

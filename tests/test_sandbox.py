@@ -25,10 +25,11 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
 
 from explain_core import IntakeError, UntrustedModelError, load_demo, make_dataset
+from explain_core.errors import ModelCrashed, RemoteError
 from explain_core.intake.boosters import check_native_header
 from explain_core.intake.loading import load_model_bytes
 from explain_core.intake.sandbox import zygote
-from explain_core.intake.sandbox.client import ModelCrashed, RemoteError, Worker
+from explain_core.intake.sandbox.client import Worker
 from explain_core.intake.sandbox.model import SandboxedModel
 from explain_core.intake.skops_policy import check_file, decide
 from explain_core.limits import limits

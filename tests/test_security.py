@@ -18,18 +18,19 @@ from streamlit.testing.v1 import AppTest
 from conftest import visible
 from explain_core import NonFiniteScores, UntrustedModelError, explain_lime, explain_sev, lens_contexts, make_reference
 from explain_core.analysis import Parameters, make_setup
-from explain_core.setup import model_from_upload
-from explain_core.errors import IntakeError
+from explain_core.errors import IntakeError, ModelCallError
 from explain_core.export import neutralise, to_csv
 from explain_core.intake.data import load_demo, make_dataset
 from explain_core.intake.demo_models import demo_model, train_model
-from explain_core.intake.loading import TRUSTED_ENV, load_model_bytes
-from explain_core.intake.models import ModelAdapter, ModelCallError, wrap_model
+from explain_core.intake.formats import TRUSTED_ENV
+from explain_core.intake.loading import load_model_bytes
+from explain_core.intake.models import ModelAdapter, wrap_model
 from explain_core.intake.skops_policy import ALLOWED_TYPES, check_types, danger
 from explain_core.intake.tables import read_table, safe_name
 from explain_core.lens import opposite_references
 from explain_core.linear import explain_linear, group_space
 from explain_core.report import write_index
+from explain_core.setup import model_from_upload
 from hostile import (DISGUISED, FORMULAS, disguised_skops, eval_payload_skops, markdown_table, nested_parquet,
                      onnx_loop, onnx_memory_hog, parquet_bomb, skops_array_bomb, wide_header)
 
@@ -47,7 +48,7 @@ def open_data_model(secrets: dict | None = None) -> AppTest:
     for key, value in (secrets or {}).items():
         at.secrets[key] = value
     at.run()
-    at.switch_page("pages/data_model.py").run()
+    at.switch_page("app_pages/data_model.py").run()
     at.radio(key="dm_model_source").set_value("upload").run()
     assert not at.exception
     return at
@@ -262,8 +263,8 @@ def test_row5_linear_samples_and_training_rows_are_bounded(monkeypatch):
 
 # --- 6 · rendering ----------------------------------------------------------------------------------------------
 
-PAGES = ["pages/home.py", "pages/data_model.py", "pages/pick_row.py", "pages/sev.py", "pages/lens.py",
-         "pages/linear.py", "pages/compare.py", "pages/report.py"]
+PAGES = ["app_pages/home.py", "app_pages/data_model.py", "app_pages/pick_row.py", "app_pages/sev.py",
+         "app_pages/lens.py", "app_pages/linear.py", "app_pages/compare.py", "app_pages/report.py"]
 
 
 @pytest.fixture(scope="module")
@@ -360,7 +361,7 @@ def test_row8_nan_scores_stop_each_method_with_its_name(nan_model):
 
 def test_row8_nan_scores_are_shown_as_a_message_on_the_page(nan_model):
     data, model, _ = nan_model
-    from explain_core.intake.demo_models import TrainedModel
+    from explain_core.intake.trained import TrainedModel
 
     train, test = data.split(0)
     setup = make_setup(data, TrainedModel(model, train, test, {}, key="nan", source="NaN on mixed rows"))
@@ -368,7 +369,7 @@ def test_row8_nan_scores_are_shown_as_a_message_on_the_page(nan_model):
     at.session_state["setup"] = setup
     at.session_state["row"] = int(test[0])
     at.run()
-    at.switch_page("pages/sev.py").run()
+    at.switch_page("app_pages/sev.py").run()
     assert not at.exception
     assert any("NaN or infinite scores" in visible(e.value) and "SEV" in visible(e.value) for e in at.error)
     assert at.session_state["setup"] is setup  # the session keeps its state
@@ -454,7 +455,7 @@ def test_row7_every_csv_download_of_the_pages_is_neutralised(monkeypatch, tmp_pa
     at.session_state["setup"] = setup
     at.session_state["row"] = int(setup.test_rows[0])
     at.run()
-    at.switch_page("pages/pick_row.py").run()
+    at.switch_page("app_pages/pick_row.py").run()
     assert not at.exception and not at.error
     header, *rows = list(csv.reader(io.StringIO(downloads["rows.csv"].decode(), newline="")))
     assert "'=1+2" in header and "=1+2" not in header
@@ -476,7 +477,7 @@ def test_row5_page_controls_are_bounded_by_the_limits(monkeypatch):
     from explain_core.limits import limits
 
     at = AppTest.from_file(APP, default_timeout=90).run()
-    at.switch_page("pages/linear.py").run()
+    at.switch_page("app_pages/linear.py").run()
     assert at.number_input(key="lin_m").max == limits().linear_samples
     german = make_setup(load_demo("german_credit"), demo_model("german_credit", "gbdt"))
     at = AppTest.from_file(APP, default_timeout=90)
@@ -484,7 +485,7 @@ def test_row5_page_controls_are_bounded_by_the_limits(monkeypatch):
     at.session_state["row"] = int(german.test_rows[0])
     at.session_state["params"] = Parameters(lens_references=2000)
     at.run()
-    at.switch_page("pages/lens.py").run()
+    at.switch_page("app_pages/lens.py").run()
     assert not at.exception
     assert largest_factor_size(20, 2000) < 20  # the exhaustive contexts are bounded by the lens_samples limit …
     assert at.number_input(key="lens_budget").max == limits().lens_rows  # … the layered search, in model rows …

@@ -59,7 +59,7 @@ def test_a_page_clicked_as_load_demo_runs_shows_the_new_setup(paused_server):
     """A page link clicked once "Load demo"'s run has begun, before its callbacks: both clicks count. Streamlit
     looks for a newer click as a run begins its callbacks and, finding one, stops the run and drops the button's
     trigger (fastReruns or not): the demo was never loaded. Its callbacks run whole
-    (pages/_callbacks.keep_callbacks_whole), so the demo is loaded and the page clicked is shown."""
+    (ui/streamlit_runtime.keep_callbacks_whole), so the demo is loaded and the page clicked is shown."""
     with visit(paused_server) as visitor:
         visitor.rerun()
         visitor.settle()

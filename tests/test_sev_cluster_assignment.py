@@ -225,7 +225,7 @@ def test_the_sev_page_offers_the_rule_and_shows_the_one_used(explain_cache_dir):
     from explain_core.analysis import row_reference_sev
 
     at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=120).run()
-    at.switch_page("pages/sev.py").run()
+    at.switch_page("app_pages/sev.py").run()
     at.radio(key="ref_kind").set_value("cluster").run()
     setup = at.session_state["setup"]
     query = setup.query(at.session_state["row"])

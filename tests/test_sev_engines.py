@@ -15,7 +15,7 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import Pipeline
 from threadpoolctl import threadpool_limits
 
-from explain_core.errors import IntakeError
+from explain_core.errors import IntakeError, Unreadable
 from explain_core.intake.data import make_dataset
 from explain_core.intake.encoding import make_encoder
 from explain_core.intake.models import wrap_model
@@ -25,7 +25,7 @@ from explain_core.sev import SEVResult, explain_sev, sev_batch, sev_results
 from explain_core.sev.engine import SEVExplanation
 from explain_core.sev.exact_sev import exact_engine, exact_sev_batch
 from explain_core.sev.readers import read_inputs, read_structure
-from explain_core.sev.trees import Unreadable, ensemble_from_plain
+from explain_core.sev.trees import ensemble_from_plain
 
 xgboost = pytest.importorskip("xgboost")
 

@@ -15,11 +15,11 @@ from sklearn.pipeline import Pipeline
 from sklearn.tree import DecisionTreeClassifier
 from threadpoolctl import threadpool_limits
 
+from explain_core.errors import Unreadable
 from explain_core.intake.data import make_dataset
 from explain_core.intake.encoding import make_encoder
 from explain_core.intake.models import wrap_model
 from explain_core.sev.tree_sev import TreeSEVResult, tree_sev
-from explain_core.sev.trees import Unreadable
 
 xgboost = pytest.importorskip("xgboost")
 COLUMNS = ["a", "b", "c"]

@@ -11,15 +11,16 @@ import pytest
 import torch
 
 from explain_core.analysis import dataset_sev, predicted_rows
+from explain_core.errors import TrainingCancelled
 from explain_core.intake.data import make_dataset
 from explain_core.intake.loading import load_model_file
 from explain_core.intake.models import wrap_model
 from explain_core.intake.onnx_export import onnx_bytes
 from explain_core.setup import Parameters, trained_setup
-from explain_core.sparse.losses import reference_margin, vol_opt
 from explain_core.sparse.families import APP_B
-from explain_core.sparse.training import (TrainingCancelled, TrainingSettings, batch_loss, default_settings,
-                                          prepare, skops_bytes, sparse_setup, train_sparse)
+from explain_core.sparse.losses import reference_margin, vol_opt
+from explain_core.sparse.training import (TrainingSettings, batch_loss, default_settings, prepare, skops_bytes,
+                                          sparse_setup, train_sparse)
 
 TINY = dict(warmup_epochs=1, sev_epochs=2)
 
@@ -327,7 +328,7 @@ def test_the_pdf_report_says_how_the_model_was_trained(mixed):
     from pypdf import PdfReader
 
     from explain_core import report as rep
-    from explain_core.views.vocabulary import fmt_metric
+    from explain_core.vocabulary import fmt_metric
 
     base = trained_setup(mixed, "l2_lr", seed=0)
     after = sparse_setup(base, train_sparse(base, TrainingSettings(objective="all_opt_minus", strength=2.5, **TINY)))

@@ -1,4 +1,4 @@
-"""Every long run has a Stop button (pages/_stops.py): what a click leaves on each page (AppTest), and, in a browser,
+"""Every long run has a Stop button (ui/stops.py): what a click leaves on each page (AppTest), and, in a browser,
 that a click stops a run in progress.
 
 AppTest draws a page to its end, and a finished run removes its Stop button; here the button's slot keeps it (the
@@ -17,7 +17,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from conftest import RERUN_TIMEOUT_MS, visible
-from pages import _stops as stops
+from ui import stops
 from test_browser import LIVE, no_error, open_page as open_browser_page
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -25,7 +25,7 @@ TIMEOUT = 90
 
 
 class SlotsThatKeep:
-    """``streamlit`` for pages/_stops.py, whose placeholders keep the Stop button after the run."""
+    """``streamlit`` for ui/stops.py, whose placeholders keep the Stop button after the run."""
 
     def __getattr__(self, name):
         return getattr(st, name)
@@ -64,7 +64,7 @@ def stopped(what: str) -> str:
 
 
 def test_the_sev_pages_dataset_views_and_flip_numbers_stop(explain_cache_dir, kept):
-    at = open_page("pages/sev.py")
+    at = open_page("app_pages/sev.py")
     toggle = f"sev_wide_on_{at.session_state['setup'].key}"
     assert at.toggle(key=toggle).value  # on by default on COMPAS's 7 features
     assert click_the_stop(at).startswith("Stopped: SEV of ")
@@ -85,9 +85,9 @@ def test_the_sev_pages_dataset_views_and_flip_numbers_stop(explain_cache_dir, ke
 
 
 @pytest.mark.parametrize("page, toggle, what", [
-    ("pages/cohorts.py", "ch_compare", "the comparison of the cohorts."),
-    ("pages/cohorts.py", "ch_fair", "the group metrics."),
-    ("pages/model_view.py", "mv_global", "SHAP of 200 rows and SEV of "),
+    ("app_pages/cohorts.py", "ch_compare", "the comparison of the cohorts."),
+    ("app_pages/cohorts.py", "ch_fair", "the group metrics."),
+    ("app_pages/model_view.py", "mv_global", "SHAP of 200 rows and SEV of "),
 ])
 def test_a_toggled_run_turns_its_toggle_off_when_stopped(explain_cache_dir, kept, page, toggle, what):
     at = open_page(page)
@@ -97,7 +97,7 @@ def test_a_toggled_run_turns_its_toggle_off_when_stopped(explain_cache_dir, kept
 
 
 def test_the_linear_sweep_stops(explain_cache_dir, kept):
-    at = open_page("pages/linear.py")
+    at = open_page("app_pages/linear.py")
     at.text_input(key="lin_sweep_values").input("1, 2")
     fine(at.button(key="lin_sweep_run").click().run())
     assert click_the_stop(at) == stopped("the sweep of k (sparsity)")
@@ -105,17 +105,17 @@ def test_the_linear_sweep_stops(explain_cache_dir, kept):
 
 
 def test_a_stopped_lens_run_is_shown_as_stopped_until_run_again(explain_cache_dir, kept):
-    at = open_page("pages/lens.py")
+    at = open_page("app_pages/lens.py")
     answer = [visible(m.value) for m in at.markdown if m.value.startswith("**")]
     assert answer
     assert click_the_stop(at) == stopped("the LENS factors of this row")
     notice = "Stopped: the LENS factors of this row, before it finished"
     assert any(visible(i.value).startswith(notice) for i in at.info)
     assert not [m for m in at.markdown if visible(m.value) in answer]
-    fine(at.switch_page("pages/compare.py").run())  # Compare reads the same run: stopped there too
+    fine(at.switch_page("app_pages/compare.py").run())  # Compare reads the same run: stopped there too
     assert any(visible(i.value).startswith(notice) for i in at.info)
     assert [s.label for s in at.status] == ["Stopped at LENS"]
-    fine(at.switch_page("pages/lens.py").run())
+    fine(at.switch_page("app_pages/lens.py").run())
     [resume] = [b for b in at.button if b.key and b.key.startswith("resume_")]
     fine(resume.click().run())
     assert [visible(m.value) for m in at.markdown if m.value.startswith("**")] == answer

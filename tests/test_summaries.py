@@ -8,8 +8,8 @@ import pytest
 from sklearn.metrics import confusion_matrix, roc_auc_score
 
 from explain_core.analysis import demo_setup
+from explain_core.inspection.performance import model_performance
 from explain_core.views import summaries
-from explain_core.views.model import model_performance
 
 
 @pytest.fixture(scope="module")

@@ -20,16 +20,16 @@ from conftest import bands_frame, visible
 from explain_core import demo_model
 from explain_core.analysis import SEVParameters, demo_setup, make_setup, row_sev
 from explain_core.errors import IntakeError
+from explain_core.inspection.performance import model_performance
 from explain_core.inspection.threshold import METRICS, threshold_sweep
 from explain_core.intake.data import make_dataset
-from explain_core.intake.demo_models import TrainedModel
 from explain_core.intake.models import wrap_model
 from explain_core.intake.sandbox.model import SandboxedModel
+from explain_core.intake.trained import TrainedModel
 from explain_core.reference import make_reference
 from explain_core.results import load_result
 from explain_core.saved import AnalysisState, DataRecipe, ModelRecipe, rebuild
 from explain_core.setup import Parameters, model_from_upload
-from explain_core.views.model import model_performance
 
 
 @pytest.fixture(scope="module")
@@ -239,7 +239,7 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 def open_model_page() -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120).run()
-    at.switch_page("pages/model_view.py").run()
+    at.switch_page("app_pages/model_view.py").run()
     assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
     return at
 
@@ -257,11 +257,11 @@ def test_the_model_page_applies_the_threshold_to_every_page_and_a_reload_keeps_i
     scores = all_scores(compas)
     row = int(next(r for r in compas.test_rows if 0.3 <= scores[r] < 0.5))  # positive only at the new threshold
     at.session_state["row"] = row
-    at.switch_page("pages/sev.py").run()
+    at.switch_page("app_pages/sev.py").run()
     banner = visible(at.info[0].value)
     assert f"predicted **{compas.dataset.class_name(1)}** at the threshold 0.3" in banner, banner
     assert row_sev(moved, compas.query(row), SEVParameters()).explained_class == 1
-    at.switch_page("pages/pick_row.py").run()
+    at.switch_page("app_pages/pick_row.py").run()
     at.segmented_control(key="pick_predicted").set_value("all").run()
     listed = at.dataframe[0].value
     labels = moved.model.labels_of(scores[list(listed.index)])
@@ -272,7 +272,7 @@ def test_the_model_page_applies_the_threshold_to_every_page_and_a_reload_keeps_i
     again.query_params["session"] = token
     again.run()
     assert again.session_state["setup"].key == moved.key and again.session_state["setup"].model.threshold == 0.3
-    again.switch_page("pages/model_view.py").run()
+    again.switch_page("app_pages/model_view.py").run()
     again.button(key=f"mt_reset_{moved.key}").click().run()
     assert again.session_state["setup"].key == compas.key
 
@@ -288,7 +288,7 @@ def test_a_regression_threshold_applied_on_the_model_page(housing):
     at.button(key=f"mt_apply_{housing.key}").click().run()
     moved = at.session_state["setup"]
     assert moved.key == housing.with_threshold(t).key and moved.chosen_threshold == t
-    at.switch_page("pages/sev.py").run()
+    at.switch_page("app_pages/sev.py").run()
     score = housing.model.score(housing.query(int(housing.test_rows[0])))[0]
     side = "at or above" if score >= moved.model.threshold else "below"
     assert f"**{side}** the threshold" in visible(at.info[0].value) and not at.exception

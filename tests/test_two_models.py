@@ -19,9 +19,9 @@ from explain_core.baselines import explain_shap
 from explain_core.errors import IntakeError
 from explain_core.inspection.two_models import aligned_second, compare_models
 from explain_core.intake.data import make_dataset
-from explain_core.intake.demo_models import TrainedModel
 from explain_core.intake.models import wrap_model
 from explain_core.intake.sandbox.model import SandboxedModel
+from explain_core.intake.trained import TrainedModel
 from explain_core.results import load_result
 from explain_core.saved import AnalysisState, DataRecipe, FileRef, ModelRecipe, rebuild
 from explain_core.setup import model_from_upload
@@ -120,7 +120,7 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 def test_the_second_model_on_the_model_page_and_on_compare(compas):
     first, second = compas
     at = AppTest.from_file(APP, default_timeout=180).run()
-    at.switch_page("pages/model_view.py").run()
+    at.switch_page("app_pages/model_view.py").run()
     at.radio(key="second_source").set_value("demo")
     at.selectbox(key="second_kind").set_value("l2_lr")
     at.button(key=f"FormSubmitter:second_form_{first.key}-Use as the second model").click().run()
@@ -132,7 +132,7 @@ def test_the_second_model_on_the_model_page_and_on_compare(compas):
     assert f"They predict differently on **{len(expected):,}** of the {len(first.test_rows):,} test rows" in text
     row = int(expected[0])
     at.session_state["row"] = row
-    at.switch_page("pages/compare.py").run()
+    at.switch_page("app_pages/compare.py").run()
     assert not at.exception, at.exception
     text = " ".join(visible(m.value) for m in at.markdown)
     for i, setup in enumerate((first, second)):
@@ -140,7 +140,7 @@ def test_the_second_model_on_the_model_page_and_on_compare(compas):
         assert (f"Model {i + 1} (**{setup.model.name}**) predicts **{setup.class_names[ex.explained_class]}**"
                 in text), text
         assert f"SEV⁻ = {ex.minus.shown}, moving {', '.join(ex.minus.explanations[0])}." in text, text
-    at.switch_page("pages/report.py").run()
+    at.switch_page("app_pages/report.py").run()
     assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
     assert "a second model beside this one" in " ".join(visible(m.value) for m in at.markdown)
     token = at.query_params["session"]

@@ -45,7 +45,7 @@ def test_a_worse_model_is_never_presented_as_the_result():
 
 def test_the_compare_page_leads_with_the_verdict_and_a_true_banner(explain_cache_dir):
     at = AppTest.from_file(APP, default_timeout=240).run()
-    at.switch_page("pages/compare.py").run()
+    at.switch_page("app_pages/compare.py").run()
     assert not at.exception and not at.error
     assert any(visible(s.value).startswith("Named by most methods:") for s in at.success)
     banner = [visible(s.label) for s in at.status]

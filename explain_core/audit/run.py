@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import IntakeError
+from ..intake.formats import PARQUET_SUFFIXES
 from ..intake.tables import check_source_shape
 from ..limits import limits
 from ..setup import Parameters, Setup
@@ -35,7 +36,6 @@ from .summary import summarize
 
 SINGLE_PROCESS_BYTES = 8 * 2**20  # input files below this are audited here, without a cluster
 CSV_BLOCKSIZE = "16MB"
-PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn, Sequence
 
-from .common import UsageError
+from ..errors import UsageError
 
 
 def app_file() -> Path:
@@ -16,7 +16,7 @@ def app_file() -> Path:
 
     installed = Path(sysconfig.get_path("data")) / "share" / "explain-explorer"
     for folder in (Path(__file__).resolve().parents[2], installed):
-        if (folder / "app.py").is_file() and (folder / "pages").is_dir():
+        if (folder / "app.py").is_file() and (folder / "app_pages").is_dir():
             return folder / "app.py"
     raise UsageError("The dashboard's app.py was not found; reinstall with `pip install explain-explorer[app]`, or "
                      "run `streamlit run app.py` in a source checkout.")

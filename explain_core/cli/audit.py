@@ -68,7 +68,8 @@ def audit_setup(args):
     """The setup the audit explains with (see the module docstring for where it is built from)."""
     from argparse import Namespace
 
-    from .common import UsageError, bundled_name, positive_class, load_setup, setup_of
+    from .common import bundled_name, positive_class, load_setup, setup_of
+    from ..errors import UsageError
     from ..audit import first_rows
     from ..intake.data import make_dataset
 
@@ -95,7 +96,8 @@ def rows_path(data: str) -> str:
 
 
 def run_audit_command(args) -> int:
-    from .common import UsageError, load_params
+    from .common import load_params
+    from ..errors import UsageError
     from ..audit import AuditOptions, run_audit
 
     if args.workers is not None and args.workers < 1:

@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-
-
-class UsageError(Exception):
-    """A bad command-line argument: reported in one line, exit status 2."""
-
+from ..errors import UsageError
 
 
 def add_model_argument(group) -> None:

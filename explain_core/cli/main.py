@@ -23,10 +23,9 @@ import sys
 from typing import Sequence
 
 from .._version import __version__
-from ..errors import one_line
+from ..errors import UsageError, one_line
 from .app import run_app
 from .audit import add_audit_parser, run_audit_command
-from .common import UsageError
 from .report import add_report_parser, run_report
 
 
@@ -60,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     from ..errors import ExplainError
-    from ..intake.loading import UntrustedModelError
+    from ..errors import UntrustedModelError
 
     try:
         if args.command == "report":

@@ -5,8 +5,9 @@ import re
 import sys
 from pathlib import Path
 
-from .common import (UsageError, add_baseline_arguments, add_file_arguments, add_linear_arguments,
-                     add_model_argument, add_reference_arguments, add_sev_lens_arguments, load_params, load_setup)
+from ..errors import UsageError
+from .common import (add_baseline_arguments, add_file_arguments, add_linear_arguments, add_model_argument,
+                     add_reference_arguments, add_sev_lens_arguments, load_params, load_setup)
 
 
 def row_keywords() -> dict[str, int]:

@@ -20,11 +20,11 @@ from sklearn.metrics import roc_auc_score
 
 from ..analysis import dataset_sev
 from ..errors import IntakeError, check_choice
+from ..hypercube import ProgressFn
 from ..results import Explanation, ValueEquality
 from ..setup import SEVParameters, Setup
-from ..sev.cube import ProgressFn
 from ..sev.summaries import prevalence_table
-from ..views.vocabulary import MISSING, format_number
+from ..vocabulary import MISSING, format_number
 
 MISCLASSIFIED, PREDICTED, TRUE_CLASS = "@misclassified", "@predicted", "@true"  # the model-based filters
 MODEL_FILTERS = {MISCLASSIFIED: "misclassified", PREDICTED: "predicted", TRUE_CLASS: "true class"}
@@ -343,7 +343,7 @@ def compare_cohorts(setup: Setup, cohorts: Sequence[Cohort], params: SEVParamete
 
 def cohort_stats(setup: Setup, cohort: Cohort, params: SEVParameters, *, budget: int, seed: int,
                  shap_background: int | None) -> CohortStats:
-    from ..views.global_shap import global_shap  # the model page's SHAP sample (its module imports plotly)
+    from .global_shap import global_shap  # the model page's SHAP sample
 
     rows = cohort.rows(setup)
     outcome = model_outcome(setup, rows)

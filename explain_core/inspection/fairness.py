@@ -20,10 +20,10 @@ from sklearn.metrics import accuracy_score
 
 from ..analysis import dataset_sev
 from ..errors import IntakeError
+from ..hypercube import ProgressFn
 from ..results import Explanation, ValueEquality
 from ..setup import SEVParameters, Setup
-from ..sev.cube import ProgressFn
-from ..views.vocabulary import format_number
+from ..vocabulary import format_number
 from .cohorts import Cohort, level_strings, model_outcome
 
 

@@ -22,12 +22,13 @@ import numpy as np
 import pandas as pd
 
 from ..baselines import TREE_OUTPUT, model_matrix
-from ..intake.models import ModelCallError, read_model
+from ..errors import ModelCallError, Unsupported
+from ..intake.models import read_model
 from ..results import Explanation
 from ..setup import Setup
-from ..sev.readers import Unsupported, shap_estimator
+from ..sev.readers import shap_estimator
+from ..vocabulary import count_noun
 from .dependence import moved_rows, sampled_test_rows
-from ..views.vocabulary import count_noun
 
 SHAP_METHOD, H_METHOD = "SHAP interaction values", "H-statistic estimate"
 H_BUDGET_ROWS = 150_000  # model rows one H-statistic estimate may score

@@ -15,8 +15,8 @@ import pandas as pd
 
 from ..errors import IntakeError
 from ..limits import Limits, over
+from .formats import NATIVE_SUFFIXES
 
-NATIVE_SUFFIXES = {".json": "xgboost", ".ubj": "xgboost", ".txt": "lightgbm", ".cbm": "catboost"}
 INSTALL = {"xgboost": "pip install xgboost", "lightgbm": "pip install lightgbm", "catboost": "pip install catboost",
            "sklearn": "pip install scikit-learn", "onnxruntime": "pip install onnxruntime",
            "skops": "pip install skops"}

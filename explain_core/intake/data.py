@@ -20,7 +20,7 @@ import pandas as pd
 from sklearn.model_selection import train_test_split
 
 from ..errors import IntakeError, check_choice
-from ..views.vocabulary import count_noun
+from ..vocabulary import count_noun
 
 KINDS = ("numeric", "binary", "categorical")
 TASKS = ("classification", "regression")

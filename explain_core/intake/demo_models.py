@@ -1,14 +1,14 @@
 """Models trained here: the demo estimators (SEV paper App. B settings), training on a seeded split with its
 metrics, and the demo models cached on disk (skops, loaded back with exactly the types they were written with).
 
-Every fitted model is a :class:`TrainedModel`: the adapter, its split, its metrics, and where it came from —
-``key`` (one scheme for every origin, :func:`model_key`: what the results' caches are keyed by) and
-``source`` (the same in words).
+Every fitted model is a :class:`~explain_core.intake.trained.TrainedModel`: the adapter, its split, its metrics,
+and where it came from — ``key`` (one scheme for every origin, :func:`~explain_core.intake.trained.model_key`: what
+the results' caches are keyed by) and ``source`` (the same in words).
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -16,20 +16,19 @@ import sklearn
 from sklearn.compose import TransformedTargetRegressor
 from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
 from sklearn.linear_model import Lasso, LogisticRegression, Ridge
-from sklearn.metrics import accuracy_score, mean_squared_error, r2_score, roc_auc_score
 from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
 from ..cache import cache_dir, held, write_atomic
-from ..errors import check_choice
+from ..errors import UntrustedModelError, check_choice
 from ..limits import limits, over
 from .boosters import require
 from .data import Dataset, load_demo
 from .encoding import make_encoder
-from .loading import UntrustedModelError
 from .models import ModelAdapter, wrap_model
 from .skops_policy import ALLOWED_TYPES, skops_io
+from .trained import TrainedModel, evaluate, model_key
 
 DEMO_KINDS = {"l1_lr": "L1 logistic regression", "l2_lr": "L2 logistic regression",
               "gbdt": "Gradient boosting", "mlp": "MLP (128-128)", "xgb": "XGBoost", "lgbm": "LightGBM"}
@@ -42,30 +41,6 @@ _L1 = {"l1_ratio": 1.0} if tuple(int(v) for v in sklearn.__version__.split(".")[
 def kind_label(kind: str, task: str = "classification") -> str:
     """The demo model kind's name for a dataset's task (:data:`DEMO_KINDS`, :data:`REGRESSION_KINDS`)."""
     return (REGRESSION_KINDS.get(kind) if task == "regression" else None) or DEMO_KINDS[kind]
-
-
-def model_key(origin: str, *parts) -> str:
-    """The one model-key scheme: ``demo:<data>:<kind>:<seed>``, ``trained:<dataset key>:<kind>:<seed>``,
-    ``file:<content digest>:<wrapping choices>:<seed>``."""
-    return ":".join([origin, *(str(p) for p in parts)])
-
-
-@dataclass
-class TrainedModel:
-    """A fitted model with the split it was trained (or is evaluated) on, its train/test metrics and its origin.
-
-    ``key`` identifies the model's content (:func:`model_key`); ``source`` says in words where it came from;
-    ``dataset_key`` is the :attr:`~explain_core.intake.data.Dataset.key` of the data it was fitted or checked on.
-    """
-
-    model: ModelAdapter
-    train_rows: np.ndarray
-    test_rows: np.ndarray
-    metrics: dict = field(default_factory=dict)
-    seed: int = 0
-    key: str = ""
-    source: str = ""
-    dataset_key: str = ""
 
 
 def make_estimator(kind: str, task: str, seed: int = 0):
@@ -130,23 +105,6 @@ def train_model(dataset: Dataset, kind: str, *, seed: int = 0) -> TrainedModel:
 
 def _wrap_demo(pipe, dataset: Dataset, name: str, threshold: float | None) -> ModelAdapter:
     return wrap_model(pipe, dataset, threshold=threshold, positive_class=1, name=name)
-
-
-def evaluate(model: ModelAdapter, dataset: Dataset, train_rows, test_rows, test_rows_are: str | None = None) -> dict:
-    """Accuracy and AUC (classification) or R² and RMSE (regression) on train and test rows, and where the test rows
-    come from (``test_rows``, a key of :data:`~explain_core.intake.holdout.TEST_ROWS`; default: the analyst's
-    hold-out when the data has one, else the seeded split, as for a model trained here)."""
-    out: dict = {"test_rows": test_rows_are or ("holdout" if dataset.holdout is not None else "split")}
-    for part, rows in (("train", train_rows), ("test", test_rows)):
-        scores = model.score(dataset.features.iloc[rows])
-        y = dataset.y[rows]
-        if dataset.task == "classification":
-            out[f"{part}_accuracy"] = float(accuracy_score(y, model.labels_of(scores)))
-            out[f"{part}_auc"] = float(roc_auc_score(y, scores)) if len(set(y)) == 2 else float("nan")
-        else:
-            out[f"{part}_r2"] = float(r2_score(y, scores))
-            out[f"{part}_rmse"] = float(np.sqrt(mean_squared_error(y, scores)))
-    return out
 
 
 CACHE_FORMAT = 2  # the cached files' layout: raised when it changes (2: metrics say where their test rows come from)

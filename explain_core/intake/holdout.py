@@ -17,7 +17,7 @@ import pandas as pd
 from ..errors import IntakeError
 from .data import find_value, show
 
-TEST_ROWS = ("split", "holdout", "unseen", "may_be_seen")  # in words: views.vocabulary.TEST_ROWS_WORDS
+TEST_ROWS = ("split", "holdout", "unseen", "may_be_seen")  # in words: explain_core.vocabulary.TEST_ROWS_WORDS
 
 
 def holdout_by_column(frame: pd.DataFrame, column: str, value) -> np.ndarray:

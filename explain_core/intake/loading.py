@@ -19,30 +19,12 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import IntakeError
+from ..errors import IntakeError, UntrustedModelError
 from ..limits import Limits, limits, over
-from .boosters import NATIVE_SUFFIXES
 from .data import Dataset
+from .formats import MODEL_SUFFIXES, PICKLE_SUFFIXES, TRUSTED_ENV
 from .models import ModelAdapter, wrap_model
 from .tables import safe_name
-
-TRUSTED_ENV = "EXPLAIN_TRUSTED_MODELS"
-PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle")
-MODEL_SUFFIXES = (".skops", ".onnx", *NATIVE_SUFFIXES) + PICKLE_SUFFIXES
-
-
-class UntrustedModelError(IntakeError):
-    """A model file that would run arbitrary code (pickle) or holds types nobody vetted (skops).
-
-    ``types`` lists the unvetted but harmless-looking types of a skops file that the user may confirm
-    (empty when nothing can be confirmed: a pickle, or a file with a refused type); ``checks`` holds the
-    verdict on every type that is not on skops' own trusted list, with what each name resolves to.
-    """
-
-    def __init__(self, message: str, types: Sequence[str] = (), checks: Sequence = ()):
-        super().__init__(message)
-        self.types = tuple(types)
-        self.checks = tuple(checks)
 
 
 def trusted_mode(trusted: bool | None = None) -> bool:

@@ -20,17 +20,13 @@ import sklearn
 from sklearn.exceptions import NotFittedError
 
 from ..cache import Memo, memo_field
-from ..errors import ExplainError, IntakeError, NonFiniteScores, one_line
-from ..views.vocabulary import count_noun, format_number
+from ..errors import ExplainError, IntakeError, ModelCallError, NonFiniteScores, one_line
+from ..vocabulary import count_noun, format_number
 from .data import Dataset, find_value, show
 from .inputs import RenamedInputs, by_position, closest, input_names, sanitised_mapping, unwrap
 from .sandbox.model import SandboxedModel, Stage
 
 TIE_BAND = 1e-9  # scores this close to the default threshold are decided by the model's own predict
-
-
-class ModelCallError(IntakeError):
-    """The model itself raised while scoring rows (wrong dtypes, unseen categories, a failing custom step)."""
 
 
 def model_columns(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:

@@ -294,7 +294,7 @@ def _schema(data: bytes) -> dict:
 def decide(checks: list[TypeCheck], confirmed: set[str], trusted: bool, name: str) -> list[str]:
     """The names to pass to skops' loader, or the refusal: dangerous or unresolved names always; classes off the
     list unless confirmed by the visitor or in trusted mode (``UntrustedModelError.types``: what may be confirmed)."""
-    from .loading import UntrustedModelError
+    from ..errors import UntrustedModelError
 
     refused = [c for c in checks if c.verdict == "dangerous"]
     if refused:

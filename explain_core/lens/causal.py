@@ -29,9 +29,9 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 
 from ..errors import IntakeError, check_choice, names_method
+from ..hypercube import DEFAULT_CHUNK_ROWS, ProgressFn, one_row
 from ..intake.data import Dataset
 from ..intake.models import ModelAdapter
-from ..sev.cube import DEFAULT_CHUNK_ROWS, ProgressFn, one_row
 from .context import DIRECTIONS, LensContext
 from .sampling import _differs, _group_distances, check_budget, default_max_size, factor_masks, feature_mad
 

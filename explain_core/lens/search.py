@@ -24,12 +24,12 @@ import numpy as np
 import pandas as pd
 
 from ..errors import IntakeError, check_choice, names_method
+from ..hypercube import DEFAULT_CHUNK_ROWS, ProgressFn, layer_masks, one_row
 from ..intake.data import Dataset
 from ..intake.encoding import encoded_model
 from ..intake.models import ModelAdapter
 from ..limits import limits
 from ..results import Explanation
-from ..sev.cube import DEFAULT_CHUNK_ROWS, ProgressFn, layer_masks, one_row
 from .context import DIRECTIONS, LensContext, LensResult, _check_threshold
 from .sampling import _differs, _group_distances, _rows, factor_count, feature_mad
 

@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 
 from ..errors import check_choice
+from ..hypercube import mix
 from ..intake.data import Dataset
 from ..intake.models import ModelAdapter
 from ..reference import Reference
-from ..sev.cube import mix
 from .space import BIAS, K_BINS, LiteralSpace, TargetScale, _attribute_values, _fmt
 
 REPLACE_MODES = ("reference", "draw")

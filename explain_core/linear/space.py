@@ -30,9 +30,9 @@ from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.preprocessing import KBinsDiscretizer
 
 from ..cache import cache_dir, held, write_atomic
+from ..hypercube import DEFAULT_CHUNK_ROWS
 from ..intake.data import Dataset, FeatureGroup
 from ..intake.demo_models import load_own_skops
-from ..sev.cube import DEFAULT_CHUNK_ROWS
 from .corners import CornerMemo
 from .problem import GramProblem
 

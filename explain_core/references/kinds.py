@@ -17,16 +17,16 @@ import numpy as np
 import pandas as pd
 
 from ..cache import Memo, memo_field
-from ..errors import IntakeError, check_choice
+from ..errors import IntakeError, Unreadable, check_choice
+from ..hypercube import VertexScorer
 from ..intake.encoding import encoded_model
-from ..sev.cube import VertexScorer
+from ..results import Explanation
 from ..sev.engine import searched_depth, sev_batch
 from ..sev.exact_sev import exact_engine
 from ..sev.tree_sev import tree_sev
-from ..sev.trees import TreeEnsemble, Unreadable
+from ..sev.trees import TreeEnsemble
 from .credibility import ReferenceDensity, fit_density
 from .flexible import FlexibleWindow, flexible_candidates, flexible_windows
-from ..results import Explanation
 from .outcome import (KIND_LABELS, ClusterSEV, FlexibleSEV, ReferenceSEV, SingleSEV, TreeKindSEV, from_found,
                       from_sev, measure, spread_seconds, summary_row)
 from .prototypes import ASSIGNMENTS, DEFAULT_ASSIGNMENT, Prototype, PrototypeSet, fewest, fit_prototypes, sparsest

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..hypercube import VertexScorer
 from ..intake.data import GroupLayout
 from ..reference import Reference
 from ..results import Explanation
-from ..sev.cube import VertexScorer
 from ..sev.engine import SEVResult
 from .credibility import ReferenceDensity
 from .prototypes import ASSIGNMENTS

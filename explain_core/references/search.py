@@ -33,11 +33,11 @@ import numpy as np
 import pandas as pd
 
 from ..cache import Memo, memo_field
+from ..hypercube import DEFAULT_CHUNK_ROWS
 from ..intake.data import GroupLayout
 from ..intake.encoding import encoded_model
 from ..intake.models import ModelAdapter
 from ..reference import Reference
-from ..sev.cube import DEFAULT_CHUNK_ROWS
 from ..sev.engine import MAX_LAYER_VERTICES
 from .credibility import ReferenceDensity
 from .space import PopulationSpace, same_values

@@ -7,14 +7,16 @@ matplotlib re-plot of the same data (:mod:`.figures`, :mod:`.replot`); :func:`ba
 row and an index (:mod:`.batch`); :func:`write_audit_pdf` reports a dataset-wide audit (:mod:`.audit`). No
 Streamlit here: the app's Report page and ``python -m explain_core report`` both call this package.
 """
+from ..errors import RenderError
 from .audit import write_audit_pdf
 from .batch import batch_reports, write_index
 from .build import (INDEX_COLUMNS, SECTION_TITLES, SECTIONS, Headline, RowReport, build_row_report, check_sections,
                     linear_support_method, needed_results, smallest_factor)
 from .figures import RENDERERS, figure_png, figure_size, find_chromium, kaleido_png, plotly_export_available, \
     resolve_renderer
-from .pdf import font_files, write_pdf
-from .replot import FIGURE_SCALE, FIGURE_WIDTH_PX, RenderError, matplotlib_figure, matplotlib_png
+from .pdf import write_pdf
+from .replot import FIGURE_SCALE, FIGURE_WIDTH_PX, matplotlib_figure, matplotlib_png
+from .writer import font_files
 
 __all__ = ["FIGURE_SCALE", "FIGURE_WIDTH_PX", "INDEX_COLUMNS", "RENDERERS", "SECTIONS", "SECTION_TITLES", "Headline",
            "RenderError", "RowReport", "batch_reports", "build_row_report", "check_sections", "figure_png",

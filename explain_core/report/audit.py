@@ -12,7 +12,7 @@ from pathlib import Path
 from ..audit.summary import VALUES_ONLY
 from ..views.sev import feature_prevalence, sev_histogram
 from .figures import figure_png, figure_size, resolve_renderer
-from .pdf import Writer, _document
+from .writer import Writer, _document
 
 
 def write_audit_pdf(audit, path: str | Path | None = None, *, image_renderer: str = "auto") -> bytes:

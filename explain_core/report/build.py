@@ -16,21 +16,21 @@ import plotly.graph_objects as go
 from ..analysis import (Agreement, Baselines, LensReport, Parameters, Setup, agreement, row_baselines,
                         row_counterfactuals, row_lens, row_linear, row_sev, score_of)
 from ..counterfactuals import CounterfactualComparison
-from .cohorts import CohortsPart, cohort_figures
 from ..errors import IntakeError
+from ..inspection.dependence import PartialDependence
+from ..inspection.interactions import Interactions
 from ..inspection.two_models import ModelComparison, compare_models
 from ..sev.engine import Hypercube, SEVExplanation, hypercube
 from ..sparse.compare import SparsityComparison
-from ..inspection.dependence import PartialDependence
-from ..inspection.interactions import Interactions
 from ..views.compare import agreement_figure
 from ..views.dependence import dependence_figure
 from ..views.lens import pn_curve_figure
-from ..views.references import points_figure
 from ..views.linear import weights_figure
-from ..views.sev import HYPERCUBE_FIGURE_MAX_GROUPS, hypercube_figure, lattice_figure
-from ..views.vocabulary import METHOD_LABELS, factor_text, fmt_ps, format_number
 from ..views.readings import sev_reading
+from ..views.references import points_figure
+from ..views.sev import HYPERCUBE_FIGURE_MAX_GROUPS, hypercube_figure, lattice_figure
+from ..vocabulary import METHOD_LABELS, factor_text, fmt_ps, format_number
+from .cohorts import CohortsPart, cohort_figures
 from .dependence import CONTENTS as dependence_contents, report_dependence, report_interactions, sev_feature
 
 if TYPE_CHECKING:

@@ -18,8 +18,8 @@ from functools import lru_cache
 
 import plotly.graph_objects as go
 
-from ..errors import check_choice
-from .replot import FIGURE_SCALE, FIGURE_WIDTH_PX, RenderError, matplotlib_png
+from ..errors import RenderError, check_choice
+from .replot import FIGURE_SCALE, FIGURE_WIDTH_PX, matplotlib_png
 
 log = logging.getLogger(__name__)
 

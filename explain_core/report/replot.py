@@ -10,13 +10,10 @@ import textwrap
 
 import numpy as np
 import plotly.graph_objects as go
+from ..errors import RenderError
 
 FIGURE_WIDTH_PX = 900  # plotly pixels (before ``scale``), placed at the text width
 FIGURE_SCALE = 1.5  # 1350 px across the 180 mm text width: about 190 dpi
-
-
-class RenderError(RuntimeError):
-    """A figure could not be drawn with the requested renderer."""
 
 
 _PLOTLY_COLORWAY = ("#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3", "#FF6692", "#B6E880",

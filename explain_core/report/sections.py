@@ -11,15 +11,15 @@ import numpy as np
 from ..analysis import lens_searches
 from ..setup import lens_max_size
 from ..sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
-from ..views.vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, TEST_ROWS_WORDS, UNCHANGED, factor_text, fmt_cost,
+from ..views.readings import counterfactual_reading, engine_sentence, lemma4_sentence, linear_reading, outcome_text
+from ..vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, TEST_ROWS_WORDS, UNCHANGED, factor_text, fmt_cost,
                                 fmt_metric, fmt_p, fmt_ps, fmt_weight, format_number, format_value, join_words,
                                 metrics_caveat)
-from ..views.readings import counterfactual_reading, engine_sentence, lemma4_sentence, linear_reading, outcome_text
 from .build import RowReport, smallest_factor
-from .models import threshold_fact, two_models_table
+from .model_sections import threshold_fact, two_models_table
 
 if TYPE_CHECKING:
-    from .pdf import Images, Writer
+    from .writer import Images, Writer
 
 SEV_COLUMNS_PER_TABLE = 5  # explanations per table when features are rows (wide data)
 SEV_MAX_EXPLANATIONS = 20  # minimal explanations listed per SEV kind

@@ -22,10 +22,11 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ExplainError, IntakeError, check_choice
-from ..intake.data import Dataset, find_value, load_demo, make_dataset
-from ..intake.demo_models import DEMO_KINDS, TrainedModel, train_model
 from ..inspection.cohorts import Cohort
+from ..intake.data import Dataset, find_value, load_demo, make_dataset
+from ..intake.demo_models import DEMO_KINDS, train_model
 from ..intake.tables import read_table
+from ..intake.trained import TrainedModel
 from ..reference import make_reference
 from ..results import decode, to_jsonable
 from ..setup import Parameters, Setup, demo_setup, make_setup, model_from_upload

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
 from ..cache import APP_NAME
-from ..errors import IntakeError
+from ..errors import IntakeError, SavedNotFound
 from ..limits import Limits, limits, over
 
 STATE_ENV = "EXPLAIN_STATE_DIR"
@@ -67,10 +67,6 @@ CREATE TABLE files (
     data BLOB NOT NULL,
     PRIMARY KEY (record, sha256));
 """
-
-
-class SavedNotFound(IntakeError):
-    """A token that names nothing on this server: mistyped, cut short, deleted or expired."""
 
 
 def state_root() -> Path:

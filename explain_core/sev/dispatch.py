@@ -18,15 +18,14 @@ from math import comb
 
 import pandas as pd
 
-from ..errors import IntakeError, check_choice, names_method
+from ..errors import IntakeError, Unreadable, check_choice, names_method
+from ..hypercube import ProgressFn, one_row
 from ..intake.data import Dataset, GroupLayout
 from ..intake.models import ModelAdapter
 from ..reference import Reference
-from .cube import ProgressFn, one_row
 from .engine import DEFAULT_MAX_DEPTH, EXPLANATIONS, SEVExplanation, SEVResult, check_held, sev_batch
 from .engine import explain_sev as bfs_explain_sev
 from .exact_sev import DEFAULT_BUDGET, MAX_EXPLANATIONS, ExactEngine, exact_engine, exact_sev_batch, prepare
-from .trees import Unreadable
 
 METHODS = ("auto", "bfs", "exact")
 AUTO_BFS_GROUPS = 12  # up to this many groups the BFS is faster than the exact engines (bench/sev_exact.py)

@@ -20,11 +20,11 @@ import numpy as np
 import pandas as pd
 
 from ..errors import IntakeError, check_choice, names_method
+from ..hypercube import DEFAULT_CHUNK_ROWS, ProgressFn, VertexScorer, layer_masks, one_row
 from ..intake.data import Dataset, GroupLayout
 from ..intake.models import ModelAdapter
 from ..reference import Reference
 from ..results import Explanation, ValueEquality
-from .cube import DEFAULT_CHUNK_ROWS, ProgressFn, VertexScorer, layer_masks, one_row
 
 DEFAULT_MAX_DEPTH = 6
 MAX_LAYER_VERTICES = 2_000_000  # one layer per query; deeper layers of wide data are cut off (status beyond_depth)

@@ -16,14 +16,15 @@ import numpy as np
 import pandas as pd
 
 from ..cache import Memo, memo_field
+from ..errors import Unreadable
+from ..hypercube import first_layer_masks, mix
 from ..intake.data import GroupLayout
 from ..intake.models import ModelAdapter
 from ..reference import Reference
 from .additive import additive_of_linear, additive_of_trees, solve_sorted
-from .cube import first_layer_masks, mix
 from .engine import SEVResult, check_held
 from .exact import FlipOutcome, flip_problem, solve_flip
-from .trees import Calibrated, LinearModel, ReadModel, Unreadable, calibrate, read_model
+from .trees import Calibrated, LinearModel, ReadModel, calibrate, read_model
 
 DEFAULT_BUDGET = 10.0  # CP-SAT deterministic seconds per search
 MAX_EXPLANATIONS = 256  # minimal explanations listed per search
@@ -156,8 +157,8 @@ def _one(engine: ExactEngine, prepared: Prepared, i: int, reference: Reference, 
 
 
 def vertex_rows(layout: GroupLayout, query: pd.DataFrame, reference: Reference, masks: np.ndarray) -> pd.DataFrame:
-    """The raw rows of one query's vertices (mask True = the query's value): :func:`~.cube.mix`, as one array
-    operation when every value is a number."""
+    """The raw rows of one query's vertices (mask True = the query's value):
+    :func:`~explain_core.hypercube.mix`, as one array operation when every value is a number."""
     columns = list(layout.columns)
     values = [reference.values[c] for c in columns]
     numeric = all(pd.api.types.is_numeric_dtype(t) for t in query.dtypes) and all(

@@ -23,9 +23,10 @@ from sklearn.compose import TransformedTargetRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
+from ..errors import Unsupported
 from ..intake.boosters import NativeBooster
-from ..intake.encoding import column_sources
 from ..intake.inputs import OrderedInputs, RenamedInputs
+from ..intake.tracing import column_sources
 
 SKLEARN_TREES = ("DecisionTreeClassifier", "DecisionTreeRegressor", "ExtraTreeClassifier", "ExtraTreeRegressor")
 SKLEARN_FORESTS = ("RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor")
@@ -36,10 +37,6 @@ LINEAR = ("LogisticRegression", "LinearRegression", "Ridge", "Lasso", "ElasticNe
 LOGISTIC = {"xgboost": ("binary:logistic", "binary:logitraw"), "lightgbm": ("binary", "cross_entropy", "xentropy")}
 IDENTITY = {"xgboost": ("reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror", "reg:quantileerror"),
             "lightgbm": ("regression", "regression_l1", "huber", "fair", "quantile")}
-
-
-class Unsupported(Exception):
-    """The model is not one the exact engines read (the message says why, for the fallback's note)."""
 
 
 def read_structure(estimator, columns: list[str]) -> dict:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..views.vocabulary import format_value, join_words
+from ..vocabulary import format_value, join_words
 from .engine import SEVExplanation, SEVResult
 
 SHOWN_FIRST = 5  # explanations listed before "show all"

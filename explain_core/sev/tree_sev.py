@@ -17,13 +17,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..errors import Unreadable
+from ..hypercube import one_row
 from ..intake.data import Dataset
 from ..intake.models import ModelAdapter
 from ..results import Explanation
-from .cube import one_row
 from .exact import FlipProblem, crosses, flip_problem, solve_flip
 from .exact_sev import DEFAULT_BUDGET, exact_engine
-from .trees import TreeEnsemble, Unreadable, calibrate
+from .trees import TreeEnsemble, calibrate
 
 MAX_CANDIDATES = 256  # observed values tried per group (spread over its range by quantiles)
 MAX_OPTIONS = 64  # options per group after merging values that every split treats alike

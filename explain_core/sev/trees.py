@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from ..errors import Unreadable
 from ..intake.data import GroupLayout
 from ..intake.models import ModelAdapter
 from .readers import read_inputs, read_structure
@@ -27,10 +28,6 @@ RULES = ("le32", "le64", "lt32")  # float32(x) <= t (scikit-learn, CatBoost), x 
 LINKS = ("identity", "sigmoid")
 ZERO = float(np.float32(1e-35))  # LightGBM's kZeroThreshold (1e-35f): |x| at or below it is read as 0
 RELATIVE_TOLERANCE = 1e-6  # of the margin's scale: the band within which the model itself decides (re-scoring)
-
-
-class Unreadable(Exception):
-    """The model's structure is not usable by the exact engines (the message says why)."""
 
 
 @dataclass(frozen=True)

@@ -6,20 +6,15 @@ Numbers only: the figures drawn from them are in :mod:`explain_core.views.sparse
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from ..analysis import DatasetSEV, dataset_sev, predicted_rows
-from ..cache import Memo, memo_field
+from ..hypercube import ProgressFn
 from ..results import Explanation, ValueEquality
 from ..setup import SEVParameters, Setup
-from ..sev.cube import ProgressFn
 from ..sev.summaries import NOT_EXPLAINED, prevalence_table
-
-if TYPE_CHECKING:
-    from .training import SparseTrainingResult
 
 NEGATIVE = "predicted negative"
 SIDES = ("before", "after")
@@ -173,23 +168,3 @@ def compare_sparsity(before: Setup, after: Setup, params: SEVParameters,
     """:func:`model_sparsity` of both models on the base setup's test rows."""
     return SparsityComparison(model_sparsity(before, params, progress), model_sparsity(after, params, progress),
                               np.asarray(before.test_rows), tuple(before.dataset.layout.names))
-
-
-@dataclass(frozen=True)
-class SparseOrigin:
-    """Where a model trained for sparse explanations came from (``Setup.training``): the run and the base setup;
-    the before/after comparison is computed once per SEV parameters (the page and the report share it)."""
-
-    result: SparseTrainingResult
-    base: Setup
-    comparisons: Memo = memo_field("before/after comparisons by SEV parameters", max_entries=8)
-
-    def comparison(self, after: Setup, params: SEVParameters,
-                   progress: ProgressFn | None = None) -> SparsityComparison:
-        def compute():
-            from .references import reference_means  # torch: imported with the training, not with the reports
-
-            compared = compare_sparsity(self.base, after, params, progress)
-            means = reference_means(self.result.settings.objective, self.base, after, params)
-            return replace(compared, reference_means=means) if means else compared
-        return self.comparisons.get((after.key, params), compute)

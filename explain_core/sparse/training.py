@@ -30,27 +30,25 @@ import numpy as np
 import torch
 from sklearn.pipeline import Pipeline
 
-from ..errors import ExplainError, IntakeError, check_choice
+from ..cache import Memo, memo_field
+from ..errors import IntakeError, TrainingCancelled, check_choice
+from ..hypercube import ProgressFn
 from ..intake.data import demo_names
-from ..intake.demo_models import TrainedModel, demo_model, evaluate, model_key, train_model
+from ..intake.demo_models import demo_model, train_model
 from ..intake.encoding import EncodedModel, encoded_model
 from ..intake.models import wrap_model
+from ..intake.trained import TrainedModel, evaluate, model_key
 from ..limits import limits, over
-from ..setup import Setup, make_setup
-from ..sev.cube import ProgressFn
-from .compare import SparseOrigin
+from ..setup import SEVParameters, Setup, make_setup
+from .compare import SparsityComparison, compare_sparsity
 from .families import FAMILY_CLASSES, Family, LinearFamily, family_of
 from .losses import (DEFAULT_EPS, DEFAULT_THETA, OBJECTIVES, REFERENCE_SET_OBJECTIVES, VERTEX_SIDE, all_opt_minus,
                      all_opt_plus, all_opt_references, group_matrix, pos_base,
                      reference_margin, vol_opt)
-from .references import attach_references
+from .references import attach_references, reference_means
 
 PROGRESS_BATCHES = 50  # progress is reported every this many batches (and each epoch)
 SCHEDULE_KNOBS = ("strength", "learning_rate", "warmup_epochs", "sev_epochs")
-
-
-class TrainingCancelled(ExplainError):
-    """The caller cancelled a training run (its ``cancel`` callable returned True)."""
 
 
 @dataclass(frozen=True)
@@ -313,3 +311,21 @@ def skops_bytes(setup: Setup) -> bytes:
     import skops.io as sio
 
     return sio.dumps(setup.model.estimator)
+
+
+@dataclass(frozen=True)
+class SparseOrigin:
+    """Where a model trained for sparse explanations came from (``Setup.training``): the run and the base setup;
+    the before/after comparison is computed once per SEV parameters (the page and the report share it)."""
+
+    result: SparseTrainingResult
+    base: Setup
+    comparisons: Memo = memo_field("before/after comparisons by SEV parameters", max_entries=8)
+
+    def comparison(self, after: Setup, params: SEVParameters,
+                   progress: ProgressFn | None = None) -> SparsityComparison:
+        def compute():
+            compared = compare_sparsity(self.base, after, params, progress)
+            means = reference_means(self.result.settings.objective, self.base, after, params)
+            return replace(compared, reference_means=means) if means else compared
+        return self.comparisons.get((after.key, params), compute)

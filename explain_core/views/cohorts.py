@@ -10,8 +10,8 @@ import plotly.graph_objects as go
 from ..inspection.cohorts import CohortComparison
 from ..inspection.errors import ErrorTree
 from ..inspection.fairness import FairnessReport
+from ..vocabulary import html_text, join_words
 from .style import LEGEND_BELOW, TEMPLATE, text_on, titled
-from .vocabulary import html_text, join_words
 
 FAIRNESS_METRICS = ("selection rate", "TPR", "FPR", "accuracy")
 # Error rate 0 → 1, light reds under dark text then dark reds under white: every label ≥ 4.5:1 (no mid red of ~4:1)

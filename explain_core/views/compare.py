@@ -11,8 +11,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..sev.summaries import sev_counts
+from ..vocabulary import format_number, format_significant, html_text
 from .style import EDGE_COLOUR, LABEL_COLOURS, LEGEND_BELOW, PATH_COLOUR, TEMPLATE, TEXT, method_colour, titled
-from .vocabulary import format_number, format_significant, html_text
 
 
 def attribution_figure(groups: Sequence[str], values: dict[str, Sequence[float]], *,

@@ -8,8 +8,8 @@ import plotly.graph_objects as go
 
 from ..inspection.dependence import PartialDependence
 from ..inspection.interactions import SHAP_METHOD, Interactions
+from ..vocabulary import format_number, format_value, html_text, join_words
 from .style import BAR_COLOURS, LEGEND_BELOW, PATH_COLOUR, TEMPLATE, method_colour, titled
-from .vocabulary import format_number, format_value, html_text, join_words
 
 ICE_COLOUR = "rgba(120, 130, 150, 0.25)"
 AVERAGE_COLOUR = "#4C78A8"

@@ -7,8 +7,8 @@ from typing import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
+from ..vocabulary import html_text
 from .style import BAR_COLOURS, LABEL_COLOURS, LEGEND_BELOW, PATH_COLOUR, TEMPLATE, titled
-from .vocabulary import html_text
 
 
 def pn_curve_figure(curve: pd.DataFrame, *, direction: str = "r2i") -> go.Figure:

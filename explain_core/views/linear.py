@@ -9,8 +9,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..linear.guarantees import SampleGuidance
+from ..vocabulary import html_text
 from .style import LEGEND_BELOW, METHOD_DASH, TEMPLATE, method_colour, method_key, titled
-from .vocabulary import html_text
 
 
 def folded_weights(weights: pd.DataFrame, dense: Sequence[str] = ("shap",)) -> pd.DataFrame:

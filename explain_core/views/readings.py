@@ -1,7 +1,7 @@
 """Readings: each method's result in one plain sentence, in the data card's words (SEV, its engines and SEVᵀ,
 LENS, the linear explanations, the other kinds of reference and counterfactuals). Pages and the PDF report both
 read a result through here, so it reads the same on screen and on paper; the labels and number formats they use
-are :mod:`.vocabulary`'s."""
+are :mod:`explain_core.vocabulary`'s."""
 from __future__ import annotations
 
 import math
@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..sev.readings import explanation_lines
-from .vocabulary import METHOD_LABELS, count_noun, format_number, format_value, join_words
+from ..vocabulary import METHOD_LABELS, count_noun, format_number, format_value, join_words
 
 if TYPE_CHECKING:
     from ..analysis import LensReport

@@ -9,8 +9,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..vocabulary import html_text
 from .style import LEGEND_BELOW, TEMPLATE, titled
-from .vocabulary import html_text
 
 KIND_COLOURS = {"SEV¹": "#E45756", "SEV^F": "#F58518", "SEV^©": "#4C78A8", "DiCE": "#54A24B"}
 KIND_COLUMNS = (("mean SEV", "mean SEV (features changed)"), ("median ℓ∞", "median ℓ∞ (SD)"),

@@ -15,8 +15,8 @@ import plotly.graph_objects as go
 from ..errors import IntakeError
 from ..sev.engine import Hypercube, SEVExplanation, SEVResult
 from ..sev.summaries import lattice_counts, prevalence_table, sev_counts
+from ..vocabulary import format_number, format_significant, html_text
 from .style import BAR_COLOURS, EDGE_COLOUR, LABEL_COLOURS, LEGEND_BELOW, PATH_COLOUR, TEMPLATE, titled
-from .vocabulary import format_number, format_significant, html_text
 
 HYPERCUBE_FIGURE_MAX_GROUPS = 8
 

@@ -10,8 +10,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..sev.summaries import sev_counts
+from ..vocabulary import html_text
 from .style import BAR_COLOURS, TEMPLATE
-from .vocabulary import html_text
 
 LINK_COLOUR = "rgba(76, 120, 168, 0.25)"
 

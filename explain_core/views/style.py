@@ -7,7 +7,7 @@ import textwrap
 
 import plotly.graph_objects as go
 
-from .vocabulary import METHOD_LABELS
+from ..vocabulary import METHOD_LABELS
 
 GRID = "#EBF0F8"
 TEXT = "#1f2328"  # text on white or light marks (the light theme's text colour): 15.8:1 on white

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 import pandas as pd
 
-from .vocabulary import METHOD_LABELS, format_number, join_words
+from ..vocabulary import METHOD_LABELS, format_number, join_words
 
 if TYPE_CHECKING:
-    from .global_shap import GlobalShap
-    from .model import ModelPerformance
+    from ..inspection.global_shap import GlobalShap
+    from ..inspection.performance import ModelPerformance
 
 
 def _ranked(values: pd.Series, top: int = 3, fmt=lambda v: format_number(v)) -> str:

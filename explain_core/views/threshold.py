@@ -6,9 +6,9 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ..inspection.threshold import METRICS, ThresholdSweep
+from ..vocabulary import format_number
 from .model import UNIT, confusion_matrix_figure
 from .style import LEGEND_BELOW, TEMPLATE, TEXT, titled
-from .vocabulary import format_number
 
 METRIC_COLOURS = dict(zip(METRICS, ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#B279A2", "#9D755D")))
 

@@ -26,8 +26,8 @@ import threading
 import time
 from pathlib import Path
 
-from ...errors import IntakeError
-from .protocol import ProtocolError, read_reply, readable_soon, request_bytes
+from ...errors import ModelCrashed, ProtocolError, RemoteError
+from .protocol import read_reply, readable_soon, request_bytes
 from .worker import BOOT
 from .zygote import AVAILABLE, zygote
 
@@ -36,11 +36,6 @@ START_SECONDS = 120.0  # a fresh worker imports numpy, pandas and scikit-learn b
 SPIN_SECONDS = 0.002  # a reply this soon (SEV's one-row calls) is polled for, not slept for (readable_soon)
 PIPE_BYTES = 1 << 20  # Linux's default /proc/sys/fs/pipe-max-size
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
-
-
-class ModelCrashed(IntakeError):
-    """The model's worker died, ran out of time or memory, or answered with malformed data; the server and every
-    other session are untouched and the next request starts a new worker."""
 
 
 @functools.cache
@@ -257,12 +252,3 @@ class Worker:
         if isinstance(self.process, Forked):
             self.process.release()
         shutil.rmtree(self.folder, ignore_errors=True)
-
-
-class RemoteError(Exception):
-    """An error the model raised inside its worker (the worker itself goes on); ``info`` is the worker's report:
-    ``kind`` ("intake", "model" or "memory"), ``message``, and for a refused skops file ``types``/``checks``."""
-
-    def __init__(self, info):
-        self.info = info if isinstance(info, dict) else {"kind": "model", "message": str(info)[:2000]}
-        super().__init__(str(self.info.get("message", ""))[:2000])

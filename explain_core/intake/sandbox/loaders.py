@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import io
 
-from ...errors import IntakeError
+from ...errors import IntakeError, UntrustedModelError
 from ...limits import Limits, over
 from ..boosters import NativeBooster, check_native_header, load_native, require
+from ..formats import PICKLE_SUFFIXES, TRUSTED_ENV
 from ..inputs import input_names
-from ..loading import PICKLE_SUFFIXES, TRUSTED_ENV, UntrustedModelError
 from ..skops_policy import check_file, decide, skops_io
 
 METHODS = ("predict_proba", "decision_function", "predict")

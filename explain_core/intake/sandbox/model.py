@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import IntakeError
+from ...errors import IntakeError, ModelCrashed, RemoteError, RemoteModelError
 from ...limits import limit, limits
-from .client import ModelCrashed, RemoteError, Worker
+from .client import Worker
 
 METHODS = ("predict_proba", "decision_function", "predict")
 _LIVE: "weakref.WeakSet[SandboxedModel]" = weakref.WeakSet()
@@ -41,14 +41,6 @@ class ModelFile:
     def request(self) -> dict:
         return {"op": "load", "file": {"data": self.data, "suffix": self.suffix, "name": self.name,
                                        "trusted": self.trusted, "confirmed": self.confirmed, "caps": limits()}}
-
-
-class RemoteModelError(Exception):
-    """An exception the model's own code raised in its worker (``remote_type`` is its class's name)."""
-
-    def __init__(self, remote_type: str, message: str):
-        self.remote_type = remote_type
-        super().__init__(message)
 
 
 class SandboxedModel:
@@ -216,7 +208,7 @@ def check_info(info, name: str) -> dict:
 
 def translated(exc: RemoteError, name: str, what: str, caps) -> Exception:
     """The worker's error report as this package's error."""
-    from ..loading import UntrustedModelError
+    from ...errors import UntrustedModelError
     from ..skops_policy import TypeCheck
 
     info, message = exc.info, str(exc)
@@ -237,7 +229,8 @@ def translated(exc: RemoteError, name: str, what: str, caps) -> Exception:
 
 def damaged(source: ModelFile, exc: ModelCrashed) -> IntakeError:
     """A crash while loading: for the boosters' own formats, the file is damaged (their parsers abort on it)."""
-    from ..boosters import LIBRARY_NAMES, NATIVE_SUFFIXES
+    from ..boosters import LIBRARY_NAMES
+    from ..formats import NATIVE_SUFFIXES
 
     library = NATIVE_SUFFIXES.get(source.suffix)
     if library is None:

@@ -18,16 +18,13 @@ import time
 from typing import Any, Callable
 
 import numpy as np
+from ...errors import ProtocolError
 
 LENGTH = struct.Struct("<Q")
 MAX_HEADER_BYTES = 64 * 2**20
 MAX_REPLY_BYTES = 1024 * 2**20
 MAX_TEXT_CHARS = 4096  # one element of a text array
 ARRAY_KINDS = frozenset("biufU")
-
-
-class ProtocolError(Exception):
-    """The worker sent something that is not a well-formed reply."""
 
 
 def readable_soon(fd: int, until: float) -> bool:

@@ -87,7 +87,7 @@ def serve(layers: dict) -> None:
 
 def _error(exc: BaseException) -> dict:
     from ...errors import IntakeError, one_line
-    from ..loading import UntrustedModelError
+    from ...errors import UntrustedModelError
 
     message = one_line(exc, 2000)
     kind = "untrusted" if isinstance(exc, UntrustedModelError) else "intake" if isinstance(exc, IntakeError) else \
@@ -117,7 +117,7 @@ class Holder:
         if op == "call":
             return self.call(request["stage"], request["method"], request["X"], request.get("assume_finite", False))
         if op == "split":
-            from ..encoding import encoded_column_groups
+            from ..tracing import encoded_column_groups
 
             encoder = self.stage("encoder")
             return {"column_group": encoded_column_groups(encoder, request["groups"])} if encoder is not None \

@@ -2,17 +2,17 @@
 class balance) and what drives it over many rows (mean |SHAP|, beeswarm, dependence) beside SEV's prevalence."""
 import streamlit as st
 
+from explain_core.inspection.global_shap import global_shap, group_values
+from explain_core.inspection.performance import model_performance
 from explain_core.limits import limits
-from explain_core.views.global_shap import (beeswarm_figure, dependence_figure, global_shap, group_values,
-                                            importance_figure)
-from explain_core.views.model import (balance_figure, calibration_figure, confusion_figure, model_performance,
-                                      pr_figure, roc_figure)
 from explain_core.sev.summaries import prevalence_table
+from explain_core.views.global_shap import beeswarm_figure, dependence_figure, importance_figure
+from explain_core.views.model import balance_figure, calibration_figure, confusion_figure, pr_figure, roc_figure
 from explain_core.views.sev import feature_prevalence
 from explain_core.views.summaries import (balance_text, beeswarm_text, calibration_text, confusion_text,
                                          dependence_text, importance_text, pr_text, prevalence_text, roc_text)
-from explain_core.views.vocabulary import format_number, metrics_caveat, plain
-from pages import _model_dependence, _model_threshold, _shared as shared, _stops as stops
+from explain_core.vocabulary import format_number, metrics_caveat, plain
+from ui import model_dependence, model_threshold, shared, stops
 
 SHAP_ROWS = 200
 
@@ -47,7 +47,7 @@ with st.container(key="mv_performance"):
         for column, (figure, words, key) in zip(st.columns(2), charts[start:start + 2]):
             shared.chart(figure(perf), words(perf), key, column)
 
-_model_threshold.threshold_and_second_model(s)  # the decision threshold; a second model beside this one
+model_threshold.threshold_and_second_model(s)  # the decision threshold; a second model beside this one
 
 st.subheader("What drives it over many rows?")
 st.caption(f"SHAP values of {SHAP_ROWS} test rows drawn with seed {p.seed} (the same explainer and background as "
@@ -73,4 +73,4 @@ if st.toggle("Compute the global views", key="mv_global",
         shared.chart(dependence_figure(gs, features, group), dependence_text(gs, features, group),
                      "mv_dependence", st.container())
 
-_model_dependence.section(s, p)
+model_dependence.section(s, p)

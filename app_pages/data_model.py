@@ -4,7 +4,7 @@ Nothing here touches the session's setup until **Use this setup**: the dataset a
 live in this page's own session keys (``dm_dataset``, ``dm_model``), so a bad file or a failed load shows
 its message and leaves the current setup, row and parameters as they were. All computation is
 ``explain_core``'s; this page only collects choices, caches by content hash and shows results. The two upload
-forms (a table, a model file) and the working state they write are in ``pages/_uploads.py``.
+forms (a table, a model file) and the working state they write are in ``ui/uploads.py``.
 """
 from __future__ import annotations
 
@@ -15,15 +15,16 @@ import streamlit as st
 from explain_core import IntakeError
 from explain_core.analysis import Setup, make_setup
 from explain_core.intake.data import Dataset, demo_cards, demo_names
-from explain_core.intake.demo_models import DEMO_KINDS, TrainedModel, kind_label
+from explain_core.intake.demo_models import DEMO_KINDS, kind_label
+from explain_core.intake.trained import TrainedModel
 from explain_core.reference import POPULATIONS, STATISTIC_WORDS, STATISTICS, Reference, make_reference
 from explain_core.saved.recipe import ModelRecipe
-from explain_core.views.vocabulary import (DEMO_LABELS, TEST_ROWS_WORDS, format_number, format_value, metrics_caveat,
+from explain_core.vocabulary import (DEMO_LABELS, TEST_ROWS_WORDS, format_number, format_value, metrics_caveat,
                                            plain)
-from pages import _callbacks as callbacks
-from pages import _origins as origins
-from pages import _shared as shared
-from pages import _uploads as uploads
+from ui import boundary
+from ui import origins
+from ui import shared
+from ui import uploads
 
 POPULATION_LABELS = {"opposite": "training rows of the opposite class", "all": "all training rows"}
 
@@ -261,7 +262,7 @@ def use_section(dataset: Dataset, dkey: str, model: TrainedModel, reference: Ref
     if pending_upload:
         st.caption("Disabled while the uploaded file waits for **Use this data** (section 1).")
     st.button("Use this setup", key="dm_use", type="primary", icon=":material/done_all:", disabled=pending_upload,
-              on_click=callbacks.guarded(use_setup), args=(dataset, dkey, model, reference, restricted, current,
+              on_click=boundary.guarded(use_setup), args=(dataset, dkey, model, reference, restricted, current,
                                                        current_key))
 
 
@@ -293,7 +294,7 @@ st.caption(f"In use now: **{plain(current.dataset.name)}** · {model_words(curre
 flash = st.session_state.pop("dm_flash", None)
 if flash:
     st.success(flash, icon=":material/check_circle:")
-    st.page_link("pages/pick_row.py", label="Pick a row to explain", icon=":material/table_rows:")
+    st.page_link("app_pages/pick_row.py", label="Pick a row to explain", icon=":material/table_rows:")
 
 pending_upload = data_section()
 dataset = st.session_state["dm_dataset"]

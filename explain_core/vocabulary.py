@@ -1,6 +1,7 @@
 """One presentation vocabulary for the app's pages and the PDF report: method labels, definitions, number and
 value formatting, the "unchanged" mark, and the one escape that makes user-supplied names (columns, categories,
-file names) show literally in markdown; :mod:`.readings` reads each method's result in plain words with it.
+file names) show literally in markdown; :mod:`explain_core.views.readings` reads each method's result in plain words
+with it.
 
 No Streamlit here; pages and :mod:`explain_core.report` both import it, so a label or a number reads the same
 on screen and on paper.
@@ -153,6 +154,7 @@ def plain(text) -> str:
 
 # ---------------------------------------------------------------------------------------------------
 # Numbers and values
+
 
 def format_number(x: float) -> str:
     """A number by its magnitude: whole numbers as such, 2 decimals from 1 up (36.65), 3 significant digits

@@ -1,6 +1,6 @@
 """The model page's partial dependence, ICE and interactions section (opt-in, like the global views): one feature's
 PDP with ICE lines and the chosen row's line, a 2-D PDP for a pair, and the matrix of interactions. Not a page (the
-leading underscore): ``pages/model_view.py`` calls :func:`section`."""
+leading underscore): ``app_pages/model_view.py`` calls :func:`section`."""
 from __future__ import annotations
 
 import streamlit as st
@@ -9,7 +9,7 @@ from explain_core.inspection import interactions, partial_dependence
 from explain_core.inspection.dependence import ICE_ROWS, PDP_ROWS
 from explain_core.views.dependence import (dependence_figure, dependence_text, feature_label, interaction_figure,
                                            interaction_text)
-from pages import _shared as shared
+from ui import shared
 
 NO_PAIR = "(one feature)"
 

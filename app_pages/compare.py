@@ -5,8 +5,8 @@ import streamlit as st
 from explain_core.analysis import agreement
 from explain_core.sev.readings import explanation_lines
 from explain_core.views.compare import agreement_figure, attribution_figure, waterfall_figure
-from explain_core.views.vocabulary import count_noun, plain
-from pages import _references, _second_model, _shared as shared, _stops as stops
+from explain_core.vocabulary import count_noun, plain
+from ui import references, second_model, shared, stops
 
 CARD_LINES = 3  # SEV explanations listed per value in the card
 
@@ -110,5 +110,5 @@ table.index.name = "feature"
 st.dataframe(table, width="stretch", key="cmp_table")
 shared.download_buttons(f"agreement_row{shared.row()}", table, agree, key="cmp")
 
-_references.counterfactual_section(s)  # DiCE beside SEV's explanations, with the same metrics
-_second_model.second_model_row(s)  # the row's SEV and SHAP under the second model too, when there is one
+references.counterfactual_section(s)  # DiCE beside SEV's explanations, with the same metrics
+second_model.second_model_row(s)  # the row's SEV and SHAP under the second model too, when there is one

@@ -6,8 +6,8 @@ import streamlit as st
 from explain_core.audit import audit_folders, read_audit
 from explain_core.audit.summary import VALUES_ONLY
 from explain_core.views.sev import feature_prevalence, sev_histogram
-from explain_core.views.vocabulary import plain
-from pages import _shared as shared
+from explain_core.vocabulary import plain
+from ui import shared
 
 FIRST_ROWS = 1000
 

@@ -10,10 +10,10 @@ import streamlit as st
 from explain_core.inspection.threshold import threshold_sweep
 from explain_core.setup import Setup
 from explain_core.views.threshold import sweep_confusion_figure, sweep_figure, sweep_text
-from explain_core.views.vocabulary import plain
-from pages import _origins as origins
-from pages import _second_model as second
-from pages import _shared as shared
+from explain_core.vocabulary import plain
+from ui import origins
+from ui import second_model as second
+from ui import shared
 
 
 @st.cache_data(show_spinner="Scoring the test rows at each threshold…", max_entries=16)
@@ -75,6 +75,6 @@ def threshold_section(s: Setup) -> None:
 
 
 def threshold_and_second_model(s: Setup) -> None:
-    """The model page's sections of this module and of ``pages/_second_model.py``."""
+    """The model page's sections of this module and of ``ui/second_model.py``."""
     threshold_section(s)
     second.second_model_section(s)

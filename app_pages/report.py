@@ -1,20 +1,20 @@
 """Report: choose the sections, preview what the PDF holds, and download it (built on click).
 
-The report uses this session's cached results (``pages/_shared.py``), so its numbers are the ones the other
+The report uses this session's cached results (``ui/shared.py``), so its numbers are the ones the other
 pages show; :mod:`explain_core.report` assembles and writes it (no Streamlit there).
 """
 from __future__ import annotations
 
 import streamlit as st
 
+from explain_core.inspection.cohorts import fitting
 from explain_core.report import (SECTION_TITLES, SECTIONS, build_row_report, needed_results, plotly_export_available,
                                  write_pdf)
-from explain_core.inspection.cohorts import fitting
 from explain_core.report.cohorts import REPORT_KEY
 from explain_core.report.dependence import report_dependence, sev_feature
 from explain_core.views.sev import HYPERCUBE_FIGURE_MAX_GROUPS
-from explain_core.views.vocabulary import plain
-from pages import _model_dependence, _references, _second_model, _shared as shared
+from explain_core.vocabulary import plain
+from ui import model_dependence, references, second_model, shared
 
 SECTION_HELP = {
     "sev": "SEV⁻ / SEV⁺ / SEV® with the minimal explanations (the paper's tables), a plain-language reading and "
@@ -66,17 +66,17 @@ with st.spinner("Computing the explanations the report needs…"):
     lens = shared.lens_now(s) if "lens" in need else None
     linear = shared.linear_now(s) if "linear" in need else None
     baselines = shared.baselines_now(s) if "baselines" in need else None
-    counterfactuals = (_references.counterfactuals(s, s.key, query, p.references, p.counterfactuals, s.restricted)
+    counterfactuals = (references.counterfactuals(s, s.key, query, p.references, p.counterfactuals, s.restricted)
                        if "counterfactuals" in need else None)
     cube = shared.cube(s, s.key, query) \
         if "sev" in chosen and len(s.dataset.groups) <= HYPERCUBE_FIGURE_MAX_GROUPS else None
     dependence = report_pdp(s, s.key, query, shared.row(), sev_feature(sev, s.model.threshold), p.seed) \
         if "dependence" in chosen else None
-    pairs = _model_dependence.pair_strengths(s, s.key, p.seed) if "dependence" in chosen else None  # model page's
+    pairs = model_dependence.pair_strengths(s, s.key, p.seed) if "dependence" in chosen else None  # model page's
     cohort_key, cohort_part = st.session_state.get(REPORT_KEY, (None, None))  # the Cohorts & fairness page's
-    second = _second_model.second_model(s)
+    second = second_model.second_model(s)
     row = None if st.session_state.get("whatif") else shared.row()  # the comparison explains dataset rows only
-    models = None if second is None else _second_model.comparison(s, s.key, second, second.key, row, p)
+    models = None if second is None else second_model.comparison(s, s.key, second, second.key, row, p)
     report = build_row_report(s, query, p, chosen, row_position=shared.row(),
                               edited=bool(st.session_state.get("whatif")), sev=sev, baselines=baselines, lens=lens,
                               linear=linear, cube=cube, counterfactuals=counterfactuals, dependence=dependence,

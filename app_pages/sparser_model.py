@@ -10,9 +10,9 @@ from explain_core.sparse.losses import OBJECTIVES
 from explain_core.sparse.training import (TRAINABLE_KINDS, TrainingSettings, base_setup, skops_bytes, sparse_setup,
                                           train_sparse)
 from explain_core.views.sparse import history_figure, prevalence_figure, sev_distributions, sev_sankey
-from explain_core.views.vocabulary import plain
-from pages import _shared as shared
-from pages import _stops as stops
+from explain_core.vocabulary import plain
+from ui import shared
+from ui import stops
 
 SESSION = "session"
 OBJECTIVE_HELP = {

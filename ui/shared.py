@@ -1,16 +1,14 @@
 """What every page shares: the session (setup, row, parameters), cached computations, small views.
 
-Not a page (the leading underscore). Session keys: ``setup`` (:class:`~explain_core.analysis.Setup`),
+Session keys: ``setup`` (:class:`~explain_core.analysis.Setup`),
 ``row`` (dataset position of the chosen row), ``whatif`` (edited values of that row, or None),
 ``params`` (:class:`~explain_core.analysis.Parameters`) and ``origins`` (where the session's datasets and models came
-from, :func:`remember_data` / :func:`remember_model`, so ``pages/_saved.py`` can keep the analysis). Computations are
+from, :func:`remember_data` / :func:`remember_model`, so ``ui/saved.py`` can keep the analysis). Computations are
 cached by content: results by (setup key, the row's values, the parameters they depend on), so changing σ does not
-recompute SEV. Widget callbacks run through :func:`guarded`, inside the same error boundary as the pages.
+recompute SEV. Widget callbacks run through :func:`~ui.boundary.guarded`, inside the same error boundary as the pages.
 """
 from __future__ import annotations
 
-import importlib
-import logging
 import re
 import threading
 import time
@@ -28,19 +26,17 @@ from explain_core.analysis import (DEFAULT_DEMO, BaselineParameters, LensParamet
                                    row_linear, row_sev, row_tree_sev, score_of)
 from explain_core.export import to_csv, to_json
 from explain_core.intake.data import Dataset
-from explain_core.intake.demo_models import TrainedModel, train_model
+from explain_core.intake.demo_models import train_model
 from explain_core.intake.loading import trusted_mode
+from explain_core.intake.trained import TrainedModel
 from explain_core.lens.causal import CausalGraph, ScmSettings
 from explain_core.saved.recipe import DataRecipe, ModelRecipe
 from explain_core.sev import hypercube
-from explain_core.views.vocabulary import format_number, plain
-from pages import _origins as origins
-from pages import _stops as stops
+from explain_core.vocabulary import format_number, plain
+from ui import origins
+from ui import stops
 
 SECRETS_TRUSTED = "trusted_models"
-EXPLAINER_MODULES = ("shap", "lime.lime_base", "ortools.math_opt.python.mathopt")  # SHAP, LIME, the exact linear fit
-
-
 # --- the operator's settings -----------------------------------------------------------------------------------
 
 def operator_trusted() -> bool:
@@ -78,39 +74,6 @@ def remembered_demo(name: str, kind: str) -> Setup:
 def trained(_dataset: Dataset, key: str, kind: str, seed: int) -> TrainedModel:
     """A model trained here, shared by sessions with the same data, configuration, kind and seed."""
     return train_model(_dataset, kind, seed=seed)
-
-
-def warm_up() -> None:
-    """The server's start-up (app.py's lifespan), once per process, before any visitor: import what the pages
-    draw with and the explainers' libraries, and load the default demo into the shared cache, so the first visit
-    only computes its row (the default row's slowest part is computed here too, :func:`warm_default_row`).
-
-    Also leave Streamlit's v1 multipage mode: an app with a ``pages/`` folder counts as one until ``st.navigation``
-    has run once in the process (``PagesManager.uses_pages_directory``), so a first request for a page's URL would
-    run that page alone, without app.py's navigation and error boundary.
-    """
-    from streamlit.runtime.pages_manager import PagesManager
-
-    for figures in ("sev", "lens", "linear", "compare"):  # plotly and the figures of every explanation page
-        importlib.import_module(f"explain_core.views.{figures}")
-    for explainer in EXPLAINER_MODULES:  # imported on a first LENS / Linear / Compare visit otherwise (shap: ~1.5 s)
-        importlib.import_module(explainer)
-    PagesManager.uses_pages_directory = False
-    logging.disable(logging.WARNING)  # no "missing ScriptRunContext" warnings: there is no visitor to draw for yet
-    try:
-        warm_default_row(demo(*DEFAULT_DEMO))
-        st.empty()  # Streamlit's first element in a process inspects the whole call stack once (~0.2 s here)
-    finally:
-        logging.disable(logging.NOTSET)
-
-
-def warm_default_row(s: Setup) -> None:
-    """What a first visit draws for the default demo's first flagged row beyond its SEV: the sidebar's scores of
-    every row and the row's explanation toward real cases (its density fit is 0.5 s of a first visit's 3 s)."""
-    from pages import _references
-
-    query = s.query(int(flagged_rows(s)[0]))
-    _references.row_result(s, s.key, query, Parameters().references, s.restricted)
 
 
 TRIM_EVERY_S = 30

@@ -13,11 +13,11 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from ..intake.data import GroupLayout
-from ..intake.encoding import encoded_model
-from ..intake.mixed import MixedRows
-from ..intake.models import ModelAdapter
-from ..reference import Reference
+from .intake.data import GroupLayout
+from .intake.encoding import encoded_model
+from .intake.mixed import MixedRows
+from .intake.models import ModelAdapter
+from .reference import Reference
 
 ProgressFn = Callable[[float, str], None]
 DEFAULT_CHUNK_ROWS = 32_768  # model calls of ~20-50k rows run fastest per row here (bench/sev_speed.py)

@@ -3,10 +3,11 @@ import streamlit as st
 
 from explain_core.intake.data import demo_cards, demo_names
 from explain_core.intake.demo_models import DEMO_KINDS, kind_label
-from explain_core.views.vocabulary import DEMO_LABELS, plain
-from pages import _callbacks as callbacks
-from pages import _saved as saved
-from pages import _shared as shared
+from explain_core.vocabulary import DEMO_LABELS, plain
+from ui import boundary
+from ui import callbacks
+from ui import saved
+from ui import shared
 
 
 def load_demo(drawn_demo: str, drawn_kind: str) -> None:
@@ -14,7 +15,7 @@ def load_demo(drawn_demo: str, drawn_kind: str) -> None:
     lost): the chosen demo becomes the session's, then Pick a row. The choosers' state, or what they showed when it
     is gone: a page link's click folded into the same rerun has Streamlit drop the state of Home's widgets first."""
     callbacks.request_demo(st.session_state.get("home_demo", drawn_demo), st.session_state.get("home_kind", drawn_kind))
-    callbacks.go_to("pages/pick_row.py", leaving="Home")
+    callbacks.go_to("app_pages/pick_row.py", leaving="Home")
 
 
 st.title("Explanation explorer")
@@ -55,10 +56,10 @@ with left, st.container(border=True):
     kind = st.selectbox("Model", list(DEMO_KINDS), key="home_kind", format_func=lambda k: kind_label(k, task),
                         index=list(DEMO_KINDS).index("gbdt"))
     st.button("Load demo", key="home_load", type="primary", icon=":material/play_arrow:",
-              on_click=callbacks.guarded(load_demo), args=(name, kind))
+              on_click=boundary.guarded(load_demo), args=(name, kind))
 with right, st.container(border=True):
     st.markdown("**From your files**: a CSV or Parquet table, and a model (`.skops`, `.onnx`) or one trained here.")
     if st.button("Upload data and model", key="home_upload", icon=":material/upload:"):
-        callbacks.switch_page("pages/data_model.py")
+        callbacks.switch_page("app_pages/data_model.py")
 
 saved.saved_list()

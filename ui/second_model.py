@@ -1,7 +1,7 @@
 """A second model beside the session's, on the same data and split (:mod:`explain_core.inspection.two_models`):
 a demo kind (the demo's own cached model on a bundled dataset, else trained here), a model file (the data page's
 sandboxed loading) or the Sparser model page's result. Session key ``second_model``: (the session's setup key it
-was aligned for, the aligned second setup), kept in saved analyses by its recipe (``pages/_origins.py``);
+was aligned for, the aligned second setup), kept in saved analyses by its recipe (``ui/origins.py``);
 realigned when the session's setup changes (another class or threshold), dropped with a message when it no
 longer fits. The model page shows both models' metrics and where they
 disagree; Compare shows the row's SEV and SHAP under both."""
@@ -18,10 +18,10 @@ from explain_core.intake.tables import safe_name
 from explain_core.saved.recipe import FileRef, ModelRecipe
 from explain_core.setup import Parameters, Setup, make_setup
 from explain_core.views.compare import attribution_figure
-from explain_core.views.vocabulary import plain
-from pages import _origins as origins
-from pages import _shared as shared
-from pages import _uploads as uploads
+from explain_core.vocabulary import plain
+from ui import origins
+from ui import shared
+from ui import uploads
 
 SECOND = "second_model"
 SOURCES = {"demo": "a demo kind of model", "file": "a model file", "sparse": "the Sparser model page's result"}

@@ -7,12 +7,12 @@ from explain_core.sev import HYPERCUBE_MAX_GROUPS, METHODS
 from explain_core.sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
 from explain_core.sev.summaries import prevalence_table, sev_counts
 from explain_core.views.compare import flip_figure
+from explain_core.views.readings import engine_sentence, tree_sev_sentence
 from explain_core.views.sev import (HYPERCUBE_FIGURE_MAX_GROUPS, feature_prevalence, hypercube_figure, lattice_figure,
                                     paths_figure, sev_histogram)
-from explain_core.views.vocabulary import (SEV_HELP, SEV_METHOD_HELP, SEV_METHOD_LABELS, UNCHANGED, format_value, plain,
+from explain_core.vocabulary import (SEV_HELP, SEV_METHOD_HELP, SEV_METHOD_LABELS, UNCHANGED, format_value, plain,
                                            text_table)
-from explain_core.views.readings import engine_sentence, tree_sev_sentence
-from pages import _audit, _references, _shared as shared, _stops as stops
+from ui import audit, references, shared, stops
 
 AUTO_WIDE_GROUPS = 12  # wider data: the dataset-wide run is opt-in (it can take minutes)
 
@@ -166,9 +166,9 @@ else:
             shared.download_buttons(f"sev_{kind}_prevalence", prevalence_table(wide.results, names),
                                     key="sev_wide_prev", what="Feature prevalence")
 
-_references.section(s)  # SEV^F, SEV^© and credibility ("Improving Decision Sparsity")
+references.section(s)  # SEV^F, SEV^© and credibility ("Improving Decision Sparsity")
 
-_audit.section(s.key)  # audits of whole datasets, when the server offers some (EXPLAIN_AUDIT_DIR)
+audit.section(s.key)  # audits of whole datasets, when the server offers some (EXPLAIN_AUDIT_DIR)
 
 st.subheader("LIME-C and SHAP-C: how many features until the prediction flips")
 st.caption("Align features to the reference one by one in LIME's (or SHAP's) order of importance and count how "

@@ -13,14 +13,14 @@ import streamlit as st
 from explain_core import IntakeError, UntrustedModelError
 from explain_core.analysis import model_from_upload
 from explain_core.intake.data import KINDS, TASKS, Dataset, infer_kind, infer_task, make_dataset
-from explain_core.intake.demo_models import TrainedModel
+from explain_core.intake.formats import MODEL_SUFFIXES, TRUSTED_ENV
 from explain_core.intake.holdout import append_holdout, holdout_by_column
-from explain_core.intake.loading import MODEL_SUFFIXES, TRUSTED_ENV
 from explain_core.intake.tables import read_table, safe_name
+from explain_core.intake.trained import TrainedModel
 from explain_core.saved.recipe import DataRecipe, FileRef, ModelRecipe
-from explain_core.views.vocabulary import plain
-from pages import _origins as origins
-from pages import _shared as shared
+from explain_core.vocabulary import plain
+from ui import origins
+from ui import shared
 
 DATA_TYPES = ["csv", "parquet", "pq"]
 MODEL_TYPES = [suffix.lstrip(".") for suffix in MODEL_SUFFIXES]
@@ -77,7 +77,7 @@ def load_cached(_dataset: Dataset, _data: bytes, dataset_key: str, digest: str, 
                 threshold: float | None, positive: str, trusted_types: tuple[str, ...], by_order: bool,
                 unseen: bool = False) -> TrainedModel:
     """An uploaded model file (by content hash) loaded with explain_core's safe loader, wrapped and evaluated.
-    Trusted mode is the operator's (:func:`pages._shared.operator_trusted`), never a visitor's choice."""
+    Trusted mode is the operator's (:func:`ui.shared.operator_trusted`), never a visitor's choice."""
     return model_from_upload(_dataset, _data, filename, seed=seed, threshold=threshold, positive_class=positive or None,
                              trusted=shared.operator_trusted(), trusted_types=trusted_types, by_order=by_order,
                              unseen=unseen)

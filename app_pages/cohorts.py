@@ -14,10 +14,11 @@ from explain_core.inspection.fairness import BINS, SEV_BUDGET, fairness_report
 from explain_core.report.cohorts import REPORT_KEY, CohortsPart
 from explain_core.views.cohorts import (comparison_figure, comparison_text, error_tree_figure, error_tree_text,
                                         fairness_figure, fairness_text, feature_figure, sev_box_figure, sev_text)
-from explain_core.views.vocabulary import plain
-from pages import _callbacks as callbacks
-from pages import _shared as shared
-from pages import _stops as stops
+from explain_core.vocabulary import plain
+from ui import boundary
+from ui import callbacks
+from ui import shared
+from ui import stops
 
 EVERYONE = Cohort("all test rows")
 MAX_LEAF_BUTTONS = 8
@@ -67,7 +68,7 @@ def value_key(feature: str, op: str, part: str = "value") -> str:
 
 def add_filter(setup_key: str, feature: str, op: str, drawn) -> None:
     """The builder's Add: the filter its widgets describe joins the draft (checked against the data). Their state, or
-    the value ``drawn`` when it is gone (a page link's click folded into the same rerun: see ``pages/home.py``)."""
+    the value ``drawn`` when it is gone (a page link's click folded into the same rerun: see ``app_pages/home.py``)."""
     if not callbacks.drawn_for(setup_key):
         return
     if op == "between":
@@ -136,9 +137,9 @@ def builder(s) -> None:
             ops = NUMERIC_OPS if s.dataset.group(feature).kind == "numeric" else LEVEL_OPS
             op = st.selectbox("Comparison", ops, key="ch_op", format_func=lambda o: OP_WORDS.get(o, o))
         drawn = value_widgets(s, feature, op)
-        st.button("Add filter", key="ch_add", icon=":material/add:", on_click=callbacks.guarded(add_filter),
+        st.button("Add filter", key="ch_add", icon=":material/add:", on_click=boundary.guarded(add_filter),
                   args=(s.key, feature, op, drawn))
-    st.text_input("Or type a filter and press Enter", key="ch_text", on_change=callbacks.guarded(add_text_filter),
+    st.text_input("Or type a filter and press Enter", key="ch_text", on_change=boundary.guarded(add_text_filter),
                   args=(s.key,), placeholder="e.g. age < 25 · age between 18 and 25 · sex = Female · misclassified")
     draft = st.session_state.get("ch_draft", ())
     if draft and not fitting([Cohort("draft", draft)], s.dataset):  # drafted on other data
@@ -147,13 +148,13 @@ def builder(s) -> None:
         st.markdown("Filters: none yet (every test row)")
     with st.container(key="ch_draft_filters", horizontal=True, vertical_alignment="center"):
         for i, f in enumerate(draft):
-            st.button(f.text(s), key=f"ch_drop_{i}", icon=":material/close:", on_click=callbacks.guarded(drop_filter),
+            st.button(f.text(s), key=f"ch_drop_{i}", icon=":material/close:", on_click=boundary.guarded(drop_filter),
                       args=(i, f), help="Remove this filter")
     with st.container(horizontal=True, vertical_alignment="bottom"):
         st.text_input("Name", key="ch_name", placeholder="e.g. young and misclassified", max_chars=60)
         st.button("Keep this cohort", key="ch_keep", icon=":material/bookmark_add:",
-                  on_click=callbacks.guarded(keep_draft), args=(s.key,))
-        st.button("Clear filters", key="ch_clear", on_click=callbacks.guarded(clear_draft))
+                  on_click=boundary.guarded(keep_draft), args=(s.key,))
+        st.button("Clear filters", key="ch_clear", on_click=boundary.guarded(clear_draft))
 
 
 def kept_list(s) -> None:
@@ -161,7 +162,7 @@ def kept_list(s) -> None:
         with st.container(horizontal=True, vertical_alignment="center", key=f"ch_kept_{i}"):
             st.markdown(f"**{plain(cohort.name)}**: {plain(cohort.text(s))} — {len(cohort.rows(s)):,} test rows")
             st.button("Remove", key=f"ch_forget_{i}", icon=":material/delete:",
-                      on_click=callbacks.guarded(forget), args=(cohort.name,))
+                      on_click=boundary.guarded(forget), args=(cohort.name,))
 
 
 def for_report(s, **results) -> None:
@@ -240,7 +241,7 @@ def errors_section(s, p) -> None:
     with st.container(key="ch_leaf_buttons", horizontal=True):
         for leaf in tree.leaves[:MAX_LEAF_BUTTONS]:
             st.button(f"Cohort from leaf {leaf.node}", key=f"ch_leaf_{leaf.node}", icon=":material/call_split:",
-                      on_click=callbacks.guarded(keep), args=(leaf_cohort(tree, leaf.node), s.key),
+                      on_click=boundary.guarded(keep), args=(leaf_cohort(tree, leaf.node), s.key),
                       help=f"{leaf.rule}: {leaf.size} rows, {leaf.error_rate:.0%} wrong")
 
 

@@ -3,7 +3,7 @@ reload brings the same analysis back; "Save this analysis" (sidebar) keeps a nam
 saved analyses (those saved under this session's token: there are no accounts) with their share links
 (``?share=…``: whoever opens one gets their own copy, under a new token). The store and the recipes are
 :mod:`explain_core.saved`'s; this module reads the session, calls them and says what happened. A restored model
-file is loaded by the upload's own cached loader (``pages/_uploads.load_cached``: the same allow-lists and sandbox).
+file is loaded by the upload's own cached loader (``ui/uploads.load_cached``: the same allow-lists and sandbox).
 """
 from __future__ import annotations
 
@@ -23,11 +23,11 @@ from explain_core.intake.tables import read_table
 from explain_core.limits import limits
 from explain_core.saved import AnalysisState, Builders, DataRecipe, FileRef, ModelRecipe, SavedStore, new_token, rebuild
 from explain_core.saved.store import MAX_NAME
-from explain_core.views.vocabulary import plain
-from pages import _callbacks as callbacks
-from pages import _origins as origins
-from pages import _shared as shared
-from pages import _uploads as uploads
+from explain_core.vocabulary import plain
+from ui import boundary
+from ui import origins
+from ui import shared
+from ui import uploads
 
 SESSION, SHARE = "session", "share"  # the query parameters: this session's token, a saved analysis's share token
 
@@ -71,7 +71,7 @@ def current_state() -> AnalysisState | None:
         model = sparse_recipe(s)
     if data is None or model is None:
         return None
-    second = st.session_state.get("second_model")  # (setup key, second setup): pages/_second_model.py
+    second = st.session_state.get("second_model")  # (setup key, second setup): ui/second_model.py
     second = None if second is None else (origins.origins_of(second[1])[1] or (
         sparse_recipe(second[1]) if second[1].training is not None else None))
     return AnalysisState.of(s, data, model, parameters=shared.params(), row=shared.row(),
@@ -183,7 +183,7 @@ def restore(saved: SavedStore, token: str, shared_name: str | None = None) -> No
         with st.spinner("Restoring the analysis: its data and model…"):
             restored = rebuild(state, stored.files, builders())
     except Exception as exc:  # noqa: BLE001 — whatever fails, the visitor gets a message and a working session
-        st.warning(f"This link's analysis could not be restored. {callbacks.failure_message(exc, 'a restore')} A fresh "
+        st.warning(f"This link's analysis could not be restored. {boundary.failure_message(exc, 'a restore')} A fresh "
                    "session started on the demo.", icon=":material/link_off:")
         return
     origins.remember_data(restored.setup.dataset, state.data, stored.files.get(getattr(state.data.file, "sha256", "")))
@@ -235,7 +235,7 @@ def save_panel() -> None:
     with st.sidebar, st.popover("Save this analysis", icon=":material/bookmark_add:"):
         with st.form("saved_form", clear_on_submit=True, border=False):
             st.text_input("Name", max_chars=MAX_NAME, key="saved_name", placeholder="e.g. credit model, applicant 42")
-            st.form_submit_button("Save", icon=":material/save:", on_click=callbacks.guarded(save_now))
+            st.form_submit_button("Save", icon=":material/save:", on_click=boundary.guarded(save_now))
         last = st.session_state.get("saved_last")
         if last:
             st.success(f"Saved “{plain(last[0])}”. Its share link opens a copy for whoever has it:",
@@ -277,10 +277,10 @@ def saved_list() -> None:
             text.markdown(f"**{plain(info.name)}** · {plain(info.summary)}  \nsaved {when}, "
                           f"{info.size / 2 ** 20:.1f} MB")
             open_.button("Open", key=f"saved_open_{info.id}", icon=":material/open_in_browser:",
-                         on_click=callbacks.guarded(open_saved), args=(info.id,),
+                         on_click=boundary.guarded(open_saved), args=(info.id,),
                          help="Make it this session's analysis again (the saved one stays as it is).")
             delete.button("Delete", key=f"saved_delete_{info.id}", icon=":material/delete:",
-                          on_click=callbacks.guarded(delete_saved), args=(info.id,),
+                          on_click=boundary.guarded(delete_saved), args=(info.id,),
                           help="Delete it; its share link stops working.")
             st.code(share_url(info.share_token), language=None, wrap_lines=True)
 

@@ -1,6 +1,6 @@
 """Anchored k-sparse linear explanations (PLE): IHT and the certified exact fit beside LIME and SHAP on one sample.
 
-A thin view: the fits come from ``explain_core.analysis.row_linear`` through ``pages/_shared.linear``; the sweeps
+A thin view: the fits come from ``explain_core.analysis.row_linear`` through ``ui/shared.linear``; the sweeps
 from ``explain_core.analysis.linear_sweep`` through :func:`sweep` below (cached per setup, row and parameters).
 """
 from __future__ import annotations
@@ -17,12 +17,12 @@ from explain_core.limits import limits
 from explain_core.linear.compare import SWEEP_GRIDS, Sweep
 from explain_core.linear.guarantees import SampleGuidance
 from explain_core.views.linear import folded_weights, sample_guidance_text, sweep_figure, weights_figure
-from explain_core.views.summaries import sweep_text, weights_text
-from explain_core.views.vocabulary import (LINEAR_CHOICE_LABELS, METHOD_LABELS, METRIC_COLUMNS, SWEEP_LABELS,
-                                           format_significant, join_words, plain)
 from explain_core.views.readings import lemma4_sentence, linear_reading
-from pages import _shared as shared
-from pages import _stops as stops
+from explain_core.views.summaries import sweep_text, weights_text
+from explain_core.vocabulary import (LINEAR_CHOICE_LABELS, METHOD_LABELS, METRIC_COLUMNS, SWEEP_LABELS,
+                                           format_significant, join_words, plain)
+from ui import shared
+from ui import stops
 
 MAX_SWEEP_VALUES = 12
 MAX_TIME_LIMIT = 120.0

@@ -17,7 +17,8 @@ import pandas as pd
 import streamlit as st
 
 from explain_core import ExplainError
-from explain_core.views.vocabulary import plain
+from explain_core.vocabulary import plain
+from ui import boundary
 
 STOPPED, FINISHED, NOTICE = "stopped_runs", "finished_runs", "stop_notice"  # session keys
 KEEP_FINISHED = 256  # run keys remembered as finished per session (no Stop button flashes over their cache hits)
@@ -54,11 +55,10 @@ def stoppable(what: str, key: str | None, *, turn_off: dict | None = None, forge
     if key in finished:  # never None: only cached runs are kept below
         yield
         return
-    from pages import _callbacks as callbacks  # which imports the module that imports this one
 
     slot = st.empty()
     slot.button("Stop", key=f"stop_{key or run_key(what)}", icon=":material/stop_circle:",
-                on_click=callbacks.guarded(stop), args=(what, key, turn_off or {}, forget, page_started),
+                on_click=boundary.guarded(stop), args=(what, key, turn_off or {}, forget, page_started),
                 help="Stops this run at its next step; nothing of it is kept.")
     try:
         yield
@@ -94,9 +94,7 @@ def show_stop_notice() -> None:
 
 def stopped_notice(exc: RunStopped) -> None:
     """Where a page meets a run the analyst stopped: say so, and offer to run it again."""
-    from pages import _callbacks as callbacks
-
     st.info(f"Stopped: {plain(exc.what)}, before it finished; nothing of it was kept. Change the row or the "
             "settings, or run it again.", icon=":material/stop_circle:")
     st.button("Run it again", key=f"resume_{exc.key}", icon=":material/play_arrow:",
-              on_click=callbacks.guarded(resume), args=(exc.key,))
+              on_click=boundary.guarded(resume), args=(exc.key,))

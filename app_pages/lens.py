@@ -1,6 +1,6 @@
 """LENS: the τ-minimal sufficient factors of the chosen row, their cumulative PN, LENS vs top-k SHAP, recourse.
 
-A thin view: every number comes from ``explain_core`` through the cached functions of ``pages/_shared.py``
+A thin view: every number comes from ``explain_core`` through the cached functions of ``ui/shared.py``
 (``lens_context`` for the scored context — both exhaustive contexts up to 12 features, the layered search beyond —,
 ``lens_result`` for the report at (direction, τ, α), ``baselines`` for SHAP).
 """
@@ -17,11 +17,11 @@ from explain_core.lens import (ALL_SUBSETS_UP_TO, AttributionCurve, LensResult, 
 from explain_core.lens.causal import GERMAN_GRAPHS, CausalGraph, ScmSettings, differences
 from explain_core.limits import limits
 from explain_core.views.lens import dag_figure, pn_curve_figure, ps_by_size_figure
-from explain_core.views.summaries import causation_text, dag_text, pn_curve_text, ps_by_size_text
-from explain_core.views.vocabulary import DIRECTION_LABELS, format_number, format_value, plain
 from explain_core.views.readings import lens_reading
-from pages import _shared as shared
-from pages import _stops as stops
+from explain_core.views.summaries import causation_text, dag_text, pn_curve_text, ps_by_size_text
+from explain_core.vocabulary import DIRECTION_LABELS, format_number, format_value, plain
+from ui import shared
+from ui import stops
 
 DIRECTION_HELP = (
     "**R2I** (reference → input): each reference row (a training row the model predicts opposite to this one) "

@@ -16,14 +16,14 @@ from explain_core.analysis import (CounterfactualParameters, Parameters, Referen
                                    reference_fits, row_counterfactuals, row_reference_sev)
 from explain_core.counterfactuals import DICE_METHODS
 from explain_core.references import available_kinds
-from explain_core.views.references import kinds_figure, points_figure
-from explain_core.views.vocabulary import (ASSIGNMENT_HELP, ASSIGNMENT_LABELS, REFERENCE_KIND_HELP,
-                                           REFERENCE_KIND_LABELS, format_number, format_value, plain)
+from explain_core.sev.readings import SHOWN_FIRST
 from explain_core.views.readings import (counterfactual_reading, credibility_text, outcome_text, prototype_title,
                                          reference_reading)
-from explain_core.sev.readings import SHOWN_FIRST
-from pages import _shared as shared
-from pages import _stops as stops
+from explain_core.views.references import kinds_figure, points_figure
+from explain_core.vocabulary import (ASSIGNMENT_HELP, ASSIGNMENT_LABELS, REFERENCE_KIND_HELP,
+                                           REFERENCE_KIND_LABELS, format_number, format_value, plain)
+from ui import shared
+from ui import stops
 
 CLUSTER_CHOICES = ["auto", *range(1, 13)]
 CARDS_PER_ROW = 4

@@ -8,9 +8,10 @@ import streamlit as st
 
 from explain_core.errors import IntakeError
 from explain_core.reference import custom_value
-from explain_core.views.vocabulary import format_value, plain
-from pages import _callbacks as callbacks
-from pages import _shared as shared
+from explain_core.vocabulary import format_value, plain
+from ui import boundary
+from ui import callbacks
+from ui import shared
 
 MAX_SHOWN = 2000
 HEADER_BUDGET = 60  # characters of feature headers shown by default beside the row's own columns
@@ -99,7 +100,7 @@ shown = positions[:MAX_SHOWN]
 table_key = f"pick_table_{s.key}_{hashlib.sha1(shown.tobytes()).hexdigest()[:12]}"
 with st.container(key="pick_table"):
     st.dataframe(table.head(MAX_SHOWN), key=table_key, selection_mode="single-row", width="stretch", height=320,
-                 on_select=functools.partial(callbacks.guarded(on_pick), table_key, shown, s.key),
+                 on_select=functools.partial(boundary.guarded(on_pick), table_key, shown, s.key),
                  column_order=["score", "predicted", "true", "misclassified", "split", *shown_columns],
                  column_config={"score": st.column_config.NumberColumn(format=score_format),
                                 "misclassified": st.column_config.CheckboxColumn("wrong", width="small",
@@ -109,7 +110,7 @@ row = shared.row()
 number_key = f"pick_number_{s.key}_{row}"
 with st.container(key="pick_number"):
     st.number_input("Row number", 0, len(data.features) - 1, value=row, step=1, key=number_key,
-                    on_change=callbacks.guarded(callbacks.choose_row_from), args=(number_key, s.key, row))
+                    on_change=boundary.guarded(callbacks.choose_row_from), args=(number_key, s.key, row))
 score = float(scores["score"].iloc[row])
 st.success(f"**Row {row}** is chosen ({scores['split'].iloc[row]} row, {plain(s.score_text(score))}); "
            "it follows you to every page.", icon=":material/check_circle:")
@@ -164,9 +165,9 @@ c1, c2, c3 = st.columns([2, 1, 1])
 c1.metric("Prediction of the edited values", plain(s.score_text(new_score)),
           delta=f"{new_score - score:+.3f}" if changes else None)
 c2.button("Explain the edited row", key="pick_whatif_apply", disabled=not changes, type="primary",
-          on_click=callbacks.guarded(apply_whatif), args=(s.key, row, changes))
+          on_click=boundary.guarded(apply_whatif), args=(s.key, row, changes))
 c3.button("Back to the original row", key="pick_whatif_reset", disabled=not st.session_state.get("whatif"),
-          on_click=callbacks.guarded(apply_whatif), args=(s.key, row, None))
+          on_click=boundary.guarded(apply_whatif), args=(s.key, row, None))
 if st.session_state.get("whatif"):
     st.info("Explaining the edited row: " + plain(", ".join(f"{k} = {v}" for k, v in
                                                             st.session_state["whatif"].items())))

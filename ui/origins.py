@@ -1,6 +1,6 @@
 """Where the session's datasets and models came from: a bundled demo, a file the visitor uploaded (its bytes), the
 choices that made it a dataset, a model trained here or loaded from a file. Pages remember each one as they build it
-(:func:`remember_data`, :func:`remember_model`); ``pages/_saved.py`` reads them to keep the analysis across reloads
+(:func:`remember_data`, :func:`remember_model`); ``ui/saved.py`` reads them to keep the analysis across reloads
 and links. Session key ``origins``: recipes by dataset key and by model key, and the files by SHA-256."""
 from __future__ import annotations
 

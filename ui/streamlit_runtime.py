@@ -1,0 +1,94 @@
+"""Every use of Streamlit's private internals, in one place and behind a version check.
+
+The app relies on two things Streamlit has no public API for: a run's widget callbacks run whole before a click that
+follows can stop that run (:func:`keep_callbacks_whole`), and a page switch asks for its rerun only while no click
+waits (:func:`rerun_to_page`, with :func:`page_hash`). Both read or wrap private names (``SafeSessionState``, the
+run context's ``pages_manager`` and ``script_requests`` with its ``_lock``, ``_state`` and ``_request_rerun_locked``,
+``RerunData``), checked by ``tests/test_dependencies.py``; they were written for the Streamlit releases that
+pyproject.toml's ``app`` extra allows (:data:`SUPPORTED`), and importing this module with another release fails with
+the command that installs one of those.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import re
+from pathlib import Path
+
+import streamlit as st
+from streamlit.runtime.scriptrunner import RerunData, get_script_run_ctx
+
+SUPPORTED = ((1, 40), (1, 80))  # streamlit>=1.40,<1.80, as pyproject.toml's app extra
+
+
+def check_version(version: str = st.__version__) -> None:
+    """Raise an ImportError unless ``version`` (Streamlit's, by default) is in :data:`SUPPORTED`.
+
+    Parameters
+    ----------
+    version : str
+        A Streamlit version string such as ``"1.67.0"``.
+
+    Raises
+    ------
+    ImportError
+        The version is outside the range whose internals this module was written against.
+    """
+    found = tuple(int(part) for part in re.findall(r"\d+", version)[:2])
+    (low, high) = SUPPORTED
+    if not low <= found < high:
+        raise ImportError(f"Streamlit {version} is not supported: the app reaches into internals written for "
+                          f"{low[0]}.{low[1]} up to (not including) {high[0]}.{high[1]}. Install one of those: "
+                          f"pip install 'streamlit>={low[0]}.{low[1]},<{high[0]}.{high[1]}'.")
+
+
+check_version()
+
+
+def keep_callbacks_whole() -> None:
+    """Widget callbacks run whole before a click that follows can stop their run (Streamlit's private
+    ``SafeSessionState.on_script_will_rerun``, wrapped once per process).
+
+    Streamlit looks for a newer click as a run begins its callbacks (and at each ``st.session_state`` access in
+    them); a click found there stops the run before its callbacks, and a button's trigger is not carried to the
+    next run (Streamlit's ``exec_code``: "possible … if fast reruns is off, but this is very rare"): "Load demo"
+    and a page link clicked at once loaded nothing (``tests/test_session_protocol.py``). Wrapped, the look waits
+    until the callbacks are done; the run then stops at its next Streamlit call with their effects kept."""
+    from streamlit.runtime.state.safe_session_state import SafeSessionState
+
+    original = SafeSessionState.on_script_will_rerun
+    if getattr(original, "kept_whole", False):
+        return
+
+    @functools.wraps(original)
+    def whole(self, *args, **kwargs):
+        look = self._yield_callback
+        object.__setattr__(self, "_yield_callback", lambda: None)  # its __setattr__ writes the session's state
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            object.__setattr__(self, "_yield_callback", look)
+
+    whole.kept_whole = True
+    SafeSessionState.on_script_will_rerun = whole
+
+
+def page_hash(target: str) -> str:
+    """The script hash of page ``target`` (a path from app.py's folder) in this run's navigation."""
+    ctx = get_script_run_ctx()
+    path = os.path.realpath(Path(ctx.main_script_path).parent / target)
+    return next(h for h, p in ctx.pages_manager.get_pages().items() if p["script_path"] == path)
+
+
+def rerun_to_page(page: str) -> None:
+    """Ask for a rerun on the page whose script hash is ``page`` (the ``RerunData`` ``st.switch_page`` asks for),
+    only while no other rerun waits, checked and asked under the session's request lock."""
+    from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
+
+    ctx = get_script_run_ctx()
+    switch = RerunData(query_string=ctx.query_string, page_script_hash=page,
+                       cached_message_hashes=ctx.cached_message_hashes, context_info=ctx.context_info)
+    requests = ctx.script_requests
+    with requests._lock:
+        if requests._state == ScriptRequestType.CONTINUE:  # no click waiting
+            requests._request_rerun_locked(switch)

@@ -29,7 +29,17 @@ NO_COLUMN = "none"  # a one-hot block's value when none of its columns is 1
 
 @dataclass(frozen=True)
 class FeatureGroup:
-    """Columns that move together in an explanation (one column, or a declared one-hot block)."""
+    """Columns that move together in an explanation (one column, or a declared one-hot block).
+
+    Parameters
+    ----------
+    name : str
+        The group's name: the column's, or the one-hot block's declared name.
+    columns : tuple of str
+        The raw columns of the group (one, or the 0/1 columns of a block).
+    kind : str
+        ``"numeric"``, ``"categorical"`` or ``"binary"``; a one-hot block is categorical.
+    """
 
     name: str
     columns: tuple[str, ...]
@@ -60,8 +70,15 @@ class FeatureGroup:
 
 @dataclass(frozen=True)
 class GroupLayout:
-    """The dataset's feature groups: their names and, for each model input column, its group. ``source`` is the
-    dataset the layout belongs to (``dataset.layout``), so the engines can reuse work done once per dataset."""
+    """The dataset's feature groups: their names and, for each model input column, its group.
+
+    Parameters
+    ----------
+    groups : tuple of FeatureGroup
+        The groups, in the dataset's column order.
+    source : Dataset, optional
+        The dataset the layout belongs to (``dataset.layout``), so the engines can reuse work done once per dataset.
+    """
 
     groups: tuple[FeatureGroup, ...]
     source: "Dataset | None" = field(default=None, compare=False, repr=False)
@@ -102,7 +119,29 @@ class GroupLayout:
 
 @dataclass
 class Dataset:
-    """A feature table with its target, task, positive class, feature kinds and feature groups."""
+    """A feature table with its target, task, positive class, feature kinds and feature groups.
+
+    Built by :func:`make_dataset` or :func:`load_demo`, which check what they are given.
+
+    Parameters
+    ----------
+    name : str
+        The dataset's name (a bundled demo's, or ``"upload"``).
+    features : pandas.DataFrame
+        The feature columns, one row per case.
+    target : pandas.Series
+        The target, aligned with ``features``.
+    task : str
+        ``"classification"`` or ``"regression"``.
+    positive_class : object, optional
+        The class explained as positive (classification only).
+    groups : tuple of FeatureGroup
+        The feature groups, each column in exactly one.
+    card : dict
+        The data card (descriptions, kinds, advice) of a bundled dataset; empty for an upload.
+    holdout : numpy.ndarray, optional
+        Sorted positions of the rows marked as not used to train the model.
+    """
 
     name: str
     features: pd.DataFrame
@@ -249,6 +288,40 @@ def make_dataset(frame: pd.DataFrame, target: str, *, task: str | None = None, p
     columns as one group each (``{"purpose": ["purpose_car", "purpose_tv"]}``). A classification
     target with more than two classes needs ``positive_class`` (explained against all the others).
     ``holdout``: positions of the rows the model was not trained on (:mod:`~explain_core.intake.holdout`).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table, target column included.
+    target : str
+        The target column's name.
+    task : str, optional
+        ``"classification"`` or ``"regression"``; inferred from the target when omitted.
+    positive_class : object, optional
+        The class explained as positive (classification).
+    kinds : mapping of str to str, optional
+        Column → ``"numeric"``, ``"categorical"`` or ``"binary"``, over the inferred kinds.
+    onehot_groups : mapping of str to sequence of str, optional
+        Block name → its 0/1 columns.
+    drop : sequence of str
+        Columns left out of the features.
+    name : str
+        The dataset's name.
+    card : dict, optional
+        A data card to keep with the dataset.
+    holdout : sequence of int, optional
+        Row positions the model was not trained on.
+
+    Returns
+    -------
+    Dataset
+        The checked, typed dataset.
+
+    Raises
+    ------
+    IntakeError
+        When the target is missing, constant or has missing values, a column name repeats, a kind or one-hot
+        block does not fit its columns, or the classes need a ``positive_class``; the message says how to fix it.
     """
     check_unique(frame.columns, "The table")
     if target not in frame.columns:
@@ -395,6 +468,13 @@ def demo_cards() -> dict[str, dict]:
 
 
 def demo_names() -> list[str]:
+    """The names of the bundled datasets, as :func:`load_demo` takes them.
+
+    Returns
+    -------
+    list of str
+        One name per bundled data card, e.g. ``["adult", "california_housing", "compas", …]``.
+    """
     return list(demo_cards())
 
 
@@ -402,7 +482,23 @@ DEMO_DROPS = {"adult": ("final_weight",)}  # census sampling weight, not a prope
 
 
 def load_demo(name: str) -> Dataset:
-    """Load a bundled dataset by name (``compas``, ``adult``, ``german_credit``, ``california_housing``…)."""
+    """Load a bundled dataset by name (``compas``, ``adult``, ``german_credit``, ``california_housing``…).
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`demo_names`.
+
+    Returns
+    -------
+    Dataset
+        The typed dataset, with its data card's kinds (Adult's census sampling weight dropped).
+
+    Raises
+    ------
+    IntakeError
+        When ``name`` is not a bundled dataset (the message lists them).
+    """
     cards = demo_cards()
     check_choice(name, cards, "bundled dataset")
     card = cards[name]

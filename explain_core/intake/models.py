@@ -65,6 +65,29 @@ class ModelAdapter:
     is the model's own label for the dataset's positive class. ``custom_threshold``: the analyst chose
     ``threshold`` (label = score ≥ threshold); otherwise a classifier's label is its own ``predict``
     (see :meth:`scores_of`), and a regression's is prediction ≥ ``threshold``.
+
+    Parameters
+    ----------
+    estimator : object
+        The fitted model: ``predict_proba``, ``decision_function`` or ``predict``.
+    columns : list of str
+        The raw columns it reads, in order.
+    task : str
+        ``"classification"`` or ``"regression"``.
+    takes : str
+        ``"raw"`` or ``"encoded"``.
+    encoder : object, optional
+        The fitted encoder of an ``"encoded"`` model.
+    positive_class : object
+        The model's label for the dataset's positive class.
+    threshold : float
+        The decision threshold on the score.
+    score_kind : str
+        ``"proba"``, ``"decision"`` or ``"prediction"``: what the score is.
+    name : str
+        The model's name in messages and reports.
+    custom_threshold : bool
+        Whether the analyst chose ``threshold``.
     """
 
     estimator: Any
@@ -222,6 +245,35 @@ def wrap_model(estimator, dataset: Dataset, *, encoder=None, threshold: float | 
     A classifier's ``threshold`` other than its default (0.5 on probabilities, 0 on decision values) is custom:
     a row is positive when its score is ≥ it; at the default the label is the model's own ``predict``. A
     regression's row is positive when its prediction is ≥ ``threshold`` (default: the target's median).
+
+    Parameters
+    ----------
+    estimator : object
+        A fitted estimator, Pipeline or sandboxed model.
+    dataset : Dataset
+        The data it explains.
+    encoder : object, optional
+        The fitted encoder a bare estimator was trained behind.
+    threshold : float, optional
+        The decision threshold on the score.
+    score_kind : str, optional
+        ``"proba"``, ``"decision"`` or ``"prediction"`` (default: what the model offers).
+    positive_class : object, optional
+        The model's label for the dataset's positive class.
+    name : str
+        The model's name in messages.
+    by_order : bool
+        Confirms that a model without column names takes the dataset's columns in order.
+
+    Returns
+    -------
+    ModelAdapter
+        The wrapped model.
+
+    Raises
+    ------
+    IntakeError
+        When the model's inputs, classes, task or threshold do not fit the dataset; the message names the fix.
     """
     estimator = match_inputs(estimator, dataset, encoder, by_order)
     takes, columns = _input_columns(estimator, dataset, encoder)

@@ -50,7 +50,23 @@ def one_thread():
 
 @dataclass(frozen=True)
 class ReferenceDensity:
-    """A fitted density of the reference population and its calibration (sorted held-out log-densities)."""
+    """A fitted density of the reference population and its calibration (sorted held-out log-densities).
+
+    Parameters
+    ----------
+    space : PopulationSpace
+        The coordinates the density is fitted in.
+    mixture : sklearn.mixture.GaussianMixture
+        The fitted mixture.
+    calibration : numpy.ndarray
+        Sorted log-densities of held-out real cases.
+    explain_class : int
+        The class explained (the density is the other's).
+    components, fit_rows, seed : int
+        Mixture components (by BIC), rows fitted on, and the seed.
+    seconds : float
+        Fitting time.
+    """
 
     space: PopulationSpace = field(repr=False, compare=False)
     mixture: GaussianMixture = field(repr=False, compare=False)
@@ -95,7 +111,31 @@ class ReferenceDensity:
 def fit_density(dataset: Dataset, train_rows: Sequence[int], *, explain_class: int = 1,
                 threshold: float | None = None, seed: int = 0) -> ReferenceDensity:
     """The density of the training rows of the class opposite to ``explain_class``, calibrated as a percentile
-    (module docstring)."""
+    (module docstring).
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The data.
+    train_rows : sequence of int
+        The training rows.
+    explain_class : int
+        The class explained.
+    threshold : float, optional
+        A regression's threshold.
+    seed : int
+        The seed of the 75 / 25 split and the mixtures.
+
+    Returns
+    -------
+    ReferenceDensity
+        The fitted, calibrated density.
+
+    Raises
+    ------
+    IntakeError
+        When the other class has too few training rows.
+    """
     started = time.perf_counter()
     rows = population_rows(dataset, train_rows, explain_class, threshold)
     if len(rows) < MIN_ROWS:

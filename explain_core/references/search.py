@@ -46,7 +46,13 @@ from .space import PopulationSpace, same_values
 @dataclass(frozen=True)
 class Candidates:
     """Per feature group (layout order), the values it may be moved to, each as column → value; the first is the
-    plain reference's. Their model inputs and population coordinates are kept per model and space (:meth:`table`)."""
+    plain reference's. Their model inputs and population coordinates are kept per model and space (:meth:`table`).
+
+    Parameters
+    ----------
+    values : tuple of tuple of dict
+        Per group, its candidate values (column → value), the reference's first.
+    """
 
     values: tuple[tuple[dict, ...], ...]
     tables: Memo = memo_field("the candidates as model inputs and population coordinates", max_entries=4)
@@ -203,7 +209,29 @@ def layer_moves(movable: Sequence[int], sizes: Sequence[int], offsets: np.ndarra
 
 def search(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, candidates: Candidates,
            space: PopulationSpace, **options) -> list[Found]:
-    """SEV⁻ of every query over ``candidates``: :func:`search_each` with one set (the same ``options``)."""
+    """SEV⁻ of every query over ``candidates``: :func:`search_each` with one set (the same ``options``).
+
+    Parameters
+    ----------
+    model : ModelAdapter
+        The model.
+    layout : GroupLayout
+        The feature groups.
+    queries : pandas.DataFrame
+        The rows to explain, each for its predicted class.
+    candidates : Candidates
+        The values each group may move to.
+    space : PopulationSpace
+        The coordinates distances are measured in.
+    **options
+        ``restricted``, ``max_depth``, ``density``, ``threshold`` (the credible gate), ``slack``, ``chunk_rows``,
+        ``classes``, ``fewest_only``: as :func:`search_each` takes them.
+
+    Returns
+    -------
+    list of Found
+        One outcome per query: its SEV, status, depth searched and accepted flips.
+    """
     return search_each(model, layout, queries, (candidates,), space, **options)[0]
 
 

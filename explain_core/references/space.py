@@ -30,7 +30,23 @@ Columns = dict  # column → one array of values (rows in order): a table withou
 class Destination:
     """Where one explanation (or counterfactual) takes the row: the groups it changes, the raw values they take
     (column → value), the model's score there, ℓ0 / ℓ∞ / ℓ1 (population SDs) and the credibility percentile
-    (None when no density model was given)."""
+    (None when no density model was given).
+
+    Parameters
+    ----------
+    groups : tuple of str
+        The groups changed.
+    values : dict
+        Column → the value it takes.
+    score : float
+        The model's score there.
+    l0 : int
+        Groups changed.
+    linf, l1 : float
+        Largest and summed change, in population standard deviations (1 per other group changed).
+    credibility : float, optional
+        The credibility percentile.
+    """
 
     groups: tuple[str, ...]
     values: dict
@@ -44,14 +60,43 @@ class Destination:
 def population_rows(dataset: Dataset, rows: Sequence[int], explain_class: int = 1,
                     threshold: float | None = None) -> np.ndarray:
     """The reference population among ``rows`` (pass the training rows): the rows of the class opposite to
-    ``explain_class`` by their true label (for a regression, the other side of ``threshold``)."""
+    ``explain_class`` by their true label (for a regression, the other side of ``threshold``).
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The data.
+    rows : sequence of int
+        Candidate row positions.
+    explain_class : int
+        The class explained (the population is the other).
+    threshold : float, optional
+        A regression's threshold.
+
+    Returns
+    -------
+    numpy.ndarray
+        The population's row positions.
+    """
     return _opposite_rows(dataset, np.asarray(rows, dtype=int), explain_class, threshold)
 
 
 @dataclass(frozen=True)
 class PopulationSpace:
     """Coordinates of the population ``rows`` of ``dataset``: per numeric group its mean and standard deviation
-    (0 → 1), per other single-column group its observed values (one encoded column each)."""
+    (0 → 1), per other single-column group its observed values (one encoded column each).
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The data.
+    rows : numpy.ndarray
+        The population's row positions.
+    means, scales : dict
+        Per numeric group, its mean and standard deviation.
+    categories : dict
+        Per other single-column group, its observed values.
+    """
 
     dataset: Dataset = field(repr=False, compare=False)
     rows: np.ndarray

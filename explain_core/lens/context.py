@@ -24,6 +24,13 @@ class Measures:
 
     ``ps`` = PS(C, y), ``pn`` = PN(C, y); ``ps_not`` = PS(1−C, 1−y) (negative predictive value),
     ``pn_not`` = PN(1−C, 1−y) (true negative rate). NaN where a denominator is 0.
+
+    Parameters
+    ----------
+    ps, pn, ps_not, pn_not : float
+        The four measures.
+    tp, fp, fn, tn : int
+        The confusion matrix they are read from.
     """
 
     ps: float
@@ -42,6 +49,21 @@ class Factor:
 
     ``cost`` is the cheapest intervention on these groups that reaches the outcome (§5.3: L1 distance
     scaled by MAD, 1 per changed categorical group), from reference ``reference``; inf / None if none does.
+
+    Parameters
+    ----------
+    groups : tuple of str
+        The factor's feature groups.
+    ps : float
+        PS(c, y).
+    hits, samples : int
+        Samples reaching the outcome, and samples.
+    p_value : float, optional
+        The binomial test's p-value (sample mode).
+    cost : float
+        The cheapest intervention's cost.
+    reference : object
+        The reference it comes from (its row label).
     """
 
     groups: tuple[str, ...]
@@ -60,6 +82,27 @@ class LensResult(Explanation):
     In the sample mode (``alpha`` set) ``correction`` is ``holm`` (family-wise over the ``family`` factors of
     the input) or ``none`` (per factor); :attr:`error_rate` states the guarantee, :attr:`limit` says when
     ``samples`` references are too few for any factor to pass.
+
+    Parameters
+    ----------
+    direction : str
+        ``"r2i"`` or ``"i2r"``.
+    outcome : int
+        The class measured.
+    tau : float
+        The sufficiency threshold.
+    alpha : float, optional
+        The test's level (None: exact mode).
+    order : str
+        How the factors are ordered.
+    factors : tuple of Factor
+        The τ-minimal factors.
+    cumulative_pn : float
+        The PN of their upward closure.
+    samples, family : int
+        References per factor, and Holm's family size.
+    correction : str
+        ``"holm"`` or ``"none"``.
     """
 
     direction: str
@@ -112,6 +155,25 @@ class LensContext(ValueEquality):
     R2I, the opposite class for I2R. ``masks`` (m, p) lists the factors by size. ``family``: how many
     factors the search space holds (Holm's family in the sample mode; default m — a layered search that
     stopped early scored fewer than its space).
+
+    Parameters
+    ----------
+    direction : str
+        ``"r2i"`` or ``"i2r"``.
+    groups : tuple of str
+        The feature groups.
+    masks : numpy.ndarray
+        (m, p) boolean: the factors.
+    input_class, outcome : int
+        The input's predicted class, and the class measured.
+    labels : numpy.ndarray
+        (references, m) labels of the intervened rows.
+    distances : numpy.ndarray
+        (references, p) cost of moving each group.
+    reference_ids : numpy.ndarray
+        The references' row labels.
+    family : int, optional
+        The factors in the search space.
     """
 
     direction: str
@@ -316,7 +378,17 @@ def _check_order(order: str) -> None:
 @dataclass(frozen=True, eq=False)
 class AttributionCurve(Explanation):
     """§5.1, Fig. 2 as a result: per factor size, the best PS of any factor of that size beside the PS of the
-    top groups by an attribution (``attribution`` names it, e.g. SHAP); ``table`` is :func:`shap_curve`'s."""
+    top groups by an attribution (``attribution`` names it, e.g. SHAP); ``table`` is :func:`shap_curve`'s.
+
+    Parameters
+    ----------
+    direction : str
+        ``"r2i"`` or ``"i2r"``.
+    attribution : str
+        The attribution's method.
+    table : pandas.DataFrame
+        :func:`shap_curve`'s table.
+    """
 
     direction: str
     attribution: str
@@ -328,7 +400,26 @@ class AttributionCurve(Explanation):
 
 def shap_curve(context: LensContext, attribution) -> pd.DataFrame:
     """§5.1, Fig. 2 (I2R: Fig. 7): per size k, the best PS(c, y) of any factor of k groups beside the PS
-    of the top-k groups by |attribution| (an :class:`~explain_core.baselines.Attribution`)."""
+    of the top-k groups by |attribution| (an :class:`~explain_core.baselines.Attribution`).
+
+    Parameters
+    ----------
+    context : LensContext
+        A scored context.
+    attribution : Attribution
+        LIME's or SHAP's attribution of the same row.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per size: ``size``, ``lens_ps`` and ``lens_factor`` (the best factor), ``attribution_ps`` and
+        ``attribution_factor`` (the top groups).
+
+    Raises
+    ------
+    IntakeError
+        When the attribution's groups are not the context's.
+    """
     if set(attribution.groups) != set(context.groups):
         raise IntakeError("The attribution's groups are not this context's feature groups.")
     rows = []

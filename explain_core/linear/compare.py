@@ -37,7 +37,18 @@ SOLVERS = ("exact", "iht")
 
 
 def check_samples(m: int) -> None:
-    """m is capped by the ``linear_samples`` limit (a sample and a hold-out sample of m rows each)."""
+    """m is capped by the ``linear_samples`` limit (a sample and a hold-out sample of m rows each).
+
+    Parameters
+    ----------
+    m : int
+        Samples.
+
+    Raises
+    ------
+    IntakeError
+        When ``m`` passes the limit.
+    """
     cap = limits().linear_samples
     if m > cap:
         raise over("The number of samples m", m, cap, "choose a smaller m (a few thousand is usually enough).")
@@ -132,6 +143,21 @@ class MethodResult(ValueEquality):
 
     ``status`` and ``gap`` are the exact fit's certificate (``optimal`` with gap 0, or ``time_limit`` with the
     relative gap to its lower bound); empty / None for methods that carry none.
+
+    Parameters
+    ----------
+    method : str
+        The explainer (``"iht"``, ``"exact"``, ``"lime"``, ``"shap"``, ``"maple"``).
+    w : numpy.ndarray
+        Its weights (coordinate 0 = bias).
+    scores : Scores
+        Its metrics.
+    seconds : float
+        Fitting time.
+    detail, status : str
+        Its detail, and the exact fit's status.
+    gap : float, optional
+        The exact fit's relative gap.
     """
 
     method: str
@@ -145,7 +171,25 @@ class MethodResult(ValueEquality):
 
 @dataclass(frozen=True, eq=False)
 class Comparison(Explanation):
-    """All methods of one explanation task (f, x, k, m, σ), fitted on one shared sample."""
+    """All methods of one explanation task (f, x, k, m, σ), fitted on one shared sample.
+
+    Parameters
+    ----------
+    k : int
+        The sparsity budget.
+    sigma : float
+        The neighbourhood's σ.
+    m, seed : int
+        Samples, and their seed.
+    fx : float
+        f(x).
+    results : tuple of MethodResult
+        Each method's w and metrics.
+    iht : IHTResult, optional
+        IHT's run, when fitted.
+    exact : ExactFit, optional
+        The exact fit, when fitted.
+    """
 
     k: int
     sigma: float
@@ -205,7 +249,41 @@ def compare(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int = 5000, 
             relevance_samples: int = RELEVANCE_SAMPLES, shap_background: int = SHAP_BACKGROUND,
             holdout_m: int | None = None) -> Comparison:
     """Fit every method in ``methods`` (see ``METHODS``) on one sample of D_{x,σ} and score them on a
-    fresh one of ``holdout_m`` (default m) points (§6.1: all explainers receive the same sample)."""
+    fresh one of ``holdout_m`` (default m) points (§6.1: all explainers receive the same sample).
+
+    Parameters
+    ----------
+    space : LiteralSpace
+        The query and f.
+    k : int
+        The sparsity budget.
+    sigma : float
+        The neighbourhood's σ.
+    m : int
+        Samples.
+    seed : int
+        The samples' and explainers' seed.
+    methods : sequence of str
+        The explainers.
+    time_limit : float
+        The exact fit's seconds.
+    relevance_samples : int
+        Monte Carlo draws of the relevance.
+    shap_background : int
+        SHAP's background rows.
+    holdout_m : int, optional
+        Hold-out samples.
+
+    Returns
+    -------
+    Comparison
+        Every method's w and metrics.
+
+    Raises
+    ------
+    IntakeError
+        When a method is unknown or the samples pass the ``linear_samples`` limit.
+    """
     return _compare(space, k, sigma, m, seed, tuple(methods), time_limit, relevance_samples, shap_background,
                     holdout_m or m)
 
@@ -259,6 +337,21 @@ class LinearExplanation(Explanation):
 
     ``names`` are the literals (0 = bias; in a group space j = "keeps <group j> = <value>"), ``groups`` the feature
     group of each non-bias literal (empty outside a group space).
+
+    Parameters
+    ----------
+    names : tuple of str
+        The literals.
+    x : numpy.ndarray
+        The query in ±1 coordinates.
+    fx : float
+        f(x).
+    target : TargetScale
+        f's scale to the model's output.
+    comparison : Comparison
+        Every method fitted.
+    groups : tuple of str
+        Each non-bias literal's feature group.
     """
 
     names: tuple[str, ...]
@@ -344,7 +437,44 @@ def explain_linear(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int =
     projected anchored least-squares solution, steps η·{1, 2}, best polished iterate), then
     (``solver="exact"``) the certified optimum within ``time_limit`` seconds; score it on a fresh sample
     of ``holdout_m`` (default m) points. ``methods`` (default IHT and the solver; see ``METHODS``) are every
-    explainer fitted on the same sample, the solver among them: :func:`compare`'s pipeline."""
+    explainer fitted on the same sample, the solver among them: :func:`compare`'s pipeline.
+
+    Parameters
+    ----------
+    space : LiteralSpace
+        The query and f (:func:`group_space` or :meth:`BooleanModel.space`).
+    k : int
+        The sparsity budget, at least 1.
+    sigma : float
+        The neighbourhood's σ, at least 0.
+    m : int
+        Samples, at least 10.
+    seed : int
+        The samples' seed.
+    solver : str
+        ``"exact"`` or ``"iht"``: whose w is the explanation.
+    methods : sequence of str, optional
+        Explainers fitted beside.
+    time_limit : float
+        The exact fit's seconds.
+    holdout_m : int, optional
+        Hold-out samples.
+    relevance_samples : int
+        Monte Carlo draws of the relevance.
+    shap_background : int
+        SHAP's background rows.
+
+    Returns
+    -------
+    LinearExplanation
+        The explanation, with every method beside it.
+
+    Raises
+    ------
+    IntakeError
+        When ``solver``, ``k``, ``m`` or ``sigma`` is not valid, the solver is not among ``methods``, or ``m``
+        passes the ``linear_samples`` limit.
+    """
     check_choice(solver, SOLVERS, "linear solver")
     check_count(k, 1, "k")
     check_count(m, 10, "m")

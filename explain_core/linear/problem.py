@@ -21,7 +21,23 @@ BOX_TOL = 1e-9
 
 @dataclass(frozen=True, eq=False)
 class GramProblem:
-    """(P4) in Gram form (eq. 8): F̂(w) = ¼(wᵀGw − 2cᵀw + yy), anchored x·w = fx; m samples."""
+    """(P4) in Gram form (eq. 8): F̂(w) = ¼(wᵀGw − 2cᵀw + yy), anchored x·w = fx; m samples.
+
+    Parameters
+    ----------
+    G : numpy.ndarray
+        ZᵀZ / m.
+    c : numpy.ndarray
+        Zᵀy / m.
+    yy : float
+        yᵀy / m.
+    x : numpy.ndarray
+        The query.
+    fx : float
+        f(x).
+    m : int
+        Samples.
+    """
 
     G: np.ndarray
     c: np.ndarray
@@ -79,6 +95,20 @@ class Outcome:
 
 
 def support_of(w: np.ndarray, tol: float = 1e-12) -> tuple[int, ...]:
+    """The support of ``w``: the literals whose weight is not zero.
+
+    Parameters
+    ----------
+    w : numpy.ndarray
+        Weights.
+    tol : float
+        Weights of at most this magnitude count as zero.
+
+    Returns
+    -------
+    tuple of int
+        The indices, in order.
+    """
     return tuple(int(j) for j in np.flatnonzero(np.abs(w) > tol))
 
 

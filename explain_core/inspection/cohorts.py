@@ -39,7 +39,19 @@ DEFAULT_BUDGET = 100
 class Filter:
     """One condition on a row: ``feature`` (a feature group, or one of :data:`MODEL_FILTERS`), ``op`` and ``value``
     (a number; a pair (low, high) for ``between``, both ends included; a level or a tuple of levels for ``in``).
-    ``missing``: a numeric comparison also holds where the value is missing (else a missing value never matches)."""
+    ``missing``: a numeric comparison also holds where the value is missing (else a missing value never matches).
+
+    Parameters
+    ----------
+    feature : str
+        A feature group or a model filter.
+    op : str
+        ``<``, ``<=``, ``>``, ``>=``, ``=``, ``!=``, ``between`` (numeric); ``=``, ``!=``, ``in``, ``not in`` (levels).
+    value : object
+        The number, pair or level(s).
+    missing : bool
+        Whether a missing value satisfies a numeric comparison.
+    """
 
     feature: str
     op: str
@@ -193,7 +205,15 @@ def levels_of(dataset, feature: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Cohort:
-    """A named set of rows: those every filter selects (no filter: every row)."""
+    """A named set of rows: those every filter selects (no filter: every row).
+
+    Parameters
+    ----------
+    name : str
+        The cohort's name.
+    filters : tuple of Filter
+        Its conditions, all of which hold.
+    """
 
     name: str
     filters: tuple[Filter, ...] = ()
@@ -294,7 +314,19 @@ class CohortStats(ValueEquality):
 
 @dataclass(frozen=True, eq=False)
 class CohortComparison(Explanation):
-    """Cohorts side by side (:func:`compare_cohorts`)."""
+    """Cohorts side by side (:func:`compare_cohorts`).
+
+    Parameters
+    ----------
+    cohorts : tuple of Cohort
+        The cohorts.
+    stats : tuple of CohortStats
+        Each cohort's numbers.
+    budget, seed : int
+        Sampled rows per cohort, and the sample's seed.
+    error : str
+        What counts as an error, in words.
+    """
 
     cohorts: tuple[Cohort, ...]
     stats: tuple[CohortStats, ...]
@@ -329,7 +361,35 @@ def compare_cohorts(setup: Setup, cohorts: Sequence[Cohort], params: SEVParamete
     its rows: SEV⁻ (SEV® with the setup's restricted features) with every minimal explanation (prevalence,
     unexplainable share), SEV⁺'s value (first flip) and mean |SHAP| (the model page's global SHAP, on the sample, with
     ``shap_background`` background rows; None: no SHAP, which is minutes for models SHAP's tree explainer cannot
-    read, as its permutation explainer scores each row thousands of times)."""
+    read, as its permutation explainer scores each row thousands of times).
+
+    Parameters
+    ----------
+    setup : Setup
+        The data, model and reference.
+    cohorts : sequence of Cohort
+        The cohorts.
+    params : SEVParameters
+        SEV's parameters.
+    budget : int
+        Sampled rows per cohort, at least 1.
+    seed : int
+        The sample's seed.
+    shap_background : int, optional
+        SHAP's background rows (None: no SHAP).
+    progress : callable, optional
+        ``progress(fraction, message)``.
+
+    Returns
+    -------
+    CohortComparison
+        The cohorts side by side.
+
+    Raises
+    ------
+    IntakeError
+        When ``budget`` is below 1 or a filter names an unknown feature.
+    """
     if budget < 1:
         raise IntakeError(f"The cohort budget must be at least one row, not {budget}.")
     cohorts = tuple(c.check(setup.dataset) for c in cohorts)

@@ -97,7 +97,27 @@ def _array(value, n: int) -> list:
 
 
 def matplotlib_png(fig: go.Figure, width: int, height: int, scale: float = FIGURE_SCALE) -> bytes:
-    """The matplotlib re-plot of a plotly figure (:func:`matplotlib_figure`) as PNG bytes."""
+    """The matplotlib re-plot of a plotly figure (:func:`matplotlib_figure`) as PNG bytes.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        The figure.
+    width, height : int
+        Pixels.
+    scale : float
+        The resolution's scale.
+
+    Returns
+    -------
+    bytes
+        The PNG.
+
+    Raises
+    ------
+    RenderError
+        As :func:`matplotlib_figure`.
+    """
     mfig = matplotlib_figure(fig, width, height, scale)
     buffer = io.BytesIO()
     mfig.savefig(buffer, format="png", dpi=100 * scale, facecolor="white")
@@ -108,7 +128,27 @@ def matplotlib_figure(fig: go.Figure, width: int = FIGURE_WIDTH_PX, height: int 
     """Re-plot a plotly figure with matplotlib from its own trace data: Scatter (lines with None-separated
     segments, markers with per-point colours and sizes, text labels), Bar (horizontal or vertical, grouped)
     and Heatmap (with its text), with the layout's title, axis titles, ranges, categories and legend.
-    Uses matplotlib's object API (no pyplot), so it is safe off the main thread. Returns the matplotlib Figure."""
+    Uses matplotlib's object API (no pyplot), so it is safe off the main thread. Returns the matplotlib Figure.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        The figure.
+    width, height : int
+        Pixels.
+    scale : float
+        The resolution's scale.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The re-plot.
+
+    Raises
+    ------
+    RenderError
+        When the figure has a trace kind it does not draw.
+    """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

@@ -74,7 +74,13 @@ class SavedNotFound(IntakeError):
 
 
 def state_root() -> Path:
-    """``EXPLAIN_STATE_DIR`` when set, else the user's data folder for this application."""
+    """``EXPLAIN_STATE_DIR`` when set, else the user's data folder for this application.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder.
+    """
     if os.environ.get(STATE_ENV):
         return Path(os.environ[STATE_ENV])
     import platformdirs
@@ -83,7 +89,13 @@ def state_root() -> Path:
 
 
 def new_token() -> str:
-    """A fresh unguessable token (256 random bits, URL-safe)."""
+    """A fresh unguessable token (256 random bits, URL-safe).
+
+    Returns
+    -------
+    str
+        The token.
+    """
     return secrets.token_urlsafe(32)
 
 
@@ -107,7 +119,15 @@ def checked_token(token: str, what: str = "link") -> str:
 
 @dataclass(frozen=True)
 class Stored:
-    """A record's state (JSON text) and its files by SHA-256."""
+    """A record's state (JSON text) and its files by SHA-256.
+
+    Parameters
+    ----------
+    state : str
+        The state as JSON.
+    files : dict of str to bytes
+        Its files.
+    """
 
     state: str
     files: dict[str, bytes]
@@ -115,7 +135,21 @@ class Stored:
 
 @dataclass(frozen=True)
 class SavedInfo:
-    """One saved analysis as its owner's list shows it."""
+    """One saved analysis as its owner's list shows it.
+
+    Parameters
+    ----------
+    id : int
+        The record's id.
+    name, summary : str
+        Its name, and what it holds.
+    created, used : float
+        When it was saved and last opened (seconds since the epoch).
+    size : int
+        Bytes.
+    share_token : str
+        Its share token.
+    """
 
     id: int
     name: str
@@ -128,7 +162,17 @@ class SavedInfo:
 
 class SavedStore:
     """Sessions and saved analyses in one SQLite file (see the module's docstring). ``caps`` fixes the limits
-    (default: :func:`~explain_core.limits.limits` at each call); ``clock`` gives the time in seconds."""
+    (default: :func:`~explain_core.limits.limits` at each call); ``clock`` gives the time in seconds.
+
+    Parameters
+    ----------
+    folder : str or pathlib.Path, optional
+        The folder of the SQLite file (default :func:`state_root`).
+    caps : Limits, optional
+        The limits.
+    clock : callable
+        The time in seconds.
+    """
 
     def __init__(self, folder: Path | str | None = None, *, caps: Limits | None = None,
                  clock: Callable[[], float] = time.time):

@@ -34,6 +34,7 @@ from .rows import AuditOptions, encoded_partition
 from .summary import summarize
 
 SINGLE_PROCESS_BYTES = 8 * 2**20  # input files below this are audited here, without a cluster
+"""Inputs below this many bytes are audited in this process, without a cluster."""
 CSV_BLOCKSIZE = "16MB"
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 

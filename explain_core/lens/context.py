@@ -14,7 +14,9 @@ from ..results import Explanation, ValueEquality
 from .stats import CORRECTIONS, error_statement, passes, power_limit
 
 DIRECTIONS = ("r2i", "i2r")
+"""The LENS contexts: reference-to-input (``r2i``) and input-to-reference (``i2r``)."""
 ORDERS = ("subset", "cost")
+"""Which factors a sufficient one makes non-minimal: its supersets (``subset``), or those no cheaper (``cost``)."""
 COST_BLOCK = 4_000_000  # bytes of intervention costs computed at once
 
 

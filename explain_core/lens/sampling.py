@@ -25,8 +25,11 @@ from ..sev.cube import DEFAULT_CHUNK_ROWS, ProgressFn, layer_masks, one_row
 from .context import DIRECTIONS, LensContext
 
 DEFAULT_REFERENCES = 100
+"""The default number of reference rows (:func:`opposite_references`'s ``n``)."""
 ALL_SUBSETS_UP_TO = 12  # groups; wider data gets factors of at most DEFAULT_MAX_SIZE groups (or the layered search)
+"""Up to this many feature groups, LENS's factors are every subset by default."""
 DEFAULT_MAX_SIZE = 3
+"""On wider data, the default largest factor (groups)."""
 
 
 def default_max_size(p: int) -> int:

@@ -30,10 +30,12 @@ from .problem import support_of
 from .space import LiteralSpace, Sample, TargetScale, draw_sample, sample_neighbourhood
 
 METHODS = ("iht", "exact", "lime", "shap", "shap_k", "l1_relax", "maple")
+"""Every explainer :func:`compare` and :func:`explain_linear` fit on the shared sample."""
 SWEEP_GRIDS = {"k": tuple(range(1, 9)), "sigma": tuple(np.round(np.arange(0, 2.0, 0.25), 2)),
                "m": (100, 300, 1000, 3000, 10_000, 30_000, 100_000)}
 SHAP_BACKGROUND = 50
 SOLVERS = ("exact", "iht")
+"""Whose w is the linear explanation: the certified ``exact`` fit, or ``iht``'s."""
 
 
 def check_samples(m: int) -> None:

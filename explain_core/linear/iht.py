@@ -166,6 +166,7 @@ DEFAULT_STARTS = STARTS
 PATIENCE = 30  # iterations without improvement before a run stops (200 gave the same polished result on 198
 #               problems of d = 8–201, k = 2–8, at 4× the time: the step-2η runs oscillate once they stall)
 PAPER_IHT = {"step_scales": (1.0,), "starts": ("bias",)}  # Alg. 1 exactly as in the paper: one run, w₀ = f(x)e₁, η
+"""The options of :func:`iht` that run Algorithm 1 exactly as the paper does: one run from f(x)e₁, step η."""
 
 
 def anchored_least_squares(problem: GramProblem) -> np.ndarray:

@@ -14,6 +14,7 @@ from .space import LiteralSpace, Sample, keep_probability, sample_neighbourhood
 EXACT_RELEVANCE_LIMIT = 18  # enumerate the literals outside the support when at most this many
 MAX_SUPPORT_PATTERNS = 16  # relevance needs the 2^|S| sign patterns of the support
 RELEVANCE_SAMPLES = 20_000
+"""The default Monte Carlo draws of the relevance error R(w)."""
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ MAX_FIT_ROWS = 3000
 CALIBRATION_SHARE = 0.25
 MIN_ROWS = 20
 DEFAULT_CREDIBLE = 0.10  # credible search: land inside the 90 % highest-density region of real cases
+"""The credible search's default threshold: a flip must be more typical than 10 % of real cases."""
 _THREADS: list[ThreadpoolController] = []
 
 

@@ -32,7 +32,9 @@ from ..reference import Reference
 from .search import Candidates
 
 DEFAULT_TAU = 0.2
+"""SEV^F's default window: ±0.2 in quantile rank around the reference's value."""
 DEFAULT_K = 5
+"""SEV^F's default number of values tried per window."""
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from .space import PopulationSpace, population_rows
 
 REFERENCE_KINDS = {"single": "one reference (SEV¹)", "flexible": "a flexible reference (SEV^F)",
                    "cluster": "typical cases (SEV^©)", "tree": "values seen in training (SEVᵀ, tree models)"}
+"""The kinds of reference, each with its description in words."""
 
 
 def available_kinds(setup) -> tuple[str, ...]:

@@ -28,6 +28,7 @@ from .search import Candidates, Found
 from .space import Destination, PopulationSpace
 
 KIND_LABELS = {"single": "SEV¹", "flexible": "SEV^F", "cluster": "SEV^©", "tree": "SEVᵀ"}
+"""Each kind of reference's short label (SEV¹, SEV^F, SEV^©, SEVᵀ)."""
 
 
 @dataclass(frozen=True, eq=False)

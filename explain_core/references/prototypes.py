@@ -67,8 +67,10 @@ ASSIGNMENTS = {"nearest": f"nearest typical case by {MIXED_DISTANCE}",
                "sparsest": "typical case reached by changing the fewest features (of those, the one whose explanation "
                            "lands where real cases are most typical, then the nearest by "
                            f"{MIXED_DISTANCE})"}
+"""The rules that give a row its typical case (SEV^©), with their wording."""
 ASSIGNMENT_RULE = ASSIGNMENTS["nearest"]
 DEFAULT_ASSIGNMENT = "sparsest"
+"""The default typical-case assignment: the one the row reaches by changing the fewest features."""
 
 
 @dataclass(frozen=True)

@@ -37,10 +37,13 @@ if TYPE_CHECKING:
     from ..linear.compare import LinearExplanation
 
 SECTIONS = ("sev", "lens", "linear", "agreement", "counterfactuals", "dependence", "appendix")
+"""A report's sections, in the order they are laid out."""
 SECTION_TITLES = {"sev": "SEV", "lens": "LENS", "linear": "Linear", "agreement": "Agreement",
                   "counterfactuals": "Counterfactuals", "dependence": "Dependence", "appendix": "Appendix"}
+"""Each section's title."""
 INDEX_COLUMNS = ("row", "prediction", "score", "sev_minus", "sev_plus", "sev_restricted", "lens_smallest_factor",
                  "lens_ps", "linear_support", "pdf")
+"""The columns of a batch's ``index.csv`` (the headline numbers of each report)."""
 
 
 @dataclass(frozen=True)

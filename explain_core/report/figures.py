@@ -24,6 +24,7 @@ from .replot import FIGURE_SCALE, FIGURE_WIDTH_PX, RenderError, matplotlib_png
 log = logging.getLogger(__name__)
 
 RENDERERS = ("auto", "plotly", "matplotlib")
+"""The image renderers: ``auto``, plotly's static export, or the matplotlib re-plot."""
 FIGURE_HEIGHT_PX = (320, 620)  # the figure's own height, clipped to this range
 KALEIDO_TIMEOUT_S = 60
 

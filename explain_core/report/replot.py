@@ -12,7 +12,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 FIGURE_WIDTH_PX = 900  # plotly pixels (before ``scale``), placed at the text width
+"""A figure's width in plotly pixels, placed at the PDF's text width."""
 FIGURE_SCALE = 1.5  # 1350 px across the 180 mm text width: about 190 dpi
+"""The PNG's scale over :data:`FIGURE_WIDTH_PX` (about 190 dpi on the page)."""
 
 
 class RenderError(RuntimeError):

@@ -29,6 +29,7 @@ from .exact_sev import DEFAULT_BUDGET, MAX_EXPLANATIONS, ExactEngine, exact_engi
 from .trees import Unreadable
 
 METHODS = ("auto", "bfs", "exact")
+"""The SEV engines :func:`explain_sev` and :func:`sev_results` choose from: ``auto``, ``bfs``, ``exact``."""
 AUTO_BFS_GROUPS = 12  # up to this many groups the BFS is faster than the exact engines (bench/sev_exact.py)
 AUTO_BFS_VERTICES = 10_000  # on wider data, auto's BFS layers per query before the exact engine takes over
 

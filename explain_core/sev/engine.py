@@ -27,8 +27,10 @@ from ..results import Explanation, ValueEquality
 from .cube import DEFAULT_CHUNK_ROWS, ProgressFn, VertexScorer, layer_masks, one_row
 
 DEFAULT_MAX_DEPTH = 6
+"""The SEV search's default deepest layer (groups moved at once)."""
 MAX_LAYER_VERTICES = 2_000_000  # one layer per query; deeper layers of wide data are cut off (status beyond_depth)
 HYPERCUBE_MAX_GROUPS = 12
+"""The most feature groups whose full hypercube (2^p vertices) :func:`hypercube` scores."""
 KINDS = ("minus", "plus")
 EXPLANATIONS = ("all", "first")  # every minimal explanation, or the first flipping vertex only (the value is the same)
 SEV_RESULTS = ("minus", "plus", "restricted")  # the results an SEVExplanation holds, by name (SEV⁻, SEV⁺, SEV®)

@@ -12,6 +12,7 @@ from ..errors import check_choice
 from .engine import Hypercube, SEVResult
 
 NOT_EXPLAINED = "not explained"
+""":func:`sev_counts`'s label for the queries with no SEV value."""
 
 
 def lattice_counts(source: Hypercube | SEVResult, *, labels_of: Callable[[np.ndarray], np.ndarray] | None = None,

@@ -72,7 +72,25 @@ class Attribution(Explanation):
     def ranked(self, order: str = "absolute", explained_class: int = 1) -> tuple[str, ...]:
         """Group names by decreasing |value| (``"absolute"``) or by decreasing value toward ``explained_class``
         (``"signed"``: the groups pushing the prediction hardest first, those pushing against it last); ties keep
-        dataset order."""
+        dataset order.
+
+        Parameters
+        ----------
+        order : str
+            ``"absolute"`` or ``"signed"``.
+        explained_class : int
+            The class the signed order pushes toward.
+
+        Returns
+        -------
+        tuple of str
+            The group names.
+
+        Raises
+        ------
+        IntakeError
+            When ``order`` is unknown.
+        """
         check_choice(order, FLIP_ORDERS, "flip order")
         key = -np.abs(self.values) if order == "absolute" else (-self.values if explained_class == 1 else self.values)
         return tuple(self.groups[i] for i in np.argsort(key, kind="stable"))

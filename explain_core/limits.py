@@ -78,7 +78,23 @@ class Limits:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Limits":
-        """The defaults, with each ``EXPLAIN_MAX_<FIELD>`` set in ``environ`` (default ``os.environ``)."""
+        """The defaults, with each ``EXPLAIN_MAX_<FIELD>`` set in ``environ`` (default ``os.environ``).
+
+        Parameters
+        ----------
+        environ : mapping of str to str, optional
+            The variables.
+
+        Returns
+        -------
+        Limits
+            The limits.
+
+        Raises
+        ------
+        IntakeError
+            When a variable is not a positive number.
+        """
         environ = os.environ if environ is None else environ
         changes = {}
         for f in fields(cls):

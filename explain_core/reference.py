@@ -56,6 +56,18 @@ class Reference:
     rounded: bool = False  # numeric features that only take whole values rounded to a whole value
 
     def as_frame(self, columns: Sequence[str]) -> pd.DataFrame:
+        """The reference as a one-row frame of ``columns``.
+
+        Parameters
+        ----------
+        columns : sequence of str
+            The columns, in order.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row.
+        """
         return pd.DataFrame({c: [self.values[c]] for c in columns})
 
 

@@ -51,19 +51,52 @@ class FeatureGroup:
         return len(self.columns) > 1
 
     def value_of(self, values: Mapping):
-        """The group's value in ``values`` (column → value): the column's value, or the block's active column."""
+        """The group's value in ``values`` (column → value): the column's value, or the block's active column.
+
+        Parameters
+        ----------
+        values : mapping
+            Column → value.
+
+        Returns
+        -------
+        object
+            The value, or the active column's name.
+        """
         if not self.is_block:
             return values[self.columns[0]]
         return next((c for c in self.columns if values[c] == 1), NO_COLUMN)
 
     def values_in(self, frame: pd.DataFrame) -> np.ndarray:
-        """:meth:`value_of` for every row of ``frame`` (object array)."""
+        """:meth:`value_of` for every row of ``frame`` (object array).
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            Rows with the group's columns.
+
+        Returns
+        -------
+        numpy.ndarray
+            One value per row.
+        """
         if not self.is_block:
             return frame[self.columns[0]].to_numpy()
         return self.active_columns(frame[list(self.columns)].to_numpy(dtype=float))
 
     def active_columns(self, block: np.ndarray) -> np.ndarray:
-        """A block's value in each row of its (rows, columns) 0/1 matrix: the active column, or NO_COLUMN."""
+        """A block's value in each row of its (rows, columns) 0/1 matrix: the active column, or NO_COLUMN.
+
+        Parameters
+        ----------
+        block : numpy.ndarray
+            The block's (rows, columns) 0/1 matrix.
+
+        Returns
+        -------
+        numpy.ndarray
+            The active column's name per row.
+        """
         names = np.array([*self.columns, NO_COLUMN], dtype=object)
         return names[np.where(block.max(axis=1, initial=0) > 0, block.argmax(axis=1), len(self.columns))]
 
@@ -85,6 +118,18 @@ class GroupLayout:
 
     @classmethod
     def of(cls, dataset: "Dataset") -> "GroupLayout":
+        """The layout of ``dataset`` (``dataset.layout``, built once per dataset).
+
+        Parameters
+        ----------
+        dataset : Dataset
+            The data.
+
+        Returns
+        -------
+        GroupLayout
+            Its layout.
+        """
         return dataset.layout
 
     def __reduce__(self):
@@ -110,10 +155,33 @@ class GroupLayout:
         return len(self.groups)
 
     def indices(self, names: Sequence[str]) -> list[int]:
+        """The positions of the groups ``names`` in the layout.
+
+        Parameters
+        ----------
+        names : sequence of str
+            Group names.
+
+        Returns
+        -------
+        list of int
+            Their positions, in the order given.
+        """
         return [self.names.index(n) for n in names]
 
     def values(self, values: Mapping) -> dict[str, object]:
-        """One value per group name (a one-hot block's active column) from column → value."""
+        """One value per group name (a one-hot block's active column) from column → value.
+
+        Parameters
+        ----------
+        values : mapping
+            Column → value.
+
+        Returns
+        -------
+        dict of str to object
+            Group name → its value.
+        """
         return {g.name: g.value_of(values) for g in self.groups}
 
 
@@ -170,12 +238,41 @@ class Dataset:
         return list(self.features.columns)
 
     def group(self, name: str) -> FeatureGroup:
+        """The feature group named ``name`` (a one-hot block by its name).
+
+        Parameters
+        ----------
+        name : str
+            The group's name.
+
+        Returns
+        -------
+        FeatureGroup
+            The group.
+
+        Raises
+        ------
+        IntakeError
+            When no group has that name (the message lists them).
+        """
         for g in self.groups:
             if g.name == name:
                 return g
         raise IntakeError(f"Unknown feature group {name!r}; known groups: {', '.join(self.group_names)}.")
 
     def kind_of(self, column: str) -> str:
+        """The kind of the group that holds ``column``.
+
+        Parameters
+        ----------
+        column : str
+            A feature column.
+
+        Returns
+        -------
+        str
+            ``"numeric"``, ``"categorical"`` or ``"binary"``.
+        """
         return next(g.kind for g in self.groups if column in g.columns)
 
     @property
@@ -202,7 +299,20 @@ class Dataset:
 
     def split(self, seed: int = 0, test_size: float = 0.2) -> tuple[np.ndarray, np.ndarray]:
         """Row indices of an 80/20 (default) train/test split, stratified on the class for classification; the
-        rows marked as held out (``holdout``) are the test rows when the analyst marked them."""
+        rows marked as held out (``holdout``) are the test rows when the analyst marked them.
+
+        Parameters
+        ----------
+        seed : int
+            The split's seed.
+        test_size : float
+            The test share.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            The sorted train and test row positions.
+        """
         idx = np.arange(len(self.features))
         if self.holdout is not None:
             return np.setdiff1d(idx, self.holdout), np.asarray(self.holdout)
@@ -212,7 +322,18 @@ class Dataset:
         return np.sort(train), np.sort(test)
 
     def class_value(self, label: int):
-        """The target value of label 1 (the positive class) or 0 (the other class, or "not <positive>")."""
+        """The target value of label 1 (the positive class) or 0 (the other class, or "not <positive>").
+
+        Parameters
+        ----------
+        label : int
+            1 or 0.
+
+        Returns
+        -------
+        object
+            The class's target value, or ``"not <positive>"`` for several other classes.
+        """
         if label == 1:
             return self.positive_class
         others = [c for c in pd.unique(self.target) if c != self.positive_class]
@@ -221,7 +342,20 @@ class Dataset:
     def class_name(self, label: int, short: bool = False) -> str:
         """Label 1 / 0 in words: the data card's label of that class ("did not recidivate within two years") when
         the card describes it, else ``<target> = <value>``; ``short``: the card's label without its note in
-        brackets ("recidivated" for "recidivated (new arrest within two years)")."""
+        brackets ("recidivated" for "recidivated (new arrest within two years)").
+
+        Parameters
+        ----------
+        label : int
+            1 or 0.
+        short : bool
+            Leave out the card's note.
+
+        Returns
+        -------
+        str
+            The class in words.
+        """
         value = self.class_value(label)
         key = "positive_class" if label == 1 else "negative_class"
         words = self.card.get(f"{key}_label") if self.task == "classification" else None

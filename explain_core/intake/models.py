@@ -109,6 +109,18 @@ class ModelAdapter:
         return isinstance(unwrap(self.estimator)[1], SandboxedModel)
 
     def inputs(self, frame: pd.DataFrame):
+        """What the estimator is fed for ``frame``: the raw columns, or the encoder's matrix of them.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            Rows of the dataset's features.
+
+        Returns
+        -------
+        pandas.DataFrame or numpy.ndarray
+            The model's inputs.
+        """
         frame = model_columns(frame, self.columns)
         if self.takes == "raw":
             return frame
@@ -117,12 +129,43 @@ class ModelAdapter:
         return encoded if names is None else pd.DataFrame(encoded, columns=names)
 
     def score(self, frame: pd.DataFrame) -> np.ndarray:
-        """One float per row: P(positive), the decision value for the positive class, or the prediction."""
+        """One float per row: P(positive), the decision value for the positive class, or the prediction.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            Rows of the dataset's features.
+
+        Returns
+        -------
+        numpy.ndarray
+            The scores.
+        """
         return self.scores_of(self.estimator, self.inputs(frame))
 
     def scores_of(self, estimator, X) -> np.ndarray:
         """:meth:`score` of ``estimator`` (this model, or its final step on encoded rows ``X``); a model error
-        becomes :class:`ModelCallError`, a NaN/inf score :class:`~explain_core.errors.NonFiniteScores`."""
+        becomes :class:`ModelCallError`, a NaN/inf score :class:`~explain_core.errors.NonFiniteScores`.
+
+        Parameters
+        ----------
+        estimator : object
+            This model, or its final step.
+        X : pandas.DataFrame or numpy.ndarray
+            Its inputs.
+
+        Returns
+        -------
+        numpy.ndarray
+            One score per row.
+
+        Raises
+        ------
+        ModelCallError
+            When the model raises.
+        NonFiniteScores
+            When a score is NaN or ±inf.
+        """
         try:
             with sklearn.config_context(assume_finite=True):  # scores are checked below; inputs may hold NaN
                 scores = self._raw_scores(estimator, X)
@@ -185,20 +228,55 @@ class ModelAdapter:
         """``function(estimator, *args)``: plain data read off the fitted model (its trees, its coefficients).
         ``function`` is a module-level function of this package that returns only JSON types and numpy arrays,
         and its answer is validated by the caller: for an uploaded model it runs in the model's sandboxed worker
-        process, on the real model wrapped as here (:func:`~explain_core.intake.inputs.unwrap`)."""
+        process, on the real model wrapped as here (:func:`~explain_core.intake.inputs.unwrap`).
+
+        Parameters
+        ----------
+        function : callable
+            The reader.
+        *args
+            Its further arguments.
+
+        Returns
+        -------
+        object
+            What ``function`` returns.
+        """
         layers, core = unwrap(self.estimator)
         if isinstance(core, SandboxedModel):
             return core.introspect(function, *args, layers=layers)
         return function(self.estimator, *args)
 
     def label(self, frame: pd.DataFrame) -> np.ndarray:
-        """1 where the model predicts the positive class, else 0 (see :meth:`labels_of`)."""
+        """1 where the model predicts the positive class, else 0 (see :meth:`labels_of`).
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            Rows of the dataset's features.
+
+        Returns
+        -------
+        numpy.ndarray
+            0 / 1 per row.
+        """
         return self.labels_of(self.score(frame))
 
     def labels_of(self, scores: np.ndarray) -> np.ndarray:
         """The one labelling rule of every engine: a regression's prediction ≥ its threshold (the default median or
         a chosen one); a classifier's score ≥ a custom threshold, else score > the default one (the model's own
-        ``predict`` for scores from :meth:`scores_of`, ties settled there)."""
+        ``predict`` for scores from :meth:`scores_of`, ties settled there).
+
+        Parameters
+        ----------
+        scores : numpy.ndarray
+            Scores from :meth:`score`.
+
+        Returns
+        -------
+        numpy.ndarray
+            0 / 1 (int8) per score.
+        """
         scores = np.asarray(scores)
         at_or_above = self.custom_threshold or self.task != "classification"
         return (scores >= self.threshold if at_or_above else scores > self.threshold).astype(np.int8)

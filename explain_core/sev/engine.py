@@ -129,7 +129,13 @@ class SEVResult(Explanation):
         return f"> {self.max_depth}" if self.status == "beyond_depth" else "none"
 
     def paths(self) -> list[tuple[str, ...]]:
-        """Every shortest hypercube path, as the order in which groups move (each explanation's orderings)."""
+        """Every shortest hypercube path, as the order in which groups move (each explanation's orderings).
+
+        Returns
+        -------
+        list of tuple of str
+            The paths.
+        """
         return [order for groups in self.explanations for order in itertools.permutations(groups)]
 
     @property
@@ -390,7 +396,13 @@ class Hypercube(ValueEquality):
         return (~self.masks).sum(axis=1)
 
     def table(self) -> pd.DataFrame:
-        """One row per vertex, by depth: the groups at the reference, the depth, the score and the label."""
+        """One row per vertex, by depth: the groups at the reference, the depth, the score and the label.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The vertices.
+        """
         moved = [", ".join(n for n, keep in zip(self.names, mask) if not keep) or "(none: the query)"
                  for mask in self.masks]
         table = pd.DataFrame({"at the reference": moved, "depth": self.depth_from_query, "score": self.scores,
@@ -478,7 +490,23 @@ class SEVExplanation(Explanation):
 
     def result(self, which: str) -> SEVResult:
         """The result named ``which``: ``minus`` (SEV⁻), ``plus`` (SEV⁺) or ``restricted`` (SEV®); an
-        :class:`IntakeError` for another name, or for ``restricted`` when no features were restricted."""
+        :class:`IntakeError` for another name, or for ``restricted`` when no features were restricted.
+
+        Parameters
+        ----------
+        which : str
+            ``"minus"``, ``"plus"`` or ``"restricted"``.
+
+        Returns
+        -------
+        SEVResult
+            The result.
+
+        Raises
+        ------
+        IntakeError
+            For another name, or ``restricted`` without restricted features.
+        """
         check_choice(which, SEV_RESULTS, "SEV result")
         result = getattr(self, which)
         if result is None:
@@ -486,11 +514,35 @@ class SEVExplanation(Explanation):
         return result
 
     def results(self) -> dict[str, SEVResult]:
-        """The results this explanation holds, by name, in the order SEV⁻, SEV⁺, SEV® (SEV® only when computed)."""
+        """The results this explanation holds, by name, in the order SEV⁻, SEV⁺, SEV® (SEV® only when computed).
+
+        Returns
+        -------
+        dict of str to SEVResult
+            The results.
+        """
         return {which: getattr(self, which) for which in SEV_RESULTS if getattr(self, which) is not None}
 
     def table(self, which: str = "minus", unchanged: str = "—") -> pd.DataFrame:
-        """The paper's table (Fig. 1c/1d): query, one row per explanation (moved groups only), reference."""
+        """The paper's table (Fig. 1c/1d): query, one row per explanation (moved groups only), reference.
+
+        Parameters
+        ----------
+        which : str
+            ``"minus"``, ``"plus"`` or ``"restricted"``.
+        unchanged : str
+            What an unmoved group's cell shows.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The table.
+
+        Raises
+        ------
+        IntakeError
+            As :meth:`result`.
+        """
         result = self.result(which)
         query_row = self.layout.values(self.query.to_dict())
         ref_row = self.layout.values(self.reference.values)

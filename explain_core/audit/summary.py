@@ -156,7 +156,18 @@ class Audit:
 
     def counts(self, kind: str = "minus") -> pd.DataFrame:
         """Rows per SEV value, as :func:`~explain_core.sev.summaries.sev_counts` lays it out (``sev``, ``count``,
-        ``share``)."""
+        ``share``).
+
+        Parameters
+        ----------
+        kind : str
+            ``"minus"``, ``"plus"`` or ``"restricted"``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The counts.
+        """
         k = self.summary["kinds"][kind]
         total = self.summary["rows"]
         levels = [int(v) for v in k["counts"]] + [NOT_EXPLAINED]
@@ -166,7 +177,18 @@ class Audit:
     def prevalence(self, kind: str = "minus") -> pd.DataFrame | None:
         """Per group, explained rows whose minimal explanations use it, as :func:`~explain_core.views.
         prevalence_table` lays it out (``attrs``: ``explained``, ``queries``, ``label``); None for a values-only
-        audit (``AuditOptions.explanations="first"``)."""
+        audit (``AuditOptions.explanations="first"``).
+
+        Parameters
+        ----------
+        kind : str
+            ``"minus"``, ``"plus"`` or ``"restricted"``.
+
+        Returns
+        -------
+        pandas.DataFrame or None
+            The prevalence table.
+        """
         k = self.summary["kinds"][kind]
         if k["prevalence"] is None:
             return None
@@ -182,7 +204,22 @@ class Audit:
 
     def rows(self, columns: list[str] | None = None, *, limit: int | None = None, where=None) -> pd.DataFrame:
         """Audit rows (all columns, or ``columns``), at most ``limit`` of them, optionally filtered by a pyarrow
-        expression ``where`` (e.g. ``pc.field("sev_minus") >= 3``), in row order within each partition."""
+        expression ``where`` (e.g. ``pc.field("sev_minus") >= 3``), in row order within each partition.
+
+        Parameters
+        ----------
+        columns : list of str, optional
+            The columns.
+        limit : int, optional
+            The most rows.
+        where : pyarrow.compute.Expression, optional
+            A filter.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The rows.
+        """
         scanner = self._dataset.scanner(columns=columns, filter=where)
         table = scanner.head(limit) if limit is not None else scanner.to_table()
         return table.to_pandas()

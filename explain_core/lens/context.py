@@ -133,7 +133,13 @@ class LensResult(Explanation):
         return power_limit(self.tau, self.alpha, self.samples, self.correction, self.family)
 
     def table(self) -> pd.DataFrame:
-        """One row per factor: groups, size, PS, counts, p-value, cost and cheapest reference."""
+        """One row per factor: groups, size, PS, counts, p-value, cost and cheapest reference.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The factors.
+        """
         return pd.DataFrame({
             "factor": [", ".join(f.groups) or "∅" for f in self.factors],
             "size": [len(f.groups) for f in self.factors],
@@ -218,7 +224,18 @@ class LensContext(ValueEquality):
         return self.cheapest_of(np.arange(len(self.masks)))
 
     def cheapest_of(self, factors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:attr:`cheapest` of the factors at positions ``factors`` only (computed in blocks of factors)."""
+        """:attr:`cheapest` of the factors at positions ``factors`` only (computed in blocks of factors).
+
+        Parameters
+        ----------
+        factors : numpy.ndarray
+            Factor positions.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            Each factor's cheapest cost, and the reference that gives it.
+        """
         cost, best = np.empty(len(factors)), np.empty(len(factors), dtype=np.intp)
         step = max(1, COST_BLOCK // (8 * max(1, self.samples)))
         for s in range(0, len(factors), step):
@@ -230,6 +247,18 @@ class LensContext(ValueEquality):
         return cost, best
 
     def factor(self, j: int) -> tuple[str, ...]:
+        """The groups of the factor at position ``j``.
+
+        Parameters
+        ----------
+        j : int
+            A factor's position.
+
+        Returns
+        -------
+        tuple of str
+            Its groups, in layout order.
+        """
         return tuple(self.groups[g] for g in np.flatnonzero(self.masks[j]))
 
     @cached_property
@@ -237,7 +266,23 @@ class LensContext(ValueEquality):
         return {frozenset(np.flatnonzero(m).tolist()): j for j, m in enumerate(self.masks)}
 
     def index(self, groups: Iterable[str]) -> int:
-        """Position of the factor made of ``groups`` (any order)."""
+        """Position of the factor made of ``groups`` (any order).
+
+        Parameters
+        ----------
+        groups : iterable of str
+            The factor's groups.
+
+        Returns
+        -------
+        int
+            Its position.
+
+        Raises
+        ------
+        IntakeError
+            When a group is unknown, or the factor is larger than this context's largest.
+        """
         groups = list(groups)
         unknown = [g for g in groups if g not in self.groups]
         if unknown:
@@ -255,6 +300,25 @@ class LensContext(ValueEquality):
 
         A single factor c is ``[groups]``. ``upward_closure`` expands C to every factor above one of
         its members in ``order`` (Alg. 1 probNec).
+
+        Parameters
+        ----------
+        factors : iterable of iterable of str
+            The factor set C.
+        upward_closure : bool
+            Expand C upward.
+        order : str
+            ``"subset"`` or ``"cost"``.
+
+        Returns
+        -------
+        Measures
+            The four measures and their confusion matrix.
+
+        Raises
+        ------
+        IntakeError
+            When a factor is not in the context, or ``order`` is unknown.
         """
         _check_order(order)
         chosen = np.zeros(len(self.masks), dtype=bool)
@@ -276,6 +340,29 @@ class LensContext(ValueEquality):
         H0: PS < τ rejects at level ``alpha`` (:mod:`.stats`), with Holm's correction over ``family``
         factors (default: the factors of this context) or none. Factors above an accepted one in ``order``
         are skipped: ``subset`` (⊆), or ``cost`` (⊆ and no cheaper, §5; cost as in :class:`Factor`).
+
+        Parameters
+        ----------
+        tau : float
+            The sufficiency threshold.
+        alpha : float, optional
+            The test's level (None: exact mode).
+        order : str
+            ``"subset"`` or ``"cost"``.
+        correction : str
+            ``"holm"`` or ``"none"``.
+        family : int, optional
+            Holm's family size.
+
+        Returns
+        -------
+        LensResult
+            The factors and their cumulative PN.
+
+        Raises
+        ------
+        IntakeError
+            When ``tau``, ``alpha``, ``order`` or ``correction`` is not valid.
         """
         _check_threshold(tau, alpha)
         _check_order(order)
@@ -296,7 +383,25 @@ class LensContext(ValueEquality):
 
     def pn_curve(self, taus: Sequence[float] | None = None, *, alpha: float | None = None,
                  order: str = "subset", correction: str = "holm", family: int | None = None) -> pd.DataFrame:
-        """Cumulative PN of the τ-minimal factors as τ sweeps ``taus`` (App. B, Fig. 6); default 0.05…1."""
+        """Cumulative PN of the τ-minimal factors as τ sweeps ``taus`` (App. B, Fig. 6); default 0.05…1.
+
+        Parameters
+        ----------
+        taus : sequence of float, optional
+            The thresholds.
+        alpha, order, correction, family
+            As in :meth:`minimal_factors`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``tau``, ``cumulative_pn`` and the factors' count per threshold.
+
+        Raises
+        ------
+        IntakeError
+            As :meth:`minimal_factors`.
+        """
         taus = np.round(np.arange(0.05, 1.0001, 0.05), 2) if taus is None else np.asarray(taus, dtype=float)
         results = [self.minimal_factors(t, alpha=alpha, order=order, correction=correction, family=family)
                    for t in taus]
@@ -304,7 +409,22 @@ class LensContext(ValueEquality):
                              "factors": [len(r.factors) for r in results]})
 
     def sufficient(self, tau: float, alpha: float | None = None, correction: str = "holm") -> np.ndarray:
-        """Which factors pass the rule (PS ≥ τ, or the test at α), before minimality."""
+        """Which factors pass the rule (PS ≥ τ, or the test at α), before minimality.
+
+        Parameters
+        ----------
+        tau : float
+            The sufficiency threshold.
+        alpha : float, optional
+            The test's level.
+        correction : str
+            ``"holm"`` or ``"none"``.
+
+        Returns
+        -------
+        numpy.ndarray
+            One boolean per factor.
+        """
         return self._passes(tau, alpha, correction, self.family or len(self.masks))[0]
 
     def _passes(self, tau: float, alpha: float | None, correction: str,

@@ -206,7 +206,23 @@ class Comparison(Explanation):
     meta_parameters = ("k", "sigma", "m", "seed")
 
     def result(self, method: str) -> MethodResult:
-        """The result of ``method``; an IntakeError naming the methods compared when it was not among them."""
+        """The result of ``method``; an IntakeError naming the methods compared when it was not among them.
+
+        Parameters
+        ----------
+        method : str
+            A method compared.
+
+        Returns
+        -------
+        MethodResult
+            Its result.
+
+        Raises
+        ------
+        IntakeError
+            When ``method`` was not compared.
+        """
         found = [r for r in self.results if r.method == method]
         if not found:
             raise IntakeError(f"No {method!r} fit here; the methods compared are: "
@@ -215,14 +231,26 @@ class Comparison(Explanation):
 
     def table(self) -> pd.DataFrame:
         """One row per method: F̂, F, R (with its method), |w·x − f(x)|, ‖w‖₀, Lemma 4 bound (NaN where it does not
-        apply, :meth:`bound_coverage`), seconds."""
+        apply, :meth:`bound_coverage`), seconds.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by method.
+        """
         coverage = self.bound_coverage()
         return pd.DataFrame([_row(r, coverage[r.method] == "covered") for r in self.results]).set_index("method")
 
     def bound_coverage(self) -> dict[str, str]:
         """Per method, whether Lemma 4 (R ≤ (1 + e^{−σ})^k·F) covers its w, from the w itself: ``covered``
         (anchored and at most k non-zero weights), ``not anchored`` (|w·x − f(x)| > 1e-9) or ``more than k
-        weights`` — dense SHAP is covered whenever its φ vanish outside k literals."""
+        weights`` — dense SHAP is covered whenever its φ vanish outside k literals.
+
+        Returns
+        -------
+        dict of str to str
+            Method → its verdict.
+        """
         def verdict(r: MethodResult) -> str:
             if r.scores.anchoring_gap > ANCHORED_TOLERANCE:
                 return "not anchored"
@@ -409,7 +437,13 @@ class LinearExplanation(Explanation):
     def table(self) -> pd.DataFrame:
         """One row per literal in the support: does x satisfy it, w_j, and its contribution w_j·x_j to f(x)
         — the contributions sum to f(x) (anchoring); in model units they sum to the model's output
-        (the bias row carries the offset)."""
+        (the bias row carries the offset).
+
+        Returns
+        -------
+        pandas.DataFrame
+            The support's literals.
+        """
         rows = []
         for j in support_of(self.w):
             contribution = float(self.w[j] * self.x[j])
@@ -420,11 +454,33 @@ class LinearExplanation(Explanation):
         return pd.DataFrame(rows)
 
     def weights(self) -> pd.DataFrame:
-        """One row per literal, one column per method: the fitted weights side by side."""
+        """One row per literal, one column per method: the fitted weights side by side.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Literals × methods.
+        """
         return pd.DataFrame({r.method: r.w for r in self.comparison.results}, index=list(self.names))
 
     def support_groups(self, method: str) -> tuple[str, ...]:
-        """The feature groups whose literal has a non-zero weight in ``method``'s w (bias excluded)."""
+        """The feature groups whose literal has a non-zero weight in ``method``'s w (bias excluded).
+
+        Parameters
+        ----------
+        method : str
+            A method compared.
+
+        Returns
+        -------
+        tuple of str
+            The groups.
+
+        Raises
+        ------
+        IntakeError
+            When ``method`` was not compared.
+        """
         w = self.comparison.result(method).w
         names = self.groups or self.names[1:]
         return tuple(names[j - 1] for j in np.flatnonzero(np.abs(w) > 1e-12) if j > 0)

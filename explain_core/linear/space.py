@@ -63,11 +63,33 @@ class TargetScale:
     classes: tuple = ()
 
     def to_f(self, output: np.ndarray) -> np.ndarray:
-        """Regression output → f (rescaled and clipped)."""
+        """Regression output → f (rescaled and clipped).
+
+        Parameters
+        ----------
+        output : numpy.ndarray
+            Model outputs.
+
+        Returns
+        -------
+        numpy.ndarray
+            f values.
+        """
         return np.clip(2 * (np.asarray(output, dtype=float) - self.low) / (self.high - self.low) - 1, -1.0, 1.0)
 
     def to_model(self, f: np.ndarray) -> np.ndarray:
-        """f → model units (regression) — the inverse of :meth:`to_f` inside [−1,+1]."""
+        """f → model units (regression) — the inverse of :meth:`to_f` inside [−1,+1].
+
+        Parameters
+        ----------
+        f : numpy.ndarray
+            f values.
+
+        Returns
+        -------
+        numpy.ndarray
+            Model outputs.
+        """
         return self.low + (np.asarray(f, dtype=float) + 1) * (self.high - self.low) / 2
 
     @property
@@ -126,7 +148,20 @@ class LiteralSpace:
 
     def evaluate(self, Z: np.ndarray, seed: int = 0) -> np.ndarray:
         """f on every row of Z, in chunks of ``chunk_rows`` rows (one model call per chunk); a deterministic f once
-        per distinct corner over all calls on this space (:class:`~explain_core.linear.corners.CornerMemo`)."""
+        per distinct corner over all calls on this space (:class:`~explain_core.linear.corners.CornerMemo`).
+
+        Parameters
+        ----------
+        Z : numpy.ndarray
+            (n, d) ±1 rows.
+        seed : int
+            The draws' seed (a non-deterministic f).
+
+        Returns
+        -------
+        numpy.ndarray
+            f of each row, in [−1, +1].
+        """
         Z = np.asarray(Z)
         if len(Z) == 0:
             return np.zeros(0)
@@ -211,7 +246,18 @@ class Sample:
         return GramProblem.from_sample(self.Z, self.y, self.x, self.fx)
 
     def fidelity(self, w: np.ndarray) -> float:
-        """Fidelity error (1/4m)‖Zw − y‖² on this sample (eq. 8; out-of-sample F on a fresh one)."""
+        """Fidelity error (1/4m)‖Zw − y‖² on this sample (eq. 8; out-of-sample F on a fresh one).
+
+        Parameters
+        ----------
+        w : numpy.ndarray
+            Weights.
+
+        Returns
+        -------
+        float
+            The fidelity error.
+        """
         r = self.Z @ np.asarray(w, dtype=float) - self.y
         return float(r @ r) / (4 * self.m)
 

@@ -164,7 +164,13 @@ class RowReport:
         return "restricted" if self.sev is not None and self.sev.restricted is not None else "minus"
 
     def contents(self) -> list[tuple[str, list[str]]]:
-        """The report's parts in order, each with what it holds (for a preview), numbered as in the PDF."""
+        """The report's parts in order, each with what it holds (for a preview), numbered as in the PDF.
+
+        Returns
+        -------
+        list of (str, list of str)
+            Each part's title and its contents.
+        """
         kinds = "SEV⁻ / SEV⁺" + (" / SEV®" if self.sev is not None and self.sev.restricted is not None else "")
         described = {
             "sev": ("SEV", [f"{kinds} with their minimal explanations (the paper's tables)",
@@ -200,7 +206,13 @@ class RowReport:
 
     def json_files(self) -> dict[str, str]:
         """Each result of the report as the app's JSON download (``<pdf name>.<part>.json``: the result's own
-        ``to_json`` with the row, the setup and the parameters beside it)."""
+        ``to_json`` with the row, the setup and the parameters beside it).
+
+        Returns
+        -------
+        dict of str to str
+            File name → JSON text.
+        """
         stem = self.file_name.removesuffix(".pdf")
         parts = {"sev": self.sev, "lens": self.lens, "linear": self.linear, "baselines": self.baselines,
                  "agreement": self.agreement, "dependence": self.dependence, "interactions": self.interactions}
@@ -208,7 +220,18 @@ class RowReport:
                 for part, result in parts.items() if result is not None}
 
     def index_row(self, pdf: str = "") -> dict:
-        """The headline numbers as one row of the batch index (see :data:`INDEX_COLUMNS`)."""
+        """The headline numbers as one row of the batch index (see :data:`INDEX_COLUMNS`).
+
+        Parameters
+        ----------
+        pdf : str
+            The PDF's file name.
+
+        Returns
+        -------
+        dict
+            The index row.
+        """
         h = self.headline
         return {"row": self.row, "prediction": h.prediction, "score": round(self.score, 6),
                 "sev_minus": h.sev_minus, "sev_plus": h.sev_plus, "sev_restricted": h.sev_restricted,

@@ -1,6 +1,6 @@
 """The API reference's promise (docs/api/, built by mkdocstrings in numpy style): every public function and class of
-explain_core and of its subpackages' public faces documents each of its parameters under Parameters, what it returns
-under Returns, and under Raises the IntakeError it raises itself."""
+explain_core and of its subpackages' public faces, and every public method of those classes, documents each of its
+parameters under Parameters, what it returns under Returns, and under Raises the IntakeError it raises itself."""
 from __future__ import annotations
 
 import importlib
@@ -35,6 +35,20 @@ def documented() -> list[tuple[str, object]]:
     return list(seen.values())
 
 
+def methods() -> list[tuple[str, object]]:
+    """The public methods (class and static ones too) each documented class defines itself."""
+    seen: dict[int, tuple[str, object]] = {}
+    for name, cls in documented():
+        if not isinstance(cls, type):
+            continue
+        for attr, value in vars(cls).items():
+            function = value.__func__ if isinstance(value, (classmethod, staticmethod)) else value
+            if (not attr.startswith("_") and inspect.isfunction(function)
+                    and function.__qualname__ == f"{cls.__name__}.{attr}"):  # not a field's default function
+                seen.setdefault(id(function), (f"{name}.{attr}", function))
+    return list(seen.values())
+
+
 def section(doc: str, title: str) -> str | None:
     """The text of a numpydoc section (its title underlined with dashes), or None."""
     found = re.search(rf"^{title}\n-{{{len(title)}}}\n(.*?)(?=^\w[\w ]*\n-+\n|\Z)", doc, flags=re.S | re.M)
@@ -55,7 +69,7 @@ def parameters_of(obj) -> list[str]:
         signature = inspect.signature(obj)
     except (TypeError, ValueError):  # an exception class without its own __init__
         return []
-    return [n for n in signature.parameters if n != "self" and not n.startswith("_")]
+    return [n for n in signature.parameters if n not in ("self", "cls") and not n.startswith("_")]
 
 
 def returns_something(obj) -> bool:
@@ -72,7 +86,8 @@ def raises_intake_error(obj) -> bool:
     return bool(INTAKE.search(inspect.getsource(inspect.unwrap(obj))))
 
 
-@pytest.mark.parametrize("name, obj", documented(), ids=lambda value: value if isinstance(value, str) else "")
+@pytest.mark.parametrize("name, obj", documented() + methods(),
+                         ids=lambda value: value if isinstance(value, str) else "")
 def test_public_name_has_numpydoc_sections(name, obj):
     doc = inspect.getdoc(obj) or ""
     assert doc, f"{name} has no docstring"

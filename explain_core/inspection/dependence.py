@@ -89,7 +89,13 @@ class PartialDependence(Explanation):
 
     def table(self) -> pd.DataFrame:
         """One line per grid value (a pair: per grid cell): the value(s), the average score, the chosen row's score
-        there and, for one feature, each ICE line as a column."""
+        there and, for one feature, each ICE line as a column.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The grid.
+        """
         cells = pd.MultiIndex.from_product([range(len(g)) for g in self.grids])
         table = pd.DataFrame({g: grid[cells.codes[i]] for i, (g, grid) in enumerate(zip(self.groups, self.grids))})
         table[f"average {self.output}"] = self.average.ravel()

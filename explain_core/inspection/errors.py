@@ -71,6 +71,13 @@ class ErrorTree(Explanation):
         return self.errors / self.rows if self.rows else 0.0
 
     def table(self) -> pd.DataFrame:
+        """One line per leaf: its node, rule, rows, errors, error rate and share of all errors.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The leaves, highest error rate first.
+        """
         return pd.DataFrame({"leaf": [leaf.node for leaf in self.leaves], "rule": [leaf.rule for leaf in self.leaves],
                              "rows": [leaf.size for leaf in self.leaves],
                              "errors": [leaf.errors for leaf in self.leaves],
@@ -78,6 +85,23 @@ class ErrorTree(Explanation):
                              "share of all errors": [leaf.error_share for leaf in self.leaves]})
 
     def leaf(self, node: int) -> ErrorLeaf:
+        """The leaf numbered ``node``.
+
+        Parameters
+        ----------
+        node : int
+            A leaf's node number.
+
+        Returns
+        -------
+        ErrorLeaf
+            The leaf.
+
+        Raises
+        ------
+        IntakeError
+            When no leaf has that number.
+        """
         for leaf in self.leaves:
             if leaf.node == node:
                 return leaf

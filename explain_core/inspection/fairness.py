@@ -89,14 +89,26 @@ class FairnessReport(Explanation):
     meta_parameters = ("protected", "sev_rows", "seed")
 
     def table(self) -> pd.DataFrame:
-        """Every split's groups, one line each."""
+        """Every split's groups, one line each.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``split``, ``group`` and the metrics.
+        """
         if not self.splits:
             return pd.DataFrame(columns=["split", "group", *METRICS])
         return pd.concat([s.groups.assign(split=s.split)[["split", "group", *METRICS]] for s in self.splits],
                          ignore_index=True)
 
     def differences(self) -> pd.DataFrame:
-        """Per split: fairlearn's demographic-parity and equalised-odds differences."""
+        """Per split: fairlearn's demographic-parity and equalised-odds differences.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One line per split.
+        """
         return pd.DataFrame({"split": [s.split for s in self.splits], "kind": [s.kind for s in self.splits],
                              "demographic parity difference": [s.parity_difference for s in self.splits],
                              "equalised odds difference": [s.odds_difference for s in self.splits],

@@ -66,7 +66,13 @@ class Interactions(Explanation):
     meta_parameters = ("explainer", "output")
 
     def pairs(self) -> pd.DataFrame:
-        """Every pair of different groups with its value, strongest first."""
+        """Every pair of different groups with its value, strongest first.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The pairs.
+        """
         found = [(self.groups[j], self.groups[k], self.matrix[j, k])
                  for j, k in combinations(range(len(self.groups)), 2)]
         table = pd.DataFrame(found, columns=["feature", "with", self.measure])

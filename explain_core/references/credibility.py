@@ -79,30 +79,93 @@ class ReferenceDensity:
     seconds: float
 
     def log_density(self, frame: pd.DataFrame | Columns) -> np.ndarray:
-        """log p̂ of raw rows (the paper's S10 score, in nats)."""
+        """log p̂ of raw rows (the paper's S10 score, in nats).
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame or dict of str to numpy.ndarray
+            Rows.
+
+        Returns
+        -------
+        numpy.ndarray
+            One log-density per row.
+        """
         return self.log_density_of_encoded(self.space.encode(frame))
 
     def log_density_of_encoded(self, points: np.ndarray) -> np.ndarray:
+        """:meth:`log_density` of points already in :meth:`~.space.PopulationSpace.encode` coordinates.
+
+        Parameters
+        ----------
+        points : numpy.ndarray
+            Encoded points.
+
+        Returns
+        -------
+        numpy.ndarray
+            One log-density per point.
+        """
         if len(points) == 0:
             return np.zeros(0)
         with one_thread():
             return self.mixture.score_samples(points)
 
     def percentile(self, frame: pd.DataFrame | Columns) -> np.ndarray:
-        """Credibility of raw rows in [0, 1]: the share of held-out real cases less dense than each row."""
+        """Credibility of raw rows in [0, 1]: the share of held-out real cases less dense than each row.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame or dict of str to numpy.ndarray
+            Rows.
+
+        Returns
+        -------
+        numpy.ndarray
+            One credibility per row.
+        """
         return self.rank(self.log_density(frame))
 
     def percentile_of_encoded(self, points: np.ndarray) -> np.ndarray:
-        """:meth:`percentile` of points already in :meth:`~.space.PopulationSpace.encode` coordinates."""
+        """:meth:`percentile` of points already in :meth:`~.space.PopulationSpace.encode` coordinates.
+
+        Parameters
+        ----------
+        points : numpy.ndarray
+            Encoded points.
+
+        Returns
+        -------
+        numpy.ndarray
+            One credibility per point.
+        """
         return self.rank(self.log_density_of_encoded(points))
 
     def rank(self, scores: np.ndarray) -> np.ndarray:
-        """Log-densities as percentiles of the calibration rows' (ties count half)."""
+        """Log-densities as percentiles of the calibration rows' (ties count half).
+
+        Parameters
+        ----------
+        scores : numpy.ndarray
+            Log-densities.
+
+        Returns
+        -------
+        numpy.ndarray
+            Percentiles in [0, 1].
+        """
         below = np.searchsorted(self.calibration, scores, side="left")
         upto = np.searchsorted(self.calibration, scores, side="right")
         return (below + upto) / (2.0 * len(self.calibration))
 
     def summary(self) -> dict:
+        """The fitted density in numbers, for a page or a report.
+
+        Returns
+        -------
+        dict
+            ``explain_class``, ``components``, ``fit_rows``, ``calibration_rows``, ``seed`` and ``seconds``.
+        """
         return {"explain_class": self.explain_class, "components": self.components, "fit_rows": self.fit_rows,
                 "calibration_rows": len(self.calibration), "seed": self.seed, "seconds": self.seconds}
 

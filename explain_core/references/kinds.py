@@ -131,7 +131,18 @@ class FittedReferences:
             clusters=self.clusters, statistic=self.statistic, seed=self.seed, assignment=self.assignment))
 
     def candidates(self, prototype: Prototype | None = None) -> Candidates:
-        """SEV¹'s candidates of the setup's reference or of a typical case (kept: their model inputs are too)."""
+        """SEV¹'s candidates of the setup's reference or of a typical case (kept: their model inputs are too).
+
+        Parameters
+        ----------
+        prototype : Prototype, optional
+            A typical case (None: the setup's reference).
+
+        Returns
+        -------
+        Candidates
+            Its candidates.
+        """
         reference = self.reference if prototype is None else prototype.reference
         return self._candidates.get(("single", None if prototype is None else prototype.number),
                                     lambda: Candidates.of_reference(self.setup.dataset.layout, reference))

@@ -101,7 +101,13 @@ class ReferenceSEV(Explanation):
         return self.destinations[0] if self.destinations else None
 
     def table(self) -> pd.DataFrame:
-        """One row per explanation: its features, ℓ0, ℓ∞, ℓ1, credibility and the model's score there."""
+        """One row per explanation: its features, ℓ0, ℓ∞, ℓ1, credibility and the model's score there.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The explanations, closest first.
+        """
         return pd.DataFrame([{"features": ", ".join(d.groups), "ℓ0": d.l0, "ℓ∞ (SD)": d.linf, "ℓ1 (SD)": d.l1,
                               "credibility": d.credibility, "score": d.score} for d in self.destinations],
                             columns=["features", "ℓ0", "ℓ∞ (SD)", "ℓ1 (SD)", "credibility", "score"])

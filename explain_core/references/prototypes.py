@@ -156,7 +156,23 @@ class PrototypeSet(Explanation):
 
     def distances(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         """The indices (into :attr:`prototypes`) of the valid prototypes, and each row's mixed distance to each
-        (rows × valid prototypes)."""
+        (rows × valid prototypes).
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            Rows.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            The valid prototypes' indices, and the distances.
+
+        Raises
+        ------
+        IntakeError
+            When no typical case is valid.
+        """
         valid = [i for i, p in enumerate(self.prototypes) if p.valid]
         if not valid:
             raise IntakeError("No typical case of the other class is predicted in that class by this model, so no "
@@ -166,7 +182,23 @@ class PrototypeSet(Explanation):
         return np.asarray(valid), self.space.mixed(frame, centres)
 
     def assign(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        """For each row: the index (into :attr:`prototypes`) of the nearest valid prototype, and its distance."""
+        """For each row: the index (into :attr:`prototypes`) of the nearest valid prototype, and its distance.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            Rows.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            The prototypes' indices, and the distances.
+
+        Raises
+        ------
+        IntakeError
+            When no typical case is valid.
+        """
         valid, distance = self.distances(frame)
         nearest = distance.argmin(axis=1)
         return valid[nearest], distance[np.arange(len(frame)), nearest]

@@ -59,6 +59,20 @@ class Candidates:
 
     @classmethod
     def of_reference(cls, layout: GroupLayout, reference: Reference) -> Candidates:
+        """The plain reference's candidates: each group's own reference value only (SEV¹).
+
+        Parameters
+        ----------
+        layout : GroupLayout
+            The feature groups.
+        reference : Reference
+            The reference.
+
+        Returns
+        -------
+        Candidates
+            One value per group.
+        """
         return cls(tuple(({c: reference.values[c] for c in g.columns},) for g in layout.groups))
 
     @property
@@ -67,7 +81,22 @@ class Candidates:
 
     def table(self, model: ModelAdapter, layout: GroupLayout, space: PopulationSpace) -> _Table:
         """The :class:`_Table` of these candidates for ``model`` and ``space`` (built once; the key's objects are
-        kept with it, so their ids are not reused while it is)."""
+        kept with it, so their ids are not reused while it is).
+
+        Parameters
+        ----------
+        model : ModelAdapter
+            The model.
+        layout : GroupLayout
+            The feature groups.
+        space : PopulationSpace
+            The coordinates.
+
+        Returns
+        -------
+        _Table
+            The candidates' model inputs and coordinates.
+        """
         return self.tables.get((id(model), id(layout), id(space)), lambda: (
             model, layout, space, _Table(model, layout, self, space)))[3]
 

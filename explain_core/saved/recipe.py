@@ -56,6 +56,20 @@ class FileRef:
 
     @classmethod
     def of(cls, data: bytes, name: str) -> "FileRef":
+        """The reference of a file's bytes.
+
+        Parameters
+        ----------
+        data : bytes
+            The file.
+        name : str
+            Its name.
+
+        Returns
+        -------
+        FileRef
+            Its SHA-256, name and size.
+        """
         return cls(hashlib.sha256(data).hexdigest(), str(name), len(data))
 
 
@@ -89,7 +103,22 @@ class DataRecipe:
     def upload(cls, file: FileRef, target: str, *, task: str | None = None, positive_class=None,
                kinds: Mapping[str, str] | None = None, onehot_groups: Mapping[str, list] | None = None,
                drop=(), name: str = "upload", holdout=None) -> "DataRecipe":
-        """The recipe of ``make_dataset(read_table(file), target, …)`` with these arguments."""
+        """The recipe of ``make_dataset(read_table(file), target, …)`` with these arguments.
+
+        Parameters
+        ----------
+        file : FileRef
+            The uploaded table.
+        target : str
+            The target column.
+        task, positive_class, kinds, onehot_groups, drop, name, holdout
+            As :func:`~explain_core.intake.data.make_dataset` takes them.
+
+        Returns
+        -------
+        DataRecipe
+            The recipe.
+        """
         return cls(None, file, str(target), task, _plain(positive_class),
                    tuple((str(c), str(k)) for c, k in (kinds or {}).items()),
                    tuple((str(g), tuple(map(str, cs))) for g, cs in (onehot_groups or {}).items()),
@@ -189,7 +218,32 @@ class AnalysisState:
     def of(cls, setup: Setup, data: DataRecipe, model: ModelRecipe, *, parameters: Parameters, row: int,
            whatif: Mapping | None = None, cohorts=(), second: ModelRecipe | None = None) -> "AnalysisState":
         """The state of a session: ``setup`` (made from ``data`` and ``model``) and its parameters, row, edits and
-        cohorts, and the recipe of its ``second`` model, if any."""
+        cohorts, and the recipe of its ``second`` model, if any.
+
+        Parameters
+        ----------
+        setup : Setup
+            The session's setup.
+        data : DataRecipe
+            How its data was made.
+        model : ModelRecipe
+            How its model was made.
+        parameters : Parameters
+            Every parameter.
+        row : int
+            The row.
+        whatif : mapping, optional
+            The what-if edits.
+        cohorts : sequence of Cohort
+            The kept cohorts.
+        second : ModelRecipe, optional
+            A second model.
+
+        Returns
+        -------
+        AnalysisState
+            The state.
+        """
         ref = setup.reference
         return cls(data, model, _plain(setup.dataset.positive_class), ref.statistic, ref.population, ref.rounded,
                    tuple((str(k), _plain(v)) for k, v in ref.overrides.items()), tuple(setup.restricted),
@@ -202,12 +256,35 @@ class AnalysisState:
         return tuple(f for f in (self.data.file, self.model.file, getattr(self.second, "file", None)) if f is not None)
 
     def to_json(self) -> str:
+        """The state as the JSON text a saved record holds (with its format and version).
+
+        Returns
+        -------
+        str
+            The JSON.
+        """
         return json.dumps({"format": FORMAT, "version": VERSION, "state": to_jsonable(self, exact=True)},
                           ensure_ascii=False, allow_nan=False, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> "AnalysisState":
-        """The state a saved record holds; :class:`IntakeError` when it is not one this version reads."""
+        """The state a saved record holds; :class:`IntakeError` when it is not one this version reads.
+
+        Parameters
+        ----------
+        text : str
+            The JSON.
+
+        Returns
+        -------
+        AnalysisState
+            The state.
+
+        Raises
+        ------
+        IntakeError
+            When the record is damaged or from another version.
+        """
         try:
             payload = json.loads(text)
             if payload.get("format") != FORMAT or payload.get("version") != VERSION:

@@ -125,11 +125,6 @@ def test_shap_internal_error_class_exists():
     assert issubclass(errors.InvalidModelError, Exception)
 
 
-def test_no_module_is_over_600_lines():
-    long = {str(p.relative_to(ROOT)): n for p in SHIPPED if (n := len(p.read_text().splitlines())) > 600}
-    assert not long, f"split these modules by concern: {long}"
-
-
 def docstring_lines(tree: ast.AST) -> set[int]:
     """The line numbers of every docstring in ``tree`` (the module's, each class's and each function's)."""
     lines = set()
@@ -144,7 +139,9 @@ def docstring_lines(tree: ast.AST) -> set[int]:
 
 def test_modules_and_functions_are_short():
     """The project's standard: no module over 450 lines, no function over 60 (explain_core, pages, app.py), counted
-    without docstrings, so that documenting a public name (numpydoc sections) never forces a split."""
+    without docstrings, so that documenting a public name (numpydoc sections) never forces a split. This replaces
+    the former 600-line ceiling on whole files: counting docstrings, it would forbid intake/data.py's numpydoc
+    sections; not counting them, the 450-line rule implies it."""
     trees = {p: ast.parse(p.read_text()) for p in SHIPPED}
     docs = {p: docstring_lines(tree) for p, tree in trees.items()}
     long_modules = {str(p.relative_to(ROOT)): n for p in SHIPPED

@@ -52,7 +52,7 @@ class Attribution(Explanation):
     output : str
         The quantity explained.
     explainer : str
-        The explainer that computed it (e.g. ``"TreeExplainer"``).
+        The explainer and its settings, in words (``LimeTabularExplainer (5000 samples, seed 0, …)``).
     """
 
     method: str

@@ -64,7 +64,8 @@ class TrainedModel:
     train_rows, test_rows : numpy.ndarray
         Row positions of the training and test rows.
     metrics : dict
-        Train and test metrics (accuracy and AUC, or R² and MAE for a regression).
+        Train and test metrics (accuracy and AUC, or R² and RMSE for a regression) and where the test rows come
+        from (``test_rows``).
     seed : int
         The seed of the split (and of the training).
     key, source, dataset_key : str

@@ -83,7 +83,7 @@ class ModelAdapter:
     threshold : float
         The decision threshold on the score.
     score_kind : str
-        ``"proba"``, ``"decision"`` or ``"prediction"``: what the score is.
+        ``"proba"``, ``"decision"`` or ``"predict"``: what the score is.
     name : str
         The model's name in messages and reports.
     custom_threshold : bool
@@ -335,7 +335,7 @@ def wrap_model(estimator, dataset: Dataset, *, encoder=None, threshold: float | 
     threshold : float, optional
         The decision threshold on the score.
     score_kind : str, optional
-        ``"proba"``, ``"decision"`` or ``"prediction"`` (default: what the model offers).
+        ``"proba"``, ``"decision"`` or ``"predict"`` (default: what the model offers).
     positive_class : object, optional
         The model's label for the dataset's positive class.
     name : str

@@ -56,7 +56,7 @@ class SEVResult(Explanation):
     Parameters
     ----------
     kind : str
-        ``"minus"``, ``"plus"`` or ``"restricted"``.
+        ``"minus"`` or ``"plus"`` (SEV® is ``"minus"`` with ``restricted`` groups).
     value : int, optional
         The SEV.
     explanations : tuple of tuple of str

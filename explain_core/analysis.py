@@ -80,6 +80,7 @@ class DatasetSEV(Explanation):
 
 
 ROW_CHOICES = {"all": None, "predicted-positive": 1, "predicted-negative": 0}  # rows by predicted label, in words
+"""Rows by predicted label, in words: every row, or those predicted positive or negative."""
 
 
 def predicted_rows(setup: Setup, rows: Sequence[int] | None = None, label: int | None = 1) -> np.ndarray:

@@ -38,6 +38,21 @@ class Attribution(Explanation):
 
     ``output`` names the quantity the values explain (``probability``, ``log-odds``, ``decision value``
     or ``prediction``); ``base_value`` is LIME's surrogate intercept or SHAP's expected value.
+
+    Parameters
+    ----------
+    method : str
+        ``"LIME"`` or ``"SHAP"``.
+    groups : tuple of str
+        The feature groups.
+    values : numpy.ndarray
+        One attribution per group.
+    base_value : float, optional
+        The intercept or expected value.
+    output : str
+        The quantity explained.
+    explainer : str
+        The explainer and its settings, in words (``LimeTabularExplainer (5000 samples, seed 0, …)``).
     """
 
     method: str
@@ -57,7 +72,25 @@ class Attribution(Explanation):
     def ranked(self, order: str = "absolute", explained_class: int = 1) -> tuple[str, ...]:
         """Group names by decreasing |value| (``"absolute"``) or by decreasing value toward ``explained_class``
         (``"signed"``: the groups pushing the prediction hardest first, those pushing against it last); ties keep
-        dataset order."""
+        dataset order.
+
+        Parameters
+        ----------
+        order : str
+            ``"absolute"`` or ``"signed"``.
+        explained_class : int
+            The class the signed order pushes toward.
+
+        Returns
+        -------
+        tuple of str
+            The group names.
+
+        Raises
+        ------
+        IntakeError
+            When ``order`` is unknown.
+        """
         check_choice(order, FLIP_ORDERS, "flip order")
         key = -np.abs(self.values) if order == "absolute" else (-self.values if explained_class == 1 else self.values)
         return tuple(self.groups[i] for i in np.argsort(key, kind="stable"))
@@ -69,6 +102,19 @@ class FlipPath(Explanation):
 
     ``scores[k]`` is the model score after aligning the first k groups (``scores[0]`` is the query);
     ``count`` is the first k whose label differs from the query's, None if none does.
+
+    Parameters
+    ----------
+    method : str
+        ``"LIME-C"`` or ``"SHAP-C"``.
+    count : int, optional
+        The flip number.
+    order : tuple of str
+        The groups in the order they were aligned.
+    scores : numpy.ndarray
+        The p + 1 cumulative scores.
+    explained_class : int
+        The query's predicted class.
     """
 
     method: str
@@ -133,7 +179,28 @@ def _codec(dataset: Dataset, train: pd.DataFrame, query: pd.DataFrame) -> GroupC
 @names_method("LIME")
 def explain_lime(model: ModelAdapter, dataset: Dataset, query_frame: pd.DataFrame, train_rows, *,
                  seed: int = 0, num_samples: int = 5000) -> Attribution:
-    """LIME (quartile-discretised numerics, categorical groups as codes) of the first row of ``query_frame``."""
+    """LIME (quartile-discretised numerics, categorical groups as codes) of the first row of ``query_frame``.
+
+    Parameters
+    ----------
+    model : ModelAdapter
+        The model.
+    dataset : Dataset
+        Its data.
+    query_frame : pandas.DataFrame
+        The row to explain (its first row), with the dataset's columns.
+    train_rows : sequence of int
+        The rows LIME's statistics are taken from.
+    seed : int
+        LIME's random state.
+    num_samples : int
+        LIME's perturbed samples.
+
+    Returns
+    -------
+    Attribution
+        LIME's weight of each group, for the model's score.
+    """
     from lime.lime_tabular import LimeTabularExplainer  # imported on first use: keeps `import explain_core` light
 
     train = dataset.features.iloc[np.asarray(train_rows)]
@@ -167,6 +234,26 @@ def explain_shap(model: ModelAdapter, dataset: Dataset, query_frame: pd.DataFram
     Linear and tree estimators get LinearExplainer / TreeExplainer (interventional) on the matrix they take —
     the encoded matrix behind a mappable ColumnTransformer, or the raw numeric columns of a model fed them directly
     (XGBoost, LightGBM, CatBoost, native boosters); any other model a PermutationExplainer of ``model.score``.
+
+    Parameters
+    ----------
+    model : ModelAdapter
+        The model.
+    dataset : Dataset
+        Its data.
+    query_frame : pandas.DataFrame
+        The row to explain (its first row).
+    train_rows : sequence of int
+        The rows the background is drawn from.
+    seed : int
+        The background sample's seed (and the permutation explainer's).
+    background : int
+        Background rows.
+
+    Returns
+    -------
+    Attribution
+        SHAP's value of each group (a one-hot block's columns summed), with the expected value.
     """
     values, base, output, name = shap_rows(model, dataset, query_frame.iloc[:1], train_rows, seed=seed,
                                            background=background)
@@ -353,7 +440,33 @@ def _permutation_shap(model: ModelAdapter, dataset: Dataset, query: pd.DataFrame
 def flip_number(model: ModelAdapter, dataset: Dataset, query_frame: pd.DataFrame, reference: Reference,
                 attribution: Attribution, order: str = "absolute") -> FlipPath:
     """Align groups to the reference in ``attribution.ranked(order)`` (see :data:`FLIP_ORDERS`), all p+1
-    cumulative vertices in one model call (a signed order first scores the query for its class)."""
+    cumulative vertices in one model call (a signed order first scores the query for its class).
+
+    Parameters
+    ----------
+    model : ModelAdapter
+        The model.
+    dataset : Dataset
+        Its data.
+    query_frame : pandas.DataFrame
+        The row (its first row).
+    reference : Reference
+        What the groups are aligned to.
+    attribution : Attribution
+        LIME's or SHAP's attribution of the row.
+    order : str
+        ``"absolute"`` or ``"signed"``.
+
+    Returns
+    -------
+    FlipPath
+        The flip number and the scores along the way.
+
+    Raises
+    ------
+    IntakeError
+        When the attribution's groups are not the dataset's, or ``order`` is unknown.
+    """
     layout = dataset.layout
     if tuple(attribution.groups) != layout.names:
         raise IntakeError("The attribution's feature groups are not the dataset's groups.")

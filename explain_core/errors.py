@@ -71,7 +71,17 @@ class NonFiniteScores(ComputationError):
     """The model scored some evaluated rows as NaN or ±inf: the method stops instead of counting them as a class.
 
     ``count`` of ``total`` rows in one model call; ``method`` names the method that was running (set by
-    :func:`names_method`)."""
+    :func:`names_method`).
+
+    Parameters
+    ----------
+    count : int
+        Rows scored NaN or ±inf.
+    total : int
+        Rows in the model call.
+    method : str
+        The method that was running.
+    """
 
     def __init__(self, count: int, total: int, method: str = ""):
         self.count, self.total, self.method = int(count), int(total), method

@@ -20,7 +20,37 @@ ENV_PREFIX = "EXPLAIN_MAX_"
 @dataclass(frozen=True)
 class Limits:
     """Caps on uploads (after decompression), model files and runs; each breach is an IntakeError that says
-    which limit and how to stay within it."""
+    which limit and how to stay within it.
+
+    Each field is set by ``EXPLAIN_MAX_`` + its name in capitals (:meth:`from_env`).
+
+    Parameters
+    ----------
+    upload_mb : float
+        Bytes of one uploaded file, as sent.
+    rows, columns, cells : int
+        Rows, columns and rows × columns of a table, after decompression.
+    model_array_mb : float
+        One array stored in a ``.skops`` file, decoded.
+    model_seconds, model_memory_mb, model_idle_seconds : float
+        An uploaded model's time per call, its worker's address space, and the idle time that stops its worker.
+    model_classes, model_trees : int
+        Classes of an uploaded model, and trees a booster file declares.
+    train_rows, train_steps : int
+        Rows a model may be trained on here, and optimiser steps of one sparse-training run.
+    lens_samples, lens_rows : int
+        LENS: references × factors of one context, and the model rows its layered search may score for one row.
+    linear_samples : int
+        The linear explanations' m (also LIME's samples).
+    sev_rows, sev_depth : int
+        Rows of one dataset-wide SEV run in the app, and layers the SEV search may be asked for.
+    shap_background : int
+        SHAP's background rows.
+    run_seconds : float
+        A run's own time limit (the exact linear fit).
+    saved_mb, saved_analysis_mb, saved_days : float
+        Saved analyses together, one saved analysis, and the days an unused one is kept.
+    """
 
     upload_mb: float = 200.0           # bytes of one uploaded file, as sent
     rows: int = 2_000_000              # rows of a table, after decompression
@@ -48,7 +78,23 @@ class Limits:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Limits":
-        """The defaults, with each ``EXPLAIN_MAX_<FIELD>`` set in ``environ`` (default ``os.environ``)."""
+        """The defaults, with each ``EXPLAIN_MAX_<FIELD>`` set in ``environ`` (default ``os.environ``).
+
+        Parameters
+        ----------
+        environ : mapping of str to str, optional
+            The variables.
+
+        Returns
+        -------
+        Limits
+            The limits.
+
+        Raises
+        ------
+        IntakeError
+            When a variable is not a positive number.
+        """
         environ = os.environ if environ is None else environ
         changes = {}
         for f in fields(cls):
@@ -76,7 +122,18 @@ def _cached(values: tuple) -> Limits:
 
 
 def limits() -> Limits:
-    """The limits in force now (the environment is read on every call; parsing is cached)."""
+    """The limits in force now (the environment is read on every call; parsing is cached).
+
+    Returns
+    -------
+    Limits
+        The defaults, with every ``EXPLAIN_MAX_*`` variable set in the environment.
+
+    Raises
+    ------
+    IntakeError
+        When a variable is not a positive number.
+    """
     return _cached(tuple(map(os.environ.get, VARIABLES)))
 
 

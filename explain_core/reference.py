@@ -22,7 +22,29 @@ POPULATIONS = ("opposite", "all")
 
 @dataclass(frozen=True)
 class Reference:
-    """One value per raw feature column, and how it was obtained."""
+    """One value per raw feature column, and how it was obtained.
+
+    Built by :func:`make_reference`.
+
+    Parameters
+    ----------
+    values : dict
+        Raw column → the reference's value.
+    description : str
+        How the values were obtained, in words.
+    overrides : dict
+        The columns set by hand, with their values.
+    statistic : str
+        ``"mean"``, ``"median"`` or ``"nearest_row"``.
+    population : str
+        ``"opposite"`` or ``"all"``.
+    explain_class : int
+        The class whose rows it explains (1 = positive).
+    threshold : float, optional
+        A regression's threshold the opposite side was taken from.
+    rounded : bool
+        Whether whole-valued numeric features were rounded to a whole value.
+    """
 
     values: dict
     description: str
@@ -34,6 +56,18 @@ class Reference:
     rounded: bool = False  # numeric features that only take whole values rounded to a whole value
 
     def as_frame(self, columns: Sequence[str]) -> pd.DataFrame:
+        """The reference as a one-row frame of ``columns``.
+
+        Parameters
+        ----------
+        columns : sequence of str
+            The columns, in order.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row.
+        """
         return pd.DataFrame({c: [self.values[c]] for c in columns})
 
 
@@ -55,6 +89,35 @@ def make_reference(dataset: Dataset, rows: Sequence[int] | None = None, *, stati
     ``"all"`` uses every row. Numeric groups take the mean or median, binary/categorical groups their mode,
     a declared one-hot block its most common row pattern. ``overrides`` sets custom values per column, or per
     one-hot group by naming the column that is 1.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The data.
+    rows : sequence of int, optional
+        Row positions the statistic is taken over.
+    statistic : str
+        ``"mean"``, ``"median"`` or ``"nearest_row"``.
+    population : str
+        ``"opposite"`` or ``"all"``.
+    explain_class : int
+        1 (explaining positives) or 0.
+    threshold : float, optional
+        A regression's decision threshold.
+    overrides : mapping of str to object, optional
+        Custom values per column.
+    rounded : bool
+        Round whole-valued numeric features.
+
+    Returns
+    -------
+    Reference
+        One value per raw column, with its description.
+
+    Raises
+    ------
+    IntakeError
+        When ``statistic``, ``population``, ``explain_class`` or an override is not valid, or the population is empty.
     """
     check_choice(statistic, STATISTICS, "reference statistic")
     check_choice(population, POPULATIONS, "reference population")
@@ -174,7 +237,25 @@ def custom_value(dataset: Dataset, key: str, value) -> dict:
 
 
 def check_restricted(dataset: Dataset, names: Sequence[str]) -> tuple[str, ...]:
-    """Validate restricted feature groups (SEV®: groups that may not move); returns them in dataset order."""
+    """Validate restricted feature groups (SEV®: groups that may not move).
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The dataset whose groups are named.
+    names : sequence of str
+        Group names (a one-hot block by its name).
+
+    Returns
+    -------
+    tuple of str
+        The names, in dataset order.
+
+    Raises
+    ------
+    IntakeError
+        When a name is not a feature group, or every group is restricted.
+    """
     unknown = [n for n in names if n not in dataset.group_names]
     if unknown:
         raise IntakeError(f"Unknown restricted features: {', '.join(map(str, unknown))}; "

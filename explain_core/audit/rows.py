@@ -29,7 +29,21 @@ GROUP_LISTS = pa.list_(pa.list_(pa.string()))
 class AuditOptions:
     """What an audit computes besides SEV: which rows, LENS, LIME-C/SHAP-C, the batch size of one SEV call, and
     ``explanations``: ``all`` (every minimal explanation, for the feature prevalence) or ``first`` (values only:
-    each SEV search stops at its first flipping vertex, as the SEV paper's code does; no prevalence)."""
+    each SEV search stops at its first flipping vertex, as the SEV paper's code does; no prevalence).
+
+    Parameters
+    ----------
+    rows : str
+        ``"all"``, ``"predicted-positive"`` or ``"predicted-negative"``.
+    lens : bool
+        Add the smallest τ-sufficient LENS factor.
+    flips : bool
+        Add LIME-C and SHAP-C.
+    batch_rows : int
+        Rows per SEV call.
+    explanations : str
+        ``"all"`` or ``"first"``.
+    """
 
     rows: str = "all"
     lens: bool = False
@@ -48,7 +62,20 @@ def schema(restricted: bool, options: AuditOptions) -> pa.Schema:
     engine that answered, :mod:`~explain_core.sev.dispatch`; ``*_explanations``: every minimal explanation, or the
     first flip found with ``options.explanations="first"``); ``status`` repeats SEV®'s
     status with restricted groups, SEV⁻'s without; ``lime_c`` / ``shap_c`` are null where the prediction never
-    flips."""
+    flips.
+
+    Parameters
+    ----------
+    restricted : bool
+        Whether the setup restricts groups.
+    options : AuditOptions
+        What is computed.
+
+    Returns
+    -------
+    pyarrow.Schema
+        The columns.
+    """
     fields = [("row", pa.int64()), ("prediction", pa.int8()), ("score", pa.float64())]
     for kind in SEV_RESULTS if restricted else SEV_RESULTS[:2]:
         fields += [(f"sev_{kind}", pa.int16()), (f"sev_{kind}_status", pa.string()),
@@ -64,7 +91,26 @@ def schema(restricted: bool, options: AuditOptions) -> pa.Schema:
 def explain_partition(setup: Setup, frame: pd.DataFrame, first_row: int, params: Parameters,
                       options: AuditOptions) -> pa.Table:
     """The audit table of ``frame`` (the feature columns of one partition; its rows are numbered from
-    ``first_row``). ``seconds`` is each row's share of the batched SEV time plus its own LENS / flip time."""
+    ``first_row``). ``seconds`` is each row's share of the batched SEV time plus its own LENS / flip time.
+
+    Parameters
+    ----------
+    setup : Setup
+        The data, model and reference.
+    frame : pandas.DataFrame
+        One partition's feature columns.
+    first_row : int
+        The number of its first row.
+    params : Parameters
+        Every parameter.
+    options : AuditOptions
+        What to compute.
+
+    Returns
+    -------
+    pyarrow.Table
+        One row per explained row, in :func:`schema`.
+    """
     frame = frame[list(setup.dataset.layout.columns)].reset_index(drop=True)
     # text read from Parquet is Arrow-backed: made Python strings once here, not again in every model call
     frame = frame.astype({c: object for c in frame.columns if pd.api.types.is_string_dtype(frame[c].dtype)})

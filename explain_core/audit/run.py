@@ -35,12 +35,25 @@ from .rows import AuditOptions, encoded_partition
 from .summary import summarize
 
 SINGLE_PROCESS_BYTES = 8 * 2**20  # input files below this are audited here, without a cluster
+"""Inputs below this many bytes are audited in this process, without a cluster."""
 CSV_BLOCKSIZE = "16MB"
 
 
 @dataclass(frozen=True)
 class AuditRun:
-    """What one call did: the folder, the partitions computed now and those found already written, the summary."""
+    """What one call did: the folder, the partitions computed now and those found already written, the summary.
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        The audit's folder.
+    computed, skipped : tuple of int
+        Partitions computed now, and found written.
+    summary : dict
+        The summary.
+    executor : str
+        Where it ran.
+    """
 
     folder: Path
     computed: tuple[int, ...]
@@ -50,7 +63,28 @@ class AuditRun:
 
 
 def read_rows(data: str | Path, columns=None, *, blocksize: str = CSV_BLOCKSIZE) -> dd.DataFrame:
-    """The ``columns`` (default all) of a Parquet file, a folder of Parquet parts, or a CSV file, as a lazy frame."""
+    """The ``columns`` (default all) of a Parquet file, a folder of Parquet parts, or a CSV file, as a lazy frame.
+
+    Parameters
+    ----------
+    data : str or pathlib.Path
+        A Parquet file, a folder of Parquet parts, or a CSV.
+    columns : sequence of str, optional
+        The columns.
+    blocksize : str
+        A CSV partition's size.
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        The lazy frame.
+
+    Raises
+    ------
+    IntakeError
+        When the input is not a regular file or folder of the right kind, is over the row, column or cell limits,
+        or lacks a column.
+    """
     path = Path(data)
     parquet = check_source_shape(path, PARQUET_SUFFIXES, limits())
     with dask.config.set({"dataframe.convert-string": False}):  # text as pandas reads it (missing = NaN, not pd.NA)
@@ -66,7 +100,27 @@ def read_rows(data: str | Path, columns=None, *, blocksize: str = CSV_BLOCKSIZE)
 
 
 def first_rows(data: str | Path, n: int, *, blocksize: str = CSV_BLOCKSIZE) -> pd.DataFrame:
-    """The first ``n`` rows of ``data`` (all columns), reading only the partitions they are in."""
+    """The first ``n`` rows of ``data`` (all columns), reading only the partitions they are in.
+
+    Parameters
+    ----------
+    data : str or pathlib.Path
+        A Parquet file, a folder of Parquet parts, or a CSV.
+    n : int
+        Rows.
+    blocksize : str
+        A CSV partition's size.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows.
+
+    Raises
+    ------
+    IntakeError
+        As :func:`read_rows`.
+    """
     parts, rows = [], 0
     for part in read_rows(data, blocksize=blocksize).to_delayed():
         parts.append(part.compute(scheduler="synchronous"))
@@ -98,6 +152,41 @@ def run_audit(setup: Setup, data: str | Path, out: str | Path, params: Parameter
     :class:`distributed.Client`. A rerun into ``out`` with the same data, setup and parameters skips the
     partitions already written; other ones are refused. ``on_partition(i)`` is called after partition ``i`` is
     written; ``progress`` shows Dask's bar (a counter in one process).
+
+    Parameters
+    ----------
+    setup : Setup
+        The data, model and reference.
+    data : str or pathlib.Path
+        The rows to explain.
+    out : str or pathlib.Path
+        The audit's folder.
+    params : Parameters, optional
+        Every parameter.
+    options : AuditOptions, optional
+        What to compute.
+    scheduler : str, optional
+        None, ``"single"``, ``"local"`` or a scheduler's address.
+    workers : int, optional
+        LocalCluster processes.
+    client : distributed.Client, optional
+        An existing client.
+    blocksize : str
+        A CSV partition's size.
+    progress : bool
+        Show a progress bar.
+    on_partition : callable, optional
+        Called with each partition's number once written.
+
+    Returns
+    -------
+    AuditRun
+        What the call did.
+
+    Raises
+    ------
+    IntakeError
+        When the input is unusable or over a limit, or ``out`` holds files this audit did not write or that changed.
     """
     params, options = params or Parameters(), options or AuditOptions()
     frame = read_rows(data, setup.dataset.layout.columns, blocksize=blocksize)

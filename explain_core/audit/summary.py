@@ -35,7 +35,23 @@ VALUES_ONLY = ("No feature prevalence: this audit computed values only (each SEV
 
 
 def summarize(folder: str | Path) -> dict:
-    """The summary of every partition the manifest lists in ``folder`` (also saved as ``summary.json``)."""
+    """The summary of every partition the manifest lists in ``folder`` (also saved as ``summary.json``).
+
+    Parameters
+    ----------
+    folder : str or pathlib.Path
+        The audit's folder.
+
+    Returns
+    -------
+    dict
+        The SEV distributions, feature prevalence, unexplainable share and row counts.
+
+    Raises
+    ------
+    IntakeError
+        When the folder holds no audit, or a damaged one.
+    """
     folder = Path(folder)
     manifest = read_manifest(folder)
     files = [part_path(folder, i) for i in written_parts(folder, manifest, checksums=False)]
@@ -114,7 +130,17 @@ def _kind_summary(kind: str, t: dict, rows: int, groups: list[str], every_explan
 @dataclass(frozen=True)
 class Audit:
     """An audit folder read back: its settings, its summary, and its rows (read on demand, never all at once
-    unless asked)."""
+    unless asked).
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        The audit's folder.
+    manifest : dict
+        Its manifest (``audit.json``).
+    summary : dict
+        Its summary (``summary.json``).
+    """
 
     folder: Path
     manifest: dict
@@ -130,7 +156,18 @@ class Audit:
 
     def counts(self, kind: str = "minus") -> pd.DataFrame:
         """Rows per SEV value, as :func:`~explain_core.sev.summaries.sev_counts` lays it out (``sev``, ``count``,
-        ``share``)."""
+        ``share``).
+
+        Parameters
+        ----------
+        kind : str
+            ``"minus"``, ``"plus"`` or ``"restricted"``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The counts.
+        """
         k = self.summary["kinds"][kind]
         total = self.summary["rows"]
         levels = [int(v) for v in k["counts"]] + [NOT_EXPLAINED]
@@ -140,7 +177,18 @@ class Audit:
     def prevalence(self, kind: str = "minus") -> pd.DataFrame | None:
         """Per group, explained rows whose minimal explanations use it, as :func:`~explain_core.views.
         prevalence_table` lays it out (``attrs``: ``explained``, ``queries``, ``label``); None for a values-only
-        audit (``AuditOptions.explanations="first"``)."""
+        audit (``AuditOptions.explanations="first"``).
+
+        Parameters
+        ----------
+        kind : str
+            ``"minus"``, ``"plus"`` or ``"restricted"``.
+
+        Returns
+        -------
+        pandas.DataFrame or None
+            The prevalence table.
+        """
         k = self.summary["kinds"][kind]
         if k["prevalence"] is None:
             return None
@@ -156,7 +204,22 @@ class Audit:
 
     def rows(self, columns: list[str] | None = None, *, limit: int | None = None, where=None) -> pd.DataFrame:
         """Audit rows (all columns, or ``columns``), at most ``limit`` of them, optionally filtered by a pyarrow
-        expression ``where`` (e.g. ``pc.field("sev_minus") >= 3``), in row order within each partition."""
+        expression ``where`` (e.g. ``pc.field("sev_minus") >= 3``), in row order within each partition.
+
+        Parameters
+        ----------
+        columns : list of str, optional
+            The columns.
+        limit : int, optional
+            The most rows.
+        where : pyarrow.compute.Expression, optional
+            A filter.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The rows.
+        """
         scanner = self._dataset.scanner(columns=columns, filter=where)
         table = scanner.head(limit) if limit is not None else scanner.to_table()
         return table.to_pandas()
@@ -164,7 +227,18 @@ class Audit:
 
 def audit_folders(root: str | Path | None = None) -> list[Path]:
     """The audits the server's operator offers (folders holding an audit under ``root``, default the environment
-    variable ``EXPLAIN_AUDIT_DIR``; none when it is unset), newest first."""
+    variable ``EXPLAIN_AUDIT_DIR``; none when it is unset), newest first.
+
+    Parameters
+    ----------
+    root : str or pathlib.Path, optional
+        The folder to look in.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The audit folders.
+    """
     root = root or os.environ.get(AUDIT_DIR_ENV)
     if not root or not Path(root).is_dir():
         return []
@@ -175,7 +249,23 @@ def audit_folders(root: str | Path | None = None) -> list[Path]:
 
 def read_audit(folder: str | Path) -> Audit:
     """The audit in ``folder`` (written by :func:`~explain_core.audit.run_audit`); its summary is recomputed when
-    partitions were written after it (an interrupted run)."""
+    partitions were written after it (an interrupted run).
+
+    Parameters
+    ----------
+    folder : str or pathlib.Path
+        The audit's folder.
+
+    Returns
+    -------
+    Audit
+        The audit.
+
+    Raises
+    ------
+    IntakeError
+        When the folder holds no audit, or a damaged one.
+    """
     folder = Path(folder)
     manifest = read_manifest(folder)
     files = len(written_parts(folder, manifest, checksums=False))

@@ -39,7 +39,19 @@ DEFAULT_BUDGET = 100
 class Filter:
     """One condition on a row: ``feature`` (a feature group, or one of :data:`MODEL_FILTERS`), ``op`` and ``value``
     (a number; a pair (low, high) for ``between``, both ends included; a level or a tuple of levels for ``in``).
-    ``missing``: a numeric comparison also holds where the value is missing (else a missing value never matches)."""
+    ``missing``: a numeric comparison also holds where the value is missing (else a missing value never matches).
+
+    Parameters
+    ----------
+    feature : str
+        A feature group or a model filter.
+    op : str
+        ``<``, ``<=``, ``>``, ``>=``, ``=``, ``!=``, ``between`` (numeric); ``=``, ``!=``, ``in``, ``not in`` (levels).
+    value : object
+        The number, pair or level(s).
+    missing : bool
+        Whether a missing value satisfies a numeric comparison.
+    """
 
     feature: str
     op: str
@@ -51,7 +63,23 @@ class Filter:
             object.__setattr__(self, "value", tuple(self.value))
 
     def check(self, dataset) -> "Filter":
-        """This filter when it can be read on ``dataset``, else an :class:`IntakeError` saying what to change."""
+        """This filter when it can be read on ``dataset``, else an :class:`IntakeError` saying what to change.
+
+        Parameters
+        ----------
+        dataset : Dataset
+            The data.
+
+        Returns
+        -------
+        Filter
+            This filter.
+
+        Raises
+        ------
+        IntakeError
+            When the feature, the comparison or the value does not fit the data.
+        """
         if self.feature in MODEL_FILTERS:
             _check_model_filter(self)
             return self
@@ -79,7 +107,27 @@ class Filter:
         return self
 
     def mask(self, setup: Setup, rows: np.ndarray, outcome: "Outcome | None" = None) -> np.ndarray:
-        """Which of ``rows`` (dataset positions) the filter selects."""
+        """Which of ``rows`` (dataset positions) the filter selects.
+
+        Parameters
+        ----------
+        setup : Setup
+            The data, model and reference.
+        rows : numpy.ndarray
+            Row positions.
+        outcome : Outcome, optional
+            The model's labels of ``rows``, when known.
+
+        Returns
+        -------
+        numpy.ndarray
+            One boolean per row.
+
+        Raises
+        ------
+        IntakeError
+            When the feature is not a group of the data.
+        """
         if self.feature in MODEL_FILTERS:
             outcome = outcome or model_outcome(setup, rows)
             values = {MISCLASSIFIED: outcome.wrong, PREDICTED: outcome.predicted, TRUE_CLASS: outcome.true}
@@ -97,7 +145,18 @@ class Filter:
         return found & ~np.isnan(x) | (np.isnan(x) & self.missing)
 
     def text(self, setup: Setup) -> str:
-        """The filter in words: ``age < 25``, ``sex = Female``, ``misclassified``, ``predicted recidivated``."""
+        """The filter in words: ``age < 25``, ``sex = Female``, ``misclassified``, ``predicted recidivated``.
+
+        Parameters
+        ----------
+        setup : Setup
+            The data, model and reference.
+
+        Returns
+        -------
+        str
+            The words.
+        """
         if self.feature == MISCLASSIFIED:
             return "misclassified" if self.value else "correctly classified"
         if self.feature in (PREDICTED, TRUE_CLASS):
@@ -193,7 +252,15 @@ def levels_of(dataset, feature: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Cohort:
-    """A named set of rows: those every filter selects (no filter: every row)."""
+    """A named set of rows: those every filter selects (no filter: every row).
+
+    Parameters
+    ----------
+    name : str
+        The cohort's name.
+    filters : tuple of Filter
+        Its conditions, all of which hold.
+    """
 
     name: str
     filters: tuple[Filter, ...] = ()
@@ -204,11 +271,42 @@ class Cohort:
             raise IntakeError("A cohort needs a name.")
 
     def check(self, dataset) -> "Cohort":
+        """This cohort when every filter can be read on ``dataset``.
+
+        Parameters
+        ----------
+        dataset : Dataset
+            The data.
+
+        Returns
+        -------
+        Cohort
+            This cohort.
+
+        Raises
+        ------
+        IntakeError
+            As :meth:`Filter.check`.
+        """
         for f in self.filters:
             f.check(dataset)
         return self
 
     def mask(self, setup: Setup, rows: Sequence[int]) -> np.ndarray:
+        """Which of ``rows`` (dataset positions) every filter selects.
+
+        Parameters
+        ----------
+        setup : Setup
+            The data, model and reference.
+        rows : sequence of int
+            Row positions.
+
+        Returns
+        -------
+        numpy.ndarray
+            One boolean per row.
+        """
         rows = np.asarray(rows, dtype=int)
         self.check(setup.dataset)
         outcome = model_outcome(setup, rows) if any(f.feature in MODEL_FILTERS for f in self.filters) else None
@@ -218,11 +316,36 @@ class Cohort:
         return found
 
     def rows(self, setup: Setup, rows: Sequence[int] | None = None) -> np.ndarray:
-        """The cohort's rows among ``rows`` (default: the test rows, on which every cohort metric is computed)."""
+        """The cohort's rows among ``rows`` (default: the test rows, on which every cohort metric is computed).
+
+        Parameters
+        ----------
+        setup : Setup
+            The data, model and reference.
+        rows : sequence of int, optional
+            Row positions.
+
+        Returns
+        -------
+        numpy.ndarray
+            The cohort's row positions.
+        """
         rows = np.asarray(setup.test_rows if rows is None else rows, dtype=int)
         return rows[self.mask(setup, rows)]
 
     def text(self, setup: Setup) -> str:
+        """The cohort's filters in words, joined by "and" ("every row" without one).
+
+        Parameters
+        ----------
+        setup : Setup
+            The data, model and reference.
+
+        Returns
+        -------
+        str
+            The words.
+        """
         return " and ".join(f.text(setup) for f in self.filters) or "every row"
 
 
@@ -294,7 +417,19 @@ class CohortStats(ValueEquality):
 
 @dataclass(frozen=True, eq=False)
 class CohortComparison(Explanation):
-    """Cohorts side by side (:func:`compare_cohorts`)."""
+    """Cohorts side by side (:func:`compare_cohorts`).
+
+    Parameters
+    ----------
+    cohorts : tuple of Cohort
+        The cohorts.
+    stats : tuple of CohortStats
+        Each cohort's numbers.
+    budget, seed : int
+        Sampled rows per cohort, and the sample's seed.
+    error : str
+        What counts as an error, in words.
+    """
 
     cohorts: tuple[Cohort, ...]
     stats: tuple[CohortStats, ...]
@@ -306,7 +441,13 @@ class CohortComparison(Explanation):
     meta_parameters = ("budget", "seed")
 
     def table(self) -> pd.DataFrame:
-        """One line per cohort: size, error rate, accuracy, AUC and the SEV summaries of its sample."""
+        """One line per cohort: size, error rate, accuracy, AUC and the SEV summaries of its sample.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The cohorts.
+        """
         rows = []
         for s in self.stats:
             minus = [v for v in s.sev_minus if v is not None]
@@ -318,7 +459,18 @@ class CohortComparison(Explanation):
         return pd.DataFrame(rows)
 
     def feature_table(self, part: str = "shap") -> pd.DataFrame:
-        """Feature × cohort: mean |SHAP| (``part="shap"``) or SEV prevalence (``"prevalence"``)."""
+        """Feature × cohort: mean |SHAP| (``part="shap"``) or SEV prevalence (``"prevalence"``).
+
+        Parameters
+        ----------
+        part : str
+            ``"shap"`` or ``"prevalence"``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Features × cohorts.
+        """
         return pd.DataFrame({s.name: pd.Series(getattr(s, part), dtype=float) for s in self.stats})
 
 
@@ -329,7 +481,35 @@ def compare_cohorts(setup: Setup, cohorts: Sequence[Cohort], params: SEVParamete
     its rows: SEV⁻ (SEV® with the setup's restricted features) with every minimal explanation (prevalence,
     unexplainable share), SEV⁺'s value (first flip) and mean |SHAP| (the model page's global SHAP, on the sample, with
     ``shap_background`` background rows; None: no SHAP, which is minutes for models SHAP's tree explainer cannot
-    read, as its permutation explainer scores each row thousands of times)."""
+    read, as its permutation explainer scores each row thousands of times).
+
+    Parameters
+    ----------
+    setup : Setup
+        The data, model and reference.
+    cohorts : sequence of Cohort
+        The cohorts.
+    params : SEVParameters
+        SEV's parameters.
+    budget : int
+        Sampled rows per cohort, at least 1.
+    seed : int
+        The sample's seed.
+    shap_background : int, optional
+        SHAP's background rows (None: no SHAP).
+    progress : callable, optional
+        ``progress(fraction, message)``.
+
+    Returns
+    -------
+    CohortComparison
+        The cohorts side by side.
+
+    Raises
+    ------
+    IntakeError
+        When ``budget`` is below 1 or a filter names an unknown feature.
+    """
     if budget < 1:
         raise IntakeError(f"The cohort budget must be at least one row, not {budget}.")
     cohorts = tuple(c.check(setup.dataset) for c in cohorts)

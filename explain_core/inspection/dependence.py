@@ -38,7 +38,33 @@ class PartialDependence(Explanation):
     ``rows`` with the feature group(s) set to each grid value; the ICE lines of ``ice_rows`` (their own scores on
     the grid, one line each; none for a pair); the chosen ``row``'s line or surface (``row_ice``), its own values
     and score. ``kinds``: ``numeric`` (a line) or ``categorical`` (bars) per group; ``output``: what the score is
-    (``P(recidivated)``, ``prediction``)."""
+    (``P(recidivated)``, ``prediction``).
+
+    Parameters
+    ----------
+    groups, kinds : tuple of str
+        The feature group(s), and each one's kind.
+    grids : tuple of numpy.ndarray
+        Each group's grid.
+    average : numpy.ndarray
+        The partial dependence.
+    rows, ice_rows : numpy.ndarray
+        The sampled rows, and those with ICE lines.
+    ice : numpy.ndarray
+        Their lines.
+    row : int, optional
+        The chosen row's position.
+    row_values : tuple
+        Its values of the groups.
+    row_score : float
+        Its score.
+    row_ice : numpy.ndarray
+        Its line or surface.
+    output : str
+        What the score is.
+    seed : int
+        The sample's seed.
+    """
 
     groups: tuple[str, ...]
     kinds: tuple[str, ...]
@@ -63,7 +89,13 @@ class PartialDependence(Explanation):
 
     def table(self) -> pd.DataFrame:
         """One line per grid value (a pair: per grid cell): the value(s), the average score, the chosen row's score
-        there and, for one feature, each ICE line as a column."""
+        there and, for one feature, each ICE line as a column.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The grid.
+        """
         cells = pd.MultiIndex.from_product([range(len(g)) for g in self.grids])
         table = pd.DataFrame({g: grid[cells.codes[i]] for i, (g, grid) in enumerate(zip(self.groups, self.grids))})
         table[f"average {self.output}"] = self.average.ravel()
@@ -81,7 +113,27 @@ def sampled_test_rows(setup: Setup, rows: int, seed: int) -> np.ndarray:
 
 
 def feature_grid(setup: Setup, group: FeatureGroup, grid: int = 20) -> tuple[str, np.ndarray]:
-    """(``numeric`` or ``categorical``, the grid values) of ``group`` over the dataset's rows (see the module)."""
+    """The grid of ``group`` over the dataset's rows (see the module).
+
+    Parameters
+    ----------
+    setup : Setup
+        The data, model and reference.
+    group : FeatureGroup
+        The feature group.
+    grid : int
+        The most grid values of a numeric group (its observed quantiles).
+
+    Returns
+    -------
+    tuple of (str, numpy.ndarray)
+        ``"numeric"`` or ``"categorical"``, and the grid values.
+
+    Raises
+    ------
+    IntakeError
+        When the group has no values.
+    """
     values = pd.Series(group.values_in(setup.dataset.features))
     if group.kind == "numeric" and not group.is_block:
         numbers = values.dropna().to_numpy(dtype=float)
@@ -129,7 +181,33 @@ def partial_dependence(setup: Setup, groups: Sequence[str], *, query: pd.DataFra
     """PDP and ICE of one feature group (``groups = [name]``), or the 2-D PDP of a pair, over a seeded sample of
     ``rows`` test rows (ICE lines kept for the first ``ice_rows`` of them), with the chosen row's own line: the row
     ``query`` (a one-row frame, e.g. edited), else dataset row ``row``. A pair's grid has ``grid // 2`` values per
-    numeric feature. All scores in one adapter call."""
+    numeric feature. All scores in one adapter call.
+
+    Parameters
+    ----------
+    setup : Setup
+        The data, model and reference.
+    groups : sequence of str
+        One feature group, or two.
+    query : pandas.DataFrame, optional
+        The chosen row's values.
+    row : int, optional
+        The chosen row's position.
+    rows, ice_rows, grid : int
+        Sampled rows, rows with ICE lines, and grid values.
+    seed : int
+        The sample's seed.
+
+    Returns
+    -------
+    PartialDependence
+        The averages, the ICE lines and the row's line.
+
+    Raises
+    ------
+    IntakeError
+        When ``groups`` is not one group or a pair of different groups, or names an unknown one.
+    """
     if not 1 <= len(groups) <= 2 or len(set(groups)) != len(groups):
         raise IntakeError("Partial dependence is drawn for one feature or for a pair of different features.")
     data = setup.dataset

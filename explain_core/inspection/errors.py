@@ -41,7 +41,19 @@ class ErrorLeaf(ValueEquality):
 
 @dataclass(frozen=True, eq=False)
 class ErrorTree(Explanation):
-    """The leaves of the error tree, highest error rate first, over ``rows`` test rows with ``errors`` errors."""
+    """The leaves of the error tree, highest error rate first, over ``rows`` test rows with ``errors`` errors.
+
+    Parameters
+    ----------
+    leaves : tuple of ErrorLeaf
+        The leaves.
+    rows, errors : int
+        Test rows, and errors among them.
+    error : str
+        What counts as an error, in words.
+    max_depth, min_samples_leaf, seed : int
+        The tree's settings.
+    """
 
     leaves: tuple[ErrorLeaf, ...]
     rows: int
@@ -59,6 +71,13 @@ class ErrorTree(Explanation):
         return self.errors / self.rows if self.rows else 0.0
 
     def table(self) -> pd.DataFrame:
+        """One line per leaf: its node, rule, rows, errors, error rate and share of all errors.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The leaves, highest error rate first.
+        """
         return pd.DataFrame({"leaf": [leaf.node for leaf in self.leaves], "rule": [leaf.rule for leaf in self.leaves],
                              "rows": [leaf.size for leaf in self.leaves],
                              "errors": [leaf.errors for leaf in self.leaves],
@@ -66,6 +85,23 @@ class ErrorTree(Explanation):
                              "share of all errors": [leaf.error_share for leaf in self.leaves]})
 
     def leaf(self, node: int) -> ErrorLeaf:
+        """The leaf numbered ``node``.
+
+        Parameters
+        ----------
+        node : int
+            A leaf's node number.
+
+        Returns
+        -------
+        ErrorLeaf
+            The leaf.
+
+        Raises
+        ------
+        IntakeError
+            When no leaf has that number.
+        """
         for leaf in self.leaves:
             if leaf.node == node:
                 return leaf
@@ -92,7 +128,24 @@ def tree_inputs(setup: Setup, rows: np.ndarray) -> tuple[np.ndarray, list[tuple[
 
 def error_tree(setup: Setup, *, max_depth: int = MAX_DEPTH, min_samples_leaf: int | None = None,
                seed: int = 0) -> ErrorTree:
-    """The shallow tree of the model's errors on the test rows (module docstring)."""
+    """The shallow tree of the model's errors on the test rows (module docstring).
+
+    Parameters
+    ----------
+    setup : Setup
+        The data, model and reference.
+    max_depth : int
+        The tree's depth.
+    min_samples_leaf : int, optional
+        The smallest leaf (default: a share of the test rows).
+    seed : int
+        The tree's seed.
+
+    Returns
+    -------
+    ErrorTree
+        Its leaves, highest error rate first.
+    """
     rows = np.asarray(setup.test_rows, dtype=int)
     wrong = model_outcome(setup, rows).wrong
     leaf_min = min_samples_leaf or max(MIN_LEAF_ROWS, int(MIN_LEAF_SHARE * len(rows)))
@@ -150,6 +203,26 @@ def tightest(path: tuple[Filter, ...]) -> tuple[Filter, ...]:
 
 
 def leaf_cohort(tree: ErrorTree, node: int, name: str | None = None) -> Cohort:
-    """The cohort of the leaf's rows: its rule's filters (checked equal to the leaf's rows in the tests)."""
+    """The cohort of the leaf's rows: its rule's filters (checked equal to the leaf's rows in the tests).
+
+    Parameters
+    ----------
+    tree : ErrorTree
+        The error tree.
+    node : int
+        A leaf's node number.
+    name : str, optional
+        The cohort's name.
+
+    Returns
+    -------
+    Cohort
+        The leaf's rows as a cohort.
+
+    Raises
+    ------
+    IntakeError
+        When ``node`` is not a leaf of the tree.
+    """
     leaf = tree.leaf(node)
     return Cohort(name or f"error leaf {node} ({leaf.error_rate:.0%} wrong)", leaf.filters)

@@ -56,7 +56,25 @@ class GroupSplit(ValueEquality):
 class FairnessReport(Explanation):
     """Group metrics of every split (:func:`fairness_report`) and the protected features' share of the SEV
     explanations over a seeded sample of ``sev_rows`` test rows (``sev_any``: some minimal explanation uses a
-    protected feature; ``sev_all``: every one does; None without protected features or explained rows)."""
+    protected feature; ``sev_all``: every one does; None without protected features or explained rows).
+
+    Parameters
+    ----------
+    splits : tuple of GroupSplit
+        Each split's group metrics.
+    protected : tuple of str
+        The protected features.
+    rows : int
+        Test rows.
+    outcome : str
+        The positive outcome, in words.
+    sev_rows : int
+        Rows of the SEV share.
+    sev_any, sev_all : float, optional
+        The shares.
+    seed : int
+        The sample's seed.
+    """
 
     splits: tuple[GroupSplit, ...]
     protected: tuple[str, ...]
@@ -71,14 +89,26 @@ class FairnessReport(Explanation):
     meta_parameters = ("protected", "sev_rows", "seed")
 
     def table(self) -> pd.DataFrame:
-        """Every split's groups, one line each."""
+        """Every split's groups, one line each.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``split``, ``group`` and the metrics.
+        """
         if not self.splits:
             return pd.DataFrame(columns=["split", "group", *METRICS])
         return pd.concat([s.groups.assign(split=s.split)[["split", "group", *METRICS]] for s in self.splits],
                          ignore_index=True)
 
     def differences(self) -> pd.DataFrame:
-        """Per split: fairlearn's demographic-parity and equalised-odds differences."""
+        """Per split: fairlearn's demographic-parity and equalised-odds differences.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One line per split.
+        """
         return pd.DataFrame({"split": [s.split for s in self.splits], "kind": [s.kind for s in self.splits],
                              "demographic parity difference": [s.parity_difference for s in self.splits],
                              "equalised odds difference": [s.odds_difference for s in self.splits],
@@ -119,7 +149,35 @@ def fairness_report(setup: Setup, params: SEVParameters, protected: Sequence[str
                     cohorts: Sequence[Cohort] = (), *, sev_budget: int = SEV_BUDGET, seed: int = 0,
                     progress: ProgressFn | None = None) -> FairnessReport:
     """Group metrics on the test rows across each of ``protected`` (default: the setup's restricted features, else the
-    data card's suggestion) and each cohort against the rest; the SEV share over ``sev_budget`` seeded test rows."""
+    data card's suggestion) and each cohort against the rest; the SEV share over ``sev_budget`` seeded test rows.
+
+    Parameters
+    ----------
+    setup : Setup
+        The data, model and reference.
+    params : SEVParameters
+        SEV's parameters.
+    protected : sequence of str, optional
+        The protected features.
+    cohorts : sequence of Cohort
+        Cohorts, each against the rest.
+    sev_budget : int
+        Rows of the SEV share, at least 1.
+    seed : int
+        The sample's seed.
+    progress : callable, optional
+        ``progress(fraction, message)``.
+
+    Returns
+    -------
+    FairnessReport
+        The group metrics and the SEV share.
+
+    Raises
+    ------
+    IntakeError
+        When a protected feature is unknown or ``sev_budget`` is below 1.
+    """
     protected = tuple(protected if protected is not None else setup.restricted or setup.dataset.restricted_suggestion)
     for name in protected:
         setup.dataset.group(name)  # an unknown name is an IntakeError naming the features

@@ -38,7 +38,23 @@ H_BUDGET_ROWS = 150_000  # model rows one H-statistic estimate may score
 class Interactions(Explanation):
     """A symmetric groups × groups ``matrix`` over ``rows``: mean |SHAP interaction| (``method`` =
     :data:`SHAP_METHOD`) or the H-statistic (:data:`H_METHOD`). ``shap_values``: each row's interaction values
-    summed over its partners (its SHAP value per group; SHAP only)."""
+    summed over its partners (its SHAP value per group; SHAP only).
+
+    Parameters
+    ----------
+    method : str
+        SHAP interaction values or the H-statistic.
+    groups : tuple of str
+        The feature groups.
+    matrix : numpy.ndarray
+        The groups × groups matrix.
+    rows : numpy.ndarray
+        The rows used.
+    output, explainer : str
+        What the score is, and the explainer.
+    shap_values : numpy.ndarray, optional
+        Each row's SHAP value per group.
+    """
 
     method: str
     groups: tuple[str, ...]
@@ -51,7 +67,13 @@ class Interactions(Explanation):
     meta_parameters = ("explainer", "output")
 
     def pairs(self) -> pd.DataFrame:
-        """Every pair of different groups with its value, strongest first."""
+        """Every pair of different groups with its value, strongest first.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The pairs.
+        """
         found = [(self.groups[j], self.groups[k], self.matrix[j, k])
                  for j, k in combinations(range(len(self.groups)), 2)]
         table = pd.DataFrame(found, columns=["feature", "with", self.measure])
@@ -67,7 +89,26 @@ class Interactions(Explanation):
 def interactions(setup: Setup, *, rows: int = 200, h_rows: int = 40, seed: int = 0,
                  budget: int = H_BUDGET_ROWS) -> Interactions:
     """SHAP interaction values of ``rows`` sampled test rows for a tree model, else the H-statistic estimate on at
-    most ``h_rows`` of them (fewer where every pair's partial dependence would score more than ``budget`` rows)."""
+    most ``h_rows`` of them (fewer where every pair's partial dependence would score more than ``budget`` rows).
+
+    Parameters
+    ----------
+    setup : Setup
+        The data, model and reference.
+    rows : int
+        Sampled test rows for SHAP.
+    h_rows : int
+        The most rows for the H-statistic.
+    seed : int
+        The sample's seed.
+    budget : int
+        The most model rows the H-statistic scores.
+
+    Returns
+    -------
+    Interactions
+        The interaction matrix.
+    """
     sample = sampled_test_rows(setup, rows, seed)
     found = tree_interactions(setup, sample)
     if found is not None:

@@ -29,7 +29,17 @@ NO_COLUMN = "none"  # a one-hot block's value when none of its columns is 1
 
 @dataclass(frozen=True)
 class FeatureGroup:
-    """Columns that move together in an explanation (one column, or a declared one-hot block)."""
+    """Columns that move together in an explanation (one column, or a declared one-hot block).
+
+    Parameters
+    ----------
+    name : str
+        The group's name: the column's, or the one-hot block's declared name.
+    columns : tuple of str
+        The raw columns of the group (one, or the 0/1 columns of a block).
+    kind : str
+        ``"numeric"``, ``"categorical"`` or ``"binary"``; a one-hot block is categorical.
+    """
 
     name: str
     columns: tuple[str, ...]
@@ -41,33 +51,85 @@ class FeatureGroup:
         return len(self.columns) > 1
 
     def value_of(self, values: Mapping):
-        """The group's value in ``values`` (column → value): the column's value, or the block's active column."""
+        """The group's value in ``values`` (column → value): the column's value, or the block's active column.
+
+        Parameters
+        ----------
+        values : mapping
+            Column → value.
+
+        Returns
+        -------
+        object
+            The value, or the active column's name.
+        """
         if not self.is_block:
             return values[self.columns[0]]
         return next((c for c in self.columns if values[c] == 1), NO_COLUMN)
 
     def values_in(self, frame: pd.DataFrame) -> np.ndarray:
-        """:meth:`value_of` for every row of ``frame`` (object array)."""
+        """:meth:`value_of` for every row of ``frame`` (object array).
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            Rows with the group's columns.
+
+        Returns
+        -------
+        numpy.ndarray
+            One value per row.
+        """
         if not self.is_block:
             return frame[self.columns[0]].to_numpy()
         return self.active_columns(frame[list(self.columns)].to_numpy(dtype=float))
 
     def active_columns(self, block: np.ndarray) -> np.ndarray:
-        """A block's value in each row of its (rows, columns) 0/1 matrix: the active column, or NO_COLUMN."""
+        """A block's value in each row of its (rows, columns) 0/1 matrix: the active column, or NO_COLUMN.
+
+        Parameters
+        ----------
+        block : numpy.ndarray
+            The block's (rows, columns) 0/1 matrix.
+
+        Returns
+        -------
+        numpy.ndarray
+            The active column's name per row.
+        """
         names = np.array([*self.columns, NO_COLUMN], dtype=object)
         return names[np.where(block.max(axis=1, initial=0) > 0, block.argmax(axis=1), len(self.columns))]
 
 
 @dataclass(frozen=True)
 class GroupLayout:
-    """The dataset's feature groups: their names and, for each model input column, its group. ``source`` is the
-    dataset the layout belongs to (``dataset.layout``), so the engines can reuse work done once per dataset."""
+    """The dataset's feature groups: their names and, for each model input column, its group.
+
+    Parameters
+    ----------
+    groups : tuple of FeatureGroup
+        The groups, in the dataset's column order.
+    source : Dataset, optional
+        The dataset the layout belongs to (``dataset.layout``), so the engines can reuse work done once per dataset.
+    """
 
     groups: tuple[FeatureGroup, ...]
     source: "Dataset | None" = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(cls, dataset: "Dataset") -> "GroupLayout":
+        """The layout of ``dataset`` (``dataset.layout``, built once per dataset).
+
+        Parameters
+        ----------
+        dataset : Dataset
+            The data.
+
+        Returns
+        -------
+        GroupLayout
+            Its layout.
+        """
         return dataset.layout
 
     def __reduce__(self):
@@ -93,16 +155,61 @@ class GroupLayout:
         return len(self.groups)
 
     def indices(self, names: Sequence[str]) -> list[int]:
+        """The positions of the groups ``names`` in the layout.
+
+        Parameters
+        ----------
+        names : sequence of str
+            Group names.
+
+        Returns
+        -------
+        list of int
+            Their positions, in the order given.
+        """
         return [self.names.index(n) for n in names]
 
     def values(self, values: Mapping) -> dict[str, object]:
-        """One value per group name (a one-hot block's active column) from column → value."""
+        """One value per group name (a one-hot block's active column) from column → value.
+
+        Parameters
+        ----------
+        values : mapping
+            Column → value.
+
+        Returns
+        -------
+        dict of str to object
+            Group name → its value.
+        """
         return {g.name: g.value_of(values) for g in self.groups}
 
 
 @dataclass
 class Dataset:
-    """A feature table with its target, task, positive class, feature kinds and feature groups."""
+    """A feature table with its target, task, positive class, feature kinds and feature groups.
+
+    Built by :func:`make_dataset` or :func:`load_demo`, which check what they are given.
+
+    Parameters
+    ----------
+    name : str
+        The dataset's name (a bundled demo's, or ``"upload"``).
+    features : pandas.DataFrame
+        The feature columns, one row per case.
+    target : pandas.Series
+        The target, aligned with ``features``.
+    task : str
+        ``"classification"`` or ``"regression"``.
+    positive_class : object, optional
+        The class explained as positive (classification only).
+    groups : tuple of FeatureGroup
+        The feature groups, each column in exactly one.
+    card : dict
+        The data card (descriptions, kinds, advice) of a bundled dataset; empty for an upload.
+    holdout : numpy.ndarray, optional
+        Sorted positions of the rows marked as not used to train the model.
+    """
 
     name: str
     features: pd.DataFrame
@@ -131,12 +238,41 @@ class Dataset:
         return list(self.features.columns)
 
     def group(self, name: str) -> FeatureGroup:
+        """The feature group named ``name`` (a one-hot block by its name).
+
+        Parameters
+        ----------
+        name : str
+            The group's name.
+
+        Returns
+        -------
+        FeatureGroup
+            The group.
+
+        Raises
+        ------
+        IntakeError
+            When no group has that name (the message lists them).
+        """
         for g in self.groups:
             if g.name == name:
                 return g
         raise IntakeError(f"Unknown feature group {name!r}; known groups: {', '.join(self.group_names)}.")
 
     def kind_of(self, column: str) -> str:
+        """The kind of the group that holds ``column``.
+
+        Parameters
+        ----------
+        column : str
+            A feature column.
+
+        Returns
+        -------
+        str
+            ``"numeric"``, ``"categorical"`` or ``"binary"``.
+        """
         return next(g.kind for g in self.groups if column in g.columns)
 
     @property
@@ -163,7 +299,20 @@ class Dataset:
 
     def split(self, seed: int = 0, test_size: float = 0.2) -> tuple[np.ndarray, np.ndarray]:
         """Row indices of an 80/20 (default) train/test split, stratified on the class for classification; the
-        rows marked as held out (``holdout``) are the test rows when the analyst marked them."""
+        rows marked as held out (``holdout``) are the test rows when the analyst marked them.
+
+        Parameters
+        ----------
+        seed : int
+            The split's seed.
+        test_size : float
+            The test share.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            The sorted train and test row positions.
+        """
         idx = np.arange(len(self.features))
         if self.holdout is not None:
             return np.setdiff1d(idx, self.holdout), np.asarray(self.holdout)
@@ -173,7 +322,18 @@ class Dataset:
         return np.sort(train), np.sort(test)
 
     def class_value(self, label: int):
-        """The target value of label 1 (the positive class) or 0 (the other class, or "not <positive>")."""
+        """The target value of label 1 (the positive class) or 0 (the other class, or "not <positive>").
+
+        Parameters
+        ----------
+        label : int
+            1 or 0.
+
+        Returns
+        -------
+        object
+            The class's target value, or ``"not <positive>"`` for several other classes.
+        """
         if label == 1:
             return self.positive_class
         others = [c for c in pd.unique(self.target) if c != self.positive_class]
@@ -182,7 +342,20 @@ class Dataset:
     def class_name(self, label: int, short: bool = False) -> str:
         """Label 1 / 0 in words: the data card's label of that class ("did not recidivate within two years") when
         the card describes it, else ``<target> = <value>``; ``short``: the card's label without its note in
-        brackets ("recidivated" for "recidivated (new arrest within two years)")."""
+        brackets ("recidivated" for "recidivated (new arrest within two years)").
+
+        Parameters
+        ----------
+        label : int
+            1 or 0.
+        short : bool
+            Leave out the card's note.
+
+        Returns
+        -------
+        str
+            The class in words.
+        """
         value = self.class_value(label)
         key = "positive_class" if label == 1 else "negative_class"
         words = self.card.get(f"{key}_label") if self.task == "classification" else None
@@ -249,6 +422,40 @@ def make_dataset(frame: pd.DataFrame, target: str, *, task: str | None = None, p
     columns as one group each (``{"purpose": ["purpose_car", "purpose_tv"]}``). A classification
     target with more than two classes needs ``positive_class`` (explained against all the others).
     ``holdout``: positions of the rows the model was not trained on (:mod:`~explain_core.intake.holdout`).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table, target column included.
+    target : str
+        The target column's name.
+    task : str, optional
+        ``"classification"`` or ``"regression"``; inferred from the target when omitted.
+    positive_class : object, optional
+        The class explained as positive (classification).
+    kinds : mapping of str to str, optional
+        Column → ``"numeric"``, ``"categorical"`` or ``"binary"``, over the inferred kinds.
+    onehot_groups : mapping of str to sequence of str, optional
+        Block name → its 0/1 columns.
+    drop : sequence of str
+        Columns left out of the features.
+    name : str
+        The dataset's name.
+    card : dict, optional
+        A data card to keep with the dataset.
+    holdout : sequence of int, optional
+        Row positions the model was not trained on.
+
+    Returns
+    -------
+    Dataset
+        The checked, typed dataset.
+
+    Raises
+    ------
+    IntakeError
+        When the target is missing, constant or has missing values, a column name repeats, a kind or one-hot
+        block does not fit its columns, or the classes need a ``positive_class``; the message says how to fix it.
     """
     check_unique(frame.columns, "The table")
     if target not in frame.columns:
@@ -395,6 +602,13 @@ def demo_cards() -> dict[str, dict]:
 
 
 def demo_names() -> list[str]:
+    """The names of the bundled datasets, as :func:`load_demo` takes them.
+
+    Returns
+    -------
+    list of str
+        One name per bundled data card, e.g. ``["adult", "california_housing", "compas", …]``.
+    """
     return list(demo_cards())
 
 
@@ -402,7 +616,23 @@ DEMO_DROPS = {"adult": ("final_weight",)}  # census sampling weight, not a prope
 
 
 def load_demo(name: str) -> Dataset:
-    """Load a bundled dataset by name (``compas``, ``adult``, ``german_credit``, ``california_housing``…)."""
+    """Load a bundled dataset by name (``compas``, ``adult``, ``german_credit``, ``california_housing``…).
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`demo_names`.
+
+    Returns
+    -------
+    Dataset
+        The typed dataset, with its data card's kinds (Adult's census sampling weight dropped).
+
+    Raises
+    ------
+    IntakeError
+        When ``name`` is not a bundled dataset (the message lists them).
+    """
     cards = demo_cards()
     check_choice(name, cards, "bundled dataset")
     card = cards[name]

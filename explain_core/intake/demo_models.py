@@ -86,6 +86,25 @@ def train_model(dataset: Dataset, kind: str, *, seed: int = 0) -> TrainedModel:
 
     Classifiers are trained on the 0/1 target (1 = the positive class). The training rows are capped by
     :attr:`~explain_core.limits.Limits.train_rows`.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The data to train on.
+    kind : str
+        A demo model kind (see :func:`demo_model`).
+    seed : int
+        The seed of the split and of the estimator.
+
+    Returns
+    -------
+    TrainedModel
+        The fitted model with its split and metrics.
+
+    Raises
+    ------
+    IntakeError
+        When ``kind`` is unknown or the training rows are over the ``train_rows`` limit.
     """
     estimator = make_estimator(kind, dataset.task, seed)
     train, test = dataset.split(seed)
@@ -111,7 +130,27 @@ CACHE_FORMAT = 2  # the cached files' layout: raised when it changes (2: metrics
 
 
 def demo_model(dataset: Dataset | str, kind: str = "gbdt", *, seed: int = 0) -> TrainedModel:
-    """A demo model for a bundled dataset: trained on first use (seeded), then loaded from the disk cache."""
+    """A demo model for a bundled dataset: trained on first use (seeded), then loaded from the disk cache.
+
+    Parameters
+    ----------
+    dataset : Dataset or str
+        A bundled dataset, or its name.
+    kind : str
+        ``l1_lr``, ``l2_lr``, ``gbdt``, ``mlp``, ``xgb`` or ``lgbm`` (lasso / ridge for a regression's LR kinds).
+    seed : int
+        The seed of the split and the training.
+
+    Returns
+    -------
+    TrainedModel
+        The model with its split and metrics; the same on every call with the same arguments.
+
+    Raises
+    ------
+    IntakeError
+        When ``kind`` is not a demo model kind.
+    """
     dataset = load_demo(dataset) if isinstance(dataset, str) else dataset
     check_choice(kind, DEMO_KINDS, "model kind")
     origin = dict(key=model_key("demo", dataset.name, kind, seed), dataset_key=dataset.key)

@@ -35,7 +35,32 @@ def trusted_mode(trusted: bool | None = None) -> bool:
 
 def load_model_file(path, *, trusted: bool | None = None, trusted_types: Sequence[str] | None = None,
                     name: str | None = None, caps: Limits | None = None):
-    """:func:`load_model_bytes` of a file on disk (refused past the ``upload_mb`` limit before it is read)."""
+    """:func:`load_model_bytes` of a file on disk (refused past the ``upload_mb`` limit before it is read).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The model file (``.skops``, ``.onnx``, booster files; pickles in trusted mode).
+    trusted : bool, optional
+        Trusted mode (default: ``EXPLAIN_TRUSTED_MODELS``).
+    trusted_types : sequence of str, optional
+        skops types the user confirmed.
+    name : str, optional
+        The file's name in messages (default: the path's).
+    caps : Limits, optional
+        The limits (default :func:`limits`).
+
+    Returns
+    -------
+    object
+        The model, loaded in its sandboxed worker: a proxy with scikit-learn's interface.
+
+    Raises
+    ------
+    IntakeError
+        When the file is over a limit, damaged or of an unknown format; :class:`UntrustedModelError` when it holds
+        a pickle or types nobody vetted.
+    """
     path = Path(path)
     caps = caps or limits()
     size = path.stat().st_size
@@ -110,6 +135,28 @@ def _npy_bytes(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:
 
 def model_from_file(path, dataset: Dataset, *, trusted: bool | None = None, encoder=None,
                     threshold: float | None = None, positive_class=None) -> ModelAdapter:
-    """Load a model file and wrap it for ``dataset`` in one step."""
+    """Load a model file and wrap it for ``dataset`` in one step.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The model file.
+    dataset : Dataset
+        The data it explains.
+    trusted : bool, optional
+        Trusted mode (default: ``EXPLAIN_TRUSTED_MODELS``).
+    encoder, threshold, positive_class : optional
+        As in :func:`wrap_model`.
+
+    Returns
+    -------
+    ModelAdapter
+        The loaded, wrapped model.
+
+    Raises
+    ------
+    IntakeError
+        As :func:`load_model_file` and :func:`wrap_model` do.
+    """
     return wrap_model(load_model_file(path, trusted=trusted), dataset, encoder=encoder, threshold=threshold,
                       positive_class=positive_class, name=safe_name(Path(path).name, "model"))

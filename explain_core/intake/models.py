@@ -61,6 +61,29 @@ class ModelAdapter:
     is the model's own label for the dataset's positive class. ``custom_threshold``: the analyst chose
     ``threshold`` (label = score ≥ threshold); otherwise a classifier's label is its own ``predict``
     (see :meth:`scores_of`), and a regression's is prediction ≥ ``threshold``.
+
+    Parameters
+    ----------
+    estimator : object
+        The fitted model: ``predict_proba``, ``decision_function`` or ``predict``.
+    columns : list of str
+        The raw columns it reads, in order.
+    task : str
+        ``"classification"`` or ``"regression"``.
+    takes : str
+        ``"raw"`` or ``"encoded"``.
+    encoder : object, optional
+        The fitted encoder of an ``"encoded"`` model.
+    positive_class : object
+        The model's label for the dataset's positive class.
+    threshold : float
+        The decision threshold on the score.
+    score_kind : str
+        ``"proba"``, ``"decision"`` or ``"predict"``: what the score is.
+    name : str
+        The model's name in messages and reports.
+    custom_threshold : bool
+        Whether the analyst chose ``threshold``.
     """
 
     estimator: Any
@@ -82,6 +105,18 @@ class ModelAdapter:
         return isinstance(unwrap(self.estimator)[1], SandboxedModel)
 
     def inputs(self, frame: pd.DataFrame):
+        """What the estimator is fed for ``frame``: the raw columns, or the encoder's matrix of them.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            Rows of the dataset's features.
+
+        Returns
+        -------
+        pandas.DataFrame or numpy.ndarray
+            The model's inputs.
+        """
         frame = model_columns(frame, self.columns)
         if self.takes == "raw":
             return frame
@@ -90,12 +125,43 @@ class ModelAdapter:
         return encoded if names is None else pd.DataFrame(encoded, columns=names)
 
     def score(self, frame: pd.DataFrame) -> np.ndarray:
-        """One float per row: P(positive), the decision value for the positive class, or the prediction."""
+        """One float per row: P(positive), the decision value for the positive class, or the prediction.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            Rows of the dataset's features.
+
+        Returns
+        -------
+        numpy.ndarray
+            The scores.
+        """
         return self.scores_of(self.estimator, self.inputs(frame))
 
     def scores_of(self, estimator, X) -> np.ndarray:
         """:meth:`score` of ``estimator`` (this model, or its final step on encoded rows ``X``); a model error
-        becomes :class:`ModelCallError`, a NaN/inf score :class:`~explain_core.errors.NonFiniteScores`."""
+        becomes :class:`ModelCallError`, a NaN/inf score :class:`~explain_core.errors.NonFiniteScores`.
+
+        Parameters
+        ----------
+        estimator : object
+            This model, or its final step.
+        X : pandas.DataFrame or numpy.ndarray
+            Its inputs.
+
+        Returns
+        -------
+        numpy.ndarray
+            One score per row.
+
+        Raises
+        ------
+        ModelCallError
+            When the model raises.
+        NonFiniteScores
+            When a score is NaN or ±inf.
+        """
         try:
             with sklearn.config_context(assume_finite=True):  # scores are checked below; inputs may hold NaN
                 scores = self._raw_scores(estimator, X)
@@ -158,20 +224,55 @@ class ModelAdapter:
         """``function(estimator, *args)``: plain data read off the fitted model (its trees, its coefficients).
         ``function`` is a module-level function of this package that returns only JSON types and numpy arrays,
         and its answer is validated by the caller: for an uploaded model it runs in the model's sandboxed worker
-        process, on the real model wrapped as here (:func:`~explain_core.intake.inputs.unwrap`)."""
+        process, on the real model wrapped as here (:func:`~explain_core.intake.inputs.unwrap`).
+
+        Parameters
+        ----------
+        function : callable
+            The reader.
+        *args
+            Its further arguments.
+
+        Returns
+        -------
+        object
+            What ``function`` returns.
+        """
         layers, core = unwrap(self.estimator)
         if isinstance(core, SandboxedModel):
             return core.introspect(function, *args, layers=layers)
         return function(self.estimator, *args)
 
     def label(self, frame: pd.DataFrame) -> np.ndarray:
-        """1 where the model predicts the positive class, else 0 (see :meth:`labels_of`)."""
+        """1 where the model predicts the positive class, else 0 (see :meth:`labels_of`).
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            Rows of the dataset's features.
+
+        Returns
+        -------
+        numpy.ndarray
+            0 / 1 per row.
+        """
         return self.labels_of(self.score(frame))
 
     def labels_of(self, scores: np.ndarray) -> np.ndarray:
         """The one labelling rule of every engine: a regression's prediction ≥ its threshold (the default median or
         a chosen one); a classifier's score ≥ a custom threshold, else score > the default one (the model's own
-        ``predict`` for scores from :meth:`scores_of`, ties settled there)."""
+        ``predict`` for scores from :meth:`scores_of`, ties settled there).
+
+        Parameters
+        ----------
+        scores : numpy.ndarray
+            Scores from :meth:`score`.
+
+        Returns
+        -------
+        numpy.ndarray
+            0 / 1 (int8) per score.
+        """
         scores = np.asarray(scores)
         at_or_above = self.custom_threshold or self.task != "classification"
         return (scores >= self.threshold if at_or_above else scores > self.threshold).astype(np.int8)
@@ -218,6 +319,35 @@ def wrap_model(estimator, dataset: Dataset, *, encoder=None, threshold: float | 
     A classifier's ``threshold`` other than its default (0.5 on probabilities, 0 on decision values) is custom:
     a row is positive when its score is ≥ it; at the default the label is the model's own ``predict``. A
     regression's row is positive when its prediction is ≥ ``threshold`` (default: the target's median).
+
+    Parameters
+    ----------
+    estimator : object
+        A fitted estimator, Pipeline or sandboxed model.
+    dataset : Dataset
+        The data it explains.
+    encoder : object, optional
+        The fitted encoder a bare estimator was trained behind.
+    threshold : float, optional
+        The decision threshold on the score.
+    score_kind : str, optional
+        ``"proba"``, ``"decision"`` or ``"predict"`` (default: what the model offers).
+    positive_class : object, optional
+        The model's label for the dataset's positive class.
+    name : str
+        The model's name in messages.
+    by_order : bool
+        Confirms that a model without column names takes the dataset's columns in order.
+
+    Returns
+    -------
+    ModelAdapter
+        The wrapped model.
+
+    Raises
+    ------
+    IntakeError
+        When the model's inputs, classes, task or threshold do not fit the dataset; the message names the fix.
     """
     estimator = match_inputs(estimator, dataset, encoder, by_order)
     takes, columns = _input_columns(estimator, dataset, encoder)

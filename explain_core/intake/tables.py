@@ -38,6 +38,27 @@ def read_table(source, *, filename: str | None = None, max_mb: float | None = No
 
     ``max_mb`` is the file size limit (the app passes its own upload limit; default :func:`limits`'s
     ``upload_mb``); ``caps`` the row, column and cell limits (default :func:`limits`).
+
+    Parameters
+    ----------
+    source : str, pathlib.Path, bytes or file-like
+        The file to read.
+    filename : str, optional
+        The name used in messages and to tell CSV from Parquet (default: the path's name).
+    max_mb : float, optional
+        The file size limit in MB.
+    caps : Limits, optional
+        The row, column and cell limits.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table as read.
+
+    Raises
+    ------
+    IntakeError
+        When the file is over a limit, empty, has no data rows or cannot be parsed; the message says what to upload.
     """
     caps = caps or limits()
     is_path = isinstance(source, (str, Path))

@@ -14,7 +14,9 @@ from ..results import Explanation, ValueEquality
 from .stats import CORRECTIONS, error_statement, passes, power_limit
 
 DIRECTIONS = ("r2i", "i2r")
+"""The LENS contexts: reference-to-input (``r2i``) and input-to-reference (``i2r``)."""
 ORDERS = ("subset", "cost")
+"""Which factors a sufficient one makes non-minimal: its supersets (``subset``), or those no cheaper (``cost``)."""
 COST_BLOCK = 4_000_000  # bytes of intervention costs computed at once
 
 
@@ -24,6 +26,13 @@ class Measures:
 
     ``ps`` = PS(C, y), ``pn`` = PN(C, y); ``ps_not`` = PS(1−C, 1−y) (negative predictive value),
     ``pn_not`` = PN(1−C, 1−y) (true negative rate). NaN where a denominator is 0.
+
+    Parameters
+    ----------
+    ps, pn, ps_not, pn_not : float
+        The four measures.
+    tp, fp, fn, tn : int
+        The confusion matrix they are read from.
     """
 
     ps: float
@@ -42,6 +51,21 @@ class Factor:
 
     ``cost`` is the cheapest intervention on these groups that reaches the outcome (§5.3: L1 distance
     scaled by MAD, 1 per changed categorical group), from reference ``reference``; inf / None if none does.
+
+    Parameters
+    ----------
+    groups : tuple of str
+        The factor's feature groups.
+    ps : float
+        PS(c, y).
+    hits, samples : int
+        Samples reaching the outcome, and samples.
+    p_value : float, optional
+        The binomial test's p-value (sample mode).
+    cost : float
+        The cheapest intervention's cost.
+    reference : object
+        The reference it comes from (its row label).
     """
 
     groups: tuple[str, ...]
@@ -60,6 +84,27 @@ class LensResult(Explanation):
     In the sample mode (``alpha`` set) ``correction`` is ``holm`` (family-wise over the ``family`` factors of
     the input) or ``none`` (per factor); :attr:`error_rate` states the guarantee, :attr:`limit` says when
     ``samples`` references are too few for any factor to pass.
+
+    Parameters
+    ----------
+    direction : str
+        ``"r2i"`` or ``"i2r"``.
+    outcome : int
+        The class measured.
+    tau : float
+        The sufficiency threshold.
+    alpha : float, optional
+        The test's level (None: exact mode).
+    order : str
+        How the factors are ordered.
+    factors : tuple of Factor
+        The τ-minimal factors.
+    cumulative_pn : float
+        The PN of their upward closure.
+    samples, family : int
+        References per factor, and Holm's family size.
+    correction : str
+        ``"holm"`` or ``"none"``.
     """
 
     direction: str
@@ -88,7 +133,13 @@ class LensResult(Explanation):
         return power_limit(self.tau, self.alpha, self.samples, self.correction, self.family)
 
     def table(self) -> pd.DataFrame:
-        """One row per factor: groups, size, PS, counts, p-value, cost and cheapest reference."""
+        """One row per factor: groups, size, PS, counts, p-value, cost and cheapest reference.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The factors.
+        """
         return pd.DataFrame({
             "factor": [", ".join(f.groups) or "∅" for f in self.factors],
             "size": [len(f.groups) for f in self.factors],
@@ -112,6 +163,25 @@ class LensContext(ValueEquality):
     R2I, the opposite class for I2R. ``masks`` (m, p) lists the factors by size. ``family``: how many
     factors the search space holds (Holm's family in the sample mode; default m — a layered search that
     stopped early scored fewer than its space).
+
+    Parameters
+    ----------
+    direction : str
+        ``"r2i"`` or ``"i2r"``.
+    groups : tuple of str
+        The feature groups.
+    masks : numpy.ndarray
+        (m, p) boolean: the factors.
+    input_class, outcome : int
+        The input's predicted class, and the class measured.
+    labels : numpy.ndarray
+        (references, m) labels of the intervened rows.
+    distances : numpy.ndarray
+        (references, p) cost of moving each group.
+    reference_ids : numpy.ndarray
+        The references' row labels.
+    family : int, optional
+        The factors in the search space.
     """
 
     direction: str
@@ -154,7 +224,18 @@ class LensContext(ValueEquality):
         return self.cheapest_of(np.arange(len(self.masks)))
 
     def cheapest_of(self, factors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:attr:`cheapest` of the factors at positions ``factors`` only (computed in blocks of factors)."""
+        """:attr:`cheapest` of the factors at positions ``factors`` only (computed in blocks of factors).
+
+        Parameters
+        ----------
+        factors : numpy.ndarray
+            Factor positions.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            Each factor's cheapest cost, and the reference that gives it.
+        """
         cost, best = np.empty(len(factors)), np.empty(len(factors), dtype=np.intp)
         step = max(1, COST_BLOCK // (8 * max(1, self.samples)))
         for s in range(0, len(factors), step):
@@ -166,6 +247,18 @@ class LensContext(ValueEquality):
         return cost, best
 
     def factor(self, j: int) -> tuple[str, ...]:
+        """The groups of the factor at position ``j``.
+
+        Parameters
+        ----------
+        j : int
+            A factor's position.
+
+        Returns
+        -------
+        tuple of str
+            Its groups, in layout order.
+        """
         return tuple(self.groups[g] for g in np.flatnonzero(self.masks[j]))
 
     @cached_property
@@ -173,7 +266,23 @@ class LensContext(ValueEquality):
         return {frozenset(np.flatnonzero(m).tolist()): j for j, m in enumerate(self.masks)}
 
     def index(self, groups: Iterable[str]) -> int:
-        """Position of the factor made of ``groups`` (any order)."""
+        """Position of the factor made of ``groups`` (any order).
+
+        Parameters
+        ----------
+        groups : iterable of str
+            The factor's groups.
+
+        Returns
+        -------
+        int
+            Its position.
+
+        Raises
+        ------
+        IntakeError
+            When a group is unknown, or the factor is larger than this context's largest.
+        """
         groups = list(groups)
         unknown = [g for g in groups if g not in self.groups]
         if unknown:
@@ -191,6 +300,25 @@ class LensContext(ValueEquality):
 
         A single factor c is ``[groups]``. ``upward_closure`` expands C to every factor above one of
         its members in ``order`` (Alg. 1 probNec).
+
+        Parameters
+        ----------
+        factors : iterable of iterable of str
+            The factor set C.
+        upward_closure : bool
+            Expand C upward.
+        order : str
+            ``"subset"`` or ``"cost"``.
+
+        Returns
+        -------
+        Measures
+            The four measures and their confusion matrix.
+
+        Raises
+        ------
+        IntakeError
+            When a factor is not in the context, or ``order`` is unknown.
         """
         _check_order(order)
         chosen = np.zeros(len(self.masks), dtype=bool)
@@ -212,6 +340,29 @@ class LensContext(ValueEquality):
         H0: PS < τ rejects at level ``alpha`` (:mod:`.stats`), with Holm's correction over ``family``
         factors (default: the factors of this context) or none. Factors above an accepted one in ``order``
         are skipped: ``subset`` (⊆), or ``cost`` (⊆ and no cheaper, §5; cost as in :class:`Factor`).
+
+        Parameters
+        ----------
+        tau : float
+            The sufficiency threshold.
+        alpha : float, optional
+            The test's level (None: exact mode).
+        order : str
+            ``"subset"`` or ``"cost"``.
+        correction : str
+            ``"holm"`` or ``"none"``.
+        family : int, optional
+            Holm's family size.
+
+        Returns
+        -------
+        LensResult
+            The factors and their cumulative PN.
+
+        Raises
+        ------
+        IntakeError
+            When ``tau``, ``alpha``, ``order`` or ``correction`` is not valid.
         """
         _check_threshold(tau, alpha)
         _check_order(order)
@@ -232,7 +383,25 @@ class LensContext(ValueEquality):
 
     def pn_curve(self, taus: Sequence[float] | None = None, *, alpha: float | None = None,
                  order: str = "subset", correction: str = "holm", family: int | None = None) -> pd.DataFrame:
-        """Cumulative PN of the τ-minimal factors as τ sweeps ``taus`` (App. B, Fig. 6); default 0.05…1."""
+        """Cumulative PN of the τ-minimal factors as τ sweeps ``taus`` (App. B, Fig. 6); default 0.05…1.
+
+        Parameters
+        ----------
+        taus : sequence of float, optional
+            The thresholds.
+        alpha, order, correction, family
+            As in :meth:`minimal_factors`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``tau``, ``cumulative_pn`` and the factors' count per threshold.
+
+        Raises
+        ------
+        IntakeError
+            As :meth:`minimal_factors`.
+        """
         taus = np.round(np.arange(0.05, 1.0001, 0.05), 2) if taus is None else np.asarray(taus, dtype=float)
         results = [self.minimal_factors(t, alpha=alpha, order=order, correction=correction, family=family)
                    for t in taus]
@@ -240,7 +409,22 @@ class LensContext(ValueEquality):
                              "factors": [len(r.factors) for r in results]})
 
     def sufficient(self, tau: float, alpha: float | None = None, correction: str = "holm") -> np.ndarray:
-        """Which factors pass the rule (PS ≥ τ, or the test at α), before minimality."""
+        """Which factors pass the rule (PS ≥ τ, or the test at α), before minimality.
+
+        Parameters
+        ----------
+        tau : float
+            The sufficiency threshold.
+        alpha : float, optional
+            The test's level.
+        correction : str
+            ``"holm"`` or ``"none"``.
+
+        Returns
+        -------
+        numpy.ndarray
+            One boolean per factor.
+        """
         return self._passes(tau, alpha, correction, self.family or len(self.masks))[0]
 
     def _passes(self, tau: float, alpha: float | None, correction: str,
@@ -316,7 +500,17 @@ def _check_order(order: str) -> None:
 @dataclass(frozen=True, eq=False)
 class AttributionCurve(Explanation):
     """§5.1, Fig. 2 as a result: per factor size, the best PS of any factor of that size beside the PS of the
-    top groups by an attribution (``attribution`` names it, e.g. SHAP); ``table`` is :func:`shap_curve`'s."""
+    top groups by an attribution (``attribution`` names it, e.g. SHAP); ``table`` is :func:`shap_curve`'s.
+
+    Parameters
+    ----------
+    direction : str
+        ``"r2i"`` or ``"i2r"``.
+    attribution : str
+        The attribution's method.
+    table : pandas.DataFrame
+        :func:`shap_curve`'s table.
+    """
 
     direction: str
     attribution: str
@@ -328,7 +522,26 @@ class AttributionCurve(Explanation):
 
 def shap_curve(context: LensContext, attribution) -> pd.DataFrame:
     """§5.1, Fig. 2 (I2R: Fig. 7): per size k, the best PS(c, y) of any factor of k groups beside the PS
-    of the top-k groups by |attribution| (an :class:`~explain_core.baselines.Attribution`)."""
+    of the top-k groups by |attribution| (an :class:`~explain_core.baselines.Attribution`).
+
+    Parameters
+    ----------
+    context : LensContext
+        A scored context.
+    attribution : Attribution
+        LIME's or SHAP's attribution of the same row.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per size: ``size``, ``lens_ps`` and ``lens_factor`` (the best factor), ``attribution_ps`` and
+        ``attribution_factor`` (the top groups).
+
+    Raises
+    ------
+    IntakeError
+        When the attribution's groups are not the context's.
+    """
     if set(attribution.groups) != set(context.groups):
         raise IntakeError("The attribution's groups are not this context's feature groups.")
     rows = []

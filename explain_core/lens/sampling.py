@@ -25,22 +25,67 @@ from ..limits import limits, over
 from .context import DIRECTIONS, LensContext
 
 DEFAULT_REFERENCES = 100
+"""The default number of reference rows (:func:`opposite_references`'s ``n``)."""
 ALL_SUBSETS_UP_TO = 12  # groups; wider data gets factors of at most DEFAULT_MAX_SIZE groups (or the layered search)
+"""Up to this many feature groups, LENS's factors are every subset by default."""
 DEFAULT_MAX_SIZE = 3
+"""On wider data, the default largest factor (groups)."""
 
 
 def default_max_size(p: int) -> int:
-    """All subsets for p ≤ 12 groups, otherwise factors of at most 3 groups."""
+    """All subsets for p ≤ 12 groups, otherwise factors of at most 3 groups.
+
+    Parameters
+    ----------
+    p : int
+        Feature groups.
+
+    Returns
+    -------
+    int
+        The default largest factor size.
+    """
     return p if p <= ALL_SUBSETS_UP_TO else DEFAULT_MAX_SIZE
 
 
 def factor_count(p: int, max_size: int) -> int:
-    """How many factors (subsets of at most ``max_size`` of p groups, the empty one included) there are."""
+    """How many factors (subsets of at most ``max_size`` of p groups, the empty one included) there are.
+
+    Parameters
+    ----------
+    p : int
+        Feature groups.
+    max_size : int
+        The largest factor.
+
+    Returns
+    -------
+    int
+        The sum of C(p, k) for k up to ``max_size``.
+    """
     return sum(comb(p, k) for k in range(min(max_size, p) + 1))
 
 
 def factor_masks(p: int, max_size: int) -> np.ndarray:
-    """Every subset of p groups with at most ``max_size`` members, by size (a topological sort of ⊆)."""
+    """Every subset of p groups with at most ``max_size`` members, by size (a topological sort of ⊆).
+
+    Parameters
+    ----------
+    p : int
+        Feature groups.
+    max_size : int
+        The largest factor.
+
+    Returns
+    -------
+    numpy.ndarray
+        (:func:`factor_count`, p) boolean masks, the empty factor first.
+
+    Raises
+    ------
+    IntakeError
+        When ``max_size`` is negative.
+    """
     if max_size < 0:
         raise IntakeError(f"The maximum factor size must be 0 or more, not {max_size}.")
     empty = np.zeros((1, p), dtype=bool)
@@ -54,6 +99,31 @@ def opposite_references(model: ModelAdapter, dataset: Dataset, query, rows: Sequ
     """``n`` rows (seeded; ``None`` = all) of ``rows`` that the model predicts opposite to the query (§5).
 
     ``rows`` are row positions of ``dataset`` (pass the training rows); default all rows.
+
+    Parameters
+    ----------
+    model : ModelAdapter
+        The model.
+    dataset : Dataset
+        Its data.
+    query : pandas.DataFrame or pandas.Series
+        The input row.
+    rows : sequence of int, optional
+        Candidate row positions.
+    n : int, optional
+        How many references.
+    seed : int
+        The draw's seed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The references, in row order.
+
+    Raises
+    ------
+    IntakeError
+        When no row is predicted opposite to the query.
     """
     pool = dataset.features if rows is None else dataset.features.iloc[np.asarray(rows)]
     pool = pool[model.label(pool) != model.label(one_row(query))[0]]
@@ -66,7 +136,20 @@ def opposite_references(model: ModelAdapter, dataset: Dataset, query, rows: Sequ
 
 
 def feature_mad(dataset: Dataset, rows: Sequence[int] | None = None) -> dict[str, float]:
-    """Median absolute deviation of each numeric group over ``rows`` (§5.3 cost scale); 0 becomes 1."""
+    """Median absolute deviation of each numeric group over ``rows`` (§5.3 cost scale); 0 becomes 1.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The data.
+    rows : sequence of int, optional
+        Row positions (default: all).
+
+    Returns
+    -------
+    dict of str to float
+        Numeric group → its MAD.
+    """
     frame = dataset.features if rows is None else dataset.features.iloc[np.asarray(rows)]
     out = {}
     for g in dataset.groups:
@@ -89,6 +172,38 @@ def lens_contexts(model: ModelAdapter, dataset: Dataset, query, references: pd.D
     numeric groups (default, and for groups it leaves out: :func:`feature_mad` over all rows). Rows
     identical across references, factors and directions are scored once; at most ``chunk_rows`` rows
     go to one model call.
+
+    Parameters
+    ----------
+    model : ModelAdapter
+        The model.
+    dataset : Dataset
+        Its data.
+    query : pandas.DataFrame or pandas.Series
+        The input row.
+    references : pandas.DataFrame
+        The reference rows.
+    directions : sequence of str
+        ``"r2i"`` and / or ``"i2r"``.
+    max_size : int, optional
+        The largest factor.
+    mad : dict of str to float, optional
+        Cost scale of numeric groups.
+    chunk_rows : int
+        Rows per model call.
+    progress : callable, optional
+        ``progress(fraction, message)``.
+
+    Returns
+    -------
+    dict of str to LensContext
+        One scored context per direction.
+
+    Raises
+    ------
+    IntakeError
+        When no direction or reference is given, a direction is unknown, or the samples pass the ``lens_samples``
+        limit.
     """
     if not directions:
         raise IntakeError(f"Choose at least one LENS context among {', '.join(DIRECTIONS)}.")
@@ -115,14 +230,44 @@ def lens_contexts(model: ModelAdapter, dataset: Dataset, query, references: pd.D
 
 
 def largest_factor_size(p: int, references: int, contexts: int = len(DIRECTIONS)) -> int:
-    """The largest factor size whose samples (references × factors × contexts) fit the ``lens_samples`` limit."""
+    """The largest factor size whose samples (references × factors × contexts) fit the ``lens_samples`` limit.
+
+    Parameters
+    ----------
+    p : int
+        Feature groups.
+    references : int
+        Reference rows.
+    contexts : int
+        Contexts (directions).
+
+    Returns
+    -------
+    int
+        The size (0 when even the empty factor does not fit).
+    """
     cap = limits().lens_samples
     return max((s for s in range(p + 1) if references * contexts * factor_count(p, s) <= cap), default=0)
 
 
 def check_budget(p: int, max_size: int, references: int, contexts: int) -> None:
     """Refuse contexts whose samples (references × factors × contexts) pass the ``lens_samples`` limit, before
-    any factor is built."""
+    any factor is built.
+
+    Parameters
+    ----------
+    p : int
+        Feature groups.
+    max_size : int
+        The largest factor.
+    references, contexts : int
+        Reference rows, and contexts (directions).
+
+    Raises
+    ------
+    IntakeError
+        When the samples pass the limit; the message says how many references or what factor size fit.
+    """
     samples = references * contexts * factor_count(p, max_size)
     cap = limits().lens_samples
     if samples > cap:

@@ -20,6 +20,7 @@ from scipy.stats import binomtest
 from ..errors import check_choice
 
 CORRECTIONS = ("holm", "none")
+"""The sample mode's multiple-testing corrections: Holm's family-wise, or none (per factor)."""
 
 
 def binomial_p_values(hits: np.ndarray, n: int, tau: float) -> np.ndarray:

@@ -30,14 +30,27 @@ from .problem import support_of
 from .space import LiteralSpace, Sample, TargetScale, draw_sample, sample_neighbourhood
 
 METHODS = ("iht", "exact", "lime", "shap", "shap_k", "l1_relax", "maple")
+"""Every explainer :func:`compare` and :func:`explain_linear` fit on the shared sample."""
 SWEEP_GRIDS = {"k": tuple(range(1, 9)), "sigma": tuple(np.round(np.arange(0, 2.0, 0.25), 2)),
                "m": (100, 300, 1000, 3000, 10_000, 30_000, 100_000)}
 SHAP_BACKGROUND = 50
 SOLVERS = ("exact", "iht")
+"""Whose w is the linear explanation: the certified ``exact`` fit, or ``iht``'s."""
 
 
 def check_samples(m: int) -> None:
-    """m is capped by the ``linear_samples`` limit (a sample and a hold-out sample of m rows each)."""
+    """m is capped by the ``linear_samples`` limit (a sample and a hold-out sample of m rows each).
+
+    Parameters
+    ----------
+    m : int
+        Samples.
+
+    Raises
+    ------
+    IntakeError
+        When ``m`` passes the limit.
+    """
     cap = limits().linear_samples
     if m > cap:
         raise over("The number of samples m", m, cap, "choose a smaller m (a few thousand is usually enough).")
@@ -132,6 +145,21 @@ class MethodResult(ValueEquality):
 
     ``status`` and ``gap`` are the exact fit's certificate (``optimal`` with gap 0, or ``time_limit`` with the
     relative gap to its lower bound); empty / None for methods that carry none.
+
+    Parameters
+    ----------
+    method : str
+        The explainer (``"iht"``, ``"exact"``, ``"lime"``, ``"shap"``, ``"maple"``).
+    w : numpy.ndarray
+        Its weights (coordinate 0 = bias).
+    scores : Scores
+        Its metrics.
+    seconds : float
+        Fitting time.
+    detail, status : str
+        Its detail, and the exact fit's status.
+    gap : float, optional
+        The exact fit's relative gap.
     """
 
     method: str
@@ -145,7 +173,25 @@ class MethodResult(ValueEquality):
 
 @dataclass(frozen=True, eq=False)
 class Comparison(Explanation):
-    """All methods of one explanation task (f, x, k, m, σ), fitted on one shared sample."""
+    """All methods of one explanation task (f, x, k, m, σ), fitted on one shared sample.
+
+    Parameters
+    ----------
+    k : int
+        The sparsity budget.
+    sigma : float
+        The neighbourhood's σ.
+    m, seed : int
+        Samples, and their seed.
+    fx : float
+        f(x).
+    results : tuple of MethodResult
+        Each method's w and metrics.
+    iht : IHTResult, optional
+        IHT's run, when fitted.
+    exact : ExactFit, optional
+        The exact fit, when fitted.
+    """
 
     k: int
     sigma: float
@@ -160,7 +206,23 @@ class Comparison(Explanation):
     meta_parameters = ("k", "sigma", "m", "seed")
 
     def result(self, method: str) -> MethodResult:
-        """The result of ``method``; an IntakeError naming the methods compared when it was not among them."""
+        """The result of ``method``; an IntakeError naming the methods compared when it was not among them.
+
+        Parameters
+        ----------
+        method : str
+            A method compared.
+
+        Returns
+        -------
+        MethodResult
+            Its result.
+
+        Raises
+        ------
+        IntakeError
+            When ``method`` was not compared.
+        """
         found = [r for r in self.results if r.method == method]
         if not found:
             raise IntakeError(f"No {method!r} fit here; the methods compared are: "
@@ -169,14 +231,26 @@ class Comparison(Explanation):
 
     def table(self) -> pd.DataFrame:
         """One row per method: F̂, F, R (with its method), |w·x − f(x)|, ‖w‖₀, Lemma 4 bound (NaN where it does not
-        apply, :meth:`bound_coverage`), seconds."""
+        apply, :meth:`bound_coverage`), seconds.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by method.
+        """
         coverage = self.bound_coverage()
         return pd.DataFrame([_row(r, coverage[r.method] == "covered") for r in self.results]).set_index("method")
 
     def bound_coverage(self) -> dict[str, str]:
         """Per method, whether Lemma 4 (R ≤ (1 + e^{−σ})^k·F) covers its w, from the w itself: ``covered``
         (anchored and at most k non-zero weights), ``not anchored`` (|w·x − f(x)| > 1e-9) or ``more than k
-        weights`` — dense SHAP is covered whenever its φ vanish outside k literals."""
+        weights`` — dense SHAP is covered whenever its φ vanish outside k literals.
+
+        Returns
+        -------
+        dict of str to str
+            Method → its verdict.
+        """
         def verdict(r: MethodResult) -> str:
             if r.scores.anchoring_gap > ANCHORED_TOLERANCE:
                 return "not anchored"
@@ -205,7 +279,41 @@ def compare(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int = 5000, 
             relevance_samples: int = RELEVANCE_SAMPLES, shap_background: int = SHAP_BACKGROUND,
             holdout_m: int | None = None) -> Comparison:
     """Fit every method in ``methods`` (see ``METHODS``) on one sample of D_{x,σ} and score them on a
-    fresh one of ``holdout_m`` (default m) points (§6.1: all explainers receive the same sample)."""
+    fresh one of ``holdout_m`` (default m) points (§6.1: all explainers receive the same sample).
+
+    Parameters
+    ----------
+    space : LiteralSpace
+        The query and f.
+    k : int
+        The sparsity budget.
+    sigma : float
+        The neighbourhood's σ.
+    m : int
+        Samples.
+    seed : int
+        The samples' and explainers' seed.
+    methods : sequence of str
+        The explainers.
+    time_limit : float
+        The exact fit's seconds.
+    relevance_samples : int
+        Monte Carlo draws of the relevance.
+    shap_background : int
+        SHAP's background rows.
+    holdout_m : int, optional
+        Hold-out samples.
+
+    Returns
+    -------
+    Comparison
+        Every method's w and metrics.
+
+    Raises
+    ------
+    IntakeError
+        When a method is unknown or the samples pass the ``linear_samples`` limit.
+    """
     return _compare(space, k, sigma, m, seed, tuple(methods), time_limit, relevance_samples, shap_background,
                     holdout_m or m)
 
@@ -259,6 +367,21 @@ class LinearExplanation(Explanation):
 
     ``names`` are the literals (0 = bias; in a group space j = "keeps <group j> = <value>"), ``groups`` the feature
     group of each non-bias literal (empty outside a group space).
+
+    Parameters
+    ----------
+    names : tuple of str
+        The literals.
+    x : numpy.ndarray
+        The query in ±1 coordinates.
+    fx : float
+        f(x).
+    target : TargetScale
+        f's scale to the model's output.
+    comparison : Comparison
+        Every method fitted.
+    groups : tuple of str
+        Each non-bias literal's feature group.
     """
 
     names: tuple[str, ...]
@@ -314,7 +437,13 @@ class LinearExplanation(Explanation):
     def table(self) -> pd.DataFrame:
         """One row per literal in the support: does x satisfy it, w_j, and its contribution w_j·x_j to f(x)
         — the contributions sum to f(x) (anchoring); in model units they sum to the model's output
-        (the bias row carries the offset)."""
+        (the bias row carries the offset).
+
+        Returns
+        -------
+        pandas.DataFrame
+            The support's literals.
+        """
         rows = []
         for j in support_of(self.w):
             contribution = float(self.w[j] * self.x[j])
@@ -325,11 +454,33 @@ class LinearExplanation(Explanation):
         return pd.DataFrame(rows)
 
     def weights(self) -> pd.DataFrame:
-        """One row per literal, one column per method: the fitted weights side by side."""
+        """One row per literal, one column per method: the fitted weights side by side.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Literals × methods.
+        """
         return pd.DataFrame({r.method: r.w for r in self.comparison.results}, index=list(self.names))
 
     def support_groups(self, method: str) -> tuple[str, ...]:
-        """The feature groups whose literal has a non-zero weight in ``method``'s w (bias excluded)."""
+        """The feature groups whose literal has a non-zero weight in ``method``'s w (bias excluded).
+
+        Parameters
+        ----------
+        method : str
+            A method compared.
+
+        Returns
+        -------
+        tuple of str
+            The groups.
+
+        Raises
+        ------
+        IntakeError
+            When ``method`` was not compared.
+        """
         w = self.comparison.result(method).w
         names = self.groups or self.names[1:]
         return tuple(names[j - 1] for j in np.flatnonzero(np.abs(w) > 1e-12) if j > 0)
@@ -344,7 +495,44 @@ def explain_linear(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int =
     projected anchored least-squares solution, steps η·{1, 2}, best polished iterate), then
     (``solver="exact"``) the certified optimum within ``time_limit`` seconds; score it on a fresh sample
     of ``holdout_m`` (default m) points. ``methods`` (default IHT and the solver; see ``METHODS``) are every
-    explainer fitted on the same sample, the solver among them: :func:`compare`'s pipeline."""
+    explainer fitted on the same sample, the solver among them: :func:`compare`'s pipeline.
+
+    Parameters
+    ----------
+    space : LiteralSpace
+        The query and f (:func:`group_space` or :meth:`BooleanModel.space`).
+    k : int
+        The sparsity budget, at least 1.
+    sigma : float
+        The neighbourhood's σ, at least 0.
+    m : int
+        Samples, at least 10.
+    seed : int
+        The samples' seed.
+    solver : str
+        ``"exact"`` or ``"iht"``: whose w is the explanation.
+    methods : sequence of str, optional
+        Explainers fitted beside.
+    time_limit : float
+        The exact fit's seconds.
+    holdout_m : int, optional
+        Hold-out samples.
+    relevance_samples : int
+        Monte Carlo draws of the relevance.
+    shap_background : int
+        SHAP's background rows.
+
+    Returns
+    -------
+    LinearExplanation
+        The explanation, with every method beside it.
+
+    Raises
+    ------
+    IntakeError
+        When ``solver``, ``k``, ``m`` or ``sigma`` is not valid, the solver is not among ``methods``, or ``m``
+        passes the ``linear_samples`` limit.
+    """
     check_choice(solver, SOLVERS, "linear solver")
     check_count(k, 1, "k")
     check_count(m, 10, "m")

@@ -42,6 +42,25 @@ class ExactFit(ValueEquality):
     ``lower_bound`` is always a valid bound on the optimum (≥ 0) and ``gap`` = (objective − lower_bound)
     / objective ∈ [0, 1]. ``objective`` is F̂ of the returned ``w``; ``nodes`` counts supports evaluated
     (search) plus SCIP's nodes; ``incumbent_objective`` is F̂ of the starting incumbent.
+
+    Parameters
+    ----------
+    w : numpy.ndarray
+        The fit.
+    objective : float
+        F̂(w).
+    support : tuple of int
+        Its non-zero literals.
+    status, method : str
+        The status, and the method that answered.
+    lower_bound, gap : float
+        The certificate.
+    seconds : float
+        Solving time.
+    nodes : int
+        Supports and nodes evaluated.
+    incumbent_objective : float
+        F̂ of the starting incumbent.
     """
 
     w: np.ndarray
@@ -67,6 +86,31 @@ def exact_fit(problem: GramProblem, k: int, incumbent: np.ndarray | None = None,
     ``auto``: exhaustive enumeration when C(d, k) ≤ ``enumeration_limit``, else ``side_by_side``
     (branch-and-bound and SCIP's MIQP at once). ``incumbent`` defaults to w₀ = f(x)e₁; it must be
     anchored, k-sparse and in the box.
+
+    Parameters
+    ----------
+    problem : GramProblem
+        (P4) in Gram form.
+    k : int
+        The sparsity budget.
+    incumbent : numpy.ndarray, optional
+        A starting solution.
+    method : str
+        ``"auto"``, ``"enumeration"``, ``"branch_and_bound"``, ``"miqp"`` or ``"side_by_side"``.
+    time_limit : float
+        Seconds.
+    enumeration_limit : int
+        The largest C(d, k) enumerated under ``auto``.
+
+    Returns
+    -------
+    ExactFit
+        The fit and its certificate.
+
+    Raises
+    ------
+    IntakeError
+        When ``method`` is unknown.
     """
     check_choice(method, METHODS, "exact-fit method")
     t0 = time.monotonic()

@@ -29,6 +29,33 @@ def group_space(model: ModelAdapter, dataset: Dataset, row: pd.DataFrame, refere
     and the regression range); default all rows. With ``replace="reference"`` a group whose value is the
     reference's has no literal: replacing it moves nothing, so a weight on it could only fit the sample's noise
     (unless the row is the reference, where every group keeps its literal).
+
+    Parameters
+    ----------
+    model : ModelAdapter
+        The model.
+    dataset : Dataset
+        Its data.
+    row : pandas.DataFrame
+        The query row.
+    reference : Reference
+        The reference.
+    replace : str
+        ``"reference"`` or ``"draw"``.
+    rows : sequence of int, optional
+        Training rows.
+    K : int
+        Quantile bins.
+
+    Returns
+    -------
+    LiteralSpace
+        The row's literals and f.
+
+    Raises
+    ------
+    IntakeError
+        When ``replace`` is unknown.
     """
     check_choice(replace, REPLACE_MODES, "replacement mode")
     layout = dataset.layout

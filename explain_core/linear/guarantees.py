@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ..errors import check_choice
 
 SOLVERS = ("exact", "iht")
+"""The solvers whose guarantees are read: the certified ``exact`` fit (its box), or ``iht``'s iterates."""
 
 
 def radius(k: int, sigma: float, solver: str) -> float:

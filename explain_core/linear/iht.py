@@ -28,7 +28,13 @@ BACKENDS = ("auto", "numpy", "torch")
 
 
 def device():
-    """The torch device IHT's torch backend runs on: CUDA when available, else CPU."""
+    """The torch device IHT's torch backend runs on: CUDA when available, else CPU.
+
+    Returns
+    -------
+    torch.device
+        ``cuda`` or ``cpu``.
+    """
     import torch
 
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -91,7 +97,22 @@ def gshp_numpy(u: np.ndarray, k: int, b: float) -> np.ndarray:
 
 
 def gshp(u, k: int, b: float):
-    """:func:`gshp_numpy` on a torch tensor (its device), same selector and projector."""
+    """:func:`gshp_numpy` on a torch tensor (its device), same selector and projector.
+
+    Parameters
+    ----------
+    u : torch.Tensor
+        The point to project (any coordinates: GSHP treats them alike).
+    k : int
+        The sparsity budget.
+    b : float
+        The anchoring constant: the result sums to ``b``.
+
+    Returns
+    -------
+    torch.Tensor
+        The projection onto {w : Σw = b, ‖w‖₀ ≤ k}.
+    """
     import torch
 
     d = u.shape[0]
@@ -111,7 +132,24 @@ def gshp(u, k: int, b: float):
 
 
 def project_anchored(v, x, k: int, fx: float):
-    """Π onto {w : w·x = f(x), ‖w‖₀ ≤ k} (Lemma 6): GSHP on u = v ⊙ x, mapped back by ⊙ x (x ∈ {±1}^d)."""
+    """Π onto {w : w·x = f(x), ‖w‖₀ ≤ k} (Lemma 6): GSHP on u = v ⊙ x, mapped back by ⊙ x (x ∈ {±1}^d).
+
+    Parameters
+    ----------
+    v : numpy.ndarray or torch.Tensor
+        The point to project.
+    x : numpy.ndarray or torch.Tensor
+        The query, ±1.
+    k : int
+        The sparsity budget.
+    fx : float
+        f(x).
+
+    Returns
+    -------
+    numpy.ndarray or torch.Tensor
+        The projection, of ``v``'s type.
+    """
     if isinstance(v, np.ndarray):
         return gshp_numpy(v * x, k, fx) * x
     return gshp(v * x, k, fx) * x
@@ -128,6 +166,7 @@ DEFAULT_STARTS = STARTS
 PATIENCE = 30  # iterations without improvement before a run stops (200 gave the same polished result on 198
 #               problems of d = 8–201, k = 2–8, at 4× the time: the step-2η runs oscillate once they stall)
 PAPER_IHT = {"step_scales": (1.0,), "starts": ("bias",)}  # Alg. 1 exactly as in the paper: one run, w₀ = f(x)e₁, η
+"""The options of :func:`iht` that run Algorithm 1 exactly as the paper does: one run from f(x)e₁, step η."""
 
 
 def anchored_least_squares(problem: GramProblem) -> np.ndarray:
@@ -154,6 +193,25 @@ class IHTResult(ValueEquality):
     worse — never above ``start_objective`` = F̂(f(x)e₁)). ``origin`` names the winning run's start,
     ``step`` its η; ``iterations`` are the winning run's, ``runs`` how many runs were made, ``backend``
     where they ran (``numpy`` or ``torch:<device>``).
+
+    Parameters
+    ----------
+    w : numpy.ndarray
+        The polished winner.
+    objective : float
+        F̂(w).
+    iterate : numpy.ndarray
+        The winning run's best iterate.
+    iterate_objective, start_objective, origin_objective : float
+        F̂ of the iterate, of f(x)e₁, and of the winning run's start.
+    iterations, runs : int
+        The winning run's iterations, and the runs made.
+    step : float
+        Its η.
+    seconds : float
+        Time of every run.
+    backend, origin : str
+        Where it ran, and the winning start.
     """
 
     w: np.ndarray
@@ -188,6 +246,35 @@ def iht(sample: Sample, k: int, *, step_scales: Sequence[float] = DEFAULT_STEP_S
     polished F̂ wins and is never above F̂(f(x)e₁). The paper's single run is
     ``iht(sample, k, **PAPER_IHT)``. A run stops after ``max_iter`` iterations, at a fixed point
     (max |Δw| ≤ ``tol``) or after ``patience`` iterations without improvement.
+
+    Parameters
+    ----------
+    sample : Sample
+        The labelled samples.
+    k : int
+        The sparsity budget.
+    step_scales : sequence of float
+        Multiples of η.
+    starts : sequence of str
+        ``"bias"`` and / or ``"least_squares"``.
+    max_iter : int
+        Iterations per run.
+    tol : float
+        The fixed-point tolerance.
+    patience : int
+        Iterations without improvement before a run stops.
+    backend : str
+        ``"auto"``, ``"numpy"`` or ``"torch"``.
+
+    Returns
+    -------
+    IHTResult
+        The best polished result.
+
+    Raises
+    ------
+    IntakeError
+        When ``starts`` or ``step_scales`` is empty or unknown, or ``backend`` is unknown.
     """
     unknown = set(starts) - set(STARTS)
     if unknown or not starts or not step_scales:

@@ -14,6 +14,7 @@ from .space import LiteralSpace, Sample, keep_probability, sample_neighbourhood
 EXACT_RELEVANCE_LIMIT = 18  # enumerate the literals outside the support when at most this many
 MAX_SUPPORT_PATTERNS = 16  # relevance needs the 2^|S| sign patterns of the support
 RELEVANCE_SAMPLES = 20_000
+"""The default Monte Carlo draws of the relevance error R(w)."""
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -26,6 +27,21 @@ class Relevance:
     ``method`` is ``exact`` (every literal outside the support enumerated, ``samples`` points
     evaluated) or ``monte_carlo`` (``samples`` draws from D conditioned on the event; ``ci`` is the
     normal-approximation interval at ``confidence``). ``event_probability`` is P[w·z = w·x].
+
+    Parameters
+    ----------
+    value : float
+        R(w).
+    method : str
+        ``"exact"`` or ``"monte_carlo"``.
+    samples : int
+        Points evaluated or drawn.
+    stderr : float
+        Its standard error (0 when exact).
+    ci : tuple of float
+        Its interval.
+    confidence, event_probability : float
+        The interval's level, and P[w·z = w·x].
     """
 
     value: float
@@ -55,7 +71,30 @@ def relevance(space: LiteralSpace, w: np.ndarray, sigma: float, *, seed: int = 0
               exact_limit: int = EXACT_RELEVANCE_LIMIT, samples: int = RELEVANCE_SAMPLES,
               confidence: float = 0.95) -> Relevance:
     """Relevance error (Def. 1): exact when at most ``exact_limit`` literals lie outside the support
-    (and f is deterministic), else Monte Carlo with ``samples`` conditioned draws (seeded)."""
+    (and f is deterministic), else Monte Carlo with ``samples`` conditioned draws (seeded).
+
+    Parameters
+    ----------
+    space : LiteralSpace
+        The query and f.
+    w : numpy.ndarray
+        Weights.
+    sigma : float
+        σ.
+    seed : int
+        The draws' seed.
+    exact_limit : int
+        The most literals outside the support enumerated.
+    samples : int
+        Monte Carlo draws.
+    confidence : float
+        The interval's level.
+
+    Returns
+    -------
+    Relevance
+        R(w), exact or estimated.
+    """
     w = np.asarray(w, dtype=float)
     x = space.x.astype(float)
     S, patterns, prob = _support_patterns(w, x, sigma)
@@ -89,11 +128,42 @@ def _enumerate(x, S, outside, patterns, prob, sigma) -> tuple[np.ndarray, np.nda
 
 
 def lemma4_bound(fidelity: float, k: int, sigma: float) -> float:
-    """R ≤ (1 + e^{−σ})^k · F for every anchored k-sparse w (Lemma 4)."""
+    """R ≤ (1 + e^{−σ})^k · F for every anchored k-sparse w (Lemma 4).
+
+    Parameters
+    ----------
+    fidelity : float
+        F.
+    k : int
+        The sparsity.
+    sigma : float
+        σ.
+
+    Returns
+    -------
+    float
+        The bound on R.
+    """
     return (1 + np.exp(-sigma)) ** k * fidelity
 
 
 def anchoring_gap(w: np.ndarray, x: np.ndarray, fx: float) -> float:
+    """How far ``w`` is from anchored: |w·x − f(x)|.
+
+    Parameters
+    ----------
+    w : numpy.ndarray
+        Weights.
+    x : numpy.ndarray
+        The query.
+    fx : float
+        f(x).
+
+    Returns
+    -------
+    float
+        The gap (0 for an anchored w).
+    """
     return float(abs(np.asarray(w) @ np.asarray(x, dtype=float) - fx))
 
 
@@ -103,7 +173,21 @@ def anchoring_gap(w: np.ndarray, x: np.ndarray, fx: float) -> float:
 @dataclass(frozen=True)
 class Scores:
     """The metrics of one explanation w: F̂ (empirical), F (out of sample), R (Def. 1; None for a w too
-    dense to enumerate its support's patterns), |w·x − f(x)|, ‖w‖₀ and the Lemma 4 bound (1 + e^{−σ})^k·F."""
+    dense to enumerate its support's patterns), |w·x − f(x)|, ‖w‖₀ and the Lemma 4 bound (1 + e^{−σ})^k·F.
+
+    Parameters
+    ----------
+    empirical_fidelity, fidelity : float
+        F̂ and F.
+    relevance : Relevance, optional
+        R.
+    anchoring_gap : float
+        |w·x − f(x)|.
+    support_size : int
+        ‖w‖₀.
+    bound : float
+        Lemma 4's bound.
+    """
 
     empirical_fidelity: float
     fidelity: float
@@ -115,7 +199,28 @@ class Scores:
 
 def score(space: LiteralSpace, w: np.ndarray, train: Sample, holdout: Sample, k: int, *, seed: int = 0,
           relevance_samples: int = RELEVANCE_SAMPLES) -> Scores:
-    """All metrics of ``w`` on the fitting sample and a fresh one of the same neighbourhood."""
+    """All metrics of ``w`` on the fitting sample and a fresh one of the same neighbourhood.
+
+    Parameters
+    ----------
+    space : LiteralSpace
+        The query and f.
+    w : numpy.ndarray
+        Weights.
+    train, holdout : Sample
+        The fitting sample, and a fresh one.
+    k : int
+        The sparsity budget (Lemma 4).
+    seed : int
+        The relevance's seed.
+    relevance_samples : int
+        Monte Carlo draws.
+
+    Returns
+    -------
+    Scores
+        F̂, F, R, the anchoring gap, ‖w‖₀ and Lemma 4's bound.
+    """
     F = holdout.fidelity(w)
     sparse = len([j for j in support_of(w) if j != 0]) <= MAX_SUPPORT_PATTERNS
     rel = relevance(space, w, train.sigma, seed=seed, samples=relevance_samples) if sparse else None

@@ -21,7 +21,23 @@ BOX_TOL = 1e-9
 
 @dataclass(frozen=True, eq=False)
 class GramProblem:
-    """(P4) in Gram form (eq. 8): F̂(w) = ¼(wᵀGw − 2cᵀw + yy), anchored x·w = fx; m samples."""
+    """(P4) in Gram form (eq. 8): F̂(w) = ¼(wᵀGw − 2cᵀw + yy), anchored x·w = fx; m samples.
+
+    Parameters
+    ----------
+    G : numpy.ndarray
+        ZᵀZ / m.
+    c : numpy.ndarray
+        Zᵀy / m.
+    yy : float
+        yᵀy / m.
+    x : numpy.ndarray
+        The query.
+    fx : float
+        f(x).
+    m : int
+        Samples.
+    """
 
     G: np.ndarray
     c: np.ndarray
@@ -32,6 +48,24 @@ class GramProblem:
 
     @classmethod
     def from_sample(cls, Z: np.ndarray, y: np.ndarray, x: np.ndarray, fx: float) -> "GramProblem":
+        """(P4) of the samples ``Z`` labelled ``y``, anchored at ``x``.
+
+        Parameters
+        ----------
+        Z : numpy.ndarray
+            (m, d) ±1 samples.
+        y : numpy.ndarray
+            f of each.
+        x : numpy.ndarray
+            The query.
+        fx : float
+            f(x).
+
+        Returns
+        -------
+        GramProblem
+            G = ZᵀZ/m, c = Zᵀy/m, yy = yᵀy/m.
+        """
         Z = np.asarray(Z, dtype=float)
         y = np.asarray(y, dtype=float)
         m = len(y)
@@ -42,7 +76,18 @@ class GramProblem:
         return len(self.c)
 
     def objective(self, w: np.ndarray) -> float:
-        """F̂(w) (eq. 8)."""
+        """F̂(w) (eq. 8).
+
+        Parameters
+        ----------
+        w : numpy.ndarray
+            Weights.
+
+        Returns
+        -------
+        float
+            F̂(w).
+        """
         return float(w @ self.G @ w - 2 * self.c @ w + self.yy) / 4
 
     @cached_property
@@ -60,7 +105,13 @@ class GramProblem:
         return max(0.0, float(np.linalg.eigvalsh(self.covariance[1:, 1:])[0]) * (1 - 1e-6))
 
     def start(self) -> np.ndarray:
-        """w₀ = f(x)e₁: the trivial anchored explanation (Alg. 1), feasible for (MIP)."""
+        """w₀ = f(x)e₁: the trivial anchored explanation (Alg. 1), feasible for (MIP).
+
+        Returns
+        -------
+        numpy.ndarray
+            w₀.
+        """
         w = np.zeros(self.d)
         w[0] = self.fx
         return w
@@ -79,6 +130,20 @@ class Outcome:
 
 
 def support_of(w: np.ndarray, tol: float = 1e-12) -> tuple[int, ...]:
+    """The support of ``w``: the literals whose weight is not zero.
+
+    Parameters
+    ----------
+    w : numpy.ndarray
+        Weights.
+    tol : float
+        Weights of at most this magnitude count as zero.
+
+    Returns
+    -------
+    tuple of int
+        The indices, in order.
+    """
     return tuple(int(j) for j in np.flatnonzero(np.abs(w) > tol))
 
 

@@ -46,6 +46,15 @@ class TargetScale:
 
     Classification: f = +1 is ``classes[0]`` (the query's predicted class), −1 is ``classes[1]``.
     Regression: f = 2(ŷ − low)/(high − low) − 1, clipped; ``to_model`` inverts it.
+
+    Parameters
+    ----------
+    task : str
+        ``"classification"`` or ``"regression"``.
+    low, high : float
+        A regression's range.
+    classes : tuple
+        A classification's two classes.
     """
 
     task: str
@@ -54,11 +63,33 @@ class TargetScale:
     classes: tuple = ()
 
     def to_f(self, output: np.ndarray) -> np.ndarray:
-        """Regression output → f (rescaled and clipped)."""
+        """Regression output → f (rescaled and clipped).
+
+        Parameters
+        ----------
+        output : numpy.ndarray
+            Model outputs.
+
+        Returns
+        -------
+        numpy.ndarray
+            f values.
+        """
         return np.clip(2 * (np.asarray(output, dtype=float) - self.low) / (self.high - self.low) - 1, -1.0, 1.0)
 
     def to_model(self, f: np.ndarray) -> np.ndarray:
-        """f → model units (regression) — the inverse of :meth:`to_f` inside [−1,+1]."""
+        """f → model units (regression) — the inverse of :meth:`to_f` inside [−1,+1].
+
+        Parameters
+        ----------
+        f : numpy.ndarray
+            f values.
+
+        Returns
+        -------
+        numpy.ndarray
+            Model outputs.
+        """
         return self.low + (np.asarray(f, dtype=float) + 1) * (self.high - self.low) / 2
 
     @property
@@ -78,6 +109,27 @@ class LiteralSpace:
 
     ``f(Z, seed)`` maps an (n, d) ±1 matrix to n values in [−1,+1]; ``deterministic`` is False only
     when f draws replacement values (then ``seed`` matters).
+
+    Parameters
+    ----------
+    names : tuple of str
+        The literals.
+    x : numpy.ndarray
+        The query.
+    f : callable
+        The batched f.
+    target : TargetScale
+        f's scale.
+    mode : str
+        How literals are replaced.
+    deterministic : bool
+        Whether f ignores ``seed``.
+    chunk_rows : int
+        Rows per model call.
+    memo : CornerMemo
+        Scored corners, kept.
+    groups : tuple of str
+        Each non-bias literal's feature group.
     """
 
     names: tuple[str, ...]
@@ -96,7 +148,20 @@ class LiteralSpace:
 
     def evaluate(self, Z: np.ndarray, seed: int = 0) -> np.ndarray:
         """f on every row of Z, in chunks of ``chunk_rows`` rows (one model call per chunk); a deterministic f once
-        per distinct corner over all calls on this space (:class:`~explain_core.linear.corners.CornerMemo`)."""
+        per distinct corner over all calls on this space (:class:`~explain_core.linear.corners.CornerMemo`).
+
+        Parameters
+        ----------
+        Z : numpy.ndarray
+            (n, d) ±1 rows.
+        seed : int
+            The draws' seed (a non-deterministic f).
+
+        Returns
+        -------
+        numpy.ndarray
+            f of each row, in [−1, +1].
+        """
         Z = np.asarray(Z)
         if len(Z) == 0:
             return np.zeros(0)
@@ -119,7 +184,22 @@ def keep_probability(sigma: float) -> float:
 
 
 def sample_neighbourhood(x: np.ndarray, sigma: float, m: int, seed: int) -> np.ndarray:
-    """m exact samples of D_{x,σ} (eq. 7): each literal keeps x_j with prob. 1/(1+e^{−σ}); bias stays +1."""
+    """m exact samples of D_{x,σ} (eq. 7): each literal keeps x_j with prob. 1/(1+e^{−σ}); bias stays +1.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The query (bias first).
+    sigma : float
+        σ.
+    m, seed : int
+        Samples, and their seed.
+
+    Returns
+    -------
+    numpy.ndarray
+        (m, d) ±1 samples.
+    """
     if x[0] != 1:
         raise ValueError("coordinate 0 must be the bias literal (+1)")
     rng = np.random.default_rng(seed)
@@ -134,7 +214,21 @@ def sample_neighbourhood(x: np.ndarray, sigma: float, m: int, seed: int) -> np.n
 
 @dataclass(frozen=True, eq=False)
 class Sample:
-    """m labelled samples {(z_i, f(z_i))} of D_{x,σ} (one batched, chunked evaluation of f)."""
+    """m labelled samples {(z_i, f(z_i))} of D_{x,σ} (one batched, chunked evaluation of f).
+
+    Parameters
+    ----------
+    Z : numpy.ndarray
+        (m, d) ±1 samples.
+    y : numpy.ndarray
+        f of each.
+    x : numpy.ndarray
+        The query.
+    fx, sigma : float
+        f(x), and σ.
+    seed : int
+        The draw's seed.
+    """
 
     Z: np.ndarray
     y: np.ndarray
@@ -152,13 +246,39 @@ class Sample:
         return GramProblem.from_sample(self.Z, self.y, self.x, self.fx)
 
     def fidelity(self, w: np.ndarray) -> float:
-        """Fidelity error (1/4m)‖Zw − y‖² on this sample (eq. 8; out-of-sample F on a fresh one)."""
+        """Fidelity error (1/4m)‖Zw − y‖² on this sample (eq. 8; out-of-sample F on a fresh one).
+
+        Parameters
+        ----------
+        w : numpy.ndarray
+            Weights.
+
+        Returns
+        -------
+        float
+            The fidelity error.
+        """
         r = self.Z @ np.asarray(w, dtype=float) - self.y
         return float(r @ r) / (4 * self.m)
 
 
 def draw_sample(space: LiteralSpace, sigma: float, m: int, seed: int) -> Sample:
-    """m samples of D_{x,σ} labelled by f (seeded)."""
+    """m samples of D_{x,σ} labelled by f (seeded).
+
+    Parameters
+    ----------
+    space : LiteralSpace
+        The query and f.
+    sigma : float
+        σ.
+    m, seed : int
+        Samples, and their seed.
+
+    Returns
+    -------
+    Sample
+        The labelled samples.
+    """
     Z = sample_neighbourhood(space.x, sigma, m, seed)
     return Sample(Z, space.evaluate(Z, seed), space.x.astype(float), space.fx, sigma, seed)
 
@@ -321,7 +441,24 @@ def _estimator(task: str, seed: int):
 
 
 def boolean_model(dataset: Dataset, *, seed: int = 0, K: int = K_BINS, cache: bool = True) -> BooleanModel:
-    """Encode ``dataset`` (§6.1, ``K`` bins/values), train the paper's MLP on the training split, cache it."""
+    """Encode ``dataset`` (§6.1, ``K`` bins/values), train the paper's MLP on the training split, cache it.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The data.
+    seed : int
+        The split's and the MLP's seed.
+    K : int
+        Bins / values per attribute.
+    cache : bool
+        Keep the trained MLP in the disk cache.
+
+    Returns
+    -------
+    BooleanModel
+        The encoder, MLP and split; ``.space(row)`` gives a row's :class:`LiteralSpace`.
+    """
     train, test = dataset.split(seed)
     encoder = fit_boolean_encoder(dataset, train, K)
     Z = encoder.transform(dataset.features)

@@ -37,6 +37,7 @@ MAX_FIT_ROWS = 3000
 CALIBRATION_SHARE = 0.25
 MIN_ROWS = 20
 DEFAULT_CREDIBLE = 0.10  # credible search: land inside the 90 % highest-density region of real cases
+"""The credible search's default threshold: a flip must be more typical than 10 % of real cases."""
 _THREADS: list[ThreadpoolController] = []
 
 
@@ -50,7 +51,23 @@ def one_thread():
 
 @dataclass(frozen=True)
 class ReferenceDensity:
-    """A fitted density of the reference population and its calibration (sorted held-out log-densities)."""
+    """A fitted density of the reference population and its calibration (sorted held-out log-densities).
+
+    Parameters
+    ----------
+    space : PopulationSpace
+        The coordinates the density is fitted in.
+    mixture : sklearn.mixture.GaussianMixture
+        The fitted mixture.
+    calibration : numpy.ndarray
+        Sorted log-densities of held-out real cases.
+    explain_class : int
+        The class explained (the density is the other's).
+    components, fit_rows, seed : int
+        Mixture components (by BIC), rows fitted on, and the seed.
+    seconds : float
+        Fitting time.
+    """
 
     space: PopulationSpace = field(repr=False, compare=False)
     mixture: GaussianMixture = field(repr=False, compare=False)
@@ -62,30 +79,93 @@ class ReferenceDensity:
     seconds: float
 
     def log_density(self, frame: pd.DataFrame | Columns) -> np.ndarray:
-        """log p̂ of raw rows (the paper's S10 score, in nats)."""
+        """log p̂ of raw rows (the paper's S10 score, in nats).
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame or dict of str to numpy.ndarray
+            Rows.
+
+        Returns
+        -------
+        numpy.ndarray
+            One log-density per row.
+        """
         return self.log_density_of_encoded(self.space.encode(frame))
 
     def log_density_of_encoded(self, points: np.ndarray) -> np.ndarray:
+        """:meth:`log_density` of points already in :meth:`~.space.PopulationSpace.encode` coordinates.
+
+        Parameters
+        ----------
+        points : numpy.ndarray
+            Encoded points.
+
+        Returns
+        -------
+        numpy.ndarray
+            One log-density per point.
+        """
         if len(points) == 0:
             return np.zeros(0)
         with one_thread():
             return self.mixture.score_samples(points)
 
     def percentile(self, frame: pd.DataFrame | Columns) -> np.ndarray:
-        """Credibility of raw rows in [0, 1]: the share of held-out real cases less dense than each row."""
+        """Credibility of raw rows in [0, 1]: the share of held-out real cases less dense than each row.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame or dict of str to numpy.ndarray
+            Rows.
+
+        Returns
+        -------
+        numpy.ndarray
+            One credibility per row.
+        """
         return self.rank(self.log_density(frame))
 
     def percentile_of_encoded(self, points: np.ndarray) -> np.ndarray:
-        """:meth:`percentile` of points already in :meth:`~.space.PopulationSpace.encode` coordinates."""
+        """:meth:`percentile` of points already in :meth:`~.space.PopulationSpace.encode` coordinates.
+
+        Parameters
+        ----------
+        points : numpy.ndarray
+            Encoded points.
+
+        Returns
+        -------
+        numpy.ndarray
+            One credibility per point.
+        """
         return self.rank(self.log_density_of_encoded(points))
 
     def rank(self, scores: np.ndarray) -> np.ndarray:
-        """Log-densities as percentiles of the calibration rows' (ties count half)."""
+        """Log-densities as percentiles of the calibration rows' (ties count half).
+
+        Parameters
+        ----------
+        scores : numpy.ndarray
+            Log-densities.
+
+        Returns
+        -------
+        numpy.ndarray
+            Percentiles in [0, 1].
+        """
         below = np.searchsorted(self.calibration, scores, side="left")
         upto = np.searchsorted(self.calibration, scores, side="right")
         return (below + upto) / (2.0 * len(self.calibration))
 
     def summary(self) -> dict:
+        """The fitted density in numbers, for a page or a report.
+
+        Returns
+        -------
+        dict
+            ``explain_class``, ``components``, ``fit_rows``, ``calibration_rows``, ``seed`` and ``seconds``.
+        """
         return {"explain_class": self.explain_class, "components": self.components, "fit_rows": self.fit_rows,
                 "calibration_rows": len(self.calibration), "seed": self.seed, "seconds": self.seconds}
 
@@ -95,7 +175,31 @@ class ReferenceDensity:
 def fit_density(dataset: Dataset, train_rows: Sequence[int], *, explain_class: int = 1,
                 threshold: float | None = None, seed: int = 0) -> ReferenceDensity:
     """The density of the training rows of the class opposite to ``explain_class``, calibrated as a percentile
-    (module docstring)."""
+    (module docstring).
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The data.
+    train_rows : sequence of int
+        The training rows.
+    explain_class : int
+        The class explained.
+    threshold : float, optional
+        A regression's threshold.
+    seed : int
+        The seed of the 75 / 25 split and the mixtures.
+
+    Returns
+    -------
+    ReferenceDensity
+        The fitted, calibrated density.
+
+    Raises
+    ------
+    IntakeError
+        When the other class has too few training rows.
+    """
     started = time.perf_counter()
     rows = population_rows(dataset, train_rows, explain_class, threshold)
     if len(rows) < MIN_ROWS:

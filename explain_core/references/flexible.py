@@ -32,13 +32,29 @@ from ..reference import Reference
 from .search import Candidates
 
 DEFAULT_TAU = 0.2
+"""SEV^F's default window: ±0.2 in quantile rank around the reference's value."""
 DEFAULT_K = 5
+"""SEV^F's default number of values tried per window."""
 
 
 @dataclass(frozen=True)
 class FlexibleWindow:
     """One numeric group's window: the reference value, its quantile rank in the population, the window's ends
-    and the values tried (the reference value first)."""
+    and the values tried (the reference value first).
+
+    Parameters
+    ----------
+    group : str
+        The numeric group.
+    reference : float
+        The reference's value.
+    rank : float
+        Its quantile rank in the population.
+    low, high : float
+        The window's ends.
+    values : tuple of float
+        The grid of values tried, the reference's first.
+    """
 
     group: str
     reference: float
@@ -49,13 +65,51 @@ class FlexibleWindow:
 
 
 def check_flexible(tau: float, k: int) -> None:
+    """Check SEV^F's settings.
+
+    Parameters
+    ----------
+    tau : float
+        The window's half-width in quantile rank, between 0 and 0.5.
+    k : int
+        Values tried per window, between 1 and 20.
+
+    Raises
+    ------
+    IntakeError
+        When either is out of its range.
+    """
     if not 0 <= tau <= 0.5 or not 1 <= k <= 20:
         raise IntakeError(f"SEV^F needs τ between 0 and 0.5 and k between 1 and 20 (got τ = {tau}, k = {k}).")
 
 
 def flexible_windows(dataset: Dataset, population: Sequence[int], reference: Reference, *,
                      tau: float = DEFAULT_TAU, k: int = DEFAULT_K) -> tuple[FlexibleWindow, ...]:
-    """The window of every numeric group (S1) over the population rows, with its grid of values."""
+    """The window of every numeric group (S1) over the population rows, with its grid of values.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The data.
+    population : sequence of int
+        The reference population's rows.
+    reference : Reference
+        The plain reference.
+    tau : float
+        The window's half-width in quantile rank.
+    k : int
+        Evenly spaced values per window, each snapped to a value a real case has.
+
+    Returns
+    -------
+    tuple of FlexibleWindow
+        One window per numeric group.
+
+    Raises
+    ------
+    IntakeError
+        When ``tau`` or ``k`` is out of range.
+    """
     check_flexible(tau, k)
     frame = dataset.features.iloc[np.asarray(population, dtype=int)]
     windows = []
@@ -88,7 +142,22 @@ def _snap(values: np.ndarray, observed: np.ndarray) -> list[float]:
 
 def flexible_candidates(dataset: Dataset, reference: Reference,
                         windows: Sequence[FlexibleWindow]) -> Candidates:
-    """The search's candidates: a numeric group's window grid, every other group's reference value."""
+    """The search's candidates: a numeric group's window grid, every other group's reference value.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The data.
+    reference : Reference
+        The plain reference.
+    windows : sequence of FlexibleWindow
+        The numeric groups' windows.
+
+    Returns
+    -------
+    Candidates
+        The values each group may move to.
+    """
     grid = {w.group: w.values for w in windows}
     values = []
     for g in dataset.groups:

@@ -35,10 +35,22 @@ from .space import PopulationSpace, population_rows
 
 REFERENCE_KINDS = {"single": "one reference (SEV¹)", "flexible": "a flexible reference (SEV^F)",
                    "cluster": "typical cases (SEV^©)", "tree": "values seen in training (SEVᵀ, tree models)"}
+"""The kinds of reference, each with its description in words."""
 
 
 def available_kinds(setup) -> tuple[str, ...]:
-    """The kinds this setup's model allows: SEVᵀ only for a tree model the exact engine reads (read once, kept)."""
+    """The kinds this setup's model allows: SEVᵀ only for a tree model the exact engine reads (read once, kept).
+
+    Parameters
+    ----------
+    setup : Setup
+        The data, model and reference.
+
+    Returns
+    -------
+    tuple of str
+        Keys of :data:`REFERENCE_KINDS`.
+    """
     try:
         tree = isinstance(exact_engine(setup.model, setup.dataset.layout).read.structure, TreeEnsemble)
     except Unreadable:
@@ -48,7 +60,27 @@ def available_kinds(setup) -> tuple[str, ...]:
 
 @dataclass
 class FittedReferences:
-    """One explained class's fitted parts, each fitted on the training rows on first use, with its seconds."""
+    """One explained class's fitted parts, each fitted on the training rows on first use, with its seconds.
+
+    Parameters
+    ----------
+    setup : Setup
+        The data, model and reference.
+    explain_class : int
+        The predicted class explained.
+    seed : int
+        The fits' seed.
+    tau, k
+        SEV^F's window.
+    clusters : int, optional
+        SEV^©'s K.
+    statistic : str
+        The typical cases' statistic.
+    assignment : str
+        The typical-case assignment.
+    seconds : dict
+        Fitting seconds per part.
+    """
 
     setup: object = field(repr=False)
     explain_class: int
@@ -99,7 +131,18 @@ class FittedReferences:
             clusters=self.clusters, statistic=self.statistic, seed=self.seed, assignment=self.assignment))
 
     def candidates(self, prototype: Prototype | None = None) -> Candidates:
-        """SEV¹'s candidates of the setup's reference or of a typical case (kept: their model inputs are too)."""
+        """SEV¹'s candidates of the setup's reference or of a typical case (kept: their model inputs are too).
+
+        Parameters
+        ----------
+        prototype : Prototype, optional
+            A typical case (None: the setup's reference).
+
+        Returns
+        -------
+        Candidates
+            Its candidates.
+        """
         reference = self.reference if prototype is None else prototype.reference
         return self._candidates.get(("single", None if prototype is None else prototype.number),
                                     lambda: Candidates.of_reference(self.setup.dataset.layout, reference))
@@ -119,13 +162,49 @@ def fit_references(setup, label: int, *, tau: float = 0.2, k: int = 5, clusters:
                    statistic: str = "medoid", seed: int = 0, assignment: str = DEFAULT_ASSIGNMENT) -> FittedReferences:
     """The fitted parts for rows the model predicts ``label`` (explained against the other class); SEV^©'s rows
     are assigned their typical case by ``assignment`` (:data:`~.prototypes.ASSIGNMENTS`), which also sets how many
-    typical cases ``clusters=None`` fits (:func:`~.prototypes.fit_prototypes`)."""
+    typical cases ``clusters=None`` fits (:func:`~.prototypes.fit_prototypes`).
+
+    Parameters
+    ----------
+    setup : Setup
+        The data, model and reference.
+    label : int
+        The predicted class explained.
+    tau, k
+        SEV^F's window.
+    clusters : int, optional
+        SEV^©'s K.
+    statistic : str
+        The typical cases' statistic.
+    seed : int
+        The fits' seed.
+    assignment : str
+        ``"nearest"`` or ``"sparsest"``.
+
+    Returns
+    -------
+    FittedReferences
+        The parts, each fitted on first use.
+
+    Raises
+    ------
+    IntakeError
+        When ``assignment`` is unknown.
+    """
     check_choice(assignment, ASSIGNMENTS, "typical-case assignment")
     return FittedReferences(setup, int(label), seed, tau, k, clusters, statistic, assignment)
 
 
 class ReferenceFits(dict):
-    """Each predicted class's :class:`FittedReferences`, made on first use with the same options."""
+    """Each predicted class's :class:`FittedReferences`, made on first use with the same options.
+
+    Parameters
+    ----------
+    setup : Setup
+        The data, model and reference.
+    **options
+        :func:`fit_references`'s options.
+    """
 
     def __init__(self, setup, **options):
         super().__init__()
@@ -149,7 +228,33 @@ def explain_kind(setup, queries: pd.DataFrame, kind: str, fitted: dict[int, Fitt
                  max_depth: int = 6, credible: float | None = None) -> list[ReferenceSEV]:
     """SEV of every row of ``queries`` against the ``kind`` of reference, one batch per predicted class
     (``fitted`` maps each class to its :class:`FittedReferences`, missing classes are fitted here); SEV^© assigns
-    each row its typical case by the fitted parts' ``assignment`` rule."""
+    each row its typical case by the fitted parts' ``assignment`` rule.
+
+    Parameters
+    ----------
+    setup : Setup
+        The data, model and reference.
+    queries : pandas.DataFrame
+        The rows.
+    kind : str
+        ``"single"``, ``"flexible"``, ``"cluster"`` or ``"tree"``.
+    fitted : dict of int to FittedReferences
+        The fits per class.
+    max_depth : int
+        The search depth.
+    credible : float, optional
+        The credibility threshold.
+
+    Returns
+    -------
+    list of ReferenceSEV
+        One result per row, in order.
+
+    Raises
+    ------
+    IntakeError
+        When ``kind`` is unknown, or ``"tree"`` for a model whose trees are not read.
+    """
     check_choice(kind, REFERENCE_KINDS, "reference kind")
     if kind not in available_kinds(setup):
         raise IntakeError("SEVᵀ needs a tree model (a tree ensemble whose trees this app reads); this model is not "
@@ -373,7 +478,23 @@ def _plain_column(dtype) -> bool:
 @dataclass(frozen=True, eq=False)
 class KindsTable(Explanation):
     """The kinds side by side over many rows (the paper's tables): per kind, mean SEV, median ℓ∞, mean credibility,
-    share explained and milliseconds per row; the one-off fitting seconds apart."""
+    share explained and milliseconds per row; the one-off fitting seconds apart.
+
+    Parameters
+    ----------
+    rows : numpy.ndarray
+        The rows compared.
+    table : pandas.DataFrame
+        One line per kind.
+    fit_seconds : dict
+        The one-off fitting seconds per part.
+    credible : float, optional
+        The credibility threshold.
+    results : dict, optional
+        Per kind, each row's result.
+    assignment : str
+        The typical-case assignment.
+    """
 
     rows: np.ndarray
     table: pd.DataFrame
@@ -389,7 +510,35 @@ class KindsTable(Explanation):
 def compare_kinds(setup, rows: Sequence[int], fitted: ReferenceFits, *, kinds: Sequence[str] | None = None,
                   max_depth: int = 6, credible: float | None = None, progress=None) -> KindsTable:
     """Every kind the model allows (:func:`available_kinds`; and, with ``credible``, each credible search too) on
-    the same rows; SEV^©'s typical cases assigned by the fits' ``assignment`` rule."""
+    the same rows; SEV^©'s typical cases assigned by the fits' ``assignment`` rule.
+
+    Parameters
+    ----------
+    setup : Setup
+        The data, model and reference.
+    rows : sequence of int
+        The rows compared.
+    fitted : ReferenceFits
+        The fitted parts.
+    kinds : sequence of str, optional
+        The kinds (default: every one available).
+    max_depth : int
+        The search depth.
+    credible : float, optional
+        The credibility threshold.
+    progress : callable, optional
+        ``progress(fraction, message)``.
+
+    Returns
+    -------
+    KindsTable
+        The kinds side by side.
+
+    Raises
+    ------
+    IntakeError
+        When a kind is unknown or unavailable for the model.
+    """
     rows = np.asarray(rows, dtype=int)
     queries = setup.dataset.features.iloc[rows]
     kinds = available_kinds(setup) if kinds is None else kinds

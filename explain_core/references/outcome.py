@@ -28,6 +28,7 @@ from .search import Candidates, Found
 from .space import Destination, PopulationSpace
 
 KIND_LABELS = {"single": "SEV¹", "flexible": "SEV^F", "cluster": "SEV^©", "tree": "SEVᵀ"}
+"""Each kind of reference's short label (SEV¹, SEV^F, SEV^©, SEVᵀ)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,6 +39,31 @@ class ReferenceSEV(Explanation):
     ``credible``: None without the credible search, True when the explanations passed its threshold, False when
     none did and the plain ones are shown (the fallback); ``seconds``: the search and its metrics for this row
     (a batch's time shared out evenly), the one-off fitting apart.
+
+    Parameters
+    ----------
+    value : int, optional
+        The SEV (None when not explained).
+    status : str
+        How the search ended.
+    explained_class : int
+        The row's predicted class.
+    max_depth : int
+        The depth searched.
+    query : pandas.Series
+        The row.
+    reference : Reference
+        The reference (of a typical case, the case's).
+    destinations : tuple of Destination
+        Every minimal explanation, closest first.
+    restricted : tuple of str
+        Groups held (SEV®).
+    credible : bool, optional
+        The credible search's verdict.
+    threshold : float, optional
+        The credibility threshold.
+    seconds : float
+        The row's search time.
     """
 
     value: int | None
@@ -75,7 +101,13 @@ class ReferenceSEV(Explanation):
         return self.destinations[0] if self.destinations else None
 
     def table(self) -> pd.DataFrame:
-        """One row per explanation: its features, ℓ0, ℓ∞, ℓ1, credibility and the model's score there."""
+        """One row per explanation: its features, ℓ0, ℓ∞, ℓ1, credibility and the model's score there.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The explanations, closest first.
+        """
         return pd.DataFrame([{"features": ", ".join(d.groups), "ℓ0": d.l0, "ℓ∞ (SD)": d.linf, "ℓ1 (SD)": d.l1,
                               "credibility": d.credibility, "score": d.score} for d in self.destinations],
                             columns=["features", "ℓ0", "ℓ∞ (SD)", "ℓ1 (SD)", "credibility", "score"])
@@ -83,14 +115,30 @@ class ReferenceSEV(Explanation):
 
 @dataclass(frozen=True, eq=False)
 class SingleSEV(ReferenceSEV):
-    """SEV¹: against the setup's one reference (the other class's mean / mode, or one real row)."""
+    """SEV¹: against the setup's one reference (the other class's mean / mode, or one real row).
+
+    Parameters
+    ----------
+    value, status, explained_class, max_depth, query, reference, destinations, restricted, credible, threshold, seconds
+        As :class:`ReferenceSEV`.
+    """
 
     kind = "single"
 
 
 @dataclass(frozen=True, eq=False)
 class FlexibleSEV(ReferenceSEV):
-    """SEV^F: each numeric reference value may move within ±``tau`` quantile rank (``k`` values tried)."""
+    """SEV^F: each numeric reference value may move within ±``tau`` quantile rank (``k`` values tried).
+
+    Parameters
+    ----------
+    value, status, explained_class, max_depth, query, reference, destinations, restricted, credible, threshold, seconds
+        As :class:`ReferenceSEV`.
+    tau : float
+        The window's half-width in quantile rank.
+    k : int
+        Values tried per window.
+    """
 
     tau: float = 0.2
     k: int = 5
@@ -103,7 +151,19 @@ class FlexibleSEV(ReferenceSEV):
 class ClusterSEV(ReferenceSEV):
     """SEV^©: against the typical case (prototype) the row is assigned to: ``prototype`` (1-based), at mixed
     distance ``assigned_distance``, by the ``assignment`` rule (:data:`~.prototypes.ASSIGNMENTS`, in words
-    :attr:`assignment_rule`)."""
+    :attr:`assignment_rule`).
+
+    Parameters
+    ----------
+    value, status, explained_class, max_depth, query, reference, destinations, restricted, credible, threshold, seconds
+        As :class:`ReferenceSEV`.
+    prototype : int
+        The typical case's number (1-based).
+    assigned_distance : float
+        The row's mixed distance to it.
+    assignment : str
+        The assignment rule's key.
+    """
 
     prototype: int = 0
     assigned_distance: float = 0.0
@@ -121,7 +181,15 @@ class ClusterSEV(ReferenceSEV):
 class TreeKindSEV(ReferenceSEV):
     """SEVᵀ (§4) as a kind: the groups move to values observed in the training rows, the point the model's own
     trees lead to (:func:`~explain_core.sev.tree_sev`), not to a reference; ``reference`` is the setup's, shown
-    beside. ``status`` ``limit``: the solver's budget ran out. It has no credible search (its point is measured)."""
+    beside. ``status`` ``limit``: the solver's budget ran out. It has no credible search (its point is measured).
+
+    Parameters
+    ----------
+    value, status, explained_class, max_depth, query, reference, destinations, restricted, credible, threshold, seconds
+        As :class:`ReferenceSEV`.
+    engine : str
+        What answered (``cp-sat``, ``negative paths``, ``one move``).
+    """
 
     engine: str = "cp-sat"
 
@@ -191,7 +259,18 @@ def spread_seconds(seconds: float, count: int) -> float:
 def summary_row(results: Sequence[ReferenceSEV]) -> dict:
     """The paper's table columns for one kind over many rows: mean SEV (explained rows), median ℓ∞ (rows with a
     numeric move, as the paper; NaN where no explanation moves a number), mean credibility, share explained,
-    milliseconds per row."""
+    milliseconds per row.
+
+    Parameters
+    ----------
+    results : sequence of ReferenceSEV
+        One kind's results over many rows.
+
+    Returns
+    -------
+    dict
+        ``rows``, ``explained`` (share), ``mean SEV``, ``median ℓ∞``, ``mean credibility`` and ``ms per row``.
+    """
     explained = [r for r in results if r.explainable and r.first is not None]
     linf = [r.first.linf for r in explained if r.first.linf > 0]
     cred = [r.first.credibility for r in explained if r.first.credibility is not None]

@@ -67,15 +67,37 @@ ASSIGNMENTS = {"nearest": f"nearest typical case by {MIXED_DISTANCE}",
                "sparsest": "typical case reached by changing the fewest features (of those, the one whose explanation "
                            "lands where real cases are most typical, then the nearest by "
                            f"{MIXED_DISTANCE})"}
+"""The rules that give a row its typical case (SEV^©), with their wording."""
 ASSIGNMENT_RULE = ASSIGNMENTS["nearest"]
 DEFAULT_ASSIGNMENT = "sparsest"
+"""The default typical-case assignment: the one the row reaches by changing the fewest features."""
 
 
 @dataclass(frozen=True)
 class Prototype:
     """One typical case: its number (1-based), the reference, the dataset row it is (None for an unsnapped median),
     how many training cases of its class it stands for (and their share), the model's score and label there, and
-    whether it is valid (a real row, one-hot blocks summing to 1, predicted in the other class)."""
+    whether it is valid (a real row, one-hot blocks summing to 1, predicted in the other class).
+
+    Parameters
+    ----------
+    number : int
+        1-based.
+    reference : Reference
+        The typical case as a reference.
+    row : int, optional
+        Its dataset row.
+    members : int
+        Training cases it stands for.
+    share : float
+        Their share.
+    score : float
+        The model's score there.
+    label : int
+        The model's label there.
+    valid : bool
+        Whether it can serve as a reference.
+    """
 
     number: int
     reference: Reference
@@ -89,7 +111,29 @@ class Prototype:
 
 @dataclass(frozen=True, eq=False)
 class PrototypeSet(Explanation):
-    """The prototypes of one class's population, how K was chosen, and the assignment rule."""
+    """The prototypes of one class's population, how K was chosen, and the assignment rule.
+
+    Parameters
+    ----------
+    explain_class : int
+        The class explained.
+    prototypes : tuple of Prototype
+        The typical cases.
+    statistic : str
+        ``"medoid"``, ``"nearest_row"`` or ``"median"``.
+    rule : str
+        How K was chosen, in words.
+    silhouette : float, optional
+        The chosen K's average medoid silhouette.
+    sample_rows, seed : int
+        Rows clustered, and the seed.
+    seconds : float
+        Fitting time.
+    assignment : str
+        The assignment rule in words.
+    space : PopulationSpace, optional
+        The coordinates of the mixed distance.
+    """
 
     explain_class: int
     prototypes: tuple[Prototype, ...]
@@ -112,7 +156,23 @@ class PrototypeSet(Explanation):
 
     def distances(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         """The indices (into :attr:`prototypes`) of the valid prototypes, and each row's mixed distance to each
-        (rows × valid prototypes)."""
+        (rows × valid prototypes).
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            Rows.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            The valid prototypes' indices, and the distances.
+
+        Raises
+        ------
+        IntakeError
+            When no typical case is valid.
+        """
         valid = [i for i, p in enumerate(self.prototypes) if p.valid]
         if not valid:
             raise IntakeError("No typical case of the other class is predicted in that class by this model, so no "
@@ -122,7 +182,23 @@ class PrototypeSet(Explanation):
         return np.asarray(valid), self.space.mixed(frame, centres)
 
     def assign(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        """For each row: the index (into :attr:`prototypes`) of the nearest valid prototype, and its distance."""
+        """For each row: the index (into :attr:`prototypes`) of the nearest valid prototype, and its distance.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            Rows.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            The prototypes' indices, and the distances.
+
+        Raises
+        ------
+        IntakeError
+            When no typical case is valid.
+        """
         valid, distance = self.distances(frame)
         nearest = distance.argmin(axis=1)
         return valid[nearest], distance[np.arange(len(frame)), nearest]
@@ -158,7 +234,39 @@ def fit_prototypes(model: ModelAdapter, dataset: Dataset, train_rows: Sequence[i
                    threshold: float | None = None, clusters: int | None = None, statistic: str = "medoid",
                    seed: int = 0, assignment: str = DEFAULT_ASSIGNMENT) -> PrototypeSet:
     """Cluster the training rows of the other class and pick one prototype per cluster (module docstring); with
-    ``clusters`` None, K by the rule of the ``assignment``."""
+    ``clusters`` None, K by the rule of the ``assignment``.
+
+    Parameters
+    ----------
+    model : ModelAdapter
+        The model.
+    dataset : Dataset
+        The data.
+    train_rows : sequence of int
+        The training rows.
+    explain_class : int
+        The class explained.
+    threshold : float, optional
+        A regression's threshold.
+    clusters : int, optional
+        K, between 1 and 20.
+    statistic : str
+        ``"medoid"``, ``"nearest_row"`` or ``"median"``.
+    seed : int
+        The sample's and k-medoids' seed.
+    assignment : str
+        ``"nearest"`` or ``"sparsest"``.
+
+    Returns
+    -------
+    PrototypeSet
+        The typical cases.
+
+    Raises
+    ------
+    IntakeError
+        When ``statistic``, ``assignment`` or ``clusters`` is not valid, or the other class has no rows.
+    """
     check_choice(statistic, STATISTICS, "prototype statistic")
     check_choice(assignment, ASSIGNMENTS, "typical-case assignment")
     if clusters is not None and not 1 <= clusters <= 20:

@@ -46,13 +46,33 @@ from .space import PopulationSpace, same_values
 @dataclass(frozen=True)
 class Candidates:
     """Per feature group (layout order), the values it may be moved to, each as column → value; the first is the
-    plain reference's. Their model inputs and population coordinates are kept per model and space (:meth:`table`)."""
+    plain reference's. Their model inputs and population coordinates are kept per model and space (:meth:`table`).
+
+    Parameters
+    ----------
+    values : tuple of tuple of dict
+        Per group, its candidate values (column → value), the reference's first.
+    """
 
     values: tuple[tuple[dict, ...], ...]
     tables: Memo = memo_field("the candidates as model inputs and population coordinates", max_entries=4)
 
     @classmethod
     def of_reference(cls, layout: GroupLayout, reference: Reference) -> Candidates:
+        """The plain reference's candidates: each group's own reference value only (SEV¹).
+
+        Parameters
+        ----------
+        layout : GroupLayout
+            The feature groups.
+        reference : Reference
+            The reference.
+
+        Returns
+        -------
+        Candidates
+            One value per group.
+        """
         return cls(tuple(({c: reference.values[c] for c in g.columns},) for g in layout.groups))
 
     @property
@@ -61,7 +81,22 @@ class Candidates:
 
     def table(self, model: ModelAdapter, layout: GroupLayout, space: PopulationSpace) -> _Table:
         """The :class:`_Table` of these candidates for ``model`` and ``space`` (built once; the key's objects are
-        kept with it, so their ids are not reused while it is)."""
+        kept with it, so their ids are not reused while it is).
+
+        Parameters
+        ----------
+        model : ModelAdapter
+            The model.
+        layout : GroupLayout
+            The feature groups.
+        space : PopulationSpace
+            The coordinates.
+
+        Returns
+        -------
+        _Table
+            The candidates' model inputs and coordinates.
+        """
         return self.tables.get((id(model), id(layout), id(space)), lambda: (
             model, layout, space, _Table(model, layout, self, space)))[3]
 
@@ -203,7 +238,29 @@ def layer_moves(movable: Sequence[int], sizes: Sequence[int], offsets: np.ndarra
 
 def search(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, candidates: Candidates,
            space: PopulationSpace, **options) -> list[Found]:
-    """SEV⁻ of every query over ``candidates``: :func:`search_each` with one set (the same ``options``)."""
+    """SEV⁻ of every query over ``candidates``: :func:`search_each` with one set (the same ``options``).
+
+    Parameters
+    ----------
+    model : ModelAdapter
+        The model.
+    layout : GroupLayout
+        The feature groups.
+    queries : pandas.DataFrame
+        The rows to explain, each for its predicted class.
+    candidates : Candidates
+        The values each group may move to.
+    space : PopulationSpace
+        The coordinates distances are measured in.
+    **options
+        ``restricted``, ``max_depth``, ``density``, ``threshold`` (the credible gate), ``slack``, ``chunk_rows``,
+        ``classes``, ``fewest_only``: as :func:`search_each` takes them.
+
+    Returns
+    -------
+    list of Found
+        One outcome per query: its SEV, status, depth searched and accepted flips.
+    """
     return search_each(model, layout, queries, (candidates,), space, **options)[0]
 
 

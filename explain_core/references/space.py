@@ -30,7 +30,23 @@ Columns = dict  # column → one array of values (rows in order): a table withou
 class Destination:
     """Where one explanation (or counterfactual) takes the row: the groups it changes, the raw values they take
     (column → value), the model's score there, ℓ0 / ℓ∞ / ℓ1 (population SDs) and the credibility percentile
-    (None when no density model was given)."""
+    (None when no density model was given).
+
+    Parameters
+    ----------
+    groups : tuple of str
+        The groups changed.
+    values : dict
+        Column → the value it takes.
+    score : float
+        The model's score there.
+    l0 : int
+        Groups changed.
+    linf, l1 : float
+        Largest and summed change, in population standard deviations (1 per other group changed).
+    credibility : float, optional
+        The credibility percentile.
+    """
 
     groups: tuple[str, ...]
     values: dict
@@ -44,14 +60,43 @@ class Destination:
 def population_rows(dataset: Dataset, rows: Sequence[int], explain_class: int = 1,
                     threshold: float | None = None) -> np.ndarray:
     """The reference population among ``rows`` (pass the training rows): the rows of the class opposite to
-    ``explain_class`` by their true label (for a regression, the other side of ``threshold``)."""
+    ``explain_class`` by their true label (for a regression, the other side of ``threshold``).
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The data.
+    rows : sequence of int
+        Candidate row positions.
+    explain_class : int
+        The class explained (the population is the other).
+    threshold : float, optional
+        A regression's threshold.
+
+    Returns
+    -------
+    numpy.ndarray
+        The population's row positions.
+    """
     return _opposite_rows(dataset, np.asarray(rows, dtype=int), explain_class, threshold)
 
 
 @dataclass(frozen=True)
 class PopulationSpace:
     """Coordinates of the population ``rows`` of ``dataset``: per numeric group its mean and standard deviation
-    (0 → 1), per other single-column group its observed values (one encoded column each)."""
+    (0 → 1), per other single-column group its observed values (one encoded column each).
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The data.
+    rows : numpy.ndarray
+        The population's row positions.
+    means, scales : dict
+        Per numeric group, its mean and standard deviation.
+    categories : dict
+        Per other single-column group, its observed values.
+    """
 
     dataset: Dataset = field(repr=False, compare=False)
     rows: np.ndarray
@@ -61,6 +106,20 @@ class PopulationSpace:
 
     @classmethod
     def fit(cls, dataset: Dataset, rows: Sequence[int]) -> PopulationSpace:
+        """The coordinates of the population ``rows`` of ``dataset``.
+
+        Parameters
+        ----------
+        dataset : Dataset
+            The data.
+        rows : sequence of int
+            The population's rows.
+
+        Returns
+        -------
+        PopulationSpace
+            Their means, standard deviations and observed values.
+        """
         rows = np.asarray(rows, dtype=int)
         frame = dataset.features.iloc[rows]
         means, scales, categories = {}, {}, {}
@@ -84,7 +143,18 @@ class PopulationSpace:
 
     def arrays(self, frame: pd.DataFrame | Columns) -> Columns:
         """The columns the measures read, each as one array: a numeric group's and a block's columns as floats,
-        every other column as objects. Columns (e.g. :func:`~.outcome.measure`'s points) are returned as they are."""
+        every other column as objects. Columns (e.g. :func:`~.outcome.measure`'s points) are returned as they are.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame or dict of str to numpy.ndarray
+            Rows, or columns already as arrays.
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+            Column → its array.
+        """
         if isinstance(frame, dict):
             return frame
         if len(frame) == 1:  # one row: read as a row, much faster than column by column
@@ -94,7 +164,18 @@ class PopulationSpace:
         return {c: frame[c].to_numpy(dtype=float if _as_float(g) else object) for g in self.groups for c in g.columns}
 
     def standardised(self, frame: pd.DataFrame | Columns) -> np.ndarray:
-        """(n, numeric groups) values in population SDs from the mean (missing → the mean)."""
+        """(n, numeric groups) values in population SDs from the mean (missing → the mean).
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame or dict of str to numpy.ndarray
+            Rows.
+
+        Returns
+        -------
+        numpy.ndarray
+            The standardised values.
+        """
         frame = self.arrays(frame)
         out = [(frame[g.columns[0]] - self.means[g.name]) / self.scales[g.name] for g in self.numeric]
         return np.nan_to_num(np.column_stack(out), nan=0.0) if out else np.zeros((_length(frame), 0))
@@ -102,7 +183,18 @@ class PopulationSpace:
     def encode(self, frame: pd.DataFrame | Columns) -> np.ndarray:
         """The density model's coordinates, group by group in layout order (:meth:`group_columns`): a numeric
         group standardised, a categorical or binary one as one 0/1 column per observed value, a declared one-hot
-        block as it is."""
+        block as it is.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame or dict of str to numpy.ndarray
+            Rows.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n, columns) coordinates.
+        """
         frame = self.arrays(frame)
         standard = self.standardised(frame)
         parts, k = [], 0
@@ -119,23 +211,62 @@ class PopulationSpace:
         return np.hstack(parts) if parts else np.zeros((_length(frame), 0))
 
     def group_columns(self) -> np.ndarray:
-        """The group (index in layout order) of each column of :meth:`encode`."""
+        """The group (index in layout order) of each column of :meth:`encode`.
+
+        Returns
+        -------
+        numpy.ndarray
+            One group index per column.
+        """
         widths = [1 if _numeric(g) else len(g.columns) if g.is_block else len(self.categories[g.name])
                   for g in self.groups]
         return np.repeat(np.arange(len(widths)), widths)
 
     def changed(self, queries: pd.DataFrame | Columns, points: pd.DataFrame | Columns) -> np.ndarray:
-        """(n, groups) bool: does point i change group g of query i (one query row broadcasts)?"""
+        """(n, groups) bool: does point i change group g of query i (one query row broadcasts)?
+
+        Parameters
+        ----------
+        queries, points : pandas.DataFrame or dict of str to numpy.ndarray
+            The rows compared.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n, groups) booleans.
+        """
         queries, points = self.arrays(queries), self.arrays(points)
         return np.column_stack([~same_values(_values(queries, g), _values(points, g)) for g in self.groups])
 
     def steps(self, queries: pd.DataFrame | Columns, points: pd.DataFrame | Columns) -> np.ndarray:
-        """(n, numeric groups) |point − query| in population SDs (missing → the mean)."""
+        """(n, numeric groups) |point − query| in population SDs (missing → the mean).
+
+        Parameters
+        ----------
+        queries, points : pandas.DataFrame or dict of str to numpy.ndarray
+            The rows compared.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n, numeric groups) steps.
+        """
         return np.abs(self.standardised(points) - self.standardised(queries))
 
     def distances(self, queries: pd.DataFrame | Columns,
                   points: pd.DataFrame | Columns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """ℓ0 (groups changed), ℓ∞ and ℓ1 (numeric groups, population SDs) of each point from its query."""
+        """ℓ0 (groups changed), ℓ∞ and ℓ1 (numeric groups, population SDs) of each point from its query.
+
+        Parameters
+        ----------
+        queries, points : pandas.DataFrame or dict of str to numpy.ndarray
+            The rows compared.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ℓ0, ℓ∞ and ℓ1 per point.
+        """
         queries, points = self.arrays(queries), self.arrays(points)
         steps = self.steps(queries, points)
         l0 = self.changed(queries, points).sum(axis=1)
@@ -144,7 +275,18 @@ class PopulationSpace:
 
     def mixed(self, a: pd.DataFrame | Columns, b: pd.DataFrame | Columns) -> np.ndarray:
         """(len(a), len(b)) mixed distances: ℓ1 over numeric groups in population SDs + 1 per changed other
-        group."""
+        group.
+
+        Parameters
+        ----------
+        a, b : pandas.DataFrame or dict of str to numpy.ndarray
+            The rows compared.
+
+        Returns
+        -------
+        numpy.ndarray
+            The distances.
+        """
         a, b = self.arrays(a), self.arrays(b)
         za, zb = self.standardised(a), self.standardised(b)
         out = np.zeros((len(za), len(zb)))

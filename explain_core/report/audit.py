@@ -16,7 +16,22 @@ from .writer import Writer, _document
 
 
 def write_audit_pdf(audit, path: str | Path | None = None, *, image_renderer: str = "auto") -> bytes:
-    """The audit's summary as an A4 PDF: returns its bytes, and writes them to ``path`` when given."""
+    """The audit's summary as an A4 PDF: returns its bytes, and writes them to ``path`` when given.
+
+    Parameters
+    ----------
+    audit : Audit
+        An audit read back (:func:`~explain_core.audit.read_audit`).
+    path : str or pathlib.Path, optional
+        Where to write it.
+    image_renderer : str
+        ``"auto"``, ``"plotly"`` or ``"matplotlib"``.
+
+    Returns
+    -------
+    bytes
+        The PDF.
+    """
     resolve_renderer(image_renderer)
     s, m = audit.summary, audit.manifest
     created = datetime.now()

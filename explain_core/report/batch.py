@@ -16,7 +16,20 @@ from .pdf import write_pdf
 
 
 def write_index(rows: Sequence[dict], path: str | Path) -> Path:
-    """The batch index (one row per report, :data:`INDEX_COLUMNS` plus ``error``) as CSV."""
+    """The batch index (one row per report, :data:`INDEX_COLUMNS` plus ``error``) as CSV.
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        One row per report.
+    path : str or pathlib.Path
+        The CSV file.
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+    """
     frame = pd.DataFrame(list(rows))
     columns = list(INDEX_COLUMNS) + (["error"] if "error" in frame.columns else [])
     frame = frame.reindex(columns=columns)
@@ -36,7 +49,38 @@ def batch_reports(setup: Setup, rows: Sequence[int], params: Parameters, out: st
 
     ``scheduler`` / ``workers`` / ``client`` fan the rows out over a Dask cluster as audits do
     (:class:`~explain_core.audit.cluster.Executor`: the setup sent to each worker once, one task per row, the PDF's
-    bytes written here); by default every report is built in this process."""
+    bytes written here); by default every report is built in this process.
+
+    Parameters
+    ----------
+    setup : Setup
+        The data, model and reference.
+    rows : sequence of int
+        Dataset positions.
+    params : Parameters
+        Every parameter.
+    out : str or pathlib.Path
+        The folder.
+    sections : iterable of str
+        The sections.
+    image_renderer : str
+        ``"auto"``, ``"plotly"`` or ``"matplotlib"``.
+    progress : callable, optional
+        ``progress(done, total)``.
+    scheduler : str, optional
+        ``"local"`` or a Dask scheduler's address.
+    workers : int, optional
+        Local workers.
+    client : distributed.Client, optional
+        A Dask client.
+    json : bool
+        Write each row's results as JSON too.
+
+    Returns
+    -------
+    tuple of (pathlib.Path, list of dict)
+        The index's path, and its rows (a row that failed, an unknown section included, with its error).
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     found: dict[int, dict] = {}

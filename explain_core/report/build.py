@@ -37,16 +37,39 @@ if TYPE_CHECKING:
     from ..linear.compare import LinearExplanation
 
 SECTIONS = ("sev", "lens", "linear", "agreement", "counterfactuals", "dependence", "appendix")
+"""A report's sections, in the order they are laid out."""
 SECTION_TITLES = {"sev": "SEV", "lens": "LENS", "linear": "Linear", "agreement": "Agreement",
                   "counterfactuals": "Counterfactuals", "dependence": "Dependence", "appendix": "Appendix"}
+"""Each section's title."""
 INDEX_COLUMNS = ("row", "prediction", "score", "sev_minus", "sev_plus", "sev_restricted", "lens_smallest_factor",
                  "lens_ps", "linear_support", "pdf")
+"""The columns of a batch's ``index.csv`` (the headline numbers of each report)."""
 
 
 @dataclass(frozen=True)
 class Headline:
     """The numbers a reader sees first (and the batch index lists): the prediction, SEV⁻/SEV⁺/SEV® as shown,
-    the smallest LENS factor with its PS, the linear support and which features most methods name."""
+    the smallest LENS factor with its PS, the linear support and which features most methods name.
+
+    Parameters
+    ----------
+    row : int, optional
+        The dataset position.
+    prediction : str
+        The prediction in words.
+    score : float
+        The model's score.
+    sev_minus, sev_plus, sev_restricted : str
+        SEV⁻, SEV⁺ and SEV® as shown.
+    lens_smallest_factor, lens_ps : str
+        The smallest LENS factor and its PS.
+    linear_method : str
+        Whose support is shown.
+    linear_support : tuple of str
+        The linear support.
+    most_named : tuple, optional
+        The features most methods name, how many name them, of how many.
+    """
 
     row: int | None
     prediction: str
@@ -65,7 +88,37 @@ class Headline:
 class RowReport:
     """Everything one row's report shows: the results, the figures (plotly, one data object per chart), the
     headline numbers and the plain-language SEV reading. ``row`` is the dataset position (None for a row
-    that is not in the data); ``edited`` marks a row changed in the app's what-if editor."""
+    that is not in the data); ``edited`` marks a row changed in the app's what-if editor.
+
+    Parameters
+    ----------
+    setup : Setup
+        The data, model and reference.
+    query : pandas.DataFrame
+        The row.
+    row : int, optional
+        Its dataset position.
+    params : Parameters
+        Every parameter.
+    sections : tuple of str
+        The sections shown.
+    created : datetime.datetime
+        When it was built.
+    score : float
+        The model's score.
+    label : int
+        Its label.
+    edited : bool
+        Changed in the what-if editor.
+    sev, baselines, lens, linear, agreement, sparsity, counterfactuals, dependence, cohorts, models, interactions
+        The results shown (None: not in the report).
+    figures : dict of str to plotly.graph_objects.Figure
+        The figures.
+    headline : Headline, optional
+        The headline numbers.
+    reading : str
+        The SEV reading.
+    """
 
     setup: Setup
     query: pd.DataFrame
@@ -111,7 +164,13 @@ class RowReport:
         return "restricted" if self.sev is not None and self.sev.restricted is not None else "minus"
 
     def contents(self) -> list[tuple[str, list[str]]]:
-        """The report's parts in order, each with what it holds (for a preview), numbered as in the PDF."""
+        """The report's parts in order, each with what it holds (for a preview), numbered as in the PDF.
+
+        Returns
+        -------
+        list of (str, list of str)
+            Each part's title and its contents.
+        """
         kinds = "SEV⁻ / SEV⁺" + (" / SEV®" if self.sev is not None and self.sev.restricted is not None else "")
         described = {
             "sev": ("SEV", [f"{kinds} with their minimal explanations (the paper's tables)",
@@ -147,7 +206,13 @@ class RowReport:
 
     def json_files(self) -> dict[str, str]:
         """Each result of the report as the app's JSON download (``<pdf name>.<part>.json``: the result's own
-        ``to_json`` with the row, the setup and the parameters beside it)."""
+        ``to_json`` with the row, the setup and the parameters beside it).
+
+        Returns
+        -------
+        dict of str to str
+            File name → JSON text.
+        """
         stem = self.file_name.removesuffix(".pdf")
         parts = {"sev": self.sev, "lens": self.lens, "linear": self.linear, "baselines": self.baselines,
                  "agreement": self.agreement, "dependence": self.dependence, "interactions": self.interactions}
@@ -155,7 +220,18 @@ class RowReport:
                 for part, result in parts.items() if result is not None}
 
     def index_row(self, pdf: str = "") -> dict:
-        """The headline numbers as one row of the batch index (see :data:`INDEX_COLUMNS`)."""
+        """The headline numbers as one row of the batch index (see :data:`INDEX_COLUMNS`).
+
+        Parameters
+        ----------
+        pdf : str
+            The PDF's file name.
+
+        Returns
+        -------
+        dict
+            The index row.
+        """
         h = self.headline
         return {"row": self.row, "prediction": h.prediction, "score": round(self.score, 6),
                 "sev_minus": h.sev_minus, "sev_plus": h.sev_plus, "sev_restricted": h.sev_restricted,
@@ -164,7 +240,23 @@ class RowReport:
 
 
 def needed_results(sections: Iterable[str]) -> set[str]:
-    """Which results a set of sections needs (``sev``, ``lens``, ``linear``, ``baselines``)."""
+    """Which results a set of sections needs (``sev``, ``lens``, ``linear``, ``baselines``).
+
+    Parameters
+    ----------
+    sections : iterable of str
+        Report sections.
+
+    Returns
+    -------
+    set of str
+        The results to compute.
+
+    Raises
+    ------
+    IntakeError
+        When a section is unknown.
+    """
     sections = set(check_sections(sections))
     need = {s for s in ("sev", "lens", "linear", "counterfactuals") if s in sections}
     if "agreement" in sections:
@@ -173,6 +265,23 @@ def needed_results(sections: Iterable[str]) -> set[str]:
 
 
 def check_sections(sections: Iterable[str]) -> tuple[str, ...]:
+    """The report sections asked for, checked and in report order.
+
+    Parameters
+    ----------
+    sections : iterable of str
+        Names from :data:`SECTIONS`.
+
+    Returns
+    -------
+    tuple of str
+        The sections, in :data:`SECTIONS` order.
+
+    Raises
+    ------
+    IntakeError
+        When a name is not a section.
+    """
     sections = tuple(sections)
     unknown = [s for s in sections if s not in SECTIONS]
     if unknown:
@@ -197,6 +306,35 @@ def build_row_report(setup: Setup, row: int | pd.DataFrame, params: Parameters |
     Cohorts & fairness page's results, shown in a section of their own; ``second``: a
     second model on the same data and split, summed up beside this one (the row's SEV under both, when the row is
     a dataset row); ``models``: that comparison already computed.
+
+    Parameters
+    ----------
+    setup : Setup
+        The data, model and reference.
+    row : int or pandas.DataFrame
+        A dataset position, or a one-row frame.
+    params : Parameters, optional
+        Every parameter (default: the defaults).
+    sections : iterable of str
+        The sections (:data:`SECTIONS`).
+    row_position : int, optional
+        The frame's dataset position.
+    edited : bool
+        Changed in the what-if editor.
+    sev, baselines, lens, linear, cube, counterfactuals, dependence, interactions, cohorts, models : optional
+        Results already computed.
+    second : Setup, optional
+        A second model on the same data and split.
+
+    Returns
+    -------
+    RowReport
+        Everything the row's report shows.
+
+    Raises
+    ------
+    IntakeError
+        When a section is unknown, or a method's parameters do not fit the setup.
     """
     params = params or Parameters()
     sections = check_sections(sections)
@@ -264,12 +402,35 @@ def _weights(linear: LinearExplanation) -> pd.DataFrame:
 
 
 def linear_support_method(linear: LinearExplanation) -> str:
+    """Whose support a report shows: the exact fit's when it ran, else IHT's.
+
+    Parameters
+    ----------
+    linear : LinearExplanation
+        The linear explanation.
+
+    Returns
+    -------
+    str
+        ``"exact"`` or ``"iht"``.
+    """
     methods = [r.method for r in linear.comparison.results]
     return "exact" if "exact" in methods else "iht"
 
 
 def smallest_factor(lens: LensReport):
-    """The smallest τ-minimal factor (highest PS among equally small ones), or None."""
+    """The smallest τ-minimal factor (highest PS among equally small ones), or None.
+
+    Parameters
+    ----------
+    lens : LensReport
+        The row's LENS report.
+
+    Returns
+    -------
+    Factor or None
+        The factor.
+    """
     factors = list(lens.factors.factors)
     if not factors:
         return None

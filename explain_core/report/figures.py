@@ -24,6 +24,7 @@ from .replot import FIGURE_SCALE, FIGURE_WIDTH_PX, matplotlib_png
 log = logging.getLogger(__name__)
 
 RENDERERS = ("auto", "plotly", "matplotlib")
+"""The image renderers: ``auto``, plotly's static export, or the matplotlib re-plot."""
 FIGURE_HEIGHT_PX = (320, 620)  # the figure's own height, clipped to this range
 KALEIDO_TIMEOUT_S = 60
 
@@ -33,7 +34,13 @@ _KALEIDO: dict = {"browser": None, "broken": None}
 
 
 def find_chromium() -> str | None:
-    """The Chrome/Chromium kaleido would use (``BROWSER_PATH`` first), or None."""
+    """The Chrome/Chromium kaleido would use (``BROWSER_PATH`` first), or None.
+
+    Returns
+    -------
+    str or None
+        The browser's path.
+    """
     override = os.environ.get("BROWSER_PATH")
     if override:
         return override if os.access(override, os.X_OK) else None
@@ -57,12 +64,34 @@ def _kaleido_installed() -> bool:
 
 
 def plotly_export_available() -> bool:
-    """kaleido is installed, a Chromium exists, and the export has not failed in this process."""
+    """kaleido is installed, a Chromium exists, and the export has not failed in this process.
+
+    Returns
+    -------
+    bool
+        Whether :func:`kaleido_png` can be tried.
+    """
     return _kaleido_installed() and _KALEIDO["broken"] is None and find_chromium() is not None
 
 
 def resolve_renderer(renderer: str = "auto") -> str:
-    """``plotly`` or ``matplotlib``: what ``renderer`` means here (``auto`` = plotly when it is available)."""
+    """``plotly`` or ``matplotlib``: what ``renderer`` means here (``auto`` = plotly when it is available).
+
+    Parameters
+    ----------
+    renderer : str
+        ``"auto"``, ``"plotly"`` or ``"matplotlib"``.
+
+    Returns
+    -------
+    str
+        ``"plotly"`` or ``"matplotlib"``.
+
+    Raises
+    ------
+    IntakeError
+        When ``renderer`` is unknown.
+    """
     check_choice(renderer, RENDERERS, "image renderer")
     if renderer == "auto":
         return "plotly" if plotly_export_available() else "matplotlib"
@@ -70,7 +99,20 @@ def resolve_renderer(renderer: str = "auto") -> str:
 
 
 def figure_size(fig: go.Figure, width: int = FIGURE_WIDTH_PX) -> tuple[int, int]:
-    """(width, height) in px of a figure in the PDF: the figure's own height, clipped to a page-friendly range."""
+    """(width, height) in px of a figure in the PDF: the figure's own height, clipped to a page-friendly range.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        The figure.
+    width : int
+        The width in px.
+
+    Returns
+    -------
+    tuple of int
+        (width, height).
+    """
     low, high = FIGURE_HEIGHT_PX
     height = fig.layout.height or 450
     return int(width), int(min(high, max(low, height)))
@@ -82,6 +124,27 @@ def figure_png(fig: go.Figure, renderer: str = "auto", *, width: int | None = No
 
     ``auto`` uses plotly's static export when kaleido and a Chromium are available and falls back to the
     matplotlib re-plot if the export fails; ``plotly`` raises :class:`RenderError` instead of falling back.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        The figure.
+    renderer : str
+        ``"auto"``, ``"plotly"`` or ``"matplotlib"``.
+    width, height : int, optional
+        Pixels (default :func:`figure_size`).
+    scale : float
+        The resolution's scale.
+
+    Returns
+    -------
+    tuple of (bytes, str)
+        The PNG, and the renderer.
+
+    Raises
+    ------
+    RenderError
+        When ``renderer="plotly"`` and the export fails.
     """
     size = figure_size(fig)
     width, height = width or size[0], height or size[1]
@@ -99,7 +162,27 @@ def figure_png(fig: go.Figure, renderer: str = "auto", *, width: int | None = No
 def kaleido_png(fig: go.Figure, width: int, height: int, scale: float = FIGURE_SCALE) -> bytes:
     """Plotly's static export through one kaleido browser per process (started on first use; calls are
     serialised by a lock). A browser that cannot start, or a call that does not answer within
-    ``KALEIDO_TIMEOUT_S``, marks the export broken for this process."""
+    ``KALEIDO_TIMEOUT_S``, marks the export broken for this process.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        The figure.
+    width, height : int
+        Pixels.
+    scale : float
+        The resolution's scale.
+
+    Returns
+    -------
+    bytes
+        The PNG.
+
+    Raises
+    ------
+    RenderError
+        When kaleido or a browser is missing, or the export fails or times out.
+    """
     if not _kaleido_installed():
         raise RenderError("plotly static export needs the kaleido package (pip install kaleido)")
     if find_chromium() is None:

@@ -20,6 +20,27 @@ def write_pdf(report: RowReport, path: str | Path | None = None, *, image_render
     ``image_renderer`` is ``auto`` (plotly's static export when kaleido and Chromium are available, else the
     matplotlib re-plot), ``plotly`` or ``matplotlib``; the text is the same with either. ``renderers_used``
     (a list) receives the renderer that drew each figure.
+
+    Parameters
+    ----------
+    report : RowReport
+        The row's report.
+    path : str or pathlib.Path, optional
+        Where to write it.
+    image_renderer : str
+        ``"auto"``, ``"plotly"`` or ``"matplotlib"``.
+    renderers_used : list, optional
+        Receives each figure's renderer.
+
+    Returns
+    -------
+    bytes
+        The PDF.
+
+    Raises
+    ------
+    IntakeError
+        When ``image_renderer`` is unknown.
     """
     resolve_renderer(image_renderer)  # validates the name early
     s = report.setup

@@ -13,7 +13,9 @@ import plotly.graph_objects as go
 from ..errors import RenderError
 
 FIGURE_WIDTH_PX = 900  # plotly pixels (before ``scale``), placed at the text width
+"""A figure's width in plotly pixels, placed at the PDF's text width."""
 FIGURE_SCALE = 1.5  # 1350 px across the 180 mm text width: about 190 dpi
+"""The PNG's scale over :data:`FIGURE_WIDTH_PX` (about 190 dpi on the page)."""
 
 
 _PLOTLY_COLORWAY = ("#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3", "#FF6692", "#B6E880",
@@ -94,7 +96,27 @@ def _array(value, n: int) -> list:
 
 
 def matplotlib_png(fig: go.Figure, width: int, height: int, scale: float = FIGURE_SCALE) -> bytes:
-    """The matplotlib re-plot of a plotly figure (:func:`matplotlib_figure`) as PNG bytes."""
+    """The matplotlib re-plot of a plotly figure (:func:`matplotlib_figure`) as PNG bytes.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        The figure.
+    width, height : int
+        Pixels.
+    scale : float
+        The resolution's scale.
+
+    Returns
+    -------
+    bytes
+        The PNG.
+
+    Raises
+    ------
+    RenderError
+        As :func:`matplotlib_figure`.
+    """
     mfig = matplotlib_figure(fig, width, height, scale)
     buffer = io.BytesIO()
     mfig.savefig(buffer, format="png", dpi=100 * scale, facecolor="white")
@@ -105,7 +127,27 @@ def matplotlib_figure(fig: go.Figure, width: int = FIGURE_WIDTH_PX, height: int 
     """Re-plot a plotly figure with matplotlib from its own trace data: Scatter (lines with None-separated
     segments, markers with per-point colours and sizes, text labels), Bar (horizontal or vertical, grouped)
     and Heatmap (with its text), with the layout's title, axis titles, ranges, categories and legend.
-    Uses matplotlib's object API (no pyplot), so it is safe off the main thread. Returns the matplotlib Figure."""
+    Uses matplotlib's object API (no pyplot), so it is safe off the main thread. Returns the matplotlib Figure.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        The figure.
+    width, height : int
+        Pixels.
+    scale : float
+        The resolution's scale.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The re-plot.
+
+    Raises
+    ------
+    RenderError
+        When the figure has a trace kind it does not draw.
+    """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

@@ -39,7 +39,17 @@ SCALARS = (str, int, float, bool, type(None))
 
 @dataclass(frozen=True)
 class FileRef:
-    """A file the analysis needs, by content: its SHA-256, the name it was uploaded as and its size in bytes."""
+    """A file the analysis needs, by content: its SHA-256, the name it was uploaded as and its size in bytes.
+
+    Parameters
+    ----------
+    sha256 : str
+        The content's hash.
+    name : str
+        The uploaded name.
+    size : int
+        Bytes.
+    """
 
     sha256: str
     name: str
@@ -47,13 +57,37 @@ class FileRef:
 
     @classmethod
     def of(cls, data: bytes, name: str) -> "FileRef":
+        """The reference of a file's bytes.
+
+        Parameters
+        ----------
+        data : bytes
+            The file.
+        name : str
+            Its name.
+
+        Returns
+        -------
+        FileRef
+            Its SHA-256, name and size.
+        """
         return cls(hashlib.sha256(data).hexdigest(), str(name), len(data))
 
 
 @dataclass(frozen=True)
 class DataRecipe:
     """A bundled dataset (``demo``), or an uploaded table (``file``) with the arguments of
-    :func:`~explain_core.intake.data.make_dataset` that made it a dataset."""
+    :func:`~explain_core.intake.data.make_dataset` that made it a dataset.
+
+    Parameters
+    ----------
+    demo : str, optional
+        A bundled dataset's name.
+    file : FileRef, optional
+        The uploaded table.
+    target, task, positive_class, kinds, onehot_groups, drop, name, holdout
+        :func:`~explain_core.intake.data.make_dataset`'s arguments.
+    """
 
     demo: str | None = None
     file: FileRef | None = None
@@ -70,7 +104,22 @@ class DataRecipe:
     def upload(cls, file: FileRef, target: str, *, task: str | None = None, positive_class=None,
                kinds: Mapping[str, str] | None = None, onehot_groups: Mapping[str, list] | None = None,
                drop=(), name: str = "upload", holdout=None) -> "DataRecipe":
-        """The recipe of ``make_dataset(read_table(file), target, …)`` with these arguments."""
+        """The recipe of ``make_dataset(read_table(file), target, …)`` with these arguments.
+
+        Parameters
+        ----------
+        file : FileRef
+            The uploaded table.
+        target : str
+            The target column.
+        task, positive_class, kinds, onehot_groups, drop, name, holdout
+            As :func:`~explain_core.intake.data.make_dataset` takes them.
+
+        Returns
+        -------
+        DataRecipe
+            The recipe.
+        """
         return cls(None, file, str(target), task, _plain(positive_class),
                    tuple((str(c), str(k)) for c, k in (kinds or {}).items()),
                    tuple((str(g), tuple(map(str, cs))) for g, cs in (onehot_groups or {}).items()),
@@ -82,7 +131,29 @@ class ModelRecipe:
     """A demo model (``origin="demo"``) or one trained here (``"trained"``): its ``kind`` and ``seed``; or a model
     file (``"file"``) with the loading choices of :func:`~explain_core.setup.model_from_upload` (``positive``: the
     model's label for the positive class, None for the dataset's own); ``source`` replaces the loaded model's
-    description (a model trained on the Sparser page is kept as its ``.skops`` file)."""
+    description (a model trained on the Sparser page is kept as its ``.skops`` file).
+
+    Parameters
+    ----------
+    origin : str
+        ``"demo"``, ``"trained"`` or ``"file"``.
+    kind : str, optional
+        The model kind.
+    seed : int
+        Its seed.
+    file : FileRef, optional
+        The model file.
+    threshold : float, optional
+        The decision threshold.
+    positive : object
+        The model's label for the positive class.
+    trusted_types : tuple of str
+        Confirmed skops types.
+    by_order : bool
+        Columns taken in order.
+    source : str, optional
+        The model's description.
+    """
 
     origin: str
     kind: str | None = None
@@ -97,7 +168,37 @@ class ModelRecipe:
 
 @dataclass(frozen=True)
 class AnalysisState:
-    """Everything a session is made of, as plain data (see the module's docstring)."""
+    """Everything a session is made of, as plain data (see the module's docstring).
+
+    Parameters
+    ----------
+    data : DataRecipe
+        The dataset.
+    model : ModelRecipe
+        The model.
+    positive_class : object
+        The class explained.
+    statistic, population : str
+        The reference's.
+    rounded : bool
+        Whole-valued features rounded.
+    overrides : tuple of (str, object)
+        Custom reference values.
+    restricted : tuple of str
+        Restricted features.
+    parameters : Parameters
+        Every parameter.
+    row : int
+        The row.
+    whatif : tuple of (str, object)
+        The what-if edits.
+    cohorts : tuple of Cohort
+        The kept cohorts.
+    threshold : float, optional
+        The session's decision threshold.
+    second : ModelRecipe, optional
+        A second model.
+    """
 
     data: DataRecipe
     model: ModelRecipe
@@ -118,7 +219,32 @@ class AnalysisState:
     def of(cls, setup: Setup, data: DataRecipe, model: ModelRecipe, *, parameters: Parameters, row: int,
            whatif: Mapping | None = None, cohorts=(), second: ModelRecipe | None = None) -> "AnalysisState":
         """The state of a session: ``setup`` (made from ``data`` and ``model``) and its parameters, row, edits and
-        cohorts, and the recipe of its ``second`` model, if any."""
+        cohorts, and the recipe of its ``second`` model, if any.
+
+        Parameters
+        ----------
+        setup : Setup
+            The session's setup.
+        data : DataRecipe
+            How its data was made.
+        model : ModelRecipe
+            How its model was made.
+        parameters : Parameters
+            Every parameter.
+        row : int
+            The row.
+        whatif : mapping, optional
+            The what-if edits.
+        cohorts : sequence of Cohort
+            The kept cohorts.
+        second : ModelRecipe, optional
+            A second model.
+
+        Returns
+        -------
+        AnalysisState
+            The state.
+        """
         ref = setup.reference
         return cls(data, model, _plain(setup.dataset.positive_class), ref.statistic, ref.population, ref.rounded,
                    tuple((str(k), _plain(v)) for k, v in ref.overrides.items()), tuple(setup.restricted),
@@ -131,12 +257,35 @@ class AnalysisState:
         return tuple(f for f in (self.data.file, self.model.file, getattr(self.second, "file", None)) if f is not None)
 
     def to_json(self) -> str:
+        """The state as the JSON text a saved record holds (with its format and version).
+
+        Returns
+        -------
+        str
+            The JSON.
+        """
         return json.dumps({"format": FORMAT, "version": VERSION, "state": to_jsonable(self, exact=True)},
                           ensure_ascii=False, allow_nan=False, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> "AnalysisState":
-        """The state a saved record holds; :class:`IntakeError` when it is not one this version reads."""
+        """The state a saved record holds; :class:`IntakeError` when it is not one this version reads.
+
+        Parameters
+        ----------
+        text : str
+            The JSON.
+
+        Returns
+        -------
+        AnalysisState
+            The state.
+
+        Raises
+        ------
+        IntakeError
+            When the record is damaged or from another version.
+        """
         try:
             payload = json.loads(text)
             if payload.get("format") != FORMAT or payload.get("version") != VERSION:
@@ -182,7 +331,13 @@ class Builders:
 
     ``demo(name, kind, seed)`` → a demo :class:`Setup`; ``train(dataset, kind, seed)`` → a model trained here;
     ``load(dataset, data, filename, seed=, threshold=, positive_class=, trusted_types=, by_order=)`` → a model
-    file loaded (:func:`~explain_core.setup.model_from_upload`); ``read(data, filename)`` → an uploaded table."""
+    file loaded (:func:`~explain_core.setup.model_from_upload`); ``read(data, filename)`` → an uploaded table.
+
+    Parameters
+    ----------
+    demo, train, load, read : callable
+        As above.
+    """
 
     demo: Callable[[str, str, int], Setup] = lambda name, kind, seed: demo_setup(name, kind, seed=seed)
     train: Callable[[Dataset, str, int], TrainedModel] = lambda dataset, kind, seed: train_model(dataset, kind,
@@ -193,7 +348,23 @@ class Builders:
 
 @dataclass(frozen=True)
 class Restored:
-    """A rebuilt session: the setup, its parameters, the row and the what-if edits (checked against the data)."""
+    """A rebuilt session: the setup, its parameters, the row and the what-if edits (checked against the data).
+
+    Parameters
+    ----------
+    setup : Setup
+        The rebuilt setup.
+    parameters : Parameters
+        Every parameter.
+    row : int
+        The row.
+    whatif : dict, optional
+        The what-if edits.
+    cohorts : tuple of Cohort
+        The kept cohorts, checked.
+    second : Setup, optional
+        The second model's setup.
+    """
 
     setup: Setup
     parameters: Parameters
@@ -204,7 +375,27 @@ class Restored:
 
 
 def rebuild(state: AnalysisState, files: Mapping[str, bytes], builders: Builders = Builders()) -> Restored:
-    """The session ``state`` describes, built again from ``files`` (by SHA-256) with ``builders``."""
+    """The session ``state`` describes, built again from ``files`` (by SHA-256) with ``builders``.
+
+    Parameters
+    ----------
+    state : AnalysisState
+        The session.
+    files : mapping of str to bytes
+        Its files, by SHA-256.
+    builders : Builders
+        The functions to build with.
+
+    Returns
+    -------
+    Restored
+        The rebuilt session.
+
+    Raises
+    ------
+    IntakeError
+        When a file is missing or damaged, the row is not in the data, or a step of the build refuses its input.
+    """
     for ref in state.files:
         data = files.get(ref.sha256)
         if data is None or len(data) != ref.size or hashlib.sha256(data).hexdigest() != ref.sha256:

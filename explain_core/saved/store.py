@@ -70,7 +70,13 @@ CREATE TABLE files (
 
 
 def state_root() -> Path:
-    """``EXPLAIN_STATE_DIR`` when set, else the user's data folder for this application."""
+    """``EXPLAIN_STATE_DIR`` when set, else the user's data folder for this application.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder.
+    """
     if os.environ.get(STATE_ENV):
         return Path(os.environ[STATE_ENV])
     import platformdirs
@@ -79,7 +85,13 @@ def state_root() -> Path:
 
 
 def new_token() -> str:
-    """A fresh unguessable token (256 random bits, URL-safe)."""
+    """A fresh unguessable token (256 random bits, URL-safe).
+
+    Returns
+    -------
+    str
+        The token.
+    """
     return secrets.token_urlsafe(32)
 
 
@@ -103,7 +115,15 @@ def checked_token(token: str, what: str = "link") -> str:
 
 @dataclass(frozen=True)
 class Stored:
-    """A record's state (JSON text) and its files by SHA-256."""
+    """A record's state (JSON text) and its files by SHA-256.
+
+    Parameters
+    ----------
+    state : str
+        The state as JSON.
+    files : dict of str to bytes
+        Its files.
+    """
 
     state: str
     files: dict[str, bytes]
@@ -111,7 +131,21 @@ class Stored:
 
 @dataclass(frozen=True)
 class SavedInfo:
-    """One saved analysis as its owner's list shows it."""
+    """One saved analysis as its owner's list shows it.
+
+    Parameters
+    ----------
+    id : int
+        The record's id.
+    name, summary : str
+        Its name, and what it holds.
+    created, used : float
+        When it was saved and last opened (seconds since the epoch).
+    size : int
+        Bytes.
+    share_token : str
+        Its share token.
+    """
 
     id: int
     name: str
@@ -124,7 +158,17 @@ class SavedInfo:
 
 class SavedStore:
     """Sessions and saved analyses in one SQLite file (see the module's docstring). ``caps`` fixes the limits
-    (default: :func:`~explain_core.limits.limits` at each call); ``clock`` gives the time in seconds."""
+    (default: :func:`~explain_core.limits.limits` at each call); ``clock`` gives the time in seconds.
+
+    Parameters
+    ----------
+    folder : str or pathlib.Path, optional
+        The folder of the SQLite file (default :func:`state_root`).
+    caps : Limits, optional
+        The limits.
+    clock : callable
+        The time in seconds.
+    """
 
     def __init__(self, folder: Path | str | None = None, *, caps: Limits | None = None,
                  clock: Callable[[], float] = time.time):
@@ -238,7 +282,27 @@ class SavedStore:
 
     def save_session(self, token: str, state: str, files: Mapping[str, bytes]) -> int:
         """Write a session's working analysis: ``state`` and every file it names (``files``, by SHA-256; only those
-        not stored yet are written, those it no longer names are dropped), after checking the limits. Its size."""
+        not stored yet are written, those it no longer names are dropped), after checking the limits. Its size.
+
+        Parameters
+        ----------
+        token : str
+            The session's token.
+        state : str
+            The state as JSON.
+        files : mapping of str to bytes
+            Its files, by SHA-256.
+
+        Returns
+        -------
+        int
+            The record's size in bytes.
+
+        Raises
+        ------
+        IntakeError
+            When a file does not match its checksum, or the record would pass a saved-analysis limit.
+        """
         checked_token(token)
         size = len(state.encode()) + sum(len(data) for data in files.values())
         with self._connect(write=True) as conn:
@@ -268,7 +332,23 @@ class SavedStore:
     def open_session(self, token: str) -> Stored | None:
         """The session's working analysis; None for a token that has saved analyses but no working one (a fresh
         session keeps it, and its list); :class:`SavedNotFound` for a token this server does not know (any
-        more). Opening counts as use: the session and the analyses it saved start their expiry again."""
+        more). Opening counts as use: the session and the analyses it saved start their expiry again.
+
+        Parameters
+        ----------
+        token : str
+            The session's token.
+
+        Returns
+        -------
+        Stored or None
+            The working analysis.
+
+        Raises
+        ------
+        SavedNotFound
+            When the token is unknown.
+        """
         checked_token(token)
         with self._connect(write=True) as conn:
             found = self._record(conn, "token_hash", token)
@@ -287,7 +367,27 @@ class SavedStore:
     # --- saved analyses ----------------------------------------------------------------------------------------
 
     def save_analysis(self, token: str, name: str, summary: str = "") -> SavedInfo:
-        """A named copy of the session's working analysis, owned by ``token``, with its own share token."""
+        """A named copy of the session's working analysis, owned by ``token``, with its own share token.
+
+        Parameters
+        ----------
+        token : str
+            The session's token.
+        name : str
+            The analysis's name.
+        summary : str
+            What it holds, in words.
+
+        Returns
+        -------
+        SavedInfo
+            The saved analysis.
+
+        Raises
+        ------
+        IntakeError
+            When the session has nothing to save, or the copy would pass a saved-analysis limit.
+        """
         checked_token(token)
         name = checked_name(name)
         salt = secrets.token_bytes(16)
@@ -302,7 +402,18 @@ class SavedStore:
         return next(info for info in self.list_analyses(token) if info.id == record)
 
     def list_analyses(self, token: str) -> list[SavedInfo]:
-        """The analyses ``token`` saved, newest first (listing them counts as use)."""
+        """The analyses ``token`` saved, newest first (listing them counts as use).
+
+        Parameters
+        ----------
+        token : str
+            The session's token.
+
+        Returns
+        -------
+        list of SavedInfo
+            The analyses.
+        """
         checked_token(token)
         owner = token_hash(token)
         with self._connect(write=True) as conn:
@@ -313,7 +424,20 @@ class SavedStore:
         return [SavedInfo(i, n, s, c, u, size, share_token(token, salt)) for i, n, s, c, u, size, salt in rows]
 
     def delete_analysis(self, token: str, analysis: int) -> bool:
-        """Delete one of ``token``'s saved analyses (its share link stops working); False when it is not theirs."""
+        """Delete one of ``token``'s saved analyses (its share link stops working); False when it is not theirs.
+
+        Parameters
+        ----------
+        token : str
+            The owner's token.
+        analysis : int
+            The analysis's id.
+
+        Returns
+        -------
+        bool
+            Whether it was deleted.
+        """
         checked_token(token)
         with self._connect(write=True) as conn:
             gone = conn.execute("DELETE FROM records WHERE id = ? AND owner_hash = ?",
@@ -322,7 +446,20 @@ class SavedStore:
 
     def open_saved(self, token: str, analysis: int) -> None:
         """Make one of ``token``'s saved analyses the session's working analysis again (a copy: the saved one is
-        left as it was)."""
+        left as it was).
+
+        Parameters
+        ----------
+        token : str
+            The owner's token.
+        analysis : int
+            The analysis's id.
+
+        Raises
+        ------
+        SavedNotFound
+            When the analysis is not the token's (or is gone).
+        """
         checked_token(token)
         with self._connect(write=True) as conn:
             row = conn.execute("SELECT id FROM records WHERE id = ? AND owner_hash = ? AND used >= ?",
@@ -335,7 +472,23 @@ class SavedStore:
 
     def open_share(self, share: str) -> tuple[str, str]:
         """A shared link opened: a new session (its new token, and the analysis's name) holding a copy of the saved
-        analysis, which stays as it was."""
+        analysis, which stays as it was.
+
+        Parameters
+        ----------
+        share : str
+            The share token.
+
+        Returns
+        -------
+        tuple of (str, str)
+            The new session's token, and the analysis's name.
+
+        Raises
+        ------
+        SavedNotFound
+            When the share token is unknown.
+        """
         checked_token(share, "shared link")
         with self._connect(write=True) as conn:
             found = self._record(conn, "share_hash", share)
@@ -351,7 +504,13 @@ class SavedStore:
 
     def purge_expired(self) -> int:
         """Delete every record not used for ``saved_days`` (with its files) and return the space to the system;
-        how many were deleted."""
+        how many were deleted.
+
+        Returns
+        -------
+        int
+            Records deleted.
+        """
         with self._lock:
             self._purged_at = self._now()
         with self._connect(write=True) as conn:
@@ -368,7 +527,13 @@ class SavedStore:
             self.purge_expired()
 
     def usage(self) -> int:
-        """Bytes the records hold (states and files), as the limits count them."""
+        """Bytes the records hold (states and files), as the limits count them.
+
+        Returns
+        -------
+        int
+            Bytes.
+        """
         with self._connect() as conn:
             return int(conn.execute("SELECT COALESCE(SUM(size), 0) FROM records").fetchone()[0])
 

@@ -28,6 +28,7 @@ from .engine import explain_sev as bfs_explain_sev
 from .exact_sev import DEFAULT_BUDGET, MAX_EXPLANATIONS, ExactEngine, exact_engine, exact_sev_batch, prepare
 
 METHODS = ("auto", "bfs", "exact")
+"""The SEV engines :func:`explain_sev` and :func:`sev_results` choose from: ``auto``, ``bfs``, ``exact``."""
 AUTO_BFS_GROUPS = 12  # up to this many groups the BFS is faster than the exact engines (bench/sev_exact.py)
 AUTO_BFS_VERTICES = 10_000  # on wider data, auto's BFS layers per query before the exact engine takes over
 
@@ -93,7 +94,45 @@ def sev_results(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame,
                 explanations: str = "all", progress: ProgressFn | None = None) -> list[SEVResult]:
     """SEV of many queries by the chosen engine (:func:`choose_engine`); ``max_depth`` bounds the BFS only,
     ``budget`` (CP-SAT deterministic seconds per search) the exact engine only; ``explanations`` ``all`` or
-    ``first`` (the first flip found: the same value, SEV Def. 3, with one explanation)."""
+    ``first`` (the first flip found: the same value, SEV Def. 3, with one explanation).
+
+    Parameters
+    ----------
+    model : ModelAdapter
+        The model.
+    layout : GroupLayout
+        The feature groups.
+    queries : pandas.DataFrame
+        The rows.
+    reference : Reference
+        The reference.
+    kind : str
+        ``"minus"`` or ``"plus"``.
+    restricted : sequence of str
+        Groups held (SEV®).
+    max_depth : int
+        The BFS's deepest layer.
+    method : str
+        ``"auto"``, ``"bfs"`` or ``"exact"``.
+    budget : float
+        CP-SAT deterministic seconds per search.
+    keep_scores : bool
+        Keep the BFS's vertices.
+    explanations : str
+        ``"all"`` or ``"first"``.
+    progress : callable, optional
+        ``progress(fraction, message)``.
+
+    Returns
+    -------
+    list of SEVResult
+        One result per query.
+
+    Raises
+    ------
+    IntakeError
+        When a choice or restricted group is not valid, or ``method="exact"`` and the model cannot be read.
+    """
     check_held(layout, kind, restricted)
     cap = _listed(explanations)
     engine, note = choose_engine(model, layout, method)
@@ -122,7 +161,39 @@ def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Referen
                 restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH, method: str = "auto",
                 budget: float = DEFAULT_BUDGET, explanations: str = "all") -> SEVExplanation:
     """SEV⁺, SEV⁻ and SEV® (when ``restricted`` is given) of one query row of ``dataset``, by the engine ``method``
-    picks (:func:`choose_engine`); ``explanations``: see :func:`sev_results`."""
+    picks (:func:`choose_engine`); ``explanations``: see :func:`sev_results`.
+
+    Parameters
+    ----------
+    model : ModelAdapter
+        The model.
+    dataset : Dataset
+        Its data.
+    query : pandas.DataFrame or pandas.Series
+        The row.
+    reference : Reference
+        The reference.
+    restricted : sequence of str
+        Groups held (SEV®).
+    max_depth : int
+        The BFS's deepest layer.
+    method : str
+        ``"auto"``, ``"bfs"`` or ``"exact"``.
+    budget : float
+        The exact engine's CP-SAT deterministic seconds per search.
+    explanations : str
+        ``"all"`` or ``"first"``.
+
+    Returns
+    -------
+    SEVExplanation
+        SEV⁺, SEV⁻ and SEV®.
+
+    Raises
+    ------
+    IntakeError
+        When ``method`` or a restricted group is not valid, or ``method="exact"`` and the model cannot be read.
+    """
     layout, row, cap = dataset.layout, one_row(query), _listed(explanations)
     check_held(layout, "minus", restricted)
     engine, note = choose_engine(model, layout, method)

@@ -27,8 +27,10 @@ from ..reference import Reference
 from ..results import Explanation, ValueEquality
 
 DEFAULT_MAX_DEPTH = 6
+"""The SEV search's default deepest layer (groups moved at once)."""
 MAX_LAYER_VERTICES = 2_000_000  # one layer per query; deeper layers of wide data are cut off (status beyond_depth)
 HYPERCUBE_MAX_GROUPS = 12
+"""The most feature groups whose full hypercube (2^p vertices) :func:`hypercube` scores."""
 KINDS = ("minus", "plus")
 EXPLANATIONS = ("all", "first")  # every minimal explanation, or the first flipping vertex only (the value is the same)
 SEV_RESULTS = ("minus", "plus", "restricted")  # the results an SEVExplanation holds, by name (SEV⁻, SEV⁺, SEV®)
@@ -50,6 +52,35 @@ class SEVResult(Explanation):
     cap the list); ``first_flip`` that the BFS stopped at the first flipping vertex (``explanations="first"``): the
     value is exact, ``explanations`` holds that vertex only; ``note`` says in words why an engine was chosen or what
     it could not do.
+
+    Parameters
+    ----------
+    kind : str
+        ``"minus"`` or ``"plus"`` (SEV® is ``"minus"`` with ``restricted`` groups).
+    value : int, optional
+        The SEV.
+    explanations : tuple of tuple of str
+        The minimal explanations.
+    status : str
+        How the search ended.
+    explained_class, max_depth : int
+        The query's class, and the depth searched.
+    restricted : tuple of str
+        Groups held.
+    reference_class : int, optional
+        The reference's predicted class.
+    vertex_masks, vertex_scores : numpy.ndarray, optional
+        The vertices evaluated and their scores (``keep_scores``).
+    engine : str
+        What answered.
+    certified : bool, optional
+        Whether the value is proven.
+    bound : int, optional
+        A proven lower bound (status ``limit``).
+    complete, first_flip : bool
+        Every minimal explanation listed; the search stopped at its first flip.
+    note : str
+        The engine's note.
     """
 
     kind: str
@@ -98,7 +129,13 @@ class SEVResult(Explanation):
         return f"> {self.max_depth}" if self.status == "beyond_depth" else "none"
 
     def paths(self) -> list[tuple[str, ...]]:
-        """Every shortest hypercube path, as the order in which groups move (each explanation's orderings)."""
+        """Every shortest hypercube path, as the order in which groups move (each explanation's orderings).
+
+        Returns
+        -------
+        list of tuple of str
+            The paths.
+        """
         return [order for groups in self.explanations for order in itertools.permutations(groups)]
 
     @property
@@ -236,6 +273,43 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
     ``explanations``: ``all`` lists every minimal explanation; ``first`` stops each query at its first flipping
     vertex (the SEV paper's code; same value, ``first_flip`` set). A ``scorer`` built for these queries and this
     reference can be passed to share its encoding.
+
+    Parameters
+    ----------
+    model : ModelAdapter
+        The model.
+    layout : GroupLayout
+        The feature groups.
+    queries : pandas.DataFrame
+        The rows.
+    reference : Reference
+        The reference.
+    kind : str
+        ``"minus"`` or ``"plus"``.
+    restricted : sequence of str
+        Groups held (SEV®).
+    max_depth : int
+        The deepest layer searched.
+    chunk_rows : int
+        Rows per model call.
+    keep_scores : bool
+        Keep the vertices evaluated.
+    explanations : str
+        ``"all"`` or ``"first"``.
+    progress : callable, optional
+        ``progress(fraction, message)``.
+    scorer : VertexScorer, optional
+        A scorer to share.
+
+    Returns
+    -------
+    list of SEVResult
+        One result per query, in order.
+
+    Raises
+    ------
+    IntakeError
+        When ``kind``, ``explanations`` or a restricted group is not valid.
     """
     check_choice(explanations, EXPLANATIONS, "SEV explanations")
     check_held(layout, kind, restricted)
@@ -265,14 +339,52 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
 
 def sev(model: ModelAdapter, layout: GroupLayout, query: pd.DataFrame | pd.Series, reference: Reference, *,
         kind: str = "minus", restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH) -> SEVResult:
-    """SEV⁻ / SEV® / SEV⁺ of one query (a one-row frame or a Series)."""
+    """SEV⁻ / SEV® / SEV⁺ of one query (a one-row frame or a Series): :func:`sev_batch` of that row.
+
+    Parameters
+    ----------
+    model : ModelAdapter
+        The model.
+    layout : GroupLayout
+        The feature groups.
+    query : pandas.DataFrame or pandas.Series
+        The row.
+    reference : Reference
+        The reference.
+    kind : str
+        ``"minus"`` or ``"plus"``.
+    restricted : sequence of str
+        Groups held (SEV®).
+    max_depth : int
+        The deepest layer searched.
+
+    Returns
+    -------
+    SEVResult
+        The row's SEV.
+
+    Raises
+    ------
+    IntakeError
+        As :func:`sev_batch`.
+    """
     return sev_batch(model, layout, one_row(query), reference, kind=kind, restricted=restricted,
                      max_depth=max_depth)[0]
 
 
 @dataclass(frozen=True, eq=False)
 class Hypercube(ValueEquality):
-    """Scores of all 2^p vertices; row v has mask bits (v >> g) & 1 (1 = query value of group g)."""
+    """Scores of all 2^p vertices; row v has mask bits (v >> g) & 1 (1 = query value of group g).
+
+    Parameters
+    ----------
+    names : tuple of str
+        The feature groups.
+    masks : numpy.ndarray
+        (2^p, p) boolean vertex masks.
+    scores, labels : numpy.ndarray
+        Each vertex's score and label.
+    """
 
     names: tuple[str, ...]
     masks: np.ndarray
@@ -284,7 +396,13 @@ class Hypercube(ValueEquality):
         return (~self.masks).sum(axis=1)
 
     def table(self) -> pd.DataFrame:
-        """One row per vertex, by depth: the groups at the reference, the depth, the score and the label."""
+        """One row per vertex, by depth: the groups at the reference, the depth, the score and the label.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The vertices.
+        """
         moved = [", ".join(n for n, keep in zip(self.names, mask) if not keep) or "(none: the query)"
                  for mask in self.masks]
         table = pd.DataFrame({"at the reference": moved, "depth": self.depth_from_query, "score": self.scores,
@@ -294,7 +412,29 @@ class Hypercube(ValueEquality):
 
 @names_method("the SEV hypercube")
 def hypercube(model: ModelAdapter, layout: GroupLayout, query, reference: Reference) -> Hypercube:
-    """Every vertex of the SEV hypercube (Def. 1) scored in one batched call; p ≤ 12 groups."""
+    """Every vertex of the SEV hypercube (Def. 1) scored in one batched call; p ≤ 12 groups.
+
+    Parameters
+    ----------
+    model : ModelAdapter
+        The model.
+    layout : GroupLayout
+        The feature groups.
+    query : pandas.DataFrame or pandas.Series
+        The row.
+    reference : Reference
+        The reference.
+
+    Returns
+    -------
+    Hypercube
+        The 2^p vertices with their scores and labels.
+
+    Raises
+    ------
+    IntakeError
+        When there are more than :data:`HYPERCUBE_MAX_GROUPS` groups.
+    """
     p = layout.size
     if p > HYPERCUBE_MAX_GROUPS:
         raise IntakeError(f"The full hypercube has 2^{p} vertices; it is computed for at most {HYPERCUBE_MAX_GROUPS} "
@@ -307,7 +447,25 @@ def hypercube(model: ModelAdapter, layout: GroupLayout, query, reference: Refere
 
 @dataclass(frozen=True, eq=False)
 class SEVExplanation(Explanation):
-    """SEV⁺, SEV⁻ and (with restricted groups) SEV® of one query, with what a table needs."""
+    """SEV⁺, SEV⁻ and (with restricted groups) SEV® of one query, with what a table needs.
+
+    Parameters
+    ----------
+    query : pandas.Series
+        The row.
+    reference : Reference
+        The reference.
+    layout : GroupLayout
+        The feature groups.
+    score : float
+        The model's score of the row.
+    explained_class : int
+        Its predicted class.
+    plus, minus : SEVResult
+        SEV⁺ and SEV⁻.
+    restricted : SEVResult, optional
+        SEV®.
+    """
 
     query: pd.Series
     reference: Reference
@@ -332,7 +490,23 @@ class SEVExplanation(Explanation):
 
     def result(self, which: str) -> SEVResult:
         """The result named ``which``: ``minus`` (SEV⁻), ``plus`` (SEV⁺) or ``restricted`` (SEV®); an
-        :class:`IntakeError` for another name, or for ``restricted`` when no features were restricted."""
+        :class:`IntakeError` for another name, or for ``restricted`` when no features were restricted.
+
+        Parameters
+        ----------
+        which : str
+            ``"minus"``, ``"plus"`` or ``"restricted"``.
+
+        Returns
+        -------
+        SEVResult
+            The result.
+
+        Raises
+        ------
+        IntakeError
+            For another name, or ``restricted`` without restricted features.
+        """
         check_choice(which, SEV_RESULTS, "SEV result")
         result = getattr(self, which)
         if result is None:
@@ -340,11 +514,35 @@ class SEVExplanation(Explanation):
         return result
 
     def results(self) -> dict[str, SEVResult]:
-        """The results this explanation holds, by name, in the order SEV⁻, SEV⁺, SEV® (SEV® only when computed)."""
+        """The results this explanation holds, by name, in the order SEV⁻, SEV⁺, SEV® (SEV® only when computed).
+
+        Returns
+        -------
+        dict of str to SEVResult
+            The results.
+        """
         return {which: getattr(self, which) for which in SEV_RESULTS if getattr(self, which) is not None}
 
     def table(self, which: str = "minus", unchanged: str = "—") -> pd.DataFrame:
-        """The paper's table (Fig. 1c/1d): query, one row per explanation (moved groups only), reference."""
+        """The paper's table (Fig. 1c/1d): query, one row per explanation (moved groups only), reference.
+
+        Parameters
+        ----------
+        which : str
+            ``"minus"``, ``"plus"`` or ``"restricted"``.
+        unchanged : str
+            What an unmoved group's cell shows.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The table.
+
+        Raises
+        ------
+        IntakeError
+            As :meth:`result`.
+        """
         result = self.result(which)
         query_row = self.layout.values(self.query.to_dict())
         ref_row = self.layout.values(self.reference.values)

@@ -12,6 +12,7 @@ from ..errors import check_choice
 from .engine import Hypercube, SEVResult
 
 NOT_EXPLAINED = "not explained"
+""":func:`sev_counts`'s label for the queries with no SEV value."""
 
 
 def lattice_counts(source: Hypercube | SEVResult, *, labels_of: Callable[[np.ndarray], np.ndarray] | None = None,
@@ -25,6 +26,25 @@ def lattice_counts(source: Hypercube | SEVResult, *, labels_of: Callable[[np.nda
     reference for SEV⁺); the depths listed are those the search reached. Or ``source`` is a
     :class:`Hypercube` (every vertex; its labels are used, ``labels_of`` is ignored) with ``kind`` ``minus``
     or ``plus`` choosing the start and the flip rule.
+
+    Parameters
+    ----------
+    source : Hypercube or SEVResult
+        What was searched.
+    labels_of : callable, optional
+        The model's labelling rule.
+    kind : str
+        ``"minus"`` or ``"plus"`` (a hypercube only).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One line per depth.
+
+    Raises
+    ------
+    IntakeError
+        When ``kind`` is unknown.
     """
     if isinstance(source, Hypercube):
         check_choice(kind, ("minus", "plus"), "SEV kind")
@@ -53,7 +73,18 @@ def lattice_counts(source: Hypercube | SEVResult, *, labels_of: Callable[[np.nda
 
 def sev_counts(values: Sequence[int | None]) -> pd.DataFrame:
     """Queries per SEV value: columns ``sev`` (each integer from the smallest to the largest seen, then
-    ``"not explained"`` for None), ``count`` and ``share`` (of all queries; 0 when there are none)."""
+    ``"not explained"`` for None), ``count`` and ``share`` (of all queries; 0 when there are none).
+
+    Parameters
+    ----------
+    values : sequence of int or None
+        The SEV values.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``sev``, ``count`` and ``share``.
+    """
     ints = [int(v) for v in values if v is not None]
     missing = sum(v is None for v in values)
     levels: list = list(range(min(ints), max(ints) + 1)) if ints else []
@@ -65,7 +96,20 @@ def sev_counts(values: Sequence[int | None]) -> pd.DataFrame:
 
 def prevalence_table(results: Sequence[SEVResult], group_names: Sequence[str]) -> pd.DataFrame:
     """Per group (in ``group_names`` order): ``count`` of explained queries with a minimal explanation that
-    uses it (once per query) and ``share`` of the explained queries. ``attrs`` holds ``explained``/``queries``."""
+    uses it (once per query) and ``share`` of the explained queries. ``attrs`` holds ``explained``/``queries``.
+
+    Parameters
+    ----------
+    results : sequence of SEVResult
+        Many queries' results.
+    group_names : sequence of str
+        The feature groups.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``count`` and ``share`` per group.
+    """
     names = list(group_names)
     explained = [r for r in results if r.explainable]
     used: dict[str, int] = dict.fromkeys(names, 0)

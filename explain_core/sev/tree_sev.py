@@ -36,7 +36,33 @@ class TreeSEVResult(Explanation):
     (``moved``), the point reached (``point``: column → value, the row's values elsewhere), the model's score
     there and its class, whether the model confirms the flip; ``conditions``: split conditions of the reached
     leaf's path that the row violates (single trees). ``engine``: ``negative paths``, ``cp-sat`` or ``one move``
-    (an ensemble that one group's move flips: every such move is scored by the model, so no solver is needed)."""
+    (an ensemble that one group's move flips: every such move is scored by the model, so no solver is needed).
+
+    Parameters
+    ----------
+    value : int, optional
+        Groups changed.
+    moved : tuple of str
+        The groups.
+    point : dict
+        The point reached.
+    score : float, optional
+        The model's score there.
+    reached_class : int, optional
+        The model's class there.
+    explained_class : int
+        The row's class.
+    status : str
+        ``"explained"``, ``"unexplainable"`` or ``"limit"``.
+    engine : str
+        What answered.
+    certified : bool
+        Whether the model confirms the flip.
+    bound : int, optional
+        A proven lower bound (status ``limit``).
+    conditions : int, optional
+        Violated split conditions (single trees).
+    """
 
     value: int | None
     moved: tuple[str, ...]
@@ -68,7 +94,33 @@ def tree_sev(model: ModelAdapter, dataset: Dataset, query, rows=None, *, restric
              budget: float = DEFAULT_BUDGET) -> TreeSEVResult:
     """SEVᵀ of ``query`` with candidate values from ``rows`` of the dataset (default: all; pass the training rows),
     the ``restricted`` groups held at the row's values; :class:`~.trees.Unreadable` when the model is not a tree
-    ensemble this package reads."""
+    ensemble this package reads.
+
+    Parameters
+    ----------
+    model : ModelAdapter
+        A tree model.
+    dataset : Dataset
+        Its data.
+    query : pandas.DataFrame or pandas.Series
+        The row.
+    rows : sequence of int, optional
+        Rows whose values are candidates.
+    restricted : sequence of str
+        Groups held.
+    budget : float
+        CP-SAT deterministic seconds.
+
+    Returns
+    -------
+    TreeSEVResult
+        The point reached, re-scored by the model.
+
+    Raises
+    ------
+    Unreadable
+        When the model is not a tree ensemble this package reads.
+    """
     layout, row = dataset.layout, one_row(query)[list(dataset.layout.columns)]
     read = exact_engine(model, layout).read  # read once per model and layout
     if not isinstance(read.structure, TreeEnsemble):

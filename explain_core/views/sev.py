@@ -83,6 +83,24 @@ def hypercube_figure(cube: Hypercube, explanation: SEVExplanation | None = None,
     the reference (all groups at the reference) are drawn bigger and labelled. With ``explanation``, the
     shortest paths of its ``which`` result (``minus``, ``plus`` or ``restricted``) are highlighted — every
     ordering of every minimal explanation — and the hover text lists each group's value.
+
+    Parameters
+    ----------
+    cube : Hypercube
+        The scored hypercube.
+    explanation : SEVExplanation, optional
+        The row's SEV, to highlight.
+    which : str
+        ``"minus"``, ``"plus"`` or ``"restricted"``.
+    class_names : sequence of str
+        The classes' names.
+    height : int, optional
+        The figure's height in pixels.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The layered graph.
     """
     names = list(cube.names)
     masks = np.asarray(cube.masks, dtype=bool)
@@ -164,7 +182,24 @@ def _vertex_hover(mask, names, score, label_name, values, role) -> str:
 
 def lattice_figure(source: Hypercube | SEVResult, *, labels_of: Callable[[np.ndarray], np.ndarray] | None = None,
                    kind: str = "minus", log_y: bool = False) -> go.Figure:
-    """Bars per depth: vertices evaluated and vertices that flip (see :func:`lattice_counts` for the arguments)."""
+    """Bars per depth: vertices evaluated and vertices that flip (see :func:`lattice_counts` for the arguments).
+
+    Parameters
+    ----------
+    source : Hypercube or SEVResult
+        What was searched.
+    labels_of : callable, optional
+        The model's labelling rule.
+    kind : str
+        ``"minus"`` or ``"plus"``.
+    log_y : bool
+        A logarithmic count axis.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The bars.
+    """
     counts = lattice_counts(source, labels_of=labels_of, kind=kind)
     start = "reference" if (source.kind if isinstance(source, SEVResult) else kind) == "plus" else "query"
     fig = go.Figure([
@@ -234,7 +269,20 @@ def paths_figure(result: SEVResult, names: Sequence[str], start_score: float, th
 
 def sev_histogram(values: Sequence[int | None] | pd.DataFrame, *, label: str = "SEV⁻") -> go.Figure:
     """Bar chart of :func:`sev_counts`: how many queries have each SEV value, and how many are not explained.
-    ``values`` may be such a table already (an audit's, :meth:`~explain_core.audit.Audit.counts`)."""
+    ``values`` may be such a table already (an audit's, :meth:`~explain_core.audit.Audit.counts`).
+
+    Parameters
+    ----------
+    values : sequence of int or None, or pandas.DataFrame
+        The SEV values, or their :func:`sev_counts` table.
+    label : str
+        The SEV's name on the axis.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The bars.
+    """
     counts = values if isinstance(values, pd.DataFrame) else sev_counts(values)
     fig = go.Figure(go.Bar(x=[str(v) for v in counts["sev"]], y=counts["count"],
                            customdata=counts["share"], name=label, marker_color=BAR_COLOURS["counts"],
@@ -248,7 +296,20 @@ def sev_histogram(values: Sequence[int | None] | pd.DataFrame, *, label: str = "
 def feature_prevalence(results: Sequence[SEVResult] | pd.DataFrame, group_names: Sequence[str]) -> go.Figure:
     """Horizontal bars of :func:`prevalence_table`: share of explained queries whose minimal explanations
     include each group (most frequent on top). ``results`` may be such a table already, with ``attrs["label"]``
-    (an audit's, :meth:`~explain_core.audit.Audit.prevalence`)."""
+    (an audit's, :meth:`~explain_core.audit.Audit.prevalence`).
+
+    Parameters
+    ----------
+    results : sequence of SEVResult or pandas.DataFrame
+        Many queries' results, or their prevalence table.
+    group_names : sequence of str
+        The feature groups.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The bars.
+    """
     if isinstance(results, pd.DataFrame):
         table, label = results, results.attrs["label"]
     else:

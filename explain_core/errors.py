@@ -112,6 +112,15 @@ class UntrustedModelError(IntakeError):
     ``types`` lists the unvetted but harmless-looking types of a skops file that the user may confirm
     (empty when nothing can be confirmed: a pickle, or a file with a refused type); ``checks`` holds the
     verdict on every type that is not on skops' own trusted list, with what each name resolves to.
+
+    Parameters
+    ----------
+    message : str
+        What was refused and what the user may do.
+    types : sequence of str
+        The types the user may confirm.
+    checks : sequence
+        The verdict on each type off skops' trusted list.
     """
 
     def __init__(self, message: str, types: Sequence[str] = (), checks: Sequence = ()):

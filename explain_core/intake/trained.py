@@ -25,6 +25,20 @@ class TrainedModel:
 
     ``key`` identifies the model's content (:func:`model_key`); ``source`` says in words where it came from;
     ``dataset_key`` is the :attr:`~explain_core.intake.data.Dataset.key` of the data it was fitted or checked on.
+
+    Parameters
+    ----------
+    model : ModelAdapter
+        The model, wrapped for the dataset.
+    train_rows, test_rows : numpy.ndarray
+        Row positions of the training and test rows.
+    metrics : dict
+        Train and test metrics (accuracy and AUC, or R² and RMSE for a regression) and where the test rows come
+        from (``test_rows``).
+    seed : int
+        The seed of the split (and of the training).
+    key, source, dataset_key : str
+        The model's content key, its origin in words, and its dataset's key.
     """
 
     model: ModelAdapter

@@ -19,7 +19,18 @@ FONT = "DejaVu"
 
 @lru_cache(maxsize=1)
 def font_files() -> dict[str, Path]:
-    """DejaVu Sans (regular, bold, oblique) from matplotlib's data folder, for Unicode text in the PDF."""
+    """DejaVu Sans (regular, bold, oblique) from matplotlib's data folder, for Unicode text in the PDF.
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        Style (``""``, ``"B"``, ``"I"``) → its font file.
+
+    Raises
+    ------
+    RuntimeError
+        When a font file is missing.
+    """
     import matplotlib
 
     folder = Path(matplotlib.get_data_path()) / "fonts" / "ttf"

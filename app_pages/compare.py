@@ -5,6 +5,7 @@ import streamlit as st
 from explain_core.analysis import agreement
 from explain_core.sev.readings import explanation_lines
 from explain_core.views.compare import agreement_figure, attribution_figure, waterfall_figure
+from explain_core.views.summaries import agreement_text, attribution_text, waterfall_text
 from explain_core.vocabulary import count_noun, plain
 from ui import references, second_model, shared, stops
 
@@ -90,18 +91,20 @@ with c3.container(border=True, key="cmp_linear"):
 
 left, right = st.columns([3, 2])
 with left, st.container(key="cmp_agreement"):
-    st.plotly_chart(agreement_figure(agree.matrix()), width="stretch", key="cmp_agreement_chart")
+    shared.chart(agreement_figure(agree.matrix()), agreement_text(agree.matrix()), "cmp_agreement_chart")
     st.caption(" · ".join(f"**{plain(m)}**: {plain(rule)}" for m, rule in agree.rules.items()))
 with right:
-    st.plotly_chart(attribution_figure(s.dataset.group_names, {"LIME": base.lime.values, "SHAP": base.shap.values},
-                                       units={"LIME": base.lime.output, "SHAP": base.shap.output}),
-                    width="stretch", key="cmp_attribution_chart")
+    attributions = {"LIME": base.lime.values, "SHAP": base.shap.values}
+    shared.chart(attribution_figure(s.dataset.group_names, attributions,
+                                    units={"LIME": base.lime.output, "SHAP": base.shap.output}),
+                 attribution_text(s.dataset.group_names, attributions), "cmp_attribution_chart")
     st.caption(plain(f"LIME explains the {base.lime.output}; SHAP the {base.shap.output} ({base.shap.explainer}): "
                      "different units, so each has its own axis."))
 
 with st.container(key="cmp_waterfall"):
-    st.plotly_chart(waterfall_figure(s.dataset.group_names, base.shap.values, base.shap.base_value,
-                                     output=base.shap.output), width="stretch", key="cmp_waterfall_chart")
+    shared.chart(waterfall_figure(s.dataset.group_names, base.shap.values, base.shap.base_value,
+                                  output=base.shap.output),
+                 waterfall_text(s.dataset.group_names, base.shap.values, base.shap.base_value), "cmp_waterfall_chart")
     st.caption(plain(f"How SHAP's values add up: from the model's average output over SHAP's background data to "
                      f"this row's output, the features with the largest |SHAP value| first ({base.shap.output})."))
 

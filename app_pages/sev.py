@@ -10,6 +10,7 @@ from explain_core.views.compare import flip_figure
 from explain_core.views.readings import engine_sentence, tree_sev_sentence
 from explain_core.views.sev import (HYPERCUBE_FIGURE_MAX_GROUPS, feature_prevalence, hypercube_figure, lattice_figure,
                                     paths_figure, sev_histogram)
+from explain_core.views.summaries import sev_values_text
 from explain_core.vocabulary import (SEV_HELP, SEV_METHOD_HELP, SEV_METHOD_LABELS, UNCHANGED, format_value, plain,
                                            text_table)
 from ui import audit, references, shared, stops
@@ -153,7 +154,7 @@ else:
     label = wide.results[0].label if wide.results else "SEV"
     with st.container(key="sev_wide"):
         left, right = st.columns(2)
-        left.plotly_chart(sev_histogram(wide.values, label=label), width="stretch", key="sev_hist")
+        shared.chart(sev_histogram(wide.values, label=label), sev_values_text(wide.values, label), "sev_hist", left)
         right.plotly_chart(feature_prevalence(wide.results, names), width="stretch", key="sev_prev")
         counts = sev_counts(wide.values)
         explained = [v for v in wide.values if v is not None]
@@ -184,7 +185,8 @@ if run or st.session_state.get("sev_flip_done") == (s.key, n):
                          forget=("sev_flip_done",)):
         table = shared.flips(s, s.key, flagged[:n], p.sev, p.baselines)
     with st.container(key="sev_flips"):
-        st.plotly_chart(flip_figure(table), width="stretch", key="sev_flip_chart")
+        words = " ".join(sev_values_text(table[method], method, "never flip") for method in table.columns)
+        shared.chart(flip_figure(table), words, "sev_flip_chart")
         means = table.mean()
         cols = st.columns(3)
         for col, method in zip(cols, table.columns):

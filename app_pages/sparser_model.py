@@ -10,6 +10,7 @@ from explain_core.sparse.losses import OBJECTIVES
 from explain_core.sparse.training import (TRAINABLE_KINDS, TrainingSettings, base_setup, skops_bytes, sparse_setup,
                                           train_sparse)
 from explain_core.views.sparse import history_figure, prevalence_figure, sev_distributions, sev_sankey
+from explain_core.views.summaries import history_text, sankey_text
 from explain_core.vocabulary import plain
 from ui import shared
 from ui import stops
@@ -128,7 +129,8 @@ left, right = st.columns(2)
 left.plotly_chart(sev_distributions({"before": compared.before.sev[kind].values,
                                      "after": compared.after.sev[kind].values}, label=label),
                   width="stretch", key="sparse_dist")
-right.plotly_chart(sev_sankey(compared.transitions(kind), label=label), width="stretch", key="sparse_sankey")
+moves = compared.transitions(kind)
+shared.chart(sev_sankey(moves, label=label), sankey_text(moves, label=label), "sparse_sankey", right)
 st.plotly_chart(prevalence_figure(compared.prevalence(kind), label=label), width="stretch", key="sparse_prev")
 
 c1, c2, c3 = st.columns(3)
@@ -145,7 +147,7 @@ c3.download_button("Download the model (.onnx)", data=lambda: onnx_bytes(after),
                    help="One input per raw column (numbers as float32, text as strings), for onnxruntime or "
                         "this app's upload; written when you click.")
 with st.expander("Training history"):
-    st.plotly_chart(history_figure(result.history), width="stretch", key="sparse_history")
+    shared.chart(history_figure(result.history), history_text(result.history), "sparse_history")
 with st.expander("The objectives in the paper's notation"):
     st.markdown(
         "Training minimises BCE + λ·ℓ_SEV + C₂·ℓ_Pos_base (eq. 9), the SEV terms after the warm-up. "

@@ -17,6 +17,7 @@ from explain_core.analysis import (DEFAULT_DEMO, Parameters, agreement, demo_set
 from explain_core.sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
 from explain_core.sev.summaries import sev_counts
 from explain_core.views.readings import engine_sentence, tree_sev_sentence
+from explain_core.views.summaries import sev_values_text
 from explain_core.vocabulary import REFERENCE_KIND_LABELS, format_number
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -201,9 +202,11 @@ def test_sev_page_matches_explain_core(demo, flagged, chart_specs):
 
 def test_sev_dataset_wide_histogram_counts(demo, flagged, chart_specs):
     at = open_page("app_pages/sev.py")
-    counts = sev_counts([expected(demo, r).minus.value for r in flagged])
+    minus = [expected(demo, r).minus.value for r in flagged]
+    counts = sev_counts(minus)
     hist = next(c for c in chart_specs(at) if any(t.get("meta", {}).get("role") == "counts" for t in c["data"]))
     assert trace(hist, "counts")["y"] == counts["count"].tolist()
+    assert sev_values_text(minus, "SEV⁻") in [visible(c) for c in at.caption.values]  # its text alternative
 
 
 def test_sev_mode_switches_the_dataset_wide_view_and_the_paths(demo, flagged, chart_specs):
@@ -306,6 +309,9 @@ def test_flip_numbers_match_baselines(demo, flagged):
     assert metrics["mean LIME-C"] == f"{sum(lime) / 5:.2f}"
     assert metrics["mean SEV⁻"] == f"{sum(minus) / 5:.2f}"
     assert all(a >= b for a, b in zip(lime, minus))
+    words = next(w for w in map(visible, at.caption.values) if w.startswith("SEV⁻ of 5 rows"))  # the chart's words
+    assert sev_values_text(minus, "SEV⁻", "never flip") in words
+    assert sev_values_text(lime, "LIME-C", "never flip") in words
 
 
 # --- Pick a row ----------------------------------------------------------------------------------------------

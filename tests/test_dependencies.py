@@ -93,6 +93,15 @@ def test_streamlit_script_requests_internals_exist():
         assert callable(requests._request_rerun_locked)
 
 
+def test_no_test_skips_itself_when_a_dependency_is_missing():
+    """A missing dependency fails the suite (CI installs the test extra), never skips a module or a test quietly:
+    no test calls pytest.importorskip."""
+    calls = [f"{path.name}:{node.lineno}" for path in sorted((ROOT / "tests").glob("*.py"))
+             for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Attribute)
+             and node.attr == "importorskip"]
+    assert not calls, f"import these instead: {calls}"
+
+
 def test_numba_cache_classes_and_shap_kernels_exist():
     """explain_core.baselines.keep_kernels subclasses numba's cache classes and gives SHAP's kernels their cache (a
     change there would quietly leave them compiling in every process)."""
@@ -114,8 +123,9 @@ def test_numba_cache_classes_and_shap_kernels_exist():
 def test_kaleido_tab_return_internal_exists():
     """report/figures.py replaces kaleido's private Kaleido._return_kaleido_tab (which reloads the tab's page, then
     puts it back on ``tabs_ready``) by one that only puts it back."""
-    kaleido = pytest.importorskip("kaleido")
     import inspect
+
+    import kaleido
 
     returned = inspect.getsource(kaleido.Kaleido._return_kaleido_tab)
     assert "reload()" in returned and "self.tabs_ready.put(tab)" in returned

@@ -216,7 +216,8 @@ def test_lightgbm_sklearn_and_native_with_sanitised_names(data, xy, tmp_path):
 
 
 def test_catboost_sklearn_native_and_onnx(data, xy, tmp_path):
-    catboost = pytest.importorskip("catboost")
+    import catboost
+
     X, y = xy
     model = catboost.CatBoostClassifier(iterations=40, depth=4, random_seed=0, verbose=0, thread_count=1,
                                         allow_writing_files=False).fit(X, y)

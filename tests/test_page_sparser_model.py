@@ -15,8 +15,9 @@ from explain_core.analysis import DEFAULT_DEMO, demo_setup
 from explain_core.intake.loading import load_model_file
 from explain_core.intake.models import wrap_model
 from explain_core.setup import Parameters
-from explain_core.sparse.compare import compare_sparsity
+from explain_core.sparse.compare import KIND_LABELS, compare_sparsity
 from explain_core.sparse.training import TrainingSettings, sparse_setup, train_sparse
+from explain_core.views import summaries
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -43,12 +44,17 @@ def test_sparser_model_page_trains_compares_and_switches_the_session(explain_cac
 
     base = demo_setup(*DEFAULT_DEMO)
     settings = TrainingSettings(objective="all_opt_minus", warmup_epochs=1, sev_epochs=1)
-    after = sparse_setup(base, train_sparse(base, settings))
-    want = compare_sparsity(base, after, Parameters().sev).table()
+    trained = train_sparse(base, settings)
+    after = sparse_setup(base, trained)
+    compared = compare_sparsity(base, after, Parameters().sev)
+    want = compared.table()
     shown = at.dataframe[0].value
     assert list(shown.index) == list(want.index)
     np.testing.assert_allclose(shown.to_numpy(dtype=float), want.to_numpy(dtype=float), rtol=1e-9, equal_nan=True)
     assert len(at.get("plotly_chart")) == 4  # distributions, Sankey, prevalence, training history
+    kind, captions = compared.kinds[0], [visible(c) for c in at.caption.values]  # the charts' text alternatives
+    assert summaries.sankey_text(compared.transitions(kind), label=KIND_LABELS[kind]) in captions
+    assert summaries.history_text(trained.history) in captions
     keys = [b.key for b in at.get("download_button")]
     assert "sparse_download" in keys and "sparse_download_onnx" in keys
     assert set(drawn) == {"sparser_model.skops", "sparser_model.onnx"}

@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+import xgboost
 from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier, RandomForestRegressor
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.neural_network import MLPClassifier
@@ -26,8 +27,6 @@ from explain_core.sev.engine import SEVExplanation
 from explain_core.sev.exact_sev import exact_engine, exact_sev_batch
 from explain_core.sev.readers import read_inputs, read_structure
 from explain_core.sev.trees import ensemble_from_plain
-
-xgboost = pytest.importorskip("xgboost")
 
 
 @pytest.fixture(autouse=True)

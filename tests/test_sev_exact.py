@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import warnings
 
+import catboost
+import lightgbm
 import numpy as np
 import pandas as pd
 import pytest
+import xgboost
 from sklearn.compose import TransformedTargetRegressor
 from sklearn.ensemble import (
     ExtraTreesClassifier,
@@ -31,9 +34,6 @@ from explain_core.sev import sev_batch
 from explain_core.sev.exact_sev import exact_engine, exact_sev_batch, prepare
 from explain_core.sev.readers import read_structure
 
-xgboost = pytest.importorskip("xgboost")
-lightgbm = pytest.importorskip("lightgbm")
-catboost = pytest.importorskip("catboost")
 
 @pytest.fixture(autouse=True)
 def one_thread():

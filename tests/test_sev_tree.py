@@ -9,6 +9,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+import xgboost
 from sklearn.ensemble import GradientBoostingClassifier
 from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import Pipeline
@@ -21,7 +22,6 @@ from explain_core.intake.encoding import make_encoder
 from explain_core.intake.models import wrap_model
 from explain_core.sev.tree_sev import TreeSEVResult, tree_sev
 
-xgboost = pytest.importorskip("xgboost")
 COLUMNS = ["a", "b", "c"]
 
 

@@ -2,6 +2,10 @@
 against independent computations (scikit-learn, pandas) on the demo and on small tables."""
 from __future__ import annotations
 
+import ast
+import inspect
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -61,6 +65,8 @@ def test_the_other_pages_charts_in_words():
     """Text alternatives the SEV, Compare and Sparser model pages can show beside their charts."""
     assert summaries.sev_values_text([1, 1, 2, None, 3, 1]) == ("SEV⁻ of 6 rows: 3 at 1, 1 at 2, 1 at 3, 1 not "
                                                                 "explained.")
+    flips = pd.Series([2.0, np.nan, 1.0, 2.0])  # a flip-number column: NaN = never flips
+    assert summaries.sev_values_text(flips, "LIME-C", "never flip") == "LIME-C of 4 rows: 1 at 1, 2 at 2, 1 never flip."
     matrix = pd.DataFrame({"SEV": [True, True, False], "LIME": [True, False, True]}, index=["age", "sex", "priors"])
     assert summaries.agreement_text(matrix) == ("SEV names age and sex; LIME names age and priors. Every method "
                                                 "names age.")
@@ -76,3 +82,15 @@ def test_the_other_pages_charts_in_words():
                                                "0.600 to 0.450, ℓ_SEV from 0.300 to 0.050.")
     assert "LIME: b (0.9), a (0.2) and c (0.1)" in summaries.attribution_text(["a", "b", "c"],
                                                                             {"LIME": [0.2, -0.9, 0.1]})
+
+
+def test_every_text_alternative_is_shown_on_a_page():
+    """Each chart's text alternative is drawn under its chart by some page (app_pages/ or ui/): none is left unused."""
+    root = Path(__file__).resolve().parent.parent
+    used = {node.id if isinstance(node, ast.Name) else node.attr  # a name in code, not only in its import
+            for path in [*root.glob("app_pages/*.py"), *root.glob("ui/*.py")]
+            for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, (ast.Name, ast.Attribute))}
+    texts = {name for name, f in inspect.getmembers(summaries, inspect.isfunction)
+             if f.__module__ == summaries.__name__ and not name.startswith("_")}
+    assert len(texts) >= 20 and not texts - used, f"shown on no page: {sorted(texts - used)}"
+

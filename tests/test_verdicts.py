@@ -50,6 +50,11 @@ def test_the_compare_page_leads_with_the_verdict_and_a_true_banner(explain_cache
     assert any(visible(s.value).startswith("Named by most methods:") for s in at.success)
     banner = [visible(s.label) for s in at.status]
     assert banner and banner[0].startswith("SEV⁻ =") and "LENS:" in banner[0]
+    captions = [visible(c) for c in at.caption.values]  # each chart's text alternative under it
+    assert any(" names " in c and ("Every method names" in c or "No feature is named by every method" in c)
+               for c in captions)
+    assert any(c.startswith("Largest attributions — LIME: ") and "; SHAP: " in c for c in captions)
+    assert any(c.startswith("SHAP from the base value ") for c in captions)
 
 
 def test_zero_coefficient_share_counts_exact_zeros_of_linear_models():

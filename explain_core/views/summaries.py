@@ -189,12 +189,13 @@ def sweep_text(summary: pd.DataFrame, parameter: str, metric: str = "relevance")
 
 # --- the SEV, Compare and Sparser model pages' charts -----------------------------------------------------------
 
-def sev_values_text(values: Sequence[int | None], label: str = "SEV⁻") -> str:
-    """Of :func:`~explain_core.views.sev.sev_histogram` and the flip numbers' bars: rows per value."""
+def sev_values_text(values: Sequence[int | float | None], label: str = "SEV⁻", missing: str = "not explained") -> str:
+    """Of :func:`~explain_core.views.sev.sev_histogram` and the flip numbers' bars: rows per value; a None or NaN
+    value is counted as ``missing`` ("never flip" for the flip numbers)."""
     from ..sev.summaries import sev_counts
 
-    counts = sev_counts(list(values))
-    parts = [f"{int(c):,} at {v}" if v != counts["sev"].iloc[-1] else f"{int(c):,} not explained"
+    counts = sev_counts([None if pd.isna(v) else int(v) for v in values])
+    parts = [f"{int(c):,} at {v}" if v != counts["sev"].iloc[-1] else f"{int(c):,} {missing}"
              for v, c in zip(counts["sev"], counts["count"]) if c]
     return f"{label} of {len(values):,} rows: " + ", ".join(parts) + "."
 

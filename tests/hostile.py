@@ -208,8 +208,8 @@ raise RuntimeError("PROBE " + json.dumps(report))
 
 
 def onnx_data_dependent(scale: float = 1e8) -> bytes:
-    """An ONNX graph of one float input (width 3) that allocates ``max(X) × scale`` floats: nothing for the all-zero
-    row a trial run would use, gigabytes for real rows."""
+    """An ONNX graph of one float input (width 3) and one output per row that allocates ``max(X) × scale`` floats:
+    nothing for the all-zero row a trial run would use, gigabytes for real rows."""
     from onnx import TensorProto, helper
 
     graph = helper.make_graph(
@@ -217,11 +217,13 @@ def onnx_data_dependent(scale: float = 1e8) -> bytes:
          helper.make_node("Mul", ["m", "scale"], ["n"]), helper.make_node("Cast", ["n"], ["ni"], to=TensorProto.INT64),
          helper.make_node("Reshape", ["ni", "one_shape"], ["shape"]),
          helper.make_node("ConstantOfShape", ["shape"], ["big"]), helper.make_node("ReduceSum", ["big"], ["s"]),
-         helper.make_node("Add", ["X", "s"], ["Y"])], "data_dependent",
+         helper.make_node("ReduceSum", ["X", "axis"], ["row"], keepdims=1),
+         helper.make_node("Add", ["row", "s"], ["Y"])], "data_dependent",
         [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, 3])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [None, 3])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [None, 1])],
         [helper.make_tensor("scale", TensorProto.FLOAT, [], [scale]),
-         helper.make_tensor("one_shape", TensorProto.INT64, [1], [1])])
+         helper.make_tensor("one_shape", TensorProto.INT64, [1], [1]),
+         helper.make_tensor("axis", TensorProto.INT64, [1], [1])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model.SerializeToString()

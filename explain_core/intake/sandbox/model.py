@@ -22,6 +22,7 @@ import numpy as np
 from ...errors import IntakeError
 from ...limits import limit, limits
 from .client import ModelCrashed, RemoteError, Worker
+from .protocol import MAX_TEXT_CHARS, Expect, call_expect
 
 METHODS = ("predict_proba", "decision_function", "predict")
 _LIVE: "weakref.WeakSet[SandboxedModel]" = weakref.WeakSet()
@@ -90,7 +91,20 @@ class SandboxedModel:
         if method not in self.info["methods"]:
             raise AttributeError(f"{self.source.name} has no {method}")
         return lambda X: self.request({"op": "call", "stage": stage, "method": method, "X": X, **_config()},
-                                      f"scoring {len(X):,} rows")
+                                      f"scoring {len(X):,} rows", self._expect(method, len(X)))
+
+    def _expect(self, method: str, rows: int) -> Expect:
+        """What a call's reply may hold: ``rows`` scores of this model's classes (or of up to
+        :attr:`~explain_core.limits.Limits.model_classes` outputs where it names none), a classifier's labels (no
+        longer than its longest class's), or encoded rows (as wide as an encoder's output may be)."""
+        caps, classes = limits(), self.info["classes"]
+        width = len(classes) if classes else caps.model_classes
+        if method == "transform":
+            return call_expect(rows, caps.columns * 64, "biuf")
+        if method != "predict":
+            return call_expect(rows, width, "biuf")
+        longest = max((len(str(c)) for c in classes), default=0) if classes else MAX_TEXT_CHARS
+        return call_expect(rows, 1 if classes else width, "biufU", max(1, longest))
 
     def stage(self, name: str) -> "Stage":
         return Stage(self, name)
@@ -114,25 +128,30 @@ class SandboxedModel:
                    "args": args, "layers": tuple(layers), "stage": stage}
         return self.request(request, f"running {function.__qualname__}")
 
-    def request(self, request: dict, what: str):
-        """One request to the worker (started, and the model loaded, if there is none)."""
+    def request(self, request: dict, what: str, expect: Expect | None = None):
+        """One request to the worker (started, and the model loaded, if there is none, or it is retiring), its
+        reply bounded by ``expect`` (default: plain data, with arrays of at most 16 MB + 4 × the model file's size:
+        a model's trees or coefficients)."""
         with self._lock:
             worker = self._slot[0]
-            if worker is None or not worker.alive:
+            if worker is None or not worker.alive or worker.retiring:
+                _close(self._slot)
                 self._start()
                 worker = self._slot[0]
+            expect = expect or Expect(array_bytes=16 * 2**20 + 4 * len(self.source.data))
             try:
-                return worker.call(request, seconds=limit("model_seconds"), what=what)
+                return worker.call(request, seconds=limit("model_seconds"), what=what, expect=expect)
             except RemoteError as exc:
                 raise translated(exc, self.source.name, what, limits()) from None
 
     def _start(self) -> dict:
         caps = limits()
         with self._lock:
-            worker = Worker(caps.model_memory_mb)
+            worker = Worker(caps.model_memory_mb, caps.model_seconds)
             self._slot[0] = worker
             try:
-                info = worker.call(self.source.request(), seconds=caps.model_seconds, what="loading")
+                info = worker.call(self.source.request(), seconds=caps.model_seconds, what="loading",
+                                   expect=Expect(array_bytes=0))
             except RemoteError as exc:
                 _close(self._slot)
                 raise translated(exc, self.source.name, "loading", caps) from None
@@ -170,7 +189,7 @@ class Stage:
 
     def transform(self, X):
         return self.model.request({"op": "call", "stage": self.name, "method": "transform", "X": X, **_config()},
-                                  f"encoding {len(X):,} rows")
+                                  f"encoding {len(X):,} rows", self.model._expect("transform", len(X)))
 
     @property
     def predict_proba(self):

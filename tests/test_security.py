@@ -82,6 +82,27 @@ def test_row1_a_visitor_cannot_turn_on_trusted_mode(tmp_path):
     assert sentinel.exists()
 
 
+def test_row1_a_pickle_loaded_while_trusted_is_not_served_from_the_cache_once_trust_is_off(monkeypatch):
+    """Issue 51: the cache of loaded models is keyed on trusted mode (a pickle stayed usable after the operator
+    turned trusted mode off, until a restart)."""
+    import joblib
+    from sklearn.linear_model import LogisticRegression
+
+    from pages import _uploads as uploads
+
+    frame = pd.DataFrame({"x": np.arange(20.0), "y": np.arange(20) % 2})
+    data = make_dataset(frame, "y")
+    buffer = io.BytesIO()
+    joblib.dump(LogisticRegression().fit(frame[["x"]], frame["y"]), buffer)
+    args = (data, buffer.getvalue(), data.key, "digest", "model.pkl", 0, None, "", (), False)
+    monkeypatch.setenv(TRUSTED_ENV, "1")
+    assert uploads.load_cached(*args).model.sandboxed
+    assert uploads.load_cached(*args) is uploads.load_cached(*args)  # cached while trusted
+    monkeypatch.setenv(TRUSTED_ENV, "0")
+    with pytest.raises(UntrustedModelError, match="is a pickle file.*Only the server's operator can allow"):
+        uploads.load_cached(*args)
+
+
 class _WritesSentinel:
     def __init__(self, path):
         self.path = str(path)
@@ -501,3 +522,17 @@ def test_row5_page_controls_are_bounded_by_the_limits(monkeypatch):
     at.button(key="dm_train").click().run()
     assert any("number of training rows is 4,937, over this server's limit of 500" in visible(e.value)
                for e in at.error)
+
+
+def test_row9_a_header_name_past_the_csv_readers_limit_is_a_message(tmp_path):
+    """Issue 51: a column name over 131,072 characters raised the CSV reader's own error (a traceback)."""
+    from explain_core.intake.tables import check_source_shape
+    from explain_core.limits import limits
+
+    data = ("a" * 140_000 + ",b\n1,2\n").encode()
+    with pytest.raises(IntakeError, match="longer than 131,072 characters .*shorten the column names"):
+        read_table(data, filename="wide.csv")
+    (tmp_path / "wide.csv").write_bytes(data)
+    with pytest.raises(IntakeError, match="longer than 131,072 characters"):
+        check_source_shape(tmp_path / "wide.csv", (".parquet",), limits())
+    assert list(read_table(("a" * 100_000 + ",b\n1,2\n").encode(), filename="long.csv").columns)[1] == "b"

@@ -368,3 +368,16 @@ def signal_probe(targets: dict[str, tuple[int, int]]) -> bytes:
     """A model whose ``predict_proba`` sends each target ``{name: (pid, signal)}`` its signal by every call Linux
     has, and raises with what happened (``PROBE {json}``)."""
     return code_model(f"TARGETS = {targets!r}\n" + SIGNAL_PROBE)
+
+
+def killer_pickle(pid: int) -> bytes:
+    """A pickle that, unpickled, sends SIGKILL to process ``pid`` (the server) by every signal call Linux has, then
+    raises with what happened (``PROBE {json}``)."""
+    import pickle
+
+    code = f"TARGETS = {{'server': ({pid}, 9)}}\n" + SIGNAL_PROBE
+
+    class Killer:
+        def __reduce__(self):
+            return exec, (code, {})
+    return pickle.dumps(Killer())

@@ -126,3 +126,51 @@ def test_a_worker_dies_within_5_s_of_its_server():
 def _cpu_ticks(pid: int) -> int:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return int(fields[11]) + int(fields[12])
+
+
+LAYER = """
+import importlib.util, json, os, sys
+spec = importlib.util.spec_from_file_location("confine", os.path.join(sys.argv[1], "explain_core", "intake",
+                                                                       "sandbox", "confine.py"))
+confine = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(confine)
+layer, TARGETS = sys.argv[2], json.loads(sys.argv[3])
+if layer == "seccomp":
+    assert confine.install_filter(confine.seccomp_module())
+elif layer == "landlock":
+    assert confine.restrict_files(sys.argv[1]) == (True, True)
+elif layer == "pid namespace":
+    assert confine.new_pid_namespace()
+    if os.fork():
+        os._exit(os.waitstatus_to_exitcode(os.wait()[1]))
+try:
+    exec(sys.argv[4])
+except RuntimeError as exc:
+    print(str(exc))
+"""
+
+
+@pytest.mark.parametrize("layer", ["seccomp", "landlock", "pid namespace"])
+def test_each_signal_layer_holds_on_its_own(layer):
+    """Each of the three layers alone refuses every signal call at a victim (SIGKILL) and the test's process
+    (signal 0), and lets a process signal itself (seccomp and Landlock; pid 1 of a namespace ignores its own)."""
+    from hostile import SIGNAL_PROBE
+
+    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        targets = {"victim": (victim.pid, int(signal.SIGKILL)), "server": (os.getpid(), 0)}
+        if layer != "pid namespace":
+            targets["itself"] = (-2, 0)  # replaced by its own pid below
+        probe = SIGNAL_PROBE.replace("for name, (pid, sig) in TARGETS.items():",
+                                     "for name, (pid, sig) in TARGETS.items():\n    pid = os.getpid() if pid == -2 "
+                                     "else pid")
+        done = subprocess.run([sys.executable, "-c", LAYER, str(Path(__file__).parent.parent), layer,
+                               json.dumps(targets), probe], capture_output=True, text=True, timeout=60)
+        report = json.loads(done.stdout.split("PROBE ", 1)[1])
+        assert {k: v for k, v in report.items() if not k.startswith("itself") and v == "sent"} == {}, report
+        assert len(report) == 6 * len(targets) and victim.poll() is None
+        if layer != "pid namespace":
+            assert report["itself kill"] == "sent" and report["itself tgkill"] == "sent", report
+    finally:
+        victim.kill()
+        victim.wait()

@@ -61,6 +61,8 @@ class SandboxedModel:
         self._slot: list[Worker | None] = [None]
         weakref.finalize(self, _close, self._slot)
         self.info = check_info(info if info is not None else self._start(), source.name)
+        classes = self.info["classes"]
+        self._label_chars = max(1, max(map(len, map(str, classes)), default=0)) if classes else MAX_TEXT_CHARS
         for attribute, value in (("classes_", self.info["classes"]), ("feature_names_in_", self.info["feature_names"]),
                                  ("n_features_in_", self.info["n_features"])):
             if value is not None:
@@ -96,15 +98,15 @@ class SandboxedModel:
     def _expect(self, method: str, rows: int) -> Expect:
         """What a call's reply may hold: ``rows`` scores of this model's classes (or of up to
         :attr:`~explain_core.limits.Limits.model_classes` outputs where it names none), a classifier's labels (no
-        longer than its longest class's), or encoded rows (as wide as an encoder's output may be)."""
-        caps, classes = limits(), self.info["classes"]
-        width = len(classes) if classes else caps.model_classes
+        longer than its longest class's), or encoded rows (as wide as an encoder's output may be). Limits are read
+        one by one, and only where needed (this is every call's path)."""
+        classes = self.info["classes"]
         if method == "transform":
-            return call_expect(rows, caps.columns * 64, "biuf")
+            return call_expect(rows, int(limit("columns")) * 64, "biuf")
+        width = len(classes) if classes else int(limit("model_classes"))
         if method != "predict":
             return call_expect(rows, width, "biuf")
-        longest = max((len(str(c)) for c in classes), default=0) if classes else MAX_TEXT_CHARS
-        return call_expect(rows, 1 if classes else width, "biufU", max(1, longest))
+        return call_expect(rows, 1 if classes else width, "biufU", self._label_chars)
 
     def stage(self, name: str) -> "Stage":
         return Stage(self, name)

@@ -174,3 +174,28 @@ def test_each_signal_layer_holds_on_its_own(layer):
     finally:
         victim.kill()
         victim.wait()
+
+
+THREADS = """
+import json, threading
+release, started = threading.Event(), 0
+try:
+    for _ in range(1000):
+        threading.Thread(target=release.wait, daemon=True).start()
+        started += 1
+except RuntimeError:
+    pass
+release.set()
+raise RuntimeError("PROBE " + json.dumps({"started": started}))
+"""
+
+
+def test_a_worker_cannot_start_more_threads_than_its_cap():
+    """The worker's pids cgroup: of 1,000 threads a model starts, fewer than PIDS_MAX run (its own count)."""
+    model = load_model_bytes(code_model(THREADS), "threads.pkl", trusted=True)
+    if not model.confined["pids cgroup"]:
+        pytest.skip("no writable pids cgroup here (the README says the cap then does not hold)")
+    with pytest.raises(Exception, match="PROBE") as info:
+        model.predict_proba(ROWS)
+    started = json.loads(re.search(r"PROBE (\{.*\})", str(info.value)).group(1))["started"]
+    assert 0 < started < zygote.PIDS_MAX

@@ -11,7 +11,9 @@ kept), the ratio sandboxed / in-process (target ≤ 1.2), the worker requests pe
 between two Python processes, and a model call made after a pause (the worker sleeps between requests; its caches
 and its core cool down) against one made in a tight loop.
 
-    python bench/sandbox_overhead.py
+    python bench/sandbox_overhead.py            # every model, 40 rows
+    python bench/sandbox_overhead.py --quick    # COMPAS's three models, 15 rows, no floor: for before/after runs,
+                                                # e.g. this file with PYTHONPATH at an older checkout, then at this one
 """
 from __future__ import annotations
 
@@ -77,9 +79,9 @@ def calls_per_row(setup, rows) -> float:
     count = [0]
     original = sandboxed.SandboxedModel.request
 
-    def counting(self, request, what):
+    def counting(self, request, what, *bound):
         count[0] += 1
-        return original(self, request, what)
+        return original(self, request, what, *bound)
     queries = [setup.dataset.features.iloc[[int(row)]] for row in rows]
     references = [setup.reference_for(query) for query in queries]
     sandboxed.SandboxedModel.request = counting
@@ -141,23 +143,32 @@ def floor() -> None:
 
 
 def main() -> None:
+    import sys
+
     import skops.io as sio
 
+    global ROWS
+    quick = "--quick" in sys.argv[1:]
+    ROWS = 15 if quick else ROWS
+    import explain_core
+
+    print(f"explain_core from {os.path.dirname(explain_core.__file__)}")
     print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())} (1, 5, 15 min) on {os.cpu_count()} cores")
     print(f"{'model':<28} {'in process':>12} {'sandboxed':>13} {'ratio':>8} {'calls':>6} {'start':>10}")
-    for dataset in ("compas", "adult"):
+    for dataset in ("compas",) if quick else ("compas", "adult"):
         for kind in ("gbdt", "l2_lr"):
             local = demo_setup(dataset, kind)
             compare(f"{dataset} {kind} (.skops)", local, sio.dumps(local.model.estimator), f"{kind}.skops", 1)
         base = demo_setup(dataset, "gbdt")
-        for library in ("xgboost", "lightgbm"):
+        for library in ("xgboost",) if quick else ("xgboost", "lightgbm"):
             blob, filename, columns = booster_file(base, library)
             data = base.dataset
             frame = data.features[list(columns)].assign(**{str(data.target.name): data.target})
             numeric = make_dataset(frame, str(data.target.name), positive_class=data.positive_class, name=data.name)
             compare(f"{dataset} {library} (.{filename.split('.')[1]})", _in_process(numeric, blob, filename), blob,
                     filename, positive=1)
-    floor()
+    if not quick:
+        floor()
     print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())} at the end")
 
 

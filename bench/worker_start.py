@@ -34,7 +34,7 @@ def one_start(forked: bool, blob: bytes, rows) -> tuple[float, float]:
     """(wall s, worker CPU s) of a worker started, the model loaded and 5 rows scored."""
     client.AVAILABLE = forked  # the spawn path is the one taken where there is no zygote
     started = time.perf_counter()
-    worker = client.Worker(limits().model_memory_mb)
+    worker = client.Worker(limits().model_memory_mb, limits().model_seconds)
     worker.call(ModelFile(blob, ".skops", "gbdt.skops").request(), seconds=60, what="loading")
     worker.call({"op": "call", "stage": "model", "method": "predict_proba", "X": rows}, seconds=60, what="scoring")
     wall = time.perf_counter() - started

@@ -74,6 +74,7 @@ class Limits:
     run_seconds: float = 600.0         # a run's own time limit (the exact linear fit)
     saved_mb: float = 2_048.0          # saved analyses (sessions and named ones) together: their files and state
     saved_analysis_mb: float = 500.0   # one saved analysis: its data file, model file and state
+    saved_visitor_mb: float = 1_024.0  # one visitor's: a session's working analysis and those it saved, together
     saved_days: float = 30.0           # a saved analysis not opened or changed for this many days is deleted
 
     @classmethod

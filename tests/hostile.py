@@ -208,8 +208,8 @@ raise RuntimeError("PROBE " + json.dumps(report))
 
 
 def onnx_data_dependent(scale: float = 1e8) -> bytes:
-    """An ONNX graph of one float input (width 3) that allocates ``max(X) × scale`` floats: nothing for the all-zero
-    row a trial run would use, gigabytes for real rows."""
+    """An ONNX graph of one float input (width 3) and one output per row that allocates ``max(X) × scale`` floats:
+    nothing for the all-zero row a trial run would use, gigabytes for real rows."""
     from onnx import TensorProto, helper
 
     graph = helper.make_graph(
@@ -217,11 +217,13 @@ def onnx_data_dependent(scale: float = 1e8) -> bytes:
          helper.make_node("Mul", ["m", "scale"], ["n"]), helper.make_node("Cast", ["n"], ["ni"], to=TensorProto.INT64),
          helper.make_node("Reshape", ["ni", "one_shape"], ["shape"]),
          helper.make_node("ConstantOfShape", ["shape"], ["big"]), helper.make_node("ReduceSum", ["big"], ["s"]),
-         helper.make_node("Add", ["X", "s"], ["Y"])], "data_dependent",
+         helper.make_node("ReduceSum", ["X", "axis"], ["row"], keepdims=1),
+         helper.make_node("Add", ["row", "s"], ["Y"])], "data_dependent",
         [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, 3])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [None, 3])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [None, 1])],
         [helper.make_tensor("scale", TensorProto.FLOAT, [], [scale]),
-         helper.make_tensor("one_shape", TensorProto.INT64, [1], [1])])
+         helper.make_tensor("one_shape", TensorProto.INT64, [1], [1]),
+         helper.make_tensor("axis", TensorProto.INT64, [1], [1])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model.SerializeToString()
@@ -258,3 +260,124 @@ def xgboost_json(num_feature: str | None = None) -> bytes:
     if num_feature is not None:
         model["learner"]["learner_model_param"]["num_feature"] = num_feature
     return json.dumps(model).encode()
+
+
+def code_model(body: str) -> bytes:
+    """A trusted pickle of a binary classifier (classes 0 and 1, two inputs) whose ``predict_proba`` runs ``body``
+    (Python; ``X`` the rows, ``out`` the scores it returns, 0.5 each unless ``body`` changes them) in its worker."""
+    import pickle
+    import textwrap
+
+    code = ("import numpy as np\nclass Model:\n    classes_ = np.array([0, 1])\n    n_features_in_ = 2\n"
+            "    def predict_proba(self, X):\n        out = np.full((len(X), 2), 0.5)\n"
+            f"{textwrap.indent(body, ' ' * 8)}\n        return out\nmodel = Model()\n")
+
+    class Built:
+        def __reduce__(self):
+            return eval, (f"(lambda ns: (exec({code!r}, ns), ns['model'])[1])({{}})",)
+    return pickle.dumps(Built())
+
+
+SIGNAL_PROBE = """
+import ctypes, json, os, signal
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+report = {}
+def tried(key, call):
+    try:
+        report[key] = "refused" if call() < 0 else "sent"
+    except OSError as exc:
+        report[key] = "refused: " + os.strerror(exc.errno)
+def info(sig):
+    buffer = (ctypes.c_int * 32)()
+    buffer[0], buffer[2] = sig, -1  # si_signo, si_code SI_QUEUE: what a process may send
+    return ctypes.byref(buffer)
+def pidfd(pid, sig):
+    signal.pidfd_send_signal(os.pidfd_open(pid), sig)
+    return 0
+for name, (pid, sig) in TARGETS.items():
+    tried(name + " kill", lambda: os.kill(pid, sig) or 0)
+    tried(name + " tkill", lambda: libc.syscall(200, pid, sig))
+    tried(name + " tgkill", lambda: libc.syscall(234, pid, pid, sig))
+    tried(name + " rt_sigqueueinfo", lambda: libc.syscall(129, pid, sig, info(sig)))
+    tried(name + " rt_tgsigqueueinfo", lambda: libc.syscall(297, pid, pid, sig, info(sig)))
+    tried(name + " pidfd_send_signal", lambda: pidfd(pid, sig))
+raise RuntimeError("PROBE " + json.dumps(report))
+"""
+
+REPLY_PROBE = """
+import fcntl, json, os, stat, struct, time
+errors = os.fstat(2).st_ino
+pipe = next(fd for fd in range(3, 256) if _is_outbox(fd, errors))
+def frame(data):
+    return struct.pack("<Q", len(data)) + data
+def write(data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(pipe, view):]
+if KIND == "array":  # 5 rows answered with a GiB
+    write(frame(json.dumps({"value": {"value": {"__array__": 0}},
+                            "arrays": [{"dtype": "<f8", "shape": [len(X), 2**27 // len(X)]}]}).encode()))
+    write(struct.pack("<Q", 2**30))
+    for _ in range(1024):
+        write(bytes(2**20))
+elif KIND == "header":  # a 64 MB header
+    write(struct.pack("<Q", 64 * 2**20))
+    for _ in range(64):
+        write(b"[" * 2**20)
+elif KIND == "nested":  # JSON nested 30,000 deep, within the header's size
+    write(frame(b"[" * 30000 + b"]" * 30000))
+elif KIND == "deep":  # JSON that decodes, nested deeper than the protocol allows
+    deep = 0
+    for _ in range(40):
+        deep = [deep]
+    write(frame(json.dumps({"value": {"value": deep}, "arrays": []}).encode()))
+elif KIND == "slow":  # a header that trickles in past the call's time limit
+    write(struct.pack("<Q", 1000))
+    for _ in range(1000):
+        write(b" ")
+        time.sleep(0.01)
+elif KIND == "stderr":  # 256 MB without a newline, then a well-formed answer
+    for _ in range(256):
+        os.write(2, b"x" * 2**20)
+"""
+
+
+def _is_outbox(fd: int, errors: int) -> bool:
+    """(Run in the worker, pasted into :data:`REPLY_PROBE`.) Whether ``fd`` is the pipe of the worker's replies."""
+    import fcntl
+    import os
+    import stat
+
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return False
+    return stat.S_ISFIFO(st.st_mode) and st.st_ino != errors and \
+        fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY
+
+
+def reply_probe(kind: str) -> bytes:
+    """A model whose ``predict_proba`` writes a malformed or oversized reply of ``kind`` to the server itself."""
+    import inspect
+
+    return code_model(inspect.getsource(_is_outbox) + f"KIND = {kind!r}\n" + REPLY_PROBE)
+
+
+def signal_probe(targets: dict[str, tuple[int, int]]) -> bytes:
+    """A model whose ``predict_proba`` sends each target ``{name: (pid, signal)}`` its signal by every call Linux
+    has, and raises with what happened (``PROBE {json}``)."""
+    return code_model(f"TARGETS = {targets!r}\n" + SIGNAL_PROBE)
+
+
+def killer_pickle(pid: int) -> bytes:
+    """A pickle that, unpickled, sends SIGKILL to process ``pid`` (the server) by every signal call Linux has, then
+    raises with what happened (``PROBE {json}``)."""
+    import pickle
+
+    code = f"TARGETS = {{'server': ({pid}, 9)}}\n" + SIGNAL_PROBE
+
+    class Killer:
+        def __reduce__(self):
+            return exec, (code, {})
+    return pickle.dumps(Killer())

@@ -214,3 +214,36 @@ def test_a_model_trained_on_the_sparser_page_is_kept_as_its_skops_file():
     np.testing.assert_allclose(s.model.score(features), after.model.score(features), rtol=1e-9)
     np.testing.assert_array_equal(s.model.label(features), after.model.label(features))
     assert s.reference.values == after.reference.values
+
+
+def test_a_locked_store_is_said_on_the_page_and_the_session_goes_on(german, explain_state_dir):
+    """Another process holds the file: the change is made and shown, the page says it is not kept (busy), and the
+    next change after the lock is gone is kept."""
+    at = run()
+    holder = sqlite3.connect(explain_state_dir / FILE_NAME, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        load_demo(at, "german_credit", "l2_lr")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert at.session_state["setup"].key == german.key and not at.error
+    assert "busy" in at.session_state["saved_problem"] and param(at, "session") is None
+    load_demo(at, "compas", "l2_lr")  # the next change, the file free again
+    token = param(at, "session")
+    assert token and "saved_problem" not in at.session_state
+    assert run(session=token).session_state["setup"].model_key == at.session_state["setup"].model_key
+
+
+def test_a_damaged_store_is_set_aside_and_a_reload_gets_a_message_and_a_fresh_session(german, explain_state_dir):
+    owner = run()
+    load_demo(owner, "german_credit", "l2_lr")
+    token = param(owner, "session")
+    path = explain_state_dir / FILE_NAME
+    path.write_bytes(b"\xff" * 100 + path.read_bytes()[100:])
+    at = run(session=token)
+    assert any("found damaged and set aside" in w and "A fresh session" in w for w in warnings(at)), warnings(at)
+    assert at.session_state["setup"].dataset.name == "compas" and not at.error
+    assert list(explain_state_dir.glob(FILE_NAME + ".damaged-*"))
+    load_demo(at, "german_credit", "l2_lr")  # saved in the fresh store
+    assert run(session=param(at, "session")).session_state["setup"].key == german.key

@@ -216,3 +216,17 @@ def test_file_over_the_size_limit(table, tmp_path, monkeypatch):
     raises(lambda: read_table(path.read_bytes()), "over the 0.1 MB limit")
     monkeypatch.setenv("EXPLAIN_MAX_UPLOAD_MB", "10")
     assert len(read_table(path)) == 30000
+
+
+def test_a_header_name_past_the_csv_readers_limit_is_a_message(tmp_path):
+    """Issue 51: a column name over 131,072 characters raised the CSV reader's own error (a traceback)."""
+    from explain_core.intake.tables import check_source_shape
+    from explain_core.limits import limits
+
+    data = ("a" * 140_000 + ",b\n1,2\n").encode()
+    with pytest.raises(IntakeError, match="longer than 131,072 characters .*shorten the column names"):
+        read_table(data, filename="wide.csv")
+    (tmp_path / "wide.csv").write_bytes(data)
+    with pytest.raises(IntakeError, match="longer than 131,072 characters"):
+        check_source_shape(tmp_path / "wide.csv", (".parquet",), limits())
+    assert list(read_table(("a" * 100_000 + ",b\n1,2\n").encode(), filename="long.csv").columns)[1] == "b"

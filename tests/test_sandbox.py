@@ -36,6 +36,8 @@ from explain_core.limits import limits
 from explain_core.setup import model_from_upload
 
 pytestmark = pytest.mark.slow
+EVERY_LAYER = {"limits": True, "network": True, "files": True, "signal scope": True, "seccomp": True,
+               "pid namespace": True, "pids cgroup": True}
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +71,7 @@ def test_every_layer_holds_and_nothing_of_the_server_reaches_the_worker(tmp_path
 
 def test_the_worker_reports_its_layers(lr_blob):
     model = load_model_bytes(lr_blob[0], "lr.skops")
-    assert model.confined == {"limits": True, "network": True, "files": True, "seccomp": True}
+    assert model.confined == EVERY_LAYER
     np.testing.assert_allclose(model.predict_proba(lr_blob[1]), sio.loads(lr_blob[0]).predict_proba(lr_blob[1]))
 
 
@@ -153,10 +155,10 @@ def test_every_onnx_call_runs_under_the_time_and_memory_limits(monkeypatch):
     monkeypatch.setenv("EXPLAIN_MAX_MODEL_MEMORY_MB", "1500")
     rows = np.array([[0.0, 0.0, 0.0], [30.0, 40.0, 50.0]], dtype=np.float32)
     data_dependent = load_model_bytes(onnx_data_dependent(), "scan.onnx")
-    assert data_dependent.predict(rows[:1]).shape == (3,)  # the all-zero row a trial run would use: fine
+    assert data_dependent.predict(rows[:1]).shape == (1,)  # the all-zero row a trial run would use: fine
     with pytest.raises((IntakeError, ModelCrashed), match="memory"):
         data_dependent.predict(rows)  # 5·10⁹ floats for a real row
-    assert data_dependent.predict(rows[:1]).shape == (3,)  # a new worker, the same model
+    assert data_dependent.predict(rows[:1]).shape == (1,)  # a new worker, the same model
     loop = load_model_bytes(onnx_loop(), "loop.onnx")  # loaded under the default time limit (a busy machine)
     monkeypatch.setenv("EXPLAIN_MAX_MODEL_SECONDS", "3")  # read by every call: scoring stops at 3 s
     started = time.monotonic()
@@ -182,32 +184,38 @@ def test_an_idle_worker_stops_and_a_pickled_proxy_carries_the_file(lr_blob, monk
     np.testing.assert_array_equal(copy.predict_proba(lr_blob[1]), first)
 
 
-def _parent(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+def _parent(pid: int, levels: int = 1) -> int:
+    for _ in range(levels):
+        pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    return pid
 
 
 @pytest.mark.skipif(not zygote.AVAILABLE, reason="workers are forked by a zygote on Linux with pidfds only")
 def test_workers_are_forked_by_a_spawned_zygote_never_by_the_server(lr_blob):
-    """Every worker is a child of the zygote, which is a fresh ``python -I -B`` the server spawned (not a fork of
-    it); each worker is confined on its own; a worker's signal reaches the page by name; a zygote that dies is
-    replaced by the next worker's start, and the workers alive then go on."""
-    first, second = Worker(limits().model_memory_mb), Worker(limits().model_memory_mb)
+    """Every worker is forked from the zygote (three levels down: the zygote's child, the PID namespace's pid 1, the
+    worker), which is a fresh ``python -I -B`` the server spawned (not a fork of it); each worker is confined on its
+    own; a worker's signal reaches the page by name; a zygote that dies takes its workers with it (issue 51: no
+    worker outlives what started it) and is replaced by the next worker's start."""
+    first, second = (Worker(limits().model_memory_mb, limits().model_seconds) for _ in range(2))
     source = zygote._ZYGOTE[0]
-    assert _parent(first.process.pid) == _parent(second.process.pid) == source.process.pid != os.getpid()
+    assert _parent(first.process.pid, 3) == _parent(second.process.pid, 3) == source.process.pid != os.getpid()
     assert _parent(source.process.pid) == os.getpid()
     command = Path(f"/proc/{source.process.pid}/cmdline").read_bytes().split(b"\0")
     assert command[1:4] == [b"-I", b"-B", b"-c"] and b"serve_forks" in command[4]
-    assert first.confined == second.confined == {"limits": True, "network": True, "files": True, "seccomp": True}
+    assert first.confined == second.confined == EVERY_LAYER
     assert first.process.pid != second.process.pid and second.alive
     os.kill(second.process.pid, signal.SIGABRT)
     with pytest.raises(ModelCrashed, match="stopped by signal SIGABRT"):
         second.call({"op": "split", "groups": []}, seconds=5, what="reading its steps")
     source.process.kill()
     source.process.wait(5)
-    third = Worker(limits().model_memory_mb)
-    assert zygote._ZYGOTE[0] is not source and _parent(third.process.pid) == zygote._ZYGOTE[0].process.pid
+    third = Worker(limits().model_memory_mb, limits().model_seconds)
+    assert zygote._ZYGOTE[0] is not source and _parent(third.process.pid, 3) == zygote._ZYGOTE[0].process.pid
+    first.process.wait(5)  # gone with its zygote
+    with pytest.raises(ModelCrashed, match="crashed while reading its steps"):
+        first.call({"op": "split", "groups": []}, seconds=5, what="reading its steps")
     with pytest.raises(RemoteError, match="no model is loaded"):
-        first.call({"op": "split", "groups": []}, seconds=5, what="reading its steps")  # alive without its zygote
+        third.call({"op": "split", "groups": []}, seconds=5, what="reading its steps")
     for worker in (first, third):
         worker.close()
         assert worker.process.poll() is not None
@@ -292,8 +300,8 @@ def test_a_model_reading_floats_gets_compact_vertices_and_explains_as_in_process
     assert uploaded.model.sandboxed and not local.model.sandboxed
     sent = []
     original = SandboxedModel.request
-    monkeypatch.setattr(SandboxedModel, "request", lambda self, request, what: (
-        request["op"] == "call" and sent.append(type(request["X"])), original(self, request, what))[1])
+    monkeypatch.setattr(SandboxedModel, "request", lambda self, request, what, *bound: (
+        request["op"] == "call" and sent.append(type(request["X"])), original(self, request, what, *bound))[1])
     if kind != "unnamed":  # in process, a booster is split the same way
         assert isinstance(encoded_model(local.model, data.layout.groups).encoder, FloatColumns)
     with monkeypatch.context() as unsplit:  # the same file in process, fed data frames (no split): the oracle

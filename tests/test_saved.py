@@ -200,8 +200,72 @@ def test_a_file_of_another_version_or_no_database_is_a_message(tmp_path):
     other = tmp_path / "garbage"
     other.mkdir()
     (other / FILE_NAME).write_bytes(b"this is not a database" * 100)
-    with pytest.raises(IntakeError, match="damaged"):
-        SavedStore(other)
+    fresh = SavedStore(other)  # the damaged file set aside for the operator, as it was; a fresh store in its place
+    [aside] = other.glob(FILE_NAME + ".damaged-*")
+    assert aside.read_bytes() == b"this is not a database" * 100 and fresh.usage() == 0
+
+
+def _damage(path, kind: str) -> None:
+    data = path.read_bytes()
+    page = int.from_bytes(data[16:18], "big")
+    damaged = {"header": b"\xff" * 100 + data[100:],  # not a database any more
+               "pages": data[:page] + bytes(range(256)) * ((len(data) - page) // 256),  # every table's pages
+               "truncated": data[:page + page // 2],  # cut inside its second page
+               "emptied": b""}[kind]  # a valid, empty database: its tables gone
+    path.write_bytes(damaged)
+
+
+@pytest.mark.parametrize("kind", ["header", "pages", "truncated", "emptied"])
+def test_a_damaged_file_is_set_aside_and_the_session_goes_on(tmp_path, kind, caplog):
+    """Four kinds of damage: the call that meets it gets a clear answer (here: the link is unknown, and why), the
+    file is kept aside as it was (logged) and a fresh store takes over, so the next save works."""
+    store = SavedStore(tmp_path)
+    token, sha_data = new_token(), blob(300_000)
+    store.save_session(token, '{"v": 1}', dict([sha_data]))
+    _damage(store.path, kind)
+    damaged = store.path.read_bytes()
+    with pytest.raises(SavedNotFound, match="found damaged and set aside"):
+        store.open_session(token)
+    [aside] = tmp_path.glob(FILE_NAME + ".damaged-*")
+    assert aside.read_bytes() == damaged and "moved aside" in caplog.text
+    other = new_token()
+    store.save_session(other, '{"v": 2}', {})
+    assert store.open_session(other).state == '{"v": 2}' and SavedStore(tmp_path).open_session(other) is not None
+
+
+def test_a_locked_file_is_a_message_soon_and_nothing_saved_is_lost(store):
+    import time
+
+    token, sha_data = new_token(), blob(1000)
+    store.save_session(token, '{"v": 1}', dict([sha_data]))
+    holder = sqlite3.connect(store.path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another process writing, for longer than the busy timeout and the retry
+    try:
+        started = time.monotonic()
+        with pytest.raises(IntakeError, match="busy .* did not happen; it is tried again on your next change"):
+            store.save_session(token, '{"v": 2}', {})
+        assert time.monotonic() - started < 10
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert store.open_session(token).state == '{"v": 1}' and store.open_session(token).files == dict([sha_data])
+    store.save_session(token, '{"v": 2}', {})
+    assert store.open_session(token).state == '{"v": 2}'
+
+
+def test_one_visitor_cannot_fill_the_store(tmp_path):
+    """A session's working analysis and the ones it saved count against ``saved_visitor_mb``; another visitor still
+    has room."""
+    store = SavedStore(tmp_path, caps=Limits(saved_mb=10.0, saved_analysis_mb=1.5, saved_visitor_mb=2.0))
+    greedy, other = new_token(), new_token()
+    store.save_session(greedy, "{}", dict([blob(int(0.9 * MB), 1)]))
+    store.save_analysis(greedy, "first")
+    with pytest.raises(IntakeError, match="space your saved analyses take is 3 MB, over this server's limit of 2"):
+        store.save_analysis(greedy, "second")
+    with pytest.raises(IntakeError, match="space your saved analyses take"):
+        store.save_session(greedy, "{}", dict([blob(int(0.9 * MB), 1), blob(int(0.3 * MB), 2)]))
+    store.save_session(other, "{}", dict([blob(int(0.9 * MB), 3)]))
+    assert len(store.list_analyses(greedy)) == 1 and store.open_session(other) is not None
 
 
 def test_threads_write_at_once(store):

@@ -83,6 +83,27 @@ def test_row1_a_visitor_cannot_turn_on_trusted_mode(tmp_path):
     assert sentinel.exists()
 
 
+def test_row1_a_pickle_loaded_while_trusted_is_not_served_from_the_cache_once_trust_is_off(monkeypatch):
+    """Issue 51: the cache of loaded models is keyed on trusted mode (a pickle stayed usable after the operator
+    turned trusted mode off, until a restart)."""
+    import joblib
+    from sklearn.linear_model import LogisticRegression
+
+    from ui import uploads
+
+    frame = pd.DataFrame({"x": np.arange(20.0), "y": np.arange(20) % 2})
+    data = make_dataset(frame, "y")
+    buffer = io.BytesIO()
+    joblib.dump(LogisticRegression().fit(frame[["x"]], frame["y"]), buffer)
+    args = (data, buffer.getvalue(), data.key, "digest", "model.pkl", 0, None, "", (), False)
+    monkeypatch.setenv(TRUSTED_ENV, "1")
+    assert uploads.load_cached(*args).model.sandboxed
+    assert uploads.load_cached(*args) is uploads.load_cached(*args)  # cached while trusted
+    monkeypatch.setenv(TRUSTED_ENV, "0")
+    with pytest.raises(UntrustedModelError, match="is a pickle file.*Only the server's operator can allow"):
+        uploads.load_cached(*args)
+
+
 class _WritesSentinel:
     def __init__(self, path):
         self.path = str(path)

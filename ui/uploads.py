@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -72,15 +73,37 @@ def read_upload(data: bytes, digest: str, filename: str) -> pd.DataFrame:
     return kept[1]
 
 
-@st.cache_resource(show_spinner="Loading the model file…", max_entries=4, ttl="1h")
+class UploadKey(NamedTuple):
+    """What an uploaded model's load depends on: the cache's key (trusted mode included: a pickle loaded while the
+    operator trusted uploads is not served from the cache once they no longer do)."""
+
+    dataset_key: str
+    digest: str
+    filename: str
+    seed: int
+    threshold: float | None
+    positive: str
+    trusted_types: tuple[str, ...]
+    by_order: bool
+    unseen: bool
+    trusted: bool
+
+
 def load_cached(_dataset: Dataset, _data: bytes, dataset_key: str, digest: str, filename: str, seed: int,
                 threshold: float | None, positive: str, trusted_types: tuple[str, ...], by_order: bool,
                 unseen: bool = False) -> TrainedModel:
-    """An uploaded model file (by content hash) loaded with explain_core's safe loader, wrapped and evaluated.
-    Trusted mode is the operator's (:func:`ui.shared.operator_trusted`), never a visitor's choice."""
-    return model_from_upload(_dataset, _data, filename, seed=seed, threshold=threshold, positive_class=positive or None,
-                             trusted=shared.operator_trusted(), trusted_types=trusted_types, by_order=by_order,
-                             unseen=unseen)
+    """An uploaded model file (by content hash) loaded with explain_core's safe loader, wrapped and evaluated,
+    cached per :class:`UploadKey`. Trusted mode is the operator's (:func:`ui.shared.operator_trusted`), never a
+    visitor's choice."""
+    return _loaded(_dataset, _data, UploadKey(dataset_key, digest, filename, seed, threshold, positive,
+                                              tuple(trusted_types), by_order, unseen, shared.operator_trusted()))
+
+
+@st.cache_resource(show_spinner="Loading the model file…", max_entries=4, ttl="1h")
+def _loaded(_dataset: Dataset, _data: bytes, key: UploadKey) -> TrainedModel:
+    return model_from_upload(_dataset, _data, key.filename, seed=key.seed, threshold=key.threshold,
+                             positive_class=key.positive or None, trusted=key.trusted,
+                             trusted_types=key.trusted_types, by_order=key.by_order, unseen=key.unseen)
 
 
 # --- a table ------------------------------------------------------------------------------------------------------

@@ -119,7 +119,7 @@ def check_source_shape(path: Path, parquet_suffixes: tuple[str, ...], caps: Limi
     if not parquet:
         with open(path, "rb") as handle:
             header = handle.readline(1 << 20).decode("utf-8", "replace")
-        _check_shape(path.name, 0, len(next(csv.reader([header]), [])), caps)
+        _check_shape(path.name, 0, len(header_fields(header, ",", path.name)), caps)
         return False
     _check_parquet_footers(path, files, caps)
     return True
@@ -188,8 +188,7 @@ def _read_csv(raw: bytes, name: str, caps: Limits) -> pd.DataFrame:
     first_line = body.split("\n", 1)[0]
     sep = max(SEPARATORS, key=first_line.count)  # Excel in some locales writes ';' (and decimal commas)
     # pandas renames duplicate headers (a, a.1), so they are caught from the header line itself.
-    header = next((row for row in csv.reader(io.StringIO(first_line), delimiter=sep, skipinitialspace=True)
-                   if row), [])
+    header = header_fields(first_line, sep, name)
     head = body[:65_536]
     _check_shape(name, 0, len(header), caps)
     check_unique(header, name)
@@ -200,6 +199,20 @@ def _read_csv(raw: bytes, name: str, caps: Limits) -> pd.DataFrame:
                           "as many fields as the header.")
     _check_decimal_commas(frame, name)
     return frame
+
+
+def header_fields(line: str, sep: str, name: str) -> list[str]:
+    """The column names of a CSV's header line; a header the CSV reader cannot take (a name longer than its field
+    limit, 131,072 characters) is an IntakeError naming the limit."""
+    try:
+        return next((row for row in csv.reader(io.StringIO(line), delimiter=sep, skipinitialspace=True) if row), [])
+    except csv.Error as exc:
+        if "field limit" in str(exc):
+            raise IntakeError(f"A column name in the header of {name} is longer than {csv.field_size_limit():,} "
+                              "characters (the CSV reader's limit for one field); shorten the column names and "
+                              "upload again.") from None
+        raise IntakeError(f"The header of {name} cannot be read as CSV ({one_line(exc, 200)}); check its first "
+                          "line.") from None
 
 
 def _parse_chunks(text: str, name: str, sep: str, decimal: str, width: int, caps: Limits) -> pd.DataFrame:

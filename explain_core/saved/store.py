@@ -16,7 +16,10 @@ from another's. Sizes (state + files) are counted and checked against the operat
 (:attr:`~explain_core.limits.Limits.saved_mb`, ``saved_analysis_mb``) before anything is written; records not used
 for ``saved_days`` are deleted (at start and then at most every :data:`PURGE_EVERY_S` on writes). Each change is
 one transaction (atomic); the file is in WAL mode and every call opens its own connection, so threads and
-processes can share it. The folder is ``EXPLAIN_STATE_DIR`` or the user's data folder
+processes can share it. No SQLite error reaches the caller: a busy file, a damaged one (moved aside for the operator,
+a fresh store made) or any other failure is a :class:`~explain_core.saved.guard.StoreError` with the reason
+(:mod:`.guard`). Besides the total, one visitor — a session's token with the analyses it saved — may hold at most
+:attr:`~explain_core.limits.Limits.saved_visitor_mb`. The folder is ``EXPLAIN_STATE_DIR`` or the user's data folder
 (``platformdirs.user_data_dir``), created private (0700, the file 0600).
 """
 from __future__ import annotations
@@ -30,7 +33,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
@@ -38,6 +41,7 @@ from typing import Callable, Iterator, Mapping
 from ..cache import APP_NAME
 from ..errors import IntakeError, SavedNotFound
 from ..limits import Limits, limits, over
+from .guard import BUSY_SECONDS, LOG, StoreError, guarded, kind_of, message, move_aside
 
 STATE_ENV = "EXPLAIN_STATE_DIR"
 FILE_NAME = "saved-analyses.sqlite3"
@@ -177,8 +181,12 @@ class SavedStore:
         self.path, self._caps, self._clock = folder / FILE_NAME, caps, clock
         if not self.path.exists():
             os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
-        self._purged_at, self._lock = 0.0, threading.Lock()
-        self._init_schema()
+        self._purged_at, self._lock, self.damaged_at = 0.0, threading.Lock(), None
+        try:
+            self._init_schema()
+        except sqlite3.Error as exc:
+            if kind_of(exc) != "damaged" or not self.recover():
+                raise StoreError(message(kind_of(exc), "opening them", exc)) from None
         self.purge_expired()
 
     @property
@@ -190,10 +198,7 @@ class SavedStore:
     @contextmanager
     def _connect(self, write: bool = False) -> Iterator[sqlite3.Connection]:
         """One connection for one call; with ``write`` one immediate transaction, committed or rolled back whole."""
-        try:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise IntakeError(f"The saved analyses ({self.path}) cannot be opened: {exc}.") from None
+        conn = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None)
         try:
             conn.execute("PRAGMA foreign_keys = ON")
             if write:
@@ -202,30 +207,55 @@ class SavedStore:
             if write:
                 conn.execute("COMMIT")
         except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
+            try:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+            except sqlite3.Error:  # a damaged file: the original error says more
+                pass
             raise
         finally:
             conn.close()
 
-    def _init_schema(self) -> None:
-        """Create the tables in a new file (WAL mode, space returned on purges), or check an existing file's schema."""
+    def recover(self) -> bool:
+        """Move a damaged file aside and create a fresh store in its place (:mod:`.guard`); True also where the
+        file is sound again (another thread replaced it) or busy (nothing is moved then); False when it fails."""
+        with self._lock:
+            if self._sound():
+                return True
+            try:
+                move_aside(self.path)
+                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+                self._init_schema()
+            except (OSError, sqlite3.Error) as exc:
+                LOG.error("A fresh store for the saved analyses could not be made at %s: %s", self.path, exc)
+                return False
+            self.damaged_at = self._now()
+            return True
+
+    def _sound(self) -> bool:
+        """Whether the file passes SQLite's quick check and holds its tables (a busy file counts as sound)."""
         try:
-            with self._connect() as conn:
-                conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # effective while the file has no table yet
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("BEGIN IMMEDIATE")
-                version = conn.execute("PRAGMA user_version").fetchone()[0]
-                if version == 0:
-                    for statement in SCHEMA.split(";"):
-                        if statement.strip():
-                            conn.execute(statement)
-                    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                    version = SCHEMA_VERSION
-                conn.execute("COMMIT")
-        except sqlite3.DatabaseError as exc:
-            raise IntakeError(f"The saved analyses ({self.path}) are damaged ({exc}); move the file away and "
-                              "restart the server.") from None
+            with closing(sqlite3.connect(self.path, timeout=BUSY_SECONDS)) as conn:
+                return conn.execute("PRAGMA quick_check").fetchone()[0] == "ok" and conn.execute(
+                    "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('records', 'files')").fetchone()[0] == 2
+        except sqlite3.Error as exc:
+            return kind_of(exc) == "busy"
+
+    def _init_schema(self) -> None:
+        """Create the tables in a new file (WAL mode, space returned on purges), or check an existing file's schema
+        (SQLite's errors are the caller's)."""
+        with self._connect() as conn:
+            conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # effective while the file has no table yet
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("BEGIN IMMEDIATE")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:
+                for statement in SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                version = SCHEMA_VERSION
+            conn.execute("COMMIT")
         if version != SCHEMA_VERSION:
             raise IntakeError(f"The saved analyses ({self.path}) were written by another version of this app "
                               f"(schema {version}, this one reads {SCHEMA_VERSION}); give this server its own folder "
@@ -253,12 +283,18 @@ class SavedStore:
             files[sha] = bytes(data)
         return files
 
-    def _check_room(self, conn, size: int, replacing: int = 0) -> None:
-        """The per-analysis and total limits, for a record of ``size`` bytes replacing one of ``replacing``."""
+    def _check_room(self, conn, size: int, family: bytes, replacing: int = 0) -> None:
+        """The per-analysis, per-visitor (``family``: the hash of the session's token, whose working analysis and
+        saved ones count together) and total limits, for a record of ``size`` bytes replacing one of ``replacing``."""
         caps, mb = self.caps, 2 ** 20
         if size > caps.saved_analysis_mb * mb:
             raise over("This analysis (its data file, model file and choices)", size / mb, caps.saved_analysis_mb,
                        "use smaller files to keep it across reloads and links.", " MB")
+        mine = conn.execute("SELECT COALESCE(SUM(size), 0) FROM records WHERE token_hash = ? OR owner_hash = ?",
+                            (family, family)).fetchone()[0] - replacing + size
+        if mine > caps.saved_visitor_mb * mb:
+            raise over("The space your saved analyses take", mine / mb, caps.saved_visitor_mb,
+                       "delete saved analyses you no longer need (Home).", " MB")
         total = conn.execute("SELECT COALESCE(SUM(size), 0) FROM records").fetchone()[0] - replacing + size
         if total > caps.saved_mb * mb:
             raise over("The space saved analyses take on this server", total / mb, caps.saved_mb,
@@ -268,7 +304,7 @@ class SavedStore:
               share: bytes | None = None, salt: bytes | None = None, name: str = "", summary: str = "") -> int:
         """A new record with ``source``'s state and files (the limits checked first); its id."""
         state, size = conn.execute("SELECT state, size FROM records WHERE id = ?", (source,)).fetchone()
-        self._check_room(conn, size)
+        self._check_room(conn, size, token or owner)
         now = self._now()
         record = conn.execute(
             "INSERT INTO records (token_hash, owner_hash, share_hash, salt, name, summary, state, size, created, used)"
@@ -280,6 +316,7 @@ class SavedStore:
 
     # --- sessions ----------------------------------------------------------------------------------------------
 
+    @guarded("saving this analysis")
     def save_session(self, token: str, state: str, files: Mapping[str, bytes]) -> int:
         """Write a session's working analysis: ``state`` and every file it names (``files``, by SHA-256; only those
         not stored yet are written, those it no longer names are dropped), after checking the limits. Its size.
@@ -308,7 +345,7 @@ class SavedStore:
         with self._connect(write=True) as conn:
             conn.execute("DELETE FROM records WHERE token_hash = ? AND used < ?", (token_hash(token), self._expiry()))
             found = self._record(conn, "token_hash", token)
-            self._check_room(conn, size, replacing=found[2] if found else 0)
+            self._check_room(conn, size, token_hash(token), replacing=found[2] if found else 0)
             now = self._now()
             if found is None:
                 record = conn.execute("INSERT INTO records (token_hash, state, size, created, used) VALUES "
@@ -329,6 +366,7 @@ class SavedStore:
         self._maybe_purge()
         return size
 
+    @guarded("opening this analysis")
     def open_session(self, token: str) -> Stored | None:
         """The session's working analysis; None for a token that has saved analyses but no working one (a fresh
         session keeps it, and its list); :class:`SavedNotFound` for a token this server does not know (any
@@ -361,11 +399,15 @@ class SavedStore:
             return Stored(found[1], self._files(conn, found[0])) if found is not None else None
 
     def _unknown(self, what: str) -> str:
+        damaged = "" if self.damaged_at is None else (
+            " The server's file of saved analyses was found damaged and set aside at "
+            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(self.damaged_at))} (its operator keeps it).")
         return (f"{what} is not on this server: it was deleted, or not used for {self.caps.saved_days:g} days (saved "
-                "analyses are then removed), or the link is incomplete.")
+                f"analyses are then removed), or the link is incomplete.{damaged}")
 
     # --- saved analyses ----------------------------------------------------------------------------------------
 
+    @guarded("saving the analysis")
     def save_analysis(self, token: str, name: str, summary: str = "") -> SavedInfo:
         """A named copy of the session's working analysis, owned by ``token``, with its own share token.
 
@@ -401,6 +443,7 @@ class SavedStore:
                                 name=name, summary=summary[:300])
         return next(info for info in self.list_analyses(token) if info.id == record)
 
+    @guarded("listing your saved analyses")
     def list_analyses(self, token: str) -> list[SavedInfo]:
         """The analyses ``token`` saved, newest first (listing them counts as use).
 
@@ -423,6 +466,7 @@ class SavedStore:
                                                                                          self._expiry()))
         return [SavedInfo(i, n, s, c, u, size, share_token(token, salt)) for i, n, s, c, u, size, salt in rows]
 
+    @guarded("deleting the analysis")
     def delete_analysis(self, token: str, analysis: int) -> bool:
         """Delete one of ``token``'s saved analyses (its share link stops working); False when it is not theirs.
 
@@ -444,6 +488,7 @@ class SavedStore:
                                 (int(analysis), token_hash(token))).rowcount
         return bool(gone)
 
+    @guarded("opening the saved analysis")
     def open_saved(self, token: str, analysis: int) -> None:
         """Make one of ``token``'s saved analyses the session's working analysis again (a copy: the saved one is
         left as it was).
@@ -466,10 +511,11 @@ class SavedStore:
                                (int(analysis), token_hash(token), self._expiry())).fetchone()
             if row is None:
                 raise SavedNotFound(self._unknown("This saved analysis"))
-            conn.execute("DELETE FROM records WHERE token_hash = ?", (token_hash(token),))
+            conn.execute("DELETE FROM records WHERE token_hash = ?", (token_hash(token),))  # counted no more
             self._copy(conn, row[0], token=token_hash(token))
             conn.execute("UPDATE records SET used = ? WHERE id = ?", (self._now(), row[0]))
 
+    @guarded("opening the shared analysis")
     def open_share(self, share: str) -> tuple[str, str]:
         """A shared link opened: a new session (its new token, and the analysis's name) holding a copy of the saved
         analysis, which stays as it was.
@@ -502,6 +548,7 @@ class SavedStore:
 
     # --- housekeeping ------------------------------------------------------------------------------------------
 
+    @guarded("removing expired analyses")
     def purge_expired(self) -> int:
         """Delete every record not used for ``saved_days`` (with its files) and return the space to the system;
         how many were deleted.
@@ -524,8 +571,12 @@ class SavedStore:
         with self._lock:
             due = self._now() - self._purged_at >= PURGE_EVERY_S
         if due:
-            self.purge_expired()
+            try:
+                self.purge_expired()
+            except StoreError as exc:  # housekeeping: the write it follows is done, the next one tries again
+                LOG.warning("Expired saved analyses were not removed: %s", exc)
 
+    @guarded("counting their size")
     def usage(self) -> int:
         """Bytes the records hold (states and files), as the limits count them.
 

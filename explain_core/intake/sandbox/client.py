@@ -12,7 +12,6 @@ model into it).
 """
 from __future__ import annotations
 
-import collections
 import fcntl
 import functools
 import os
@@ -27,15 +26,18 @@ import time
 from pathlib import Path
 
 from ...errors import ModelCrashed, ProtocolError, RemoteError
-from .protocol import read_reply, readable_soon, request_bytes
+from .protocol import CALL_HEADER_BYTES, Expect, read_reply, readable_soon, request_bytes
 from .worker import BOOT
-from .zygote import AVAILABLE, zygote
+from .zygote import AVAILABLE, spawn, zygote
 
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
 START_SECONDS = 120.0  # a fresh worker imports numpy, pandas and scikit-learn before it answers
 SPIN_SECONDS = 0.002  # a reply this soon (SEV's one-row calls) is polled for, not slept for (readable_soon)
 PIPE_BYTES = 1 << 20  # Linux's default /proc/sys/fs/pipe-max-size
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+DEFAULT_EXPECT = Expect()
+STDERR_TAIL = 8 * 2**10  # bytes of a worker's stderr kept for the crash message (read in chunks, never by line)
+BACKSTOP_CALLS = 30  # RLIMIT_CPU of a worker: this many calls at the per-call CPU limit (at least 10 minutes)
 
 
 @functools.cache
@@ -64,7 +66,14 @@ def _widen(*pipes) -> None:
             pass
 
 
-def _forked(memory_mb: float, folder: str) -> Forked | None:
+def cpu_backstop(call_seconds: float) -> float:
+    """A worker's whole CPU time (``RLIMIT_CPU``): :data:`BACKSTOP_CALLS` calls at the per-call CPU limit, at least
+    10 minutes. A worker is retired before it could reach it (:attr:`Worker.retiring`), so only a worker running
+    more threads than it was given, or one orphaned, ever meets it."""
+    return max(600.0, BACKSTOP_CALLS * call_seconds * threads())
+
+
+def _forked(memory_mb: float, cpu_seconds: float, folder: str) -> Forked | None:
     """A worker forked by this server's zygote (:mod:`.zygote`) on three new pipes; None where there is no zygote
     or it did not answer (the caller spawns one instead)."""
     if not AVAILABLE:
@@ -73,7 +82,7 @@ def _forked(memory_mb: float, folder: str) -> Forked | None:
     theirs = (pipes[0][0], pipes[1][1], pipes[2][1])
     try:
         source = zygote(_environment(folder), PACKAGE_ROOT)
-        pid = source.fork(memory_mb, folder, theirs, START_SECONDS)
+        pid = source.fork({"memory_mb": memory_mb, "cpu_seconds": cpu_seconds}, folder, theirs, START_SECONDS)
     finally:
         for fd in theirs:
             os.close(fd)
@@ -128,34 +137,43 @@ class Forked:
 class Worker:
     """One worker process: :meth:`call` sends a request and returns the reply's value."""
 
-    def __init__(self, memory_mb: float):
+    def __init__(self, memory_mb: float, call_seconds: float):
         self.folder = tempfile.mkdtemp(prefix="explain-sandbox-")
-        self.stderr = collections.deque(maxlen=64)
+        self.stderr = bytearray()  # its last STDERR_TAIL bytes
         self.buffer = bytearray()
-        self.process = _forked(memory_mb, self.folder) or subprocess.Popen(
-            [sys.executable, "-I", "-B", "-c", BOOT, PACKAGE_ROOT, str(memory_mb)], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.folder, env=_environment(self.folder),
-            start_new_session=True, close_fds=True)
+        backstop = cpu_backstop(call_seconds)
+        self.process = _forked(memory_mb, backstop, self.folder) or spawn(
+            [sys.executable, "-I", "-B", "-c", BOOT, PACKAGE_ROOT, str(memory_mb), str(backstop), str(os.getpid())],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.folder,
+            env=_environment(self.folder), start_new_session=True, close_fds=True)
         _widen(self.process.stdin, self.process.stdout)
         self.drain = threading.Thread(target=self._drain, daemon=True)
         self.drain.start()
-        self.used = time.monotonic()
-        hello = self._reply(START_SECONDS, None, "starting")
+        self.used = self.started = time.monotonic()
+        self.retire_at = self.started + 0.8 * backstop / threads()  # its CPU time cannot reach the backstop before
+        hello = self._reply(START_SECONDS, None, "starting", Expect(CALL_HEADER_BYTES, 0))
         self.confined: dict = hello.get("confined", {}) if isinstance(hello, dict) else {}
 
     @property
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def call(self, request: dict, *, seconds: float, what: str):
-        """The value of the worker's reply to ``request``; ``what`` names it in messages ("scoring 20 rows")."""
+    @property
+    def retiring(self) -> bool:
+        """Whether this worker has lived long enough that its CPU time could near its backstop: the next request
+        starts a new one."""
+        return time.monotonic() > self.retire_at
+
+    def call(self, request: dict, *, seconds: float, what: str, expect: Expect = DEFAULT_EXPECT):
+        """The value of the worker's reply to ``request`` (bounded by ``expect``); ``what`` names it in messages
+        ("scoring 20 rows")."""
         try:
             data = memoryview(request_bytes(request))
             while data:
                 data = data[os.write(self.process.stdin.fileno(), data):]
         except (BrokenPipeError, OSError):
             raise self._crashed(what) from None
-        reply = self._reply(seconds, seconds * threads(), what)
+        reply = self._reply(seconds, seconds * threads(), what, expect)
         self.used = time.monotonic()
         if not isinstance(reply, dict) or not ({"value", "error"} & set(reply)):
             self.close()
@@ -164,10 +182,11 @@ class Worker:
             raise RemoteError(reply["error"])
         return reply["value"]
 
-    def _reply(self, seconds: float, cpu_seconds: float | None, what: str):
-        """The next reply within ``seconds`` of wall time and ``cpu_seconds`` of the worker's CPU time. The CPU
-        time is counted from the first poll that finds no reply (0.1 s in): a call answered sooner reads no
-        ``/proc`` file (SEV's one-row calls take a millisecond; reading it took a tenth of one)."""
+    def _reply(self, seconds: float, cpu_seconds: float | None, what: str, expect: Expect):
+        """The next reply within ``seconds`` of wall time (its decoding included) and ``cpu_seconds`` of the
+        worker's CPU time, within ``expect``. The CPU time is counted from the first poll that finds no reply
+        (0.1 s in): a call answered sooner reads no ``/proc`` file (SEV's one-row calls take a millisecond; reading
+        it took a tenth of one)."""
         deadline = time.monotonic() + seconds
         budget = [None, cpu_seconds] if cpu_seconds is not None else None
         polled = time.perf_counter() + SPIN_SECONDS
@@ -180,11 +199,14 @@ class Worker:
             return out
 
         try:
-            return read_reply(read_exact)
+            reply = read_reply(read_exact, expect)
         except ProtocolError as exc:
             self.close()
             raise ModelCrashed(f"The model's worker answered with malformed data while {what} ({exc}); it was "
                                "stopped.") from None
+        if time.monotonic() > deadline:
+            raise self._late(what, seconds)
+        return reply
 
     def _fill(self, deadline: float, polled: float, budget, seconds: float, what: str) -> None:
         out = self.process.stdout.fileno()
@@ -197,9 +219,7 @@ class Worker:
             self.buffer += chunk
             return
         if time.monotonic() > deadline:
-            self.close()
-            raise ModelCrashed(f"The model did not finish {what} within {seconds:g} s (this server's limit), so its "
-                               "worker was stopped; a smaller batch or a simpler model may fit.")
+            raise self._late(what, seconds)
         used = self._cpu() if budget is not None else 0.0
         if budget is not None and budget[0] is None:
             budget[0] = used
@@ -209,6 +229,11 @@ class Worker:
                                "so its worker was stopped.")
         if not self.alive:
             raise self._crashed(what)
+
+    def _late(self, what: str, seconds: float) -> ModelCrashed:
+        self.close()
+        return ModelCrashed(f"The model did not finish {what} within {seconds:g} s (this server's limit), so its "
+                            "worker was stopped; a smaller batch or a simpler model may fit.")
 
     def _cpu(self) -> float:
         """CPU seconds the worker has used (all its threads), from /proc; 0 where /proc is not there."""
@@ -228,16 +253,27 @@ class Worker:
         code = self.process.returncode
         how = (f"was stopped by signal {signal.Signals(-code).name}" if code is not None and code < 0 and
                -code in signal.valid_signals() else f"exited with status {code}")
-        words = " ".join(" ".join(self.stderr).split())[-600:]
+        words = " ".join(bytes(self.stderr).decode("utf-8", "replace").split())[-600:]
         self.close()
-        hint = " (an allocation past this server's memory limit ends it this way too)" if code in (-6, -9) else ""
+        hint = " (an allocation past this server's memory limit ends it this way too)" if code in (-6, -9) else \
+            " (it used up the CPU time a worker may have in all)" if code == -signal.SIGXCPU else ""
         return ModelCrashed(f"The model crashed while {what}: its worker {how}{hint}."
                             + (f" Its last output: {words}" if words else "")
                             + " The server and other sessions are not affected; the next request starts a new worker.")
 
     def _drain(self) -> None:
-        for line in iter(self.process.stderr.readline, b""):
-            self.stderr.append(line.decode("utf-8", "replace").strip()[:300])
+        """Read the worker's stderr as it comes, in chunks, keeping its last :data:`STDERR_TAIL` bytes (a model
+        writing without a newline, or without end, costs the server nothing more)."""
+        fd = self.process.stderr.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self.stderr += chunk
+            del self.stderr[:-STDERR_TAIL]
 
     def close(self) -> None:
         """Stop the process (if running) and remove its folder."""

@@ -22,6 +22,7 @@ import numpy as np
 from ...errors import IntakeError, ModelCrashed, RemoteError, RemoteModelError
 from ...limits import limit, limits
 from .client import Worker
+from .protocol import MAX_TEXT_CHARS, Expect, call_expect
 
 METHODS = ("predict_proba", "decision_function", "predict")
 _LIVE: "weakref.WeakSet[SandboxedModel]" = weakref.WeakSet()
@@ -52,6 +53,8 @@ class SandboxedModel:
         self._slot: list[Worker | None] = [None]
         weakref.finalize(self, _close, self._slot)
         self.info = check_info(info if info is not None else self._start(), source.name)
+        classes = self.info["classes"]
+        self._label_chars = max(1, max(map(len, map(str, classes)), default=0)) if classes else MAX_TEXT_CHARS
         for attribute, value in (("classes_", self.info["classes"]), ("feature_names_in_", self.info["feature_names"]),
                                  ("n_features_in_", self.info["n_features"])):
             if value is not None:
@@ -82,7 +85,20 @@ class SandboxedModel:
         if method not in self.info["methods"]:
             raise AttributeError(f"{self.source.name} has no {method}")
         return lambda X: self.request({"op": "call", "stage": stage, "method": method, "X": X, **_config()},
-                                      f"scoring {len(X):,} rows")
+                                      f"scoring {len(X):,} rows", self._expect(method, len(X)))
+
+    def _expect(self, method: str, rows: int) -> Expect:
+        """What a call's reply may hold: ``rows`` scores of this model's classes (or of up to
+        :attr:`~explain_core.limits.Limits.model_classes` outputs where it names none), a classifier's labels (no
+        longer than its longest class's), or encoded rows (as wide as an encoder's output may be). Limits are read
+        one by one, and only where needed (this is every call's path)."""
+        classes = self.info["classes"]
+        if method == "transform":
+            return call_expect(rows, int(limit("columns")) * 64, "biuf")
+        width = len(classes) if classes else int(limit("model_classes"))
+        if method != "predict":
+            return call_expect(rows, width, "biuf")
+        return call_expect(rows, 1 if classes else width, "biufU", self._label_chars)
 
     def stage(self, name: str) -> "Stage":
         return Stage(self, name)
@@ -106,25 +122,30 @@ class SandboxedModel:
                    "args": args, "layers": tuple(layers), "stage": stage}
         return self.request(request, f"running {function.__qualname__}")
 
-    def request(self, request: dict, what: str):
-        """One request to the worker (started, and the model loaded, if there is none)."""
+    def request(self, request: dict, what: str, expect: Expect | None = None):
+        """One request to the worker (started, and the model loaded, if there is none, or it is retiring), its
+        reply bounded by ``expect`` (default: plain data, with arrays of at most 16 MB + 4 × the model file's size:
+        a model's trees or coefficients)."""
         with self._lock:
             worker = self._slot[0]
-            if worker is None or not worker.alive:
+            if worker is None or not worker.alive or worker.retiring:
+                _close(self._slot)
                 self._start()
                 worker = self._slot[0]
+            expect = expect or Expect(array_bytes=16 * 2**20 + 4 * len(self.source.data))
             try:
-                return worker.call(request, seconds=limit("model_seconds"), what=what)
+                return worker.call(request, seconds=limit("model_seconds"), what=what, expect=expect)
             except RemoteError as exc:
                 raise translated(exc, self.source.name, what, limits()) from None
 
     def _start(self) -> dict:
         caps = limits()
         with self._lock:
-            worker = Worker(caps.model_memory_mb)
+            worker = Worker(caps.model_memory_mb, caps.model_seconds)
             self._slot[0] = worker
             try:
-                info = worker.call(self.source.request(), seconds=caps.model_seconds, what="loading")
+                info = worker.call(self.source.request(), seconds=caps.model_seconds, what="loading",
+                                   expect=Expect(array_bytes=0))
             except RemoteError as exc:
                 _close(self._slot)
                 raise translated(exc, self.source.name, "loading", caps) from None
@@ -162,7 +183,7 @@ class Stage:
 
     def transform(self, X):
         return self.model.request({"op": "call", "stage": self.name, "method": "transform", "X": X, **_config()},
-                                  f"encoding {len(X):,} rows")
+                                  f"encoding {len(X):,} rows", self.model._expect("transform", len(X)))
 
     @property
     def predict_proba(self):

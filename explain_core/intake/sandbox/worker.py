@@ -1,7 +1,8 @@
 """The worker process that holds one uploaded model: it confines itself (:mod:`.confine`) before reading any of
 the file, then loads the model (:mod:`.loaders`) and answers the server's requests over its pipes, one at a time.
 
-Started by :class:`~explain_core.intake.sandbox.client.Worker` as ``python -I -B -c BOOT root memory_mb``, where
+Forked by the zygote (:mod:`.zygote`), or started by :class:`~explain_core.intake.sandbox.client.Worker` as
+``python -I -B -c BOOT root memory_mb cpu_seconds server_pid``, where
 ``BOOT`` confines the process with :mod:`.confine` (loaded from its file, before any other import of this package)
 and then calls :func:`serve`. Requests (``op``): ``load`` (the model from its bytes; replies its description),
 ``call`` (``predict_proba`` / ``decision_function`` / ``predict`` of the model or its final step, ``transform``
@@ -23,7 +24,8 @@ confine = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(confine)
 """  # the start of a worker's boot code and of the zygote's (:mod:`.zygote`): confine.py from its file
 BOOT = LOAD_CONFINE + r"""
-layers = confine.confine(float(sys.argv[2]), root)
+confine.die_with_parent(lambda: os.getppid() == int(sys.argv[4]))
+layers = confine.confine(float(sys.argv[2]), root, float(sys.argv[3]))
 sys.path.insert(0, root)
 from explain_core.intake.sandbox.worker import serve
 serve(layers)

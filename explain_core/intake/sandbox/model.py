@@ -274,7 +274,10 @@ def _start_reaper() -> None:
     def reap():
         while True:
             time.sleep(2.0)
-            idle = limits().model_idle_seconds
+            try:
+                idle = limit("model_idle_seconds")
+            except IntakeError:  # a mistyped setting is the operator's to fix; the thread must outlive it
+                continue
             for model in list(_LIVE):
                 model.close_if_idle(idle)
 

@@ -30,6 +30,8 @@ class Limits:
     model_seconds: float = 20.0        # an uploaded model: loading it, and each call (wall time; CPU time ≤ this ×
                                        # the worker's threads)
     model_memory_mb: float = 4_096.0   # address space of the worker process that holds an uploaded model
+    model_call_rows: int = 65_536      # rows an uploaded model's worker is sent in one call (larger calls are
+                                       # chunked: each chunk runs under model_seconds)
     model_idle_seconds: float = 60.0   # a model's worker idle this long is stopped (restarted when next used)
     model_classes: int = 1_000         # classes of an uploaded model
     model_trees: int = 100_000         # trees a booster file declares

@@ -23,7 +23,8 @@ from ..intake.data import Dataset, GroupLayout
 from ..intake.models import ModelAdapter
 from ..reference import Reference
 from .cube import ProgressFn, one_row
-from .engine import DEFAULT_MAX_DEPTH, EXPLANATIONS, SEVExplanation, SEVResult, check_held, sev_batch
+from .engine import (DEFAULT_BUDGET_ROWS, DEFAULT_MAX_DEPTH, EXPLANATIONS, SEVExplanation, SEVResult, check_held,
+                     sev_batch)
 from .engine import explain_sev as bfs_explain_sev
 from .exact_sev import DEFAULT_BUDGET, MAX_EXPLANATIONS, ExactEngine, exact_engine, exact_sev_batch, prepare
 from .trees import Unreadable
@@ -91,17 +92,19 @@ def _noted(results: list[SEVResult], note: str) -> list[SEVResult]:
 def sev_results(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference, *,
                 kind: str = "minus", restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH,
                 method: str = "auto", budget: float = DEFAULT_BUDGET, keep_scores: bool = True,
-                explanations: str = "all", progress: ProgressFn | None = None) -> list[SEVResult]:
-    """SEV of many queries by the chosen engine (:func:`choose_engine`); ``max_depth`` bounds the BFS only,
-    ``budget`` (CP-SAT deterministic seconds per search) the exact engine only; ``explanations`` ``all`` or
+                explanations: str = "all", progress: ProgressFn | None = None,
+                budget_rows: int = DEFAULT_BUDGET_ROWS) -> list[SEVResult]:
+    """SEV of many queries by the chosen engine (:func:`choose_engine`); ``max_depth`` and ``budget_rows`` (model
+    rows per query) bound the BFS only, and a row the BFS leaves open gets a bracket (:mod:`.bracket`); ``budget``
+    (CP-SAT deterministic seconds per search) bounds the exact engine only; ``explanations`` ``all`` or
     ``first`` (the first flip found: the same value, SEV Def. 3, with one explanation)."""
     check_held(layout, kind, restricted)
     cap = _listed(explanations)
     engine, note = choose_engine(model, layout, method)
     bfs = dict(kind=kind, restricted=restricted, keep_scores=keep_scores, explanations=explanations)
+    full = dict(max_depth=max_depth, progress=progress, budget_rows=budget_rows, bracket=True, **bfs)
     if engine is None:
-        return _noted(sev_batch(model, layout, queries, reference, max_depth=max_depth, progress=progress, **bfs),
-                      note)
+        return _noted(sev_batch(model, layout, queries, reference, **full), note)
     depth = first_layers(method, layout.size - len(restricted), max_depth)
     first = sev_batch(model, layout, queries, reference, max_depth=depth, **bfs) if depth else []
     pending = [i for i, r in enumerate(first) if r.status == "beyond_depth"] if depth else list(range(len(queries)))
@@ -113,23 +116,24 @@ def sev_results(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame,
                                 cleared=depth + 1 if depth else 0)
     except Unreadable as exc:
         note = _fallback(method, exc)
-        return _noted(sev_batch(model, layout, queries, reference, max_depth=max_depth, progress=progress, **bfs),
-                      note)
+        return _noted(sev_batch(model, layout, queries, reference, **full), note)
     return _merge(first, exact) if depth else exact
 
 
 @names_method("SEV")
 def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Reference, *,
                 restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH, method: str = "auto",
-                budget: float = DEFAULT_BUDGET, explanations: str = "all") -> SEVExplanation:
+                budget: float = DEFAULT_BUDGET, explanations: str = "all",
+                budget_rows: int = DEFAULT_BUDGET_ROWS) -> SEVExplanation:
     """SEV⁺, SEV⁻ and SEV® (when ``restricted`` is given) of one query row of ``dataset``, by the engine ``method``
-    picks (:func:`choose_engine`); ``explanations``: see :func:`sev_results`."""
+    picks (:func:`choose_engine`); ``explanations`` and ``budget_rows``: see :func:`sev_results`."""
     layout, row, cap = dataset.layout, one_row(query), _listed(explanations)
     check_held(layout, "minus", restricted)
     engine, note = choose_engine(model, layout, method)
     bfs = dict(restricted=restricted, explanations=explanations)
+    full = dict(max_depth=max_depth, budget_rows=budget_rows, bracket=True, **bfs)
     if engine is None:
-        return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, max_depth=max_depth, **bfs), note)
+        return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, **full), note)
     depth = first_layers(method, layout.size, max_depth)
     ex = bfs_explain_sev(model, dataset, row, reference, max_depth=depth, **bfs) if depth else None
     kinds = [("minus", ()), ("plus", ())] + ([("restricted", tuple(restricted))] if restricted else [])
@@ -140,7 +144,7 @@ def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Referen
         prepared = prepare(engine, row, reference)
     except Unreadable as exc:
         note = _fallback(method, exc)
-        return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, max_depth=max_depth, **bfs), note)
+        return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, **full), note)
     found = {name: exact_sev_batch(engine, row, reference, kind="plus" if name == "plus" else "minus",
                                    restricted=held, budget=budget, cap=cap, prepared=prepared,
                                    cleared=depth + 1 if depth else 0)[0]

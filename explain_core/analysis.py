@@ -31,6 +31,7 @@ from .sev.exact_sev import DEFAULT_BUDGET
 from .sev.tree_sev import TreeSEVResult, tree_sev
 from .sev.trees import Unreadable
 from .sev.dispatch import explain_sev, sev_results
+from .sev.engine import DEFAULT_BUDGET_ROWS as SEV_BUDGET_ROWS
 from .sev.engine import SEVExplanation, SEVResult
 
 if TYPE_CHECKING:
@@ -50,7 +51,8 @@ __all__ = ["DEFAULT_DEMO", "LINEAR_METHODS", "ROW_CHOICES", "Agreement", "Baseli
 def row_sev(setup: Setup, query: pd.DataFrame, params: SEVParameters | Parameters) -> SEVExplanation:
     """SEV⁺, SEV⁻ and (with restricted groups) SEV® of the query (SEV Defs. 3.1-3.3)."""
     return explain_sev(setup.model, setup.dataset, query, setup.reference_for(query), restricted=setup.restricted,
-                       max_depth=params.max_depth, method=params.sev_method, budget=params.sev_budget)
+                       max_depth=params.max_depth, method=params.sev_method, budget=params.sev_budget,
+                       budget_rows=params.sev_budget_rows)
 
 
 def row_tree_sev(setup: Setup, query: pd.DataFrame, params: SEVParameters | Parameters) -> TreeSEVResult | None:
@@ -99,13 +101,13 @@ def dataset_sev(setup: Setup, rows: Sequence[int], params: SEVParameters | Param
     held = setup.restricted if kind == "minus" else ()
     results = frame_sev(setup, setup.dataset.features.iloc[rows], kind=kind, restricted=held,
                         max_depth=params.max_depth, method=params.sev_method, budget=params.sev_budget,
-                        explanations=explanations, progress=progress)
+                        explanations=explanations, progress=progress, budget_rows=params.sev_budget_rows)
     return DatasetSEV(kind, rows, tuple(results))
 
 
 def frame_sev(setup: Setup, frame: pd.DataFrame, *, kind: str, restricted: Sequence[str], max_depth: int,
               method: str = "auto", budget: float = DEFAULT_BUDGET, explanations: str = "all",
-              progress: ProgressFn | None = None) -> list[SEVResult]:
+              progress: ProgressFn | None = None, budget_rows: int = SEV_BUDGET_ROWS) -> list[SEVResult]:
     """:func:`~explain_core.sev.sev_results` (the engine ``method`` picks; ``explanations`` ``all`` or ``first``) of
     every row of ``frame`` (rows of the setup's data or others with its columns, e.g. one partition of an audit), one
     batch per predicted class against its reference."""
@@ -115,7 +117,8 @@ def frame_sev(setup: Setup, frame: pd.DataFrame, *, kind: str, restricted: Seque
         at = np.flatnonzero(labels == label)
         found = sev_results(setup.model, setup.dataset.layout, frame.iloc[at], setup.reference_of_label(int(label)),
                             kind=kind, restricted=restricted, max_depth=max_depth, method=method, budget=budget,
-                            keep_scores=False, explanations=explanations, progress=progress)
+                            keep_scores=False, explanations=explanations, progress=progress,
+                            budget_rows=budget_rows)
         for i, result in zip(at, found):
             results[i] = result
     return results

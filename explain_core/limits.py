@@ -42,6 +42,7 @@ class Limits:
     linear_samples: int = 200_000      # linear explanations: m (one sample, and one hold-out sample)
     sev_rows: int = 100_000            # rows of one dataset-wide SEV run in the app
     sev_depth: int = 64                # layers the SEV search may be asked for
+    sev_search_rows: int = 20_000_000  # model rows one SEV search may be asked to score for one row
     shap_background: int = 5_000       # SHAP's background rows (each explained row is scored against every one)
     run_seconds: float = 600.0         # a run's own time limit (the exact linear fit)
     saved_mb: float = 2_048.0          # saved analyses (sessions and named ones) together: their files and state

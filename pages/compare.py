@@ -3,7 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from explain_core.analysis import agreement
-from explain_core.sev.readings import explanation_lines
+from explain_core.sev.readings import explanation_lines, summary_sentence
 from explain_core.views.compare import agreement_figure, attribution_figure, waterfall_figure
 from explain_core.views.vocabulary import count_noun, plain
 from pages import _references, _second_model, _shared as shared, _stops as stops
@@ -57,7 +57,11 @@ def sev_card(which: str) -> None:
     """One SEV value with its first explanations in words (moved features only), the rest counted."""
     result = ex.result(which)
     lines = explanation_lines(ex, which, s.model.threshold)
-    st.markdown(f"{result.label} = {result.shown}" + ("" if lines else f": {plain(result.message)}"))
+    if result.status == "limit" and result.engine == "bfs":  # a bracket: say it, and what narrows it
+        st.markdown(f"{result.label} = {result.shown}: " + plain(summary_sentence(
+            result, lines, control="the 'Search budget (model rows)' control on the SEV page")))
+    else:
+        st.markdown(f"{result.label} = {result.shown}" + ("" if lines else f": {plain(result.message)}"))
     if lines:
         st.markdown("\n".join(f"- {plain(line.changes)}" for line in lines[:CARD_LINES]))
     if len(lines) > CARD_LINES:

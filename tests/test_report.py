@@ -65,6 +65,8 @@ def row(positive_rows) -> int:
 def shown(result) -> str:
     if result.status == "explained":
         return str(result.value)
+    if result.status == "limit":  # a bracket: the proved lower bound, the size of a real flip
+        return f"{result.bound}–{result.value}" if result.value is not None else f"≥ {result.bound}"
     return f"> {result.max_depth}" if result.status == "beyond_depth" else "none"
 
 

@@ -19,7 +19,7 @@ from .baselines import Attribution, FlipPath, explain_lime, explain_shap, flip_n
 from .lens import ALL_SUBSETS_UP_TO, LensContext, LensResult, lens_contexts, opposite_references
 from .lens.causal import DEFAULT_SCM, CausalGraph, ScmSettings, causal_contexts, fit_scm
 from .lens.causation import CausationProbabilities, probabilities_of_causation
-from .lens.search import LensSearch, search_factors
+from .lens.search import LensSearch, SearchPlan, plan_search, search_factors
 from .counterfactuals import CounterfactualComparison, compare_counterfactuals
 from .references import KindsTable, ReferenceFits, ReferenceSEV, compare_kinds, explain_kind
 from .results import Explanation
@@ -43,7 +43,7 @@ __all__ = ["DEFAULT_DEMO", "LINEAR_METHODS", "ROW_CHOICES", "Agreement", "Baseli
            "dataset_sev", "demo_setup", "frame_sev", "file_setup", "flip_numbers", "lens_max_size", "lens_report",
            "linear_space", "linear_sweep", "make_setup", "model_from_upload", "predicted_rows", "reference_fits",
            "row_baselines", "row_counterfactuals", "lens_searches", "row_lens", "row_lens_causal", "row_lens_contexts",
-           "row_lens_search", "row_linear", "row_reference_sev", "row_sev", "score_of", "trained_setup", "row_tree_sev"]
+           "row_lens_plan", "row_lens_search", "row_linear", "row_reference_sev", "row_sev", "score_of", "trained_setup", "row_tree_sev"]
 
 # ---------------------------------------------------------------------------------------------------
 # SEV
@@ -212,6 +212,13 @@ def row_lens_search(setup: Setup, query: pd.DataFrame, params: LensParameters | 
                           direction=params.lens_direction, tau=params.tau, alpha=params.alpha,
                           correction=params.lens_correction, max_size=params.lens_max_size,
                           budget_rows=params.lens_budget_rows, progress=progress)
+
+
+def row_lens_plan(setup: Setup, query: pd.DataFrame, params: LensParameters | Parameters) -> SearchPlan:
+    """The most model rows :func:`row_lens_search` would score on this row (:func:`~explain_core.lens.search.
+    plan_search`), counted before it runs."""
+    return plan_search(setup.dataset, query, _lens_references(setup, query, params), direction=params.lens_direction,
+                       max_size=params.lens_max_size, budget_rows=params.lens_budget_rows)
 
 
 def row_lens(setup: Setup, query: pd.DataFrame, params: LensParameters | Parameters,

@@ -43,7 +43,8 @@ __all__ = ["DEFAULT_DEMO", "LINEAR_METHODS", "ROW_CHOICES", "Agreement", "Baseli
            "dataset_sev", "demo_setup", "frame_sev", "file_setup", "flip_numbers", "lens_max_size", "lens_report",
            "linear_space", "linear_sweep", "make_setup", "model_from_upload", "predicted_rows", "reference_fits",
            "row_baselines", "row_counterfactuals", "lens_searches", "row_lens", "row_lens_causal", "row_lens_contexts",
-           "row_lens_plan", "row_lens_search", "row_linear", "row_reference_sev", "row_sev", "score_of", "trained_setup", "row_tree_sev"]
+           "row_lens_plan", "row_lens_search", "row_linear",
+           "row_reference_sev", "row_sev", "score_of", "trained_setup", "row_tree_sev"]
 
 # ---------------------------------------------------------------------------------------------------
 # SEV

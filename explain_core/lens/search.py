@@ -169,6 +169,12 @@ class SearchPlan:
     size: int
     stop: str
 
+    @property
+    def stop_words(self) -> str:
+        """Why it stops there, in words."""
+        return {"budget": "the next size would pass the search budget", "memory": "the next size would pass the "
+                "memory bound", "complete": "every size is searched"}[self.stop]
+
 
 def plan_search(dataset: Dataset, query, references: pd.DataFrame, *, direction: str = "r2i",
                 max_size: int | None = None, budget_rows: int | None = DEFAULT_BUDGET_ROWS,

@@ -26,7 +26,7 @@ from ..intake.models import ModelCallError, read_model
 from ..results import Explanation
 from ..setup import Setup
 from ..sev.readers import Unsupported, shap_estimator
-from .dependence import moved_rows, sampled_test_rows
+from .dependence import moved_frames, sampled_test_rows
 from ..views.vocabulary import count_noun
 
 SHAP_METHOD, H_METHOD = "SHAP interaction values", "H-statistic estimate"
@@ -137,7 +137,7 @@ def h_statistic(setup: Setup, rows: np.ndarray) -> Interactions:
         _, first, where = np.unique(joint, return_index=True, return_inverse=True)
         points.append(where)
         changes.append([(data.groups[j], data.groups[j].values_in(frame)[first]) for j in members])
-    scores = setup.model.score(pd.concat([moved_rows(frame, c) for c in changes], ignore_index=True))
+    scores = setup.model.score(moved_frames(frame, changes))
     sizes = np.cumsum([0] + [len(c[0][1]) * len(frame) for c in changes])
     pd_at = {}
     for members, where, start, stop in zip(sets, points, sizes[:-1], sizes[1:]):

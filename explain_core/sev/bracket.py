@@ -1,13 +1,13 @@
 """A bracket for every row the breadth-first search leaves open (issue 52): SEV lies between the depth the search
 proved (every smaller set of groups was scored and none flips: depth searched + 1) and the size of a real flip,
-found by a greedy path on the hypercube (SEV Def. 1) and checked by the model.
+found by a greedy search on the hypercube (SEV Def. 1) and checked by the model.
 
-The path starts at the search's start vertex (the query for SEV⁻ / SEV®, the reference for SEV⁺) and moves, one
-batched model call per step, the group whose move brings the score furthest towards the side of the threshold the
-search wants, until the label flips; then it drops, one call per pass, any moved group whose return keeps the flip
-(the strongest such first), so the flip it reports is minimal on its own path. Every vertex is scored by the
-model; the work counts model rows, within what the search's budget left. When the path's size equals the proved
-lower bound, the value is proved.
+The search starts at the search's start vertex (the query for SEV⁻ / SEV®, the reference for SEV⁺) and moves one
+group more at each step, one batched model call per step, keeping the few paths (:data:`BEAM`) whose scores lie
+furthest towards the side of the threshold the search wants, until the label flips; then it drops, one call per
+pass, any moved group whose return keeps the flip (the strongest such first), so the flip it reports is minimal
+on its own path. Every vertex is scored by the model; the work counts model rows, within what the search's budget
+left. When the flip's size equals the proved lower bound, the value is proved.
 """
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from dataclasses import replace
 import numpy as np
 
 from .cube import VertexScorer
+
+BEAM = 4  # paths the upper bound's search keeps at each step
 
 
 def bracket_words(result, control: str = "the search budget",
@@ -69,20 +71,29 @@ class _Path:
         return (labels != self.own) if self.kind == "minus" else (labels == self.own)
 
     def climb(self, candidates: list[int]) -> np.ndarray | None:
-        """Move the strongest group each step until the label flips: the flipping vertex, or None."""
-        current = np.full(self.scorer.layout.size, self.start)
-        while candidates:
-            masks = np.repeat(current[None], len(candidates), axis=0)
-            masks[np.arange(len(candidates)), candidates] = not self.start
+        """A beam of :data:`BEAM` paths: each step moves one more group on every path (one model call for all their
+        next vertices), keeps the vertices whose scores lie furthest towards the wanted side, and ends at the
+        first step where some vertex flips the label (the strongest flip): that vertex, or None."""
+        movable = np.zeros(self.scorer.layout.size, dtype=bool)
+        movable[candidates] = True
+        beam = np.full((1, len(movable)), self.start)
+        while True:
+            parent, group = np.nonzero(movable & (beam == self.start))
+            if len(parent) == 0:
+                return None
+            masks = beam[parent]  # the strongest path's next vertices first
+            masks[np.arange(len(parent)), group] = not self.start
+            _, first = np.unique(masks, axis=0, return_index=True)  # a set reached along two paths: scored once
+            # the strongest path's moves always; the others' within half of what the budget leaves (later steps)
+            take = max(int((parent == 0).sum()), (self.budget - self.rows) // 2)
+            masks = masks[np.sort(first)][:take]
             scores = self.score(masks)
             if scores is None:
                 return None
-            best = int(np.argmax(self.sign * scores))
-            current = masks[best]
-            candidates.pop(best)
-            if self.reached(scores[best:best + 1])[0]:
-                return current
-        return None
+            flips = np.flatnonzero(self.reached(scores))
+            if len(flips):
+                return masks[flips[np.argmax(self.sign * scores[flips])]]
+            beam = masks[np.argsort(-self.sign * scores, kind="stable")[:BEAM]]
 
     def prune(self, vertex: np.ndarray) -> np.ndarray:
         """Return moved groups to the start while the label stays flipped (the strongest remaining flip first)."""

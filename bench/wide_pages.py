@@ -7,9 +7,12 @@ figure in seconds with the model rows the sandboxed worker scored and the larges
 
 * **SEV**: SEV⁻ and SEV⁺ of the row (``row_sev``; the breadth-first search within its budget of model rows, then
   the bracket), and the same with the budget before issue 52 (none: the layer cap alone);
-* **LENS**: the layered search (``row_lens``), which the LENS page starts only on a button on wide data;
-* **Compare**: SEV + LIME/SHAP + LENS + the linear explanation (what the Compare page computes);
-* **Report**: ``build_row_report`` and ``write_pdf`` (matplotlib figures).
+* **LENS**: what the page does by itself (the search's plan in model rows, and a first pass within 200,000 rows),
+  then the whole layered search (``row_lens``), which on wide data runs only when its button is clicked;
+* **Compare**: SEV + LIME/SHAP + the linear explanation (+ LENS when it does not wait for its button);
+* **Report**: ``build_row_report`` and ``write_pdf`` (matplotlib figures) of the sections the page builds without
+  a click (LENS and Agreement wait with LENS), the row's results passed in as the page does, and what the
+  counterfactual and dependence sections cost alone.
 
 Targets (issue 52): every page ≤ 15 s, the PDF ≤ 20 s on a quiet 2-core machine. The machine here is shared:
 the load average is printed beside the figures; compare figures of one run only.
@@ -104,8 +107,11 @@ def main() -> int:
     from dataclasses import replace
 
     from explain_core import report as rep
-    from explain_core.analysis import (Parameters, agreement, predicted_rows, row_baselines, row_lens, row_linear,
-                                       row_sev)
+    from explain_core.analysis import (Parameters, agreement, predicted_rows, row_baselines, row_lens,
+                                       row_lens_plan, row_lens_search, row_linear, row_sev)
+    from explain_core.report.build import SECTIONS
+
+    AUTO_ROWS = 200_000  # pages/_lens_runs.py: a longer LENS search waits for its button
 
     setup = uploaded_setup(args.case, args.hidden)
     row = int(predicted_rows(setup)[0])
@@ -120,18 +126,31 @@ def main() -> int:
     with meter.timed("SEV, no row budget (the layer cap alone)"):
         old = row_sev(setup, query, replace(params, sev_budget_rows=20_000_000))
     print(f"    SEV⁻ {old.minus.shown} ({old.minus.status}), SEV⁺ {old.plus.shown} ({old.plus.status})")
-    with meter.timed("LENS page: the layered search (on a button)", 15):
+    with meter.timed("LENS page: the plan and a first pass", 15):
+        plan = row_lens_plan(setup, query, params)
+        first = row_lens_search(setup, query, replace(params, lens_budget_rows=AUTO_ROWS))
+    waits = plan.rows > AUTO_ROWS and not first.result.factors
+    print(f"    plan: at most {plan.rows:,} model rows ({plan.stop}); "
+          + ("the search waits for its button" if waits else "the page runs it"))
+    with meter.timed("LENS: the whole search (after the click)"):
         lens = row_lens(setup, query, params)
     print(f"    {lens.note[:150]}")
-    with meter.timed("Compare page: SEV, LIME/SHAP, LENS, linear", 15):
+    with meter.timed("Compare page: SEV, LIME/SHAP, linear (+ LENS)", 15):
         ex, base = row_sev(setup, query, params), row_baselines(setup, query, params)
         lin = row_linear(setup, query, params)
-        agreement(setup.dataset.group_names, sev=ex, lens=row_lens(setup, query, params).factors, linear=lin,
+        agreement(setup.dataset.group_names, sev=ex, lens=None if waits else lens.factors, linear=lin,
                   baselines=base)
+    sections = [s for s in SECTIONS if not (waits and s in ("lens", "agreement"))]
     folder = Path(tempfile.mkdtemp(prefix="wide-pages-"))
-    with meter.timed("Report: build_row_report + write_pdf", 20):
-        report = rep.build_row_report(setup, row, params)
+    with meter.timed(f"Report: {len(sections)} sections, build + PDF", 20):
+        report = rep.build_row_report(setup, row, params, sections, sev=ex, baselines=base, linear=lin)
         rep.write_pdf(report, folder / "row.pdf", image_renderer="matplotlib")
+    parts = {}
+    for part in ("counterfactuals", "dependence"):
+        start = time.perf_counter()
+        rep.build_row_report(setup, row, params, [part], sev=ex, baselines=base, linear=lin)
+        parts[part] = time.perf_counter() - start
+    print("    of which " + ", ".join(f"{k} {v:.2f} s" for k, v in parts.items()) + f" [{load()}]")
     return 0
 
 

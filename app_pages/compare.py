@@ -3,19 +3,20 @@ import pandas as pd
 import streamlit as st
 
 from explain_core.analysis import agreement
-from explain_core.sev.readings import explanation_lines
+from explain_core.sev.readings import explanation_lines, summary_sentence
 from explain_core.views.compare import agreement_figure, attribution_figure, waterfall_figure
 from explain_core.views.summaries import agreement_text, attribution_text, waterfall_text
 from explain_core.vocabulary import count_noun, plain
-from ui import references, second_model, shared, stops
+from ui import lens_runs, references, second_model, shared, stops
 
 CARD_LINES = 3  # SEV explanations listed per value in the card
 
 def method_outcomes(ex, lens, lin) -> str:
     """What each method found, in one line (the banner is true per method)."""
     sev = f"SEV⁻ = {ex.minus.shown}, SEV⁺ = {ex.plus.shown}"
-    factors = lens.factors.factors
-    lens_found = (f"LENS: a factor of {min(len(f.groups) for f in factors)}" if factors else
+    factors = lens.factors.factors if lens is not None else ()
+    lens_found = ("LENS: not run yet (a long search, on its button)" if lens is None else
+                  f"LENS: a factor of {min(len(f.groups) for f in factors)}" if factors else
                   "LENS: no factor reaches the threshold τ")
     support = lin.support_groups(lin.weights().columns[0]) if len(lin.weights().columns) else ()
     linear = f"linear: {count_noun(len(support), 'feature')}"
@@ -32,8 +33,9 @@ with st.status("Explaining the row with every method…", expanded=False) as sta
     status.update(label="LIME and SHAP…")
     base = shared.baselines_now(s)
     status.update(label="LENS…")
+    waiting = lens_runs.waiting(s, shared.query(), p.lens)  # a long search starts only when asked (issue 52)
     try:
-        lens = shared.lens_now(s)
+        lens = shared.lens_now(s) if waiting is None else None
     except stops.RunStopped:  # the analyst stopped it (stopped_notice below says so): not an error
         status.update(label="Stopped at LENS", state="complete")
         raise
@@ -43,7 +45,8 @@ with st.status("Explaining the row with every method…", expanded=False) as sta
 
 top = st.slider("LIME / SHAP: features counted as named (top by |attribution|)", 1, len(s.dataset.groups),
                 min(3, len(s.dataset.groups)), key="cmp_top")
-agree = agreement(s.dataset.group_names, sev=ex, lens=lens.factors, linear=lin, baselines=base, top=top)
+agree = agreement(s.dataset.group_names, sev=ex, lens=lens.factors if lens is not None else None, linear=lin,
+                  baselines=base, top=top)
 st.success(plain(agree.verdict()), icon=":material/how_to_vote:")
 
 
@@ -58,7 +61,11 @@ def sev_card(which: str) -> None:
     """One SEV value with its first explanations in words (moved features only), the rest counted."""
     result = ex.result(which)
     lines = explanation_lines(ex, which, s.model.threshold)
-    st.markdown(f"{result.label} = {result.shown}" + ("" if lines else f": {plain(result.message)}"))
+    if result.status == "limit" and result.engine == "bfs":  # a bracket: say it, and what narrows it
+        st.markdown(f"{result.label} = {result.shown}: " + plain(summary_sentence(
+            result, lines, control="the 'Search budget (model rows)' control on the SEV page")))
+    else:
+        st.markdown(f"{result.label} = {result.shown}" + ("" if lines else f": {plain(result.message)}"))
     if lines:
         st.markdown("\n".join(f"- {plain(line.changes)}" for line in lines[:CARD_LINES]))
     if len(lines) > CARD_LINES:
@@ -71,9 +78,11 @@ with c1.container(border=True, key="cmp_sev"):
     for which in ex.results():
         sev_card(which)
 with c2.container(border=True, key="cmp_lens"):
-    st.markdown(f"**LENS** ({lens.direction.upper()}, τ = {p.tau:g}) — τ-minimal factors")
-    factors = lens.factors.factors
-    if factors:
+    st.markdown(f"**LENS** ({p.lens_direction.upper()}, τ = {p.tau:g}) — τ-minimal factors")
+    factors = lens.factors.factors if lens is not None else ()
+    if lens is None:
+        lens_runs.offer(s, shared.query(), p.lens, waiting, where="cmp")
+    elif factors:
         smallest = min(len(f.groups) for f in factors)
         for f in [f for f in factors if len(f.groups) == smallest][:8]:
             st.markdown(f"{plain('{' + ', '.join(f.groups) + '}')} · PS = {f.ps:.2f}")

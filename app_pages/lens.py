@@ -20,8 +20,8 @@ from explain_core.views.lens import dag_figure, pn_curve_figure, ps_by_size_figu
 from explain_core.views.readings import lens_reading
 from explain_core.views.summaries import causation_text, dag_text, pn_curve_text, ps_by_size_text
 from explain_core.vocabulary import DIRECTION_LABELS, format_number, format_value, plain
-from ui import shared
-from ui import stops
+from ui import lens_runs, shared, stops
+from ui.boundary import guarded
 
 DIRECTION_HELP = (
     "**R2I** (reference → input): each reference row (a training row the model predicts opposite to this one) "
@@ -76,14 +76,44 @@ def recourse_view(s, query: pd.DataFrame, result: LensResult) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["factor", "size", "cost", "PS", "reference", "this row → reference"])
 
 
-def empty_message(direction: str, tau: float, exact: bool, alpha: float | None, wide: bool) -> str:
-    """No factor passes: what to change, named as the controls are on this page's form."""
-    rule = f"PS ≥ τ = {tau:g}" if exact else f"PS > τ = {tau:g} at level α = {alpha:g}"
-    larger = f"raise **{LABELS['budget']}**" if wide else f"raise **{LABELS['max_size']}**"
-    other = "R2I" if direction == "i2r" else "I2R"
-    return (f"No factor passes {rule} in the {direction.upper()} context, so there is nothing to list. Under "
-            f"**Settings** below: lower **{LABELS['tau']}**, {larger}, add **{LABELS['references']}**, or set "
-            f"**{LABELS['direction']}** to {other}.")
+def change(**values) -> None:
+    """A next-step button's callback: new LENS parameters, and the form's widgets set to them."""
+    shared.set_params(**values)
+    widgets = {"tau": "lens_tau", "lens_budget_rows": "lens_budget", "lens_max_size": "lens_max_size"}
+    st.session_state.update({widgets[k]: v for k, v in values.items() if k in widgets and v is not None})
+
+
+def next_steps(s, query, p, context) -> None:
+    """No factor reaches τ (the answer above says so once, with the best factor): why the search stopped where it
+    did, and the next step as buttons — larger factors within the row budget, or τ lowered to the best PS."""
+    wide = shared.lens_searches(s, p.lens)
+    steps, why = [], ""
+    if wide:
+        found = shared.lens_search(s, s.key, query, p.lens)
+        size = found.searched_size + 1
+        if found.stopped == "budget" and found.rows_scored + found.next_rows <= limits().lens_rows:
+            budget = found.rows_scored + found.next_rows
+            steps.append((f"Search factors of {size} features (budget {budget:,} model rows)",
+                          {"lens_budget_rows": int(budget)}))
+        why = {"budget": f"factors of {size} features need {found.next_rows:,} more model rows than the "
+                         f"**{LABELS['budget']}** allows",
+               "memory": f"factors of {size} features would pass the server's memory bound (fewer "
+                         f"**{LABELS['references']}** make room)",
+               "complete": "every size was searched", "found": ""}[found.stopped]
+    elif (size := int(context.sizes.max()) + 1) <= min(len(s.dataset.groups), largest_factor_size(
+            len(s.dataset.groups), p.lens_references)):
+        steps.append((f"Search factors of up to {size} features", {"lens_max_size": size}))
+    best = float(np.nanmax(context.ps)) if len(context.masks) else 0.0
+    if 0 < best < p.tau:
+        lower = np.floor(best * 100) / 100
+        steps.append((f"Lower τ to {lower:g} (the best PS found)", {"tau": float(lower)}))
+    st.caption((f"The search stopped where it did because {why}." if why else "") +
+               f" Next: one of the buttons, or under **Settings** change **{LABELS['tau']}**, "
+               f"**{LABELS['references']}** or **{LABELS['direction']}**.")
+    with st.container(horizontal=True):
+        for i, (label, values) in enumerate(steps):
+            st.button(label, key=f"lens_next_{i}", icon=":material/arrow_forward:",
+                      on_click=guarded(change), kwargs=values)
 
 
 def settings_form(s, p):
@@ -159,6 +189,10 @@ with st.expander("Settings: context, τ, references, " + ("search budget" if wid
 
 exact = p.alpha is None
 query = shared.query()
+if (plan := lens_runs.waiting(s, query, p.lens)) is not None:  # a long search starts only when asked (issue 52)
+    with answer:
+        lens_runs.offer(s, query, p.lens, plan)
+    st.stop()
 context = shared.lens_context(s, s.key, query, p.lens)
 report = shared.lens_now()
 factors = report.factors
@@ -172,7 +206,7 @@ with answer:
                f"reference rows gives the outcome in at least τ = {p.tau:g} of them (LENS, Watson et al., Defs 2-4 "
                "and Alg. 1). Change the context, τ or the references under **Settings**.")
     if not factors.factors:
-        st.info(empty_message(report.direction, p.tau, exact, p.alpha, wide), icon=":material/info:")
+        next_steps(s, query, p, context)
 
 with st.container(key="lens_summary"):
     c = st.columns(4)
@@ -182,9 +216,10 @@ with st.container(key="lens_summary"):
                 help="Share of all samples reaching the outcome that are interventions on one of these factors or "
                      "a superset of one (probability of necessity of the factor set, Def. 3)")
     c[2].metric("References (samples per factor)", context.samples)
-    c[3].metric("Factors searched", f"{len(context.masks):,} of {2 ** len(s.dataset.groups):,}",
-                help=f"Every set of at most {report.max_size} features, of all candidate factors; {reach}")
-    if report.note:
+    c[3].metric("Factors searched", f"{len(context.masks):,}",
+                help=f"Every set of at most {report.max_size} features, of the {2 ** len(s.dataset.groups):,} "
+                     f"candidate factors; {reach}")
+    if report.note and factors.factors:  # with none, the answer above says so once, with what to change
         st.info(report.note, icon=":material/search:")
     if not exact:
         st.caption(factors.error_rate)

@@ -14,7 +14,7 @@ from explain_core.report.cohorts import REPORT_KEY
 from explain_core.report.dependence import report_dependence, sev_feature
 from explain_core.views.sev import HYPERCUBE_FIGURE_MAX_GROUPS
 from explain_core.vocabulary import plain
-from ui import model_dependence, references, second_model, shared
+from ui import lens_runs, model_dependence, references, second_model, shared
 
 SECTION_HELP = {
     "sev": "SEV⁻ / SEV⁺ / SEV® with the minimal explanations (the paper's tables), a plain-language reading and "
@@ -59,6 +59,12 @@ columns = st.columns(len(SECTIONS))
 chosen = [name for name, column in zip(SECTIONS, columns)
           if column.checkbox(SECTION_TITLES[name], value=True, key=f"report_section_{name}", help=SECTION_HELP[name])]
 
+waiting = lens_runs.waiting(s, shared.query(), p.lens) if {"lens", "agreement"} & set(chosen) else None
+if waiting is not None:  # a long LENS search starts only when asked (issue 52): its sections wait for it
+    with st.container(border=True, key="report_lens_waits"):
+        lens_runs.offer(s, shared.query(), p.lens, waiting, where="report")
+        st.caption("Until it has run, the report leaves out the LENS and Agreement sections.")
+    chosen = [name for name in chosen if name not in ("lens", "agreement")]
 need = needed_results(chosen)
 with st.spinner("Computing the explanations the report needs…"):
     query = shared.query()

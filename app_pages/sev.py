@@ -16,6 +16,8 @@ from explain_core.vocabulary import (SEV_HELP, SEV_METHOD_HELP, SEV_METHOD_LABEL
 from ui import audit, references, shared, stops
 
 AUTO_WIDE_GROUPS = 12  # wider data: the dataset-wide run is opt-in (it can take minutes)
+BUDGETS = (20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000, 2_000_000, 5_000_000)  # model rows per search
+BUDGET_LABEL = "Search budget (model rows)"
 
 
 def show_result(ex, which: str) -> None:
@@ -25,7 +27,8 @@ def show_result(ex, which: str) -> None:
     with st.container(key=f"sev_{which}", border=True):
         st.metric(result.label, result.shown, help=SEV_HELP[which])
         lines = explanation_lines(ex, which, s.model.threshold)
-        st.caption(plain(summary_sentence(result, lines)))
+        st.caption(plain(summary_sentence(result, lines, control=f"the '{BUDGET_LABEL}' control on this page",
+                                          depth_control="the 'Maximum depth' slider on this page")))
         show_all = len(lines) > SHOWN_FIRST and st.toggle(f"Show all {len(lines)}", key=f"sev_all_{which}")
         shown = lines if show_all else lines[:SHOWN_FIRST]
         if shown:
@@ -68,7 +71,7 @@ shared.row_banner()
 s, p = shared.setup(), shared.params()
 names = s.dataset.group_names
 
-c1, c2, c3 = st.columns([1, 1, 2])
+c1, c2, c4, c3 = st.columns([1, 1, 1, 2])
 method = c2.selectbox("Search", METHODS, index=METHODS.index(p.sev_method), format_func=SEV_METHOD_LABELS.get,
                       key="sev_method", help=SEV_METHOD_HELP)
 if method != p.sev_method:
@@ -80,8 +83,15 @@ restricted = c3.multiselect(
     "Restricted features (held fixed: SEV®)", names, default=list(s.restricted), key="sev_held",
     help=f"Features an explanation may not change, e.g. "
          f"{plain(', '.join(s.dataset.restricted_suggestion)) or 'protected attributes'}.")
+budgets = sorted(b for b in {*BUDGETS, p.sev_budget_rows} if b <= limits().sev_search_rows or b == p.sev_budget_rows)
+budget_rows = c4.select_slider(
+    BUDGET_LABEL, budgets, value=p.sev_budget_rows, format_func=lambda n: f"{n:,}", key="sev_budget_rows",
+    help="The breadth-first search stops before a depth whose sets of features would pass this many model rows; a "
+         "row it leaves open gets a bracket: the depth it proved, and a real flip a greedy path found.")
 if depth != p.max_depth:
     p = shared.set_params(max_depth=int(depth))
+if budget_rows != p.sev_budget_rows:
+    p = shared.set_params(sev_budget_rows=int(budget_rows))
 if tuple(restricted) != s.restricted:
     shared.use_setup(s.with_restricted(restricted))
     s = shared.setup()

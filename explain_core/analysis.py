@@ -22,13 +22,14 @@ from .hypercube import ProgressFn, one_row
 from .lens import ALL_SUBSETS_UP_TO, LensContext, LensResult, lens_contexts, opposite_references
 from .lens.causal import DEFAULT_SCM, CausalGraph, ScmSettings, causal_contexts, fit_scm
 from .lens.causation import CausationProbabilities, probabilities_of_causation
-from .lens.search import LensSearch, search_factors
+from .lens.search import LensSearch, SearchPlan, plan_search, search_factors
 from .references import KindsTable, ReferenceFits, ReferenceSEV, compare_kinds, explain_kind
 from .results import Explanation
 from .setup import (DEFAULT_DEMO, LINEAR_METHODS, BaselineParameters, CounterfactualParameters, LensParameters,
                     LinearParameters, Parameters, ReferenceParameters, SEVParameters, Setup, demo_setup, file_setup,
                     lens_max_size, make_setup, model_from_upload, trained_setup)
 from .sev.dispatch import explain_sev, sev_results
+from .sev.engine import DEFAULT_BUDGET_ROWS as SEV_BUDGET_ROWS
 from .sev.engine import SEVExplanation, SEVResult
 from .sev.exact_sev import DEFAULT_BUDGET
 from .sev.tree_sev import TreeSEVResult, tree_sev
@@ -42,7 +43,8 @@ __all__ = ["DEFAULT_DEMO", "LINEAR_METHODS", "ROW_CHOICES", "Agreement", "Baseli
            "dataset_sev", "demo_setup", "frame_sev", "file_setup", "flip_numbers", "lens_max_size", "lens_report",
            "linear_space", "linear_sweep", "make_setup", "model_from_upload", "predicted_rows", "reference_fits",
            "row_baselines", "row_counterfactuals", "lens_searches", "row_lens", "row_lens_causal", "row_lens_contexts",
-           "row_lens_search", "row_linear", "row_reference_sev", "row_sev", "score_of", "trained_setup", "row_tree_sev"]
+           "row_lens_plan", "row_lens_search", "row_linear",
+           "row_reference_sev", "row_sev", "score_of", "trained_setup", "row_tree_sev"]
 
 # ---------------------------------------------------------------------------------------------------
 # SEV
@@ -50,7 +52,8 @@ __all__ = ["DEFAULT_DEMO", "LINEAR_METHODS", "ROW_CHOICES", "Agreement", "Baseli
 def row_sev(setup: Setup, query: pd.DataFrame, params: SEVParameters | Parameters) -> SEVExplanation:
     """SEV⁺, SEV⁻ and (with restricted groups) SEV® of the query (SEV Defs. 3.1-3.3)."""
     return explain_sev(setup.model, setup.dataset, query, setup.reference_for(query), restricted=setup.restricted,
-                       max_depth=params.max_depth, method=params.sev_method, budget=params.sev_budget)
+                       max_depth=params.max_depth, method=params.sev_method, budget=params.sev_budget,
+                       budget_rows=params.sev_budget_rows)
 
 
 def row_tree_sev(setup: Setup, query: pd.DataFrame, params: SEVParameters | Parameters) -> TreeSEVResult | None:
@@ -100,13 +103,13 @@ def dataset_sev(setup: Setup, rows: Sequence[int], params: SEVParameters | Param
     held = setup.restricted if kind == "minus" else ()
     results = frame_sev(setup, setup.dataset.features.iloc[rows], kind=kind, restricted=held,
                         max_depth=params.max_depth, method=params.sev_method, budget=params.sev_budget,
-                        explanations=explanations, progress=progress)
+                        explanations=explanations, progress=progress, budget_rows=params.sev_budget_rows)
     return DatasetSEV(kind, rows, tuple(results))
 
 
 def frame_sev(setup: Setup, frame: pd.DataFrame, *, kind: str, restricted: Sequence[str], max_depth: int,
               method: str = "auto", budget: float = DEFAULT_BUDGET, explanations: str = "all",
-              progress: ProgressFn | None = None) -> list[SEVResult]:
+              progress: ProgressFn | None = None, budget_rows: int = SEV_BUDGET_ROWS) -> list[SEVResult]:
     """:func:`~explain_core.sev.sev_results` (the engine ``method`` picks; ``explanations`` ``all`` or ``first``) of
     every row of ``frame`` (rows of the setup's data or others with its columns, e.g. one partition of an audit), one
     batch per predicted class against its reference."""
@@ -116,7 +119,8 @@ def frame_sev(setup: Setup, frame: pd.DataFrame, *, kind: str, restricted: Seque
         at = np.flatnonzero(labels == label)
         found = sev_results(setup.model, setup.dataset.layout, frame.iloc[at], setup.reference_of_label(int(label)),
                             kind=kind, restricted=restricted, max_depth=max_depth, method=method, budget=budget,
-                            keep_scores=False, explanations=explanations, progress=progress)
+                            keep_scores=False, explanations=explanations, progress=progress,
+                            budget_rows=budget_rows)
         for i, result in zip(at, found):
             results[i] = result
     return results
@@ -210,6 +214,13 @@ def row_lens_search(setup: Setup, query: pd.DataFrame, params: LensParameters | 
                           direction=params.lens_direction, tau=params.tau, alpha=params.alpha,
                           correction=params.lens_correction, max_size=params.lens_max_size,
                           budget_rows=params.lens_budget_rows, progress=progress)
+
+
+def row_lens_plan(setup: Setup, query: pd.DataFrame, params: LensParameters | Parameters) -> SearchPlan:
+    """The most model rows :func:`row_lens_search` would score on this row (:func:`~explain_core.lens.search.
+    plan_search`), counted before it runs."""
+    return plan_search(setup.dataset, query, _lens_references(setup, query, params), direction=params.lens_direction,
+                       max_size=params.lens_max_size, budget_rows=params.lens_budget_rows)
 
 
 def row_lens(setup: Setup, query: pd.DataFrame, params: LensParameters | Parameters,

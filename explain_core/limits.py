@@ -60,6 +60,8 @@ class Limits:
     model_seconds: float = 20.0        # an uploaded model: loading it, and each call (wall time; CPU time ≤ this ×
                                        # the worker's threads)
     model_memory_mb: float = 4_096.0   # address space of the worker process that holds an uploaded model
+    model_call_rows: int = 65_536      # rows an uploaded model's worker is sent in one call (larger calls are
+                                       # chunked: each chunk runs under model_seconds)
     model_idle_seconds: float = 60.0   # a model's worker idle this long is stopped (restarted when next used)
     model_classes: int = 1_000         # classes of an uploaded model
     model_trees: int = 100_000         # trees a booster file declares
@@ -70,6 +72,7 @@ class Limits:
     linear_samples: int = 200_000      # linear explanations: m (one sample, and one hold-out sample)
     sev_rows: int = 100_000            # rows of one dataset-wide SEV run in the app
     sev_depth: int = 64                # layers the SEV search may be asked for
+    sev_search_rows: int = 20_000_000  # model rows one SEV search may be asked to score for one row
     shap_background: int = 5_000       # SHAP's background rows (each explained row is scored against every one)
     run_seconds: float = 600.0         # a run's own time limit (the exact linear fit)
     saved_mb: float = 2_048.0          # saved analyses (sessions and named ones) together: their files and state

@@ -13,6 +13,7 @@ from .lens import CORRECTIONS, DIRECTIONS
 from .lens.search import DEFAULT_BUDGET_ROWS
 from .limits import limits, over
 from .sev.dispatch import METHODS as SEV_METHODS
+from .sev.engine import DEFAULT_BUDGET_ROWS as SEV_BUDGET_ROWS
 from .sev.engine import DEFAULT_MAX_DEPTH
 from .sev.exact_sev import DEFAULT_BUDGET
 
@@ -21,12 +22,13 @@ LINEAR_METHODS = {"iht": ("iht",), "exact": ("exact",), "both": ("iht", "exact")
 @dataclass(frozen=True)
 class SEVParameters:
     """What SEV reads: the engine (``auto``, ``bfs``, ``exact``: :mod:`~explain_core.sev.dispatch`), the breadth-first
-    search depth, and the exact engine's budget per search (CP-SAT deterministic seconds: the same answer on any
-    machine)."""
+    search depth and its budget of model rows per search (a row it leaves open is bracketed), and the exact engine's
+    budget per search (CP-SAT deterministic seconds: the same answer on any machine)."""
 
     max_depth: int = DEFAULT_MAX_DEPTH
     sev_method: str = "auto"
     sev_budget: float = DEFAULT_BUDGET
+    sev_budget_rows: int = SEV_BUDGET_ROWS
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,9 @@ class Parameters(CounterfactualParameters, ReferenceParameters, BaselineParamete
         if not (isinstance(self.lens_budget_rows, (int, np.integer)) and self.lens_budget_rows > 0):
             raise IntakeError("The LENS search budget must be a positive whole number of model rows, not "
                               f"{self.lens_budget_rows!r}.")
+        if not (isinstance(self.sev_budget_rows, (int, np.integer)) and self.sev_budget_rows > 0):
+            raise IntakeError("The SEV search budget must be a positive whole number of model rows, not "
+                              f"{self.sev_budget_rows!r}.")
         check_choice(self.linear_method, LINEAR_METHODS, "linear method")
         check_choice(self.sev_method, SEV_METHODS, "SEV method")
         if not self.sev_budget > 0:
@@ -156,7 +161,9 @@ class Parameters(CounterfactualParameters, ReferenceParameters, BaselineParamete
                 ("The exact linear fit's time limit (s)", self.time_limit, caps.run_seconds, "use a shorter limit."),
                 ("The LENS search budget (model rows)", self.lens_budget_rows, caps.lens_rows,
                  "use a smaller budget."),
-                ("The SEV search depth", self.max_depth, caps.sev_depth, "search fewer layers.")):
+                ("The SEV search depth", self.max_depth, caps.sev_depth, "search fewer layers."),
+                ("The SEV search budget (model rows)", self.sev_budget_rows, caps.sev_search_rows,
+                 "use a smaller budget.")):
             if value > limit:
                 raise over(what, value, limit, fix)
         check_reference_parameters(self)

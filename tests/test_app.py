@@ -57,6 +57,8 @@ def sev_metrics(at) -> dict[str, str]:
 def shown(result) -> str:
     if result.status == "explained":
         return str(result.value)
+    if result.status == "limit":  # a bracket: the proved lower bound, the size of a real flip
+        return f"{result.bound}–{result.value}" if result.value is not None else f"≥ {result.bound}"
     return f"> {result.max_depth}" if result.status == "beyond_depth" else "none"
 
 
@@ -293,8 +295,19 @@ def test_max_depth_limits_the_search(demo, flagged):
     at = open_page("app_pages/sev.py")
     at.slider(key="sev_depth").set_value(1).run()
     assert not at.exception
-    assert_shows(at, expected(demo, flagged[0], depth=1))
+    ex = expected(demo, flagged[0], depth=1)
+    assert_shows(at, ex)
     assert at.session_state["params"].max_depth == 1
+    full = expected(demo, flagged[0])
+    for which, result in ex.results().items():  # never "> 1" (issue 52): a bracket that holds the value
+        assert result.status in ("explained", "limit") and result.lower <= full.result(which).value
+        assert result.upper is None or full.result(which).value <= result.upper
+
+
+def test_the_search_budget_is_a_control_of_the_sev_page(demo, flagged):
+    at = open_page("app_pages/sev.py")
+    at.select_slider(key="sev_budget_rows").set_value(20_000).run()
+    assert not at.exception and at.session_state["params"].sev_budget_rows == 20_000
 
 
 def test_flip_numbers_match_baselines(demo, flagged):

@@ -358,3 +358,25 @@ def test_the_report_draws_the_rows_leading_feature(compas):
     alone = rep.build_row_report(compas, row, Parameters(), sections=("dependence",))  # no SEV: the top mean |SHAP|
     assert alone.dependence.groups == (global_shap(compas, rows=100).importance().index[0],)
     assert list(alone.json_files()) == [f"compas_row{row}.dependence.json", f"compas_row{row}.interactions.json"]
+
+
+def test_moved_frames_are_the_moved_rows_of_each_change_one_after_another():
+    """The H-statistic's one frame (built as arrays) equals the concatenation of :func:`moved_rows` of each set of
+    groups: numeric, categorical and a one-hot block, singles and pairs, with every column's dtype."""
+    from explain_core.inspection.dependence import moved_frames, moved_rows
+
+    rng = np.random.default_rng(1)
+    n = 7
+    colour = rng.choice(["red", "green", "none"], size=n)
+    frame = pd.DataFrame({"x": rng.normal(size=n), "c_red": (colour == "red").astype(int),
+                          "c_green": (colour == "green").astype(int), "z": rng.integers(0, 5, n),
+                          "k": pd.Categorical(rng.choice(["a", "b"], size=n)), "s": rng.choice(["u", "v"], size=n),
+                          "y": rng.integers(0, 2, n)})
+    data = make_dataset(frame, "y", onehot_groups={"colour": ["c_red", "c_green"]}, kinds={"z": "numeric"})
+    features = data.features[data.columns]
+    groups = {g.name: g for g in data.groups}
+    values = {name: g.values_in(features)[:3] for name, g in groups.items()}
+    changes = [[(groups[a], values[a])] for a in groups] + \
+        [[(groups[a], values[a]), (groups[b], values[b])] for a, b in combinations(groups, 2)]
+    want = pd.concat([moved_rows(features, c) for c in changes], ignore_index=True)
+    pd.testing.assert_frame_equal(moved_frames(features, changes), want)

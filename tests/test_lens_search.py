@@ -208,3 +208,24 @@ def test_the_boundary_ps_equal_to_tau_is_accepted_with_chance_about_alpha():
     inputs = [null_context(rng, 200, 1, 0.8) for _ in range(1500)]
     rate = np.mean([len(ctx.minimal_factors(0.8, alpha=0.1, correction="none").factors) > 0 for ctx in inputs])
     assert rate <= 0.1 + 3 * math.sqrt(0.1 * 0.9 / len(inputs))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_plan_counts_the_rows_a_search_scores_before_any_model_call(seed):
+    """:func:`plan_search` (what a page shows on its button) is the most the search scores: exactly its rows when no
+    layer holds a sufficient factor, never fewer than it scores; the same stop (budget, memory, complete)."""
+    from explain_core.lens.search import plan_search
+
+    rng = np.random.default_rng(7000 + seed)
+    model, data, frame, groups, mad = random_case(rng)
+    for direction in ("r2i", "i2r"):
+        tau = float(rng.choice([0.6, 1.0]))
+        budget = None if rng.random() < 0.3 else int(rng.integers(1, 4 * len(frame) * len(groups)))
+        samples = None if rng.random() < 0.5 else int((len(frame) - 1) * rng.integers(1, 2 ** len(groups)))
+        found = search_factors(model, data, frame.iloc[[0]], frame.iloc[1:], direction=direction, tau=tau, mad=mad,
+                               budget_rows=budget, max_samples=samples)
+        plan = plan_search(data, frame.iloc[[0]], frame.iloc[1:], direction=direction, budget_rows=budget,
+                           max_samples=samples)
+        assert plan.rows >= found.rows_scored and plan.size >= found.searched_size
+        if found.stopped != "found":
+            assert (plan.rows, plan.size, plan.stop) == (found.rows_scored, found.searched_size, found.stopped)

@@ -149,7 +149,7 @@ def test_lens_page_default_matches_explain_core(setup):
     caption = visible(block(at, "lens_answer").caption[0].value)
     assert f"searched {len(context.masks):,} of {2 ** len(setup.dataset.groups):,} candidate factors" in caption
     metrics = {m.label: m.value for m in block(at, "lens_summary").metric}
-    assert metrics["Factors searched"] == f"{len(context.masks):,} of {2 ** len(setup.dataset.groups):,}"
+    assert metrics["Factors searched"] == f"{len(context.masks):,}"  # the total is in its help: never cut off
 
     recourse = block(at, "lens_recourse").dataframe[0].value
     finite = sorted((f for f in report.recourse.factors if np.isfinite(f.cost)), key=lambda f: f.cost)
@@ -191,12 +191,22 @@ def test_lens_no_factor_reaching_tau_shows_a_message(setup):
     assert reading.startswith("**No set of up to 1 feature is enough for the prediction")
     best = int(np.argmax(context.ps))
     assert f"the closest, {' and '.join(context.factor(best))}, is enough in {context.ps[best]:.0%}" in reading
-    advice = visible(answer.info[0].value)
-    assert "No factor passes" in advice and "I2R" in advice
+    assert not answer.info and sum("No set of up to" in visible(m.value) for m in at.markdown) == 1  # said once
+    advice = visible(answer.caption[-1].value)
     form = {w.label for kind in ("slider", "number_input", "radio") for w in getattr(at, kind)}
-    for control in ("τ (sufficiency threshold)", "Largest factor (features)", "References", "Context"):
+    for control in ("τ (sufficiency threshold)", "References", "Context"):
         assert f"**{control}**" in advice and control in form
+    lower = np.floor(context.ps[best] * 100) / 100
+    buttons = {b.label: b for b in answer.button}
+    assert set(buttons) == {"Search factors of up to 2 features", f"Lower τ to {lower:g} (the best PS found)"}
     assert not block(at, "lens_recourse").dataframe and block(at, "lens_recourse").info
+    buttons[f"Lower τ to {lower:g} (the best PS found)"].click().run()  # the next step, as a button: it works
+    assert not at.exception and at.session_state["params"].tau == lower
+    assert context.factor(best) in {f.groups for f in lens_expected(setup, row, references=40, max_size=1,
+                                                                      direction="i2r", tau=lower)[1].factors.factors}
+    assert block(at, "lens_factors").dataframe[0].value["factor"].tolist()
+    at.switch_page("app_pages/lens.py").run()  # back to the premise for the checks below
+    submit(at, "lens_submit", lens_tau=0.9)
     # the curve and the LENS-vs-SHAP chart still draw (PS of single features only)
     assert list(decode(chart(block(at, "lens_ps_by_size"))["data"][0]["x"])) == [1]
 
@@ -307,7 +317,8 @@ def test_lens_page_on_wide_data_searches_and_compares_the_causal_context(explain
     assert not at.exception, at.exception
     setup, row, p = at.session_state["setup"], at.session_state["row"], at.session_state["params"]
     report = analysis.row_lens(setup, setup.query(row), p)
-    assert report.note and report.note in [i.value for i in block(at, "lens_summary").info]
+    assert report.note and (report.note in [i.value for i in block(at, "lens_summary").info]) == \
+        bool(report.factors.factors)  # with no factor, the answer says so once
     found = analysis.row_lens_search(setup, setup.query(row), p)
     assert found.candidates == 2 ** 20 and found.budget_rows == p.lens_budget_rows
     assert f"searched {found.searched:,} of {2 ** 20:,} candidate factors" in \
@@ -343,3 +354,26 @@ def test_lens_page_on_wide_data_searches_and_compares_the_causal_context(explain
     assert shown["factor"].tolist() == want["factor"].tolist()
     assert np.allclose(shown["PS causal"].astype(float), want["PS causal"].astype(float))
     assert any("every later feature (the authors' code)" in visible(c.value) for c in block(at, "lens_causal").caption)
+
+
+def test_a_long_lens_search_waits_for_its_button(explain_cache_dir, monkeypatch):
+    """Wide data (German credit, 20 features): a search planned over the page's row bound shows its work on a button
+    ("Find factors — about N model rows") and starts only on a click; it scores no more than the plan said."""
+    from ui import lens_runs
+
+    monkeypatch.setattr(lens_runs, "AUTO_ROWS", 10)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.session_state["params"] = Parameters(lens_references=30, tau=0.6, lime_samples=500)
+    at.selectbox(key="home_demo").select("german_credit").run()
+    at.selectbox(key="home_kind").select("gbdt").run()
+    at.button(key="home_load").click().run()
+    at.switch_page("app_pages/lens.py").run()
+    assert not at.exception, at.exception
+    setup, row, p = at.session_state["setup"], at.session_state["row"], at.session_state["params"]
+    plan = analysis.row_lens_plan(setup, setup.query(row), p)
+    button = at.button(key="lens_find")
+    assert button.label == f"Find factors — about {plan.rows:,} model rows" and plan.rows > 10
+    assert not [c for c in at.main.children.values() if str(getattr(c.proto, "id", "")).endswith("-lens_summary")]
+    button.click().run()
+    assert not at.exception and block(at, "lens_summary").metric
+    assert analysis.row_lens_search(setup, setup.query(row), p).rows_scored <= plan.rows

@@ -65,6 +65,8 @@ def row(positive_rows) -> int:
 def shown(result) -> str:
     if result.status == "explained":
         return str(result.value)
+    if result.status == "limit":  # a bracket: the proved lower bound, the size of a real flip
+        return f"{result.bound}–{result.value}" if result.value is not None else f"≥ {result.bound}"
     return f"> {result.max_depth}" if result.status == "beyond_depth" else "none"
 
 
@@ -415,8 +417,11 @@ def test_sev_reading_sentences(setup, positive_rows, demo):
                                f"prediction to {other}; no single feature does")
 
     ex = explain_sev(setup.model, setup.dataset, setup.query(two), reference, max_depth=1)
-    assert sev_reading(setup, ex) == ("No set of up to 1 feature moved to the reference values flips the "
-                                          "prediction (larger sets were not searched).")
+    if ex.minus.status == "limit":  # a bracket (issue 52): never "no set of up to 1 feature"
+        assert sev_reading(setup, ex).startswith(f"SEV⁻ is between 2 and {ex.minus.upper}: ")
+    else:  # the greedy path's pair met the proved lower bound 2: the value, proved
+        assert (ex.minus.value, ex.minus.certified) == (2, True)
+        assert sev_reading(setup, ex).startswith("Changing ") and "no single feature does" in sev_reading(setup, ex)
 
     held = setup.with_restricted([group])
     ex = explain_sev(held.model, held.dataset, held.query(one), reference, restricted=(group,))

@@ -387,3 +387,34 @@ def test_one_limit_reads_as_all_of_them(monkeypatch):
     monkeypatch.setenv("EXPLAIN_MAX_MODEL_SECONDS", "zero")
     with pytest.raises(IntakeError, match="not a number"):
         limit("model_seconds")
+
+
+def test_every_call_is_chunked_and_gives_the_numbers_of_one_call(lr_blob, monkeypatch):
+    """Rows go to the worker in chunks of at most ``model_call_rows`` (frames, arrays and compact vertices alike),
+    each chunk one request under the per-call time limit; the scores equal one call's and the in-process model's."""
+    from explain_core.intake.mixed import MixedRows
+
+    blob, X = lr_blob
+    rows = pd.DataFrame(np.random.default_rng(0).normal(2, 2, (53, 2)), columns=list(X.columns))
+    model = load_model_bytes(blob, "lr.skops")
+    whole = model.predict_proba(rows)
+    sent = []
+    real = Worker.call
+
+    def spy(self, request, **kwargs):
+        if request.get("op") == "call":
+            sent.append(len(request["X"]))
+        return real(self, request, **kwargs)
+
+    monkeypatch.setattr(Worker, "call", spy)
+    monkeypatch.setenv("EXPLAIN_MAX_MODEL_CALL_ROWS", "7")
+    chunked = model.predict_proba(rows)
+    assert sent == [7] * 7 + [4]
+    np.testing.assert_array_equal(chunked, whole)
+    local = sio.loads(blob, trusted=sio.get_untrusted_types(data=blob))
+    np.testing.assert_allclose(whole, local.predict_proba(rows))
+    sent.clear()
+    keep = np.random.default_rng(1).random((30, 2)) < 0.5
+    mixed = MixedRows(rows.to_numpy()[:3], np.zeros(2), np.arange(30) % 3, keep, np.arange(2))
+    np.testing.assert_allclose(model.stage("model").predict_proba(mixed), local.predict_proba(mixed.array()))
+    assert sent == [7, 7, 7, 7, 2]  # compact vertices are cut like rows

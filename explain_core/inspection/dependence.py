@@ -170,6 +170,26 @@ def moved_rows(frame: pd.DataFrame, changes: Sequence[tuple[FeatureGroup, np.nda
     return moved
 
 
+def moved_frames(frame: pd.DataFrame, changes: Sequence[Sequence[tuple[FeatureGroup, np.ndarray]]]) -> pd.DataFrame:
+    """:func:`moved_rows` of each change list in ``changes``, one after another (the rows of
+    ``pd.concat([moved_rows(frame, c) for c in changes])``), built column by column as arrays: one frame, not one per
+    change list (the H-statistic's thousands of pairs on wide data)."""
+    n = len(frame)
+    copies = [len(change[0][1]) for change in changes]
+    starts = np.concatenate([[0], np.cumsum(copies)]) * n
+    columns = {c: np.tile(frame[c].to_numpy(dtype=object), int(sum(copies))) for c in frame.columns}
+    for change, start, stop in zip(changes, starts[:-1], starts[1:]):
+        for group, values in change:
+            repeated = np.repeat(np.asarray(values, dtype=object), n)
+            if group.is_block:
+                for column in group.columns:
+                    columns[column][start:stop] = repeated == column
+            else:
+                columns[group.columns[0]][start:stop] = repeated
+    moved = pd.DataFrame(columns)
+    return moved.astype({c: frame[c].dtype for c in frame.columns}) if len(moved) else frame.iloc[:0].copy()
+
+
 def grid_scores(setup: Setup, frame: pd.DataFrame, changes: Sequence[tuple[FeatureGroup, np.ndarray]]) -> np.ndarray:
     """(K, rows) scores of :func:`moved_rows`: one adapter call."""
     return setup.model.score(moved_rows(frame, changes)).reshape(len(changes[0][1]), len(frame))

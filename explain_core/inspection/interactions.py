@@ -28,7 +28,7 @@ from ..results import Explanation
 from ..setup import Setup
 from ..sev.readers import shap_estimator
 from ..vocabulary import count_noun
-from .dependence import moved_rows, sampled_test_rows
+from .dependence import moved_frames, sampled_test_rows
 
 SHAP_METHOD, H_METHOD = "SHAP interaction values", "H-statistic estimate"
 H_BUDGET_ROWS = 150_000  # model rows one H-statistic estimate may score
@@ -179,7 +179,7 @@ def h_statistic(setup: Setup, rows: np.ndarray) -> Interactions:
         _, first, where = np.unique(joint, return_index=True, return_inverse=True)
         points.append(where)
         changes.append([(data.groups[j], data.groups[j].values_in(frame)[first]) for j in members])
-    scores = setup.model.score(pd.concat([moved_rows(frame, c) for c in changes], ignore_index=True))
+    scores = setup.model.score(moved_frames(frame, changes))
     sizes = np.cumsum([0] + [len(c[0][1]) * len(frame) for c in changes])
     pd_at = {}
     for members, where, start, stop in zip(sets, points, sizes[:-1], sizes[1:]):

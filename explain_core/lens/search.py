@@ -159,6 +159,49 @@ def search_factors(model: ModelAdapter, dataset: Dataset, query, references: pd.
                       layers.scored, budget_rows, next_rows, factor_count(p, max_size))
 
 
+@dataclass(frozen=True)
+class SearchPlan:
+    """The most work a layered search would do (no layer holding a sufficient factor), counted before any model
+    call: ``rows`` model rows, factors of up to ``size`` groups, then ``stop`` (``budget``, ``memory`` or
+    ``complete``, as :attr:`LensSearch.stopped`)."""
+
+    rows: int
+    size: int
+    stop: str
+
+    @property
+    def stop_words(self) -> str:
+        """Why it stops there, in words."""
+        return {"budget": "the next size would pass the search budget", "memory": "the next size would pass the "
+                "memory bound", "complete": "every size is searched"}[self.stop]
+
+
+def plan_search(dataset: Dataset, query, references: pd.DataFrame, *, direction: str = "r2i",
+                max_size: int | None = None, budget_rows: int | None = DEFAULT_BUDGET_ROWS,
+                max_samples: int | None = None) -> SearchPlan:
+    """What :func:`search_factors` with these settings scores at most, from the references alone: layer k needs
+    C(|D_r|, k) rows per distinct reference r (the factors within the groups where r differs from the input), and
+    the search stops before the layer that passes the budget or the memory bound (a page estimates a run's work
+    from this before starting it)."""
+    layout = dataset.layout
+    p = layout.size
+    max_size = p if max_size is None else min(int(max_size), p)
+    cap = max_samples or min(SEARCH_SAMPLES, 10 * limits().lens_samples)
+    query, references = one_row(query)[list(layout.columns)], references[list(layout.columns)]
+    same_as = references.groupby(list(layout.columns), dropna=False, sort=False).ngroup().to_numpy()
+    first = np.unique(same_as, return_index=True)[1]
+    differ = _differs(dataset, query, references.iloc[first]).sum(axis=1).tolist()
+    rows, kept = 0, 0
+    for size in range(max_size + 1):
+        if size and kept + len(first) * comb(p, size) > cap:
+            return SearchPlan(rows, size - 1, "memory")
+        needed = 0 if direction == "i2r" and size == 0 else sum(comb(d, size) for d in differ)
+        if size and budget_rows is not None and rows + needed > budget_rows:
+            return SearchPlan(rows, size - 1, "budget")
+        rows, kept = rows + needed, kept + len(first) * comb(p, size)
+    return SearchPlan(rows, max_size, "complete")
+
+
 def _checked_search(direction: str, until: str, tau: float, alpha: float | None, references: int, p: int,
                     max_size: int | None) -> int:
     """The largest factor size to search (at most ``p``), once the search's settings are checked."""

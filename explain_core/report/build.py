@@ -36,6 +36,7 @@ from .dependence import CONTENTS as dependence_contents, report_dependence, repo
 if TYPE_CHECKING:
     from ..linear.compare import LinearExplanation
 
+BUDGET_CONTROL = "the SEV search budget (sev_budget_rows, among the parameters)"  # what narrows a bracket here
 SECTIONS = ("sev", "lens", "linear", "agreement", "counterfactuals", "dependence", "appendix")
 """A report's sections, in the order they are laid out."""
 SECTION_TITLES = {"sev": "SEV", "lens": "LENS", "linear": "Linear", "agreement": "Agreement",
@@ -369,7 +370,7 @@ def build_row_report(setup: Setup, row: int | pd.DataFrame, params: Parameters |
     report.models = models or (compare_models(setup, second, position, params) if second is not None else None)
     report.figures = {**_figures(report, cube), **(cohort_figures(cohorts) if cohorts is not None else {})}
     report.headline = _headline(report)
-    report.reading = sev_reading(setup, report.sev) if report.sev is not None else ""
+    report.reading = sev_reading(setup, report.sev, BUDGET_CONTROL) if report.sev is not None else ""
     return report
 
 

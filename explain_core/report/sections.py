@@ -15,7 +15,7 @@ from ..views.readings import counterfactual_reading, engine_sentence, lemma4_sen
 from ..vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, TEST_ROWS_WORDS, UNCHANGED, factor_text, fmt_cost,
                                 fmt_metric, fmt_p, fmt_ps, fmt_weight, format_number, format_value, join_words,
                                 metrics_caveat)
-from .build import RowReport, smallest_factor
+from .build import BUDGET_CONTROL, RowReport, smallest_factor
 from .model_sections import threshold_fact, two_models_table
 
 if TYPE_CHECKING:
@@ -238,7 +238,8 @@ def _sev_words(w: Writer, r: RowReport, which: str) -> None:
     lines = explanation_lines(r.sev, which, r.setup.model.threshold)
     if not lines:
         return
-    w.text(f"{result.label}: {summary_sentence(result, lines)}", size=9, style="B", gap=0.6)
+    summary = summary_sentence(result, lines, control=BUDGET_CONTROL)
+    w.text(summary if summary.startswith(result.label) else f"{result.label}: {summary}", size=9, style="B", gap=0.6)
     for line in lines[:SHOWN_FIRST]:
         w.text(f"•  {line_sentence(line, result, r.setup.class_names, r.setup.score_text)}", size=8.5, gap=0.4)
     if len(lines) > SHOWN_FIRST:

@@ -23,7 +23,8 @@ from ..hypercube import ProgressFn, one_row
 from ..intake.data import Dataset, GroupLayout
 from ..intake.models import ModelAdapter
 from ..reference import Reference
-from .engine import DEFAULT_MAX_DEPTH, EXPLANATIONS, SEVExplanation, SEVResult, check_held, sev_batch
+from .engine import (DEFAULT_BUDGET_ROWS, DEFAULT_MAX_DEPTH, EXPLANATIONS, SEVExplanation, SEVResult, check_held,
+                     sev_batch)
 from .engine import explain_sev as bfs_explain_sev
 from .exact_sev import DEFAULT_BUDGET, MAX_EXPLANATIONS, ExactEngine, exact_engine, exact_sev_batch, prepare
 
@@ -91,9 +92,11 @@ def _noted(results: list[SEVResult], note: str) -> list[SEVResult]:
 def sev_results(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference, *,
                 kind: str = "minus", restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH,
                 method: str = "auto", budget: float = DEFAULT_BUDGET, keep_scores: bool = True,
-                explanations: str = "all", progress: ProgressFn | None = None) -> list[SEVResult]:
-    """SEV of many queries by the chosen engine (:func:`choose_engine`); ``max_depth`` bounds the BFS only,
-    ``budget`` (CP-SAT deterministic seconds per search) the exact engine only; ``explanations`` ``all`` or
+                explanations: str = "all", progress: ProgressFn | None = None,
+                budget_rows: int = DEFAULT_BUDGET_ROWS) -> list[SEVResult]:
+    """SEV of many queries by the chosen engine (:func:`choose_engine`); ``max_depth`` and ``budget_rows`` (model
+    rows per query) bound the BFS only, and a row the BFS leaves open gets a bracket (:mod:`.bracket`); ``budget``
+    (CP-SAT deterministic seconds per search) bounds the exact engine only; ``explanations`` ``all`` or
     ``first`` (the first flip found: the same value, SEV Def. 3, with one explanation).
 
     Parameters
@@ -122,6 +125,8 @@ def sev_results(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame,
         ``"all"`` or ``"first"``.
     progress : callable, optional
         ``progress(fraction, message)``.
+    budget_rows : int
+        The BFS's model rows per query; a row it leaves open gets a bracket.
 
     Returns
     -------
@@ -137,9 +142,9 @@ def sev_results(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame,
     cap = _listed(explanations)
     engine, note = choose_engine(model, layout, method)
     bfs = dict(kind=kind, restricted=restricted, keep_scores=keep_scores, explanations=explanations)
+    full = dict(max_depth=max_depth, progress=progress, budget_rows=budget_rows, bracket=True, **bfs)
     if engine is None:
-        return _noted(sev_batch(model, layout, queries, reference, max_depth=max_depth, progress=progress, **bfs),
-                      note)
+        return _noted(sev_batch(model, layout, queries, reference, **full), note)
     depth = first_layers(method, layout.size - len(restricted), max_depth)
     first = sev_batch(model, layout, queries, reference, max_depth=depth, **bfs) if depth else []
     pending = [i for i, r in enumerate(first) if r.status == "beyond_depth"] if depth else list(range(len(queries)))
@@ -151,17 +156,17 @@ def sev_results(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame,
                                 cleared=depth + 1 if depth else 0)
     except Unreadable as exc:
         note = _fallback(method, exc)
-        return _noted(sev_batch(model, layout, queries, reference, max_depth=max_depth, progress=progress, **bfs),
-                      note)
+        return _noted(sev_batch(model, layout, queries, reference, **full), note)
     return _merge(first, exact) if depth else exact
 
 
 @names_method("SEV")
 def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Reference, *,
                 restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH, method: str = "auto",
-                budget: float = DEFAULT_BUDGET, explanations: str = "all") -> SEVExplanation:
+                budget: float = DEFAULT_BUDGET, explanations: str = "all",
+                budget_rows: int = DEFAULT_BUDGET_ROWS) -> SEVExplanation:
     """SEV⁺, SEV⁻ and SEV® (when ``restricted`` is given) of one query row of ``dataset``, by the engine ``method``
-    picks (:func:`choose_engine`); ``explanations``: see :func:`sev_results`.
+    picks (:func:`choose_engine`); ``explanations`` and ``budget_rows``: see :func:`sev_results`.
 
     Parameters
     ----------
@@ -183,6 +188,8 @@ def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Referen
         The exact engine's CP-SAT deterministic seconds per search.
     explanations : str
         ``"all"`` or ``"first"``.
+    budget_rows : int
+        The BFS's model rows per search.
 
     Returns
     -------
@@ -198,8 +205,9 @@ def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Referen
     check_held(layout, "minus", restricted)
     engine, note = choose_engine(model, layout, method)
     bfs = dict(restricted=restricted, explanations=explanations)
+    full = dict(max_depth=max_depth, budget_rows=budget_rows, bracket=True, **bfs)
     if engine is None:
-        return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, max_depth=max_depth, **bfs), note)
+        return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, **full), note)
     depth = first_layers(method, layout.size, max_depth)
     ex = bfs_explain_sev(model, dataset, row, reference, max_depth=depth, **bfs) if depth else None
     kinds = [("minus", ()), ("plus", ())] + ([("restricted", tuple(restricted))] if restricted else [])
@@ -210,7 +218,7 @@ def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Referen
         prepared = prepare(engine, row, reference)
     except Unreadable as exc:
         note = _fallback(method, exc)
-        return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, max_depth=max_depth, **bfs), note)
+        return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, **full), note)
     found = {name: exact_sev_batch(engine, row, reference, kind="plus" if name == "plus" else "minus",
                                    restricted=held, budget=budget, cap=cap, prepared=prepared,
                                    cleared=depth + 1 if depth else 0)[0]

@@ -12,7 +12,7 @@ vertex, as the SEV paper's own code does: the same value, one explanation.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import comb
 from typing import Sequence
 
@@ -25,9 +25,13 @@ from ..intake.data import Dataset, GroupLayout
 from ..intake.models import ModelAdapter
 from ..reference import Reference
 from ..results import Explanation, ValueEquality
+from .bracket import bracket_words, close
 
 DEFAULT_MAX_DEPTH = 6
 """The SEV search's default deepest layer (groups moved at once)."""
+DEFAULT_BUDGET_ROWS = 200_000
+"""Model rows one search may score per query (the bracket's path included)."""
+BRACKET_ROWS = 1_000_000  # the greedy path's rows where a search has no budget
 MAX_LAYER_VERTICES = 2_000_000  # one layer per query; deeper layers of wide data are cut off (status beyond_depth)
 HYPERCUBE_MAX_GROUPS = 12
 """The most feature groups whose full hypercube (2^p vertices) :func:`hypercube` scores."""
@@ -46,6 +50,13 @@ class SEVResult(Explanation):
     requested depth, or less where a layer would exceed ``MAX_LAYER_VERTICES``), ``unexplainable``
     (nothing flips even when every movable group moves) or ``limit`` (an exact engine's budget ran out:
     ``value``, when set, is the fewest moves found, ``bound`` a proven lower bound).
+
+    A BFS stopped by its depth or its budget (``budget_rows``: model rows per query) leaves the row open
+    (``beyond_depth``) or, bracketed (:mod:`.bracket`), as ``limit`` with ``bound`` the proved lower bound and
+    ``value`` the size of a real flip found by a greedy path (``explained`` when the two meet): :attr:`lower` and
+    :attr:`upper` read the bracket of any status. ``rows`` counts the model rows the search scored per query,
+    ``next_rows`` those the first layer not searched would have needed (a cap applied: ``budget_rows`` set when it
+    was the budget, else the layer limit :data:`MAX_LAYER_VERTICES`).
 
     ``engine`` names what answered (``bfs``, ``cp-sat``, ``additive``: :mod:`.dispatch`); ``certified`` says the
     value (or "nothing flips") is proven; ``complete`` that every minimal explanation is listed (the exact engines
@@ -99,6 +110,9 @@ class SEVResult(Explanation):
     complete: bool = True
     first_flip: bool = False
     note: str = ""
+    rows: int | None = None
+    budget_rows: int | None = None
+    next_rows: int | None = None
 
     meta_parameters = ("kind", "max_depth", "restricted")
 
@@ -125,8 +139,23 @@ class SEVResult(Explanation):
         if self.status == "explained":
             return str(self.value)
         if self.status == "limit":
-            return f"≤ {self.value}" if self.value is not None else f"≥ {self.bound or 0}"
+            return f"{self.bound or 0}–{self.value}" if self.value is not None else f"≥ {self.bound or 0}"
         return f"> {self.max_depth}" if self.status == "beyond_depth" else "none"
+
+    @property
+    def lower(self) -> int | None:
+        """The proved lower bound: the value when found, else the depth every smaller set was tried to, + 1 (None
+        when nothing flips at all)."""
+        if self.status == "explained":
+            return self.value
+        if self.status == "limit":
+            return self.bound or 0
+        return self.max_depth + 1 if self.status == "beyond_depth" else None
+
+    @property
+    def upper(self) -> int | None:
+        """The size of a real flip (checked by the model), or None when none was found."""
+        return self.value if self.status in ("explained", "limit") else None
 
     def paths(self) -> list[tuple[str, ...]]:
         """Every shortest hypercube path, as the order in which groups move (each explanation's orderings).
@@ -153,6 +182,8 @@ class SEVResult(Explanation):
                     "use a reference built from the other class")
         if self.status == "beyond_depth":
             return f"{self.label}: no explanation within depth {self.max_depth} (deeper layers were not searched)"
+        if self.status == "limit" and self.engine == "bfs":
+            return f"{self.label} {bracket_words(self)}"
         if self.status == "limit":
             if self.value is not None:
                 return (f"{self.label}: between {self.bound or 0} and {self.value} — the solver's budget ran out "
@@ -266,13 +297,16 @@ def check_held(layout: GroupLayout, kind: str, restricted: Sequence[str]) -> Non
 def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference, *,
               kind: str = "minus", restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH,
               chunk_rows: int = DEFAULT_CHUNK_ROWS, keep_scores: bool = True, explanations: str = "all",
-              progress: ProgressFn | None = None, scorer: VertexScorer | None = None) -> list[SEVResult]:
+              progress: ProgressFn | None = None, scorer: VertexScorer | None = None,
+              budget_rows: int | None = None, bracket: bool = False) -> list[SEVResult]:
     """SEV of many queries by one BFS: each layer is evaluated for all unresolved queries together.
 
     Each query is explained for its own predicted class. ``restricted`` applies to ``minus`` (SEV®).
     ``explanations``: ``all`` lists every minimal explanation; ``first`` stops each query at its first flipping
     vertex (the SEV paper's code; same value, ``first_flip`` set). A ``scorer`` built for these queries and this
-    reference can be passed to share its encoding.
+    reference can be passed to share its encoding. ``budget_rows`` (None: no budget) caps the model rows scored per
+    query: a layer that would pass it is not searched. With ``bracket`` a query left open gets a bracket
+    (:func:`.bracket.close`: a greedy path's real flip as the upper bound) within what the budget left.
 
     Parameters
     ----------
@@ -300,6 +334,10 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
         ``progress(fraction, message)``.
     scorer : VertexScorer, optional
         A scorer to share.
+    budget_rows : int, optional
+        Model rows per query (None: no budget).
+    bracket : bool
+        Give a query left open a bracket (a real flip as its upper bound).
 
     Returns
     -------
@@ -321,20 +359,33 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
     reference_class = int(model.labels_of([scorer.reference_score])[0])
     movable = [i for i in range(layout.size) if layout.names[i] not in set(restricted)]
     searched = searched_depth(len(movable), max_depth)
+    cut = comb(len(movable), searched + 1) if searched < min(max_depth, len(movable)) else None
     if kind == "plus":
         _plus_origin(search, scorer, reference_class, layout.size)
-    pending = search.pending()
+    pending, rows, by_budget = search.pending(), [0], False
     for depth in range(1, searched + 1):
         if len(pending) == 0:
+            break
+        if budget_rows is not None and rows[-1] + comb(len(movable), depth) > budget_rows:
+            searched, cut, by_budget = depth - 1, comb(len(movable), depth), True
             break
         flips = _search_layer(search, model, scorer, pending, movable, depth, chunk_rows)
         search.found.update({qi: (depth, hits) for qi, hits in flips.items()})
         pending = np.setdiff1d(pending, list(flips), assume_unique=True)
+        rows.append(rows[-1] + comb(len(movable), depth))
         if progress:
             progress(1 - len(pending) / n, f"{kind}: depth {depth} done, {len(pending)} of {n} queries left")
     status_if_missing = "unexplainable" if searched == len(movable) else "beyond_depth"
-    return _results(search, status_if_missing, kind=kind, max_depth=searched, restricted=tuple(restricted),
-                    reference_class=reference_class)
+    results = _results(search, status_if_missing, kind=kind, max_depth=searched, restricted=tuple(restricted),
+                       reference_class=reference_class, next_rows=cut,
+                       budget_rows=budget_rows if by_budget else None)
+    results = [replace(r, rows=rows[min(r.value, len(rows) - 1)] if r.value is not None else rows[-1])
+               for r in results]
+    if not bracket:
+        return results
+    left = (budget_rows if budget_rows is not None else BRACKET_ROWS) - rows[-1]
+    return [close(r, scorer, qi, movable, left, keep_scores) if r.status == "beyond_depth" else r
+            for qi, r in enumerate(results)]
 
 
 def sev(model: ModelAdapter, layout: GroupLayout, query: pd.DataFrame | pd.Series, reference: Reference, *,
@@ -560,16 +611,17 @@ class SEVExplanation(Explanation):
 @names_method("SEV")
 def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Reference, *,
                 restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH,
-                explanations: str = "all") -> SEVExplanation:
-    """SEV⁺, SEV⁻ and SEV® (when ``restricted`` is given) of one query row of ``dataset`` (``explanations``: see
-    :func:`sev_batch`)."""
+                explanations: str = "all", budget_rows: int | None = None,
+                bracket: bool = False) -> SEVExplanation:
+    """SEV⁺, SEV⁻ and SEV® (when ``restricted`` is given) of one query row of ``dataset`` (``explanations``,
+    ``budget_rows`` and ``bracket``: see :func:`sev_batch`)."""
     layout = dataset.layout
     row = one_row(query)
     scorer = VertexScorer(model, layout, row, reference, first_layers=True)  # one scoring for all three searches
 
     def search(kind: str, held: Sequence[str] = ()) -> SEVResult:
         return sev_batch(model, layout, row, reference, kind=kind, restricted=held, max_depth=max_depth,
-                         explanations=explanations, scorer=scorer)[0]
+                         explanations=explanations, scorer=scorer, budget_rows=budget_rows, bracket=bracket)[0]
 
     minus, plus = search("minus"), search("plus")
     held = search("minus", restricted) if restricted else None

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..vocabulary import format_value, join_words
+from .bracket import bracket_words
 from .engine import SEVExplanation, SEVResult
 
 SHOWN_FIRST = 5  # explanations listed before "show all"
@@ -93,8 +94,13 @@ def line_sentence(line: ExplanationLine, result: SEVResult, class_names, score_t
     return f"{line.changes} {outcome_words(result, class_names)}{score}"
 
 
-def summary_sentence(result: SEVResult, lines: list[ExplanationLine]) -> str:
-    """One line above the list: how many features and how many alternative explanations."""
+def summary_sentence(result: SEVResult, lines: list[ExplanationLine], control: str = "the search budget",
+                     depth_control: str = "the maximum depth") -> str:
+    """One line above the list: how many features and how many alternative explanations; for a bracket (the
+    breadth-first search stopped by ``control`` or ``depth_control``, named as the reader finds them), the bracket
+    and how to narrow it."""
+    if result.status == "limit" and result.engine == "bfs":
+        return f"{result.label} {bracket_words(result, control, depth_control)}."
     if not lines:
         return result.message
     n = len(lines)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from ..sev.bracket import bracket_words
 from ..sev.readings import explanation_lines
 from ..vocabulary import METHOD_LABELS, count_noun, format_number, format_value, join_words
 
@@ -33,8 +34,9 @@ def outcome_text(setup: "Setup", label: int) -> str:
     return name
 
 
-def sev_reading(setup: "Setup", ex: "SEVExplanation") -> str:
-    """One plain-language sentence for the row's SEV⁻ (SEV® when features are restricted)."""
+def sev_reading(setup: "Setup", ex: "SEVExplanation", control: str = "the SEV search budget") -> str:
+    """One plain-language sentence for the row's SEV⁻ (SEV® when features are restricted); a bracket names
+    ``control``, the setting that narrows it where the sentence is read."""
     which = "restricted" if ex.restricted is not None else "minus"
     result = ex.result(which)
     ref = setup.dataset.layout.values(ex.reference.values)
@@ -65,6 +67,8 @@ def sev_reading(setup: "Setup", ex: "SEVExplanation") -> str:
         same = outcome_text(setup, result.explained_class)
         return (f"The reference itself is predicted {same}, so moving features to it cannot flip the prediction; "
                 "use a reference built from the other class.")
+    if result.status == "limit" and result.engine == "bfs":
+        return f"{result.label} {bracket_words(result, control)}."
     if result.status == "limit":
         return (f"The exact solver ran out of budget: at least {count_noun(result.bound or 0, 'feature')} must "
                 "move to flip the "
@@ -77,7 +81,13 @@ def sev_reading(setup: "Setup", ex: "SEVExplanation") -> str:
 
 def engine_sentence(result) -> str:
     """How an SEV value was found and whether it is proven, in words (an :class:`~explain_core.sev.SEVResult`)."""
-    if result.status == "limit":
+    if result.status == "limit" and result.engine == "bfs":
+        text = (f"Breadth-first search up to {count_noun(result.max_depth, 'feature')} ({result.rows or 0:,} model "
+                "rows): every smaller set was tried, so the lower bound is proven; the upper bound is the flip a "
+                "greedy path found, checked by the model." if result.upper is not None else
+                f"Breadth-first search up to {count_noun(result.max_depth, 'feature')}, then a greedy path that "
+                "found no flip within the budget.")
+    elif result.status == "limit":
         upper = f" and at most {result.value}" if result.value is not None else ""
         text = (f"The exact solver's budget ran out: the value is at least {result.bound or 0}{upper}, not proven "
                 "(raise the exact budget to certify it).")

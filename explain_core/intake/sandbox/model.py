@@ -84,8 +84,21 @@ class SandboxedModel:
     def _method(self, method: str, stage: str):
         if method not in self.info["methods"]:
             raise AttributeError(f"{self.source.name} has no {method}")
-        return lambda X: self.request({"op": "call", "stage": stage, "method": method, "X": X, **_config()},
-                                      f"scoring {len(X):,} rows", self._expect(method, len(X)))
+        return lambda X: self.call(stage, method, X, "scoring")
+
+    def call(self, stage: str, method: str, X, verb: str) -> np.ndarray:
+        """``method`` of the worker's ``stage`` on the rows of ``X`` (a frame, an array or
+        :class:`~explain_core.intake.mixed.MixedRows`), sent in chunks of at most ``model_call_rows`` rows: each
+        chunk is one request under the per-call time limit, its reply bounded by the chunk (:meth:`_expect`), and the
+        worker never holds more than one chunk."""
+        size = int(limit("model_call_rows"))
+        pick = (lambda a: X.iloc[a:a + size]) if hasattr(X, "iloc") else (lambda a: X[a:a + size])
+        parts = []
+        for a in range(0, max(len(X), 1), size):
+            rows = pick(a)
+            parts.append(self.request({"op": "call", "stage": stage, "method": method, "X": rows, **_config()},
+                                      f"{verb} {len(rows):,} rows", self._expect(method, len(rows))))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def _expect(self, method: str, rows: int) -> Expect:
         """What a call's reply may hold: ``rows`` scores of this model's classes (or of up to
@@ -182,8 +195,7 @@ class Stage:
             self.classes_ = model.classes_
 
     def transform(self, X):
-        return self.model.request({"op": "call", "stage": self.name, "method": "transform", "X": X, **_config()},
-                                  f"encoding {len(X):,} rows", self.model._expect("transform", len(X)))
+        return self.model.call(self.name, "transform", X, "encoding")
 
     @property
     def predict_proba(self):

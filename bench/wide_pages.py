@@ -1,0 +1,158 @@
+#!/usr/bin/env python
+"""The work behind each page on wide data (issue 52 §5): digits 3 vs 8 (64 pixels, scikit-learn's bundled set) with
+an MLP uploaded as an analyst would (a .skops file, loaded and run in its sandboxed worker), and breast cancer.
+
+For one row the model predicts positive, it times what each page computes with the app's default parameters, each
+figure in seconds with the model rows the sandboxed worker scored and the largest single call it was sent:
+
+* **SEV**: SEV⁻ and SEV⁺ of the row (``row_sev``; the breadth-first search within its budget of model rows, then
+  the bracket), and the same with the budget before issue 52 (none: the layer cap alone);
+* **LENS**: what the page does by itself (the search's plan in model rows, and a first pass within 200,000 rows),
+  then the whole layered search (``row_lens``), which on wide data runs only when its button is clicked;
+* **Compare**: SEV + LIME/SHAP + the linear explanation (+ LENS when it does not wait for its button);
+* **Report**: ``build_row_report`` and ``write_pdf`` (matplotlib figures) of the sections the page builds without
+  a click (LENS and Agreement wait with LENS), the row's results passed in as the page does, and what the
+  counterfactual and dependence sections cost alone.
+
+Targets (issue 52): every page ≤ 15 s, the PDF ≤ 20 s on a quiet 2-core machine. The machine here is shared:
+the load average is printed beside the figures; compare figures of one run only.
+
+    python bench/wide_pages.py [--case digits|cancer] [--hidden 64]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def load() -> str:
+    return f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+
+
+def case_frame(name: str):
+    """(frame, target column) of a scikit-learn bundled case: digits 3 vs 8, or breast cancer."""
+    import pandas as pd
+    from sklearn.datasets import load_breast_cancer, load_digits
+
+    if name == "digits":
+        bunch = load_digits()
+        keep = (bunch.target == 3) | (bunch.target == 8)
+        frame = pd.DataFrame(bunch.data[keep], columns=[f"pixel_{i}" for i in range(64)])
+        frame["digit"] = (bunch.target[keep] == 8).astype(int)
+        return frame, "digit"
+    bunch = load_breast_cancer(as_frame=True)
+    frame = bunch.frame.rename(columns=lambda c: c.replace(" ", "_"))
+    return frame, "target"
+
+
+def uploaded_setup(name: str, hidden: int):
+    """The case with an MLP Pipeline trained here, saved as .skops and loaded as an upload (sandboxed)."""
+    import skops.io as sio
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from explain_core import make_dataset
+    from explain_core.setup import make_setup, model_from_upload
+
+    frame, target = case_frame(name)
+    data = make_dataset(frame, target)
+    X = frame.drop(columns=[target])
+    mlp = make_pipeline(StandardScaler(), MLPClassifier((hidden,), max_iter=500, random_state=0))
+    blob = sio.dumps(mlp.fit(X, frame[target]))
+    return make_setup(data, model_from_upload(data, blob, f"{name}_mlp.skops", trusted_types=sio.get_untrusted_types(
+        data=blob)))
+
+
+class Meter:
+    """Rows sent to the sandboxed worker (in all, and the most in one call) while a block runs."""
+
+    def __init__(self):
+        from explain_core.intake.sandbox.client import Worker
+
+        self.rows, self.largest, real = 0, 0, Worker.call
+
+        def counted(worker, request, **kwargs):
+            if request.get("op") == "call":
+                self.rows += len(request["X"])
+                self.largest = max(self.largest, len(request["X"]))
+            return real(worker, request, **kwargs)
+
+        Worker.call = counted
+
+    @contextmanager
+    def timed(self, what: str, target: float | None = None):
+        self.rows, self.largest = 0, 0
+        start = time.perf_counter()
+        yield
+        seconds = time.perf_counter() - start
+        verdict = "" if target is None else f"  (target ≤ {target:g} s: {'PASS' if seconds <= target else 'FAIL'})"
+        print(f"{what:<44} {seconds:6.2f} s  {self.rows:>10,} model rows, largest call {self.largest:>8,}  "
+              f"[{load()}]{verdict}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--case", default="digits", choices=("digits", "cancer"))
+    parser.add_argument("--hidden", type=int, default=64, help="hidden units of the MLP (default 64)")
+    args = parser.parse_args()
+
+    from dataclasses import replace
+
+    from explain_core import report as rep
+    from explain_core.analysis import (Parameters, agreement, predicted_rows, row_baselines, row_lens,
+                                       row_lens_plan, row_lens_search, row_linear, row_sev)
+    from explain_core.report.build import SECTIONS
+
+    AUTO_ROWS = 200_000  # pages/_lens_runs.py: a longer LENS search waits for its button
+
+    setup = uploaded_setup(args.case, args.hidden)
+    row = int(predicted_rows(setup)[0])
+    query = setup.dataset.features.iloc[[row]]
+    params = Parameters()
+    print(f"{args.case} · MLP ({args.hidden} hidden) uploaded, sandboxed · {len(setup.dataset.groups)} features · "
+          f"row {row} · default parameters [{load()}]")
+    meter = Meter()
+    with meter.timed("SEV page: SEV⁻ and SEV⁺", 15):
+        ex = row_sev(setup, query, params)
+    print(f"    SEV⁻ {ex.minus.shown} ({ex.minus.status}), SEV⁺ {ex.plus.shown} ({ex.plus.status})")
+    with meter.timed("SEV, no row budget (the layer cap alone)"):
+        old = row_sev(setup, query, replace(params, sev_budget_rows=20_000_000))
+    print(f"    SEV⁻ {old.minus.shown} ({old.minus.status}), SEV⁺ {old.plus.shown} ({old.plus.status})")
+    with meter.timed("LENS page: the plan and a first pass", 15):
+        plan = row_lens_plan(setup, query, params)
+        first = row_lens_search(setup, query, replace(params, lens_budget_rows=AUTO_ROWS))
+    waits = plan.rows > AUTO_ROWS and not first.result.factors
+    print(f"    plan: at most {plan.rows:,} model rows ({plan.stop}); "
+          + ("the search waits for its button" if waits else "the page runs it"))
+    with meter.timed("LENS: the whole search (after the click)"):
+        lens = row_lens(setup, query, params)
+    print(f"    {lens.note[:150]}")
+    with meter.timed("Compare page: SEV, LIME/SHAP, linear (+ LENS)", 15):
+        ex, base = row_sev(setup, query, params), row_baselines(setup, query, params)
+        lin = row_linear(setup, query, params)
+        agreement(setup.dataset.group_names, sev=ex, lens=None if waits else lens.factors, linear=lin,
+                  baselines=base)
+    sections = [s for s in SECTIONS if not (waits and s in ("lens", "agreement"))]
+    folder = Path(tempfile.mkdtemp(prefix="wide-pages-"))
+    with meter.timed(f"Report: {len(sections)} sections, build + PDF", 20):
+        report = rep.build_row_report(setup, row, params, sections, sev=ex, baselines=base, linear=lin)
+        rep.write_pdf(report, folder / "row.pdf", image_renderer="matplotlib")
+    parts = {}
+    for part in ("counterfactuals", "dependence"):
+        start = time.perf_counter()
+        rep.build_row_report(setup, row, params, [part], sev=ex, baselines=base, linear=lin)
+        parts[part] = time.perf_counter() - start
+    print("    of which " + ", ".join(f"{k} {v:.2f} s" for k, v in parts.items()) + f" [{load()}]")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

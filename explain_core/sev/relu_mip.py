@@ -5,7 +5,9 @@ fewest moved groups such that the raw output crosses the threshold (widened by `
 Each hidden unit's pre-activation is kept as an affine form in the groups' binaries and the earlier unstable units'
 outputs, so its bounds are exact in the binaries (the first layer's are exact) and interval-propagated in the rest,
 intersected with plain interval propagation. A unit whose bounds say it is always off is dropped and one always on
-is linear; only the others get a binary and the big-M encoding ``y ≥ pre, y ≤ pre − lo (1 − a), y ≤ hi a``.
+is linear; only the others get a binary and the big-M encoding ``y ≥ pre, y ≤ pre − lo (1 − a), y ≤ hi a`` —
+and in the last hidden layer only the units whose output weight pushes toward the target: the others are wanted
+low, so ``y ≥ pre, y ≥ 0`` is their exact ReLU.
 ``plain=True`` builds the straightforward model instead (every unit a binary, interval bounds): the anchor of
 bench/sev_relu.py. SCIP runs on one thread with a fixed seed, bounded by branch-and-bound nodes (work, not seconds).
 """
@@ -65,13 +67,14 @@ def build(problem: ReluProblem, plain: bool = False) -> ReluMip:
     form = _Form(problem.start @ net.weights[0] + net.biases[0], np.zeros((net.weights[0].shape[1], len(z))),
                  np.zeros((net.weights[0].shape[1], 0)))
     np.add.at(form.z.T, column[moving], (problem.other - problem.start)[moving, None] * net.weights[0][moving])
-    ys, y_high, ibp = [], np.zeros(0), None
-    for w, b in zip(net.weights[1:], net.biases[1:]):
+    ys, y_high, ibp, last = [], np.zeros(0), None, len(net.weights) - 2
+    for layer, (w, b) in enumerate(zip(net.weights[1:], net.biases[1:])):
         lo, hi = form.bounds(y_high)
         if ibp is not None:  # interval propagation from the previous layer's box (the plain model's only bounds)
             lo, hi = ibp if plain else (np.maximum(lo, ibp[0]), np.minimum(hi, ibp[1]))
         box = (np.maximum(lo, 0.0), np.maximum(hi, 0.0))
-        post, new = _units(model, form, lo, hi, z, ys, plain)
+        against = w[:, 0] * (1 if problem.need_high else -1) < 0
+        post, new = _units(model, form, (lo, hi), z, ys, plain, against if layer == last and not plain else None)
         ys += new
         y_high = np.concatenate([y_high, box[1][[i for i in range(len(lo)) if _unstable(lo[i], hi[i], plain)]]])
         ibp = (b + np.maximum(w, 0).T @ box[0] + np.minimum(w, 0).T @ box[1],
@@ -114,9 +117,13 @@ def _unstable(lo: float, hi: float, plain: bool) -> bool:
     return plain or (lo < 0 < hi)
 
 
-def _units(model, form: _Form, lo: np.ndarray, hi: np.ndarray, z: list, ys: list, plain: bool):
+def _units(model, form: _Form, bounds: tuple[np.ndarray, np.ndarray], z: list, ys: list, plain: bool,
+           against: np.ndarray | None):
     """The layer's outputs as affine forms (an off unit 0, an on unit its pre-activation, an unstable one a new
-    variable with its big-M encoding) and the new variables."""
+    variable with its big-M encoding) and the new variables. ``against`` (the last hidden layer only): the units
+    whose output weight works against the target, so the search wants them low and ``y ≥ pre, y ≥ 0`` is exact
+    for them (no binary: only the units pushing toward the target need the ReLU's upper envelope)."""
+    lo, hi = bounds
     n_y = len(ys)
     unstable = [i for i in range(len(lo)) if _unstable(lo[i], hi[i], plain)]
     on = (lo >= 0) & ~np.isin(np.arange(len(lo)), unstable)
@@ -128,10 +135,12 @@ def _units(model, form: _Form, lo: np.ndarray, hi: np.ndarray, z: list, ys: list
         low, high = float(lo[i]), float(max(hi[i], 0.0))
         pre = model.add_variable(lb=low, ub=max(float(hi[i]), low))
         model.add_linear_constraint(pre == form.expression(i, z, ys))
-        y, a = model.add_variable(lb=0.0, ub=high), model.add_binary_variable()
+        y = model.add_variable(lb=0.0, ub=high)
         model.add_linear_constraint(y >= pre)
-        model.add_linear_constraint(y <= pre - low * (1 - a))
-        model.add_linear_constraint(y <= high * a)
+        if against is None or not against[i]:
+            a = model.add_binary_variable()
+            model.add_linear_constraint(y <= pre - low * (1 - a))
+            model.add_linear_constraint(y <= high * a)
         post.y[i, n_y + k] = 1.0
         new.append(y)
     return post, new

@@ -122,7 +122,7 @@ def test_the_plain_mip_and_the_tuned_one_agree_on_every_vertex_count():
         flips = raw >= 0 if problem.need_high else raw <= 0
         truth = int(choices[flips].sum(1).min()) if flips.any() else None
 
-        def rescore(cs):
+        def rescore(cs, problem=problem):
             r = problem.vertex_raw(np.array(cs))
             return r >= 0 if problem.need_high else r <= 0
 

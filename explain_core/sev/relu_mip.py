@@ -54,42 +54,6 @@ class ReluMip:
         self.model.add_linear_constraint(lhs >= 1)
 
 
-def build(problem: ReluProblem, plain: bool = False) -> ReluMip:
-    """The model of ``problem`` (see the module's docstring); ``plain``: the straightforward one."""
-    mo = mathopt()
-    net, movable = problem.network, problem.movable
-    model = mo.Model(name="relu-sev")
-    z = [model.add_binary_variable(name=f"z{g}") for g in movable]
-    position = np.full(len(problem.options), -1)
-    position[movable] = np.arange(len(movable))
-    column = position[problem.feature_group]
-    moving = column >= 0
-    form = _Form(problem.start @ net.weights[0] + net.biases[0], np.zeros((net.weights[0].shape[1], len(z))),
-                 np.zeros((net.weights[0].shape[1], 0)))
-    np.add.at(form.z.T, column[moving], (problem.other - problem.start)[moving, None] * net.weights[0][moving])
-    ys, y_high, ibp, last = [], np.zeros(0), None, len(net.weights) - 2
-    for layer, (w, b) in enumerate(zip(net.weights[1:], net.biases[1:])):
-        lo, hi = form.bounds(y_high)
-        if ibp is not None:  # interval propagation from the previous layer's box (the plain model's only bounds)
-            lo, hi = ibp if plain else (np.maximum(lo, ibp[0]), np.minimum(hi, ibp[1]))
-        box = (np.maximum(lo, 0.0), np.maximum(hi, 0.0))
-        against = w[:, 0] * (1 if problem.need_high else -1) < 0
-        post, new = _units(model, form, (lo, hi), z, ys, plain, against if layer == last and not plain else None)
-        ys += new
-        y_high = np.concatenate([y_high, box[1][[i for i in range(len(lo)) if _unstable(lo[i], hi[i], plain)]]])
-        ibp = (b + np.maximum(w, 0).T @ box[0] + np.minimum(w, 0).T @ box[1],
-               b + np.maximum(w, 0).T @ box[1] + np.minimum(w, 0).T @ box[0])
-        form = post.next(w, b)
-    moves = mo.fast_sum(z)
-    raw = form.expression(0, z, ys) + net.base
-    if problem.need_high:
-        model.add_linear_constraint(raw >= problem.raw_threshold - problem.tol)
-    else:
-        model.add_linear_constraint(raw <= problem.raw_threshold + problem.tol)
-    model.minimize(moves)
-    return ReluMip(problem, model, z, moves)
-
-
 @dataclass
 class _Form:
     """Affine forms of a layer's units: ``const`` + ``z`` @ binaries + ``y`` @ earlier unstable units' outputs."""
@@ -98,14 +62,14 @@ class _Form:
     z: np.ndarray
     y: np.ndarray
 
-    def bounds(self, y_high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Exact in the binaries, each unstable output within [0, its upper bound]."""
+    def bounds(self, y_high: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Exact in the binaries when at most ``k`` of them are 1, each unstable output within [0, its bound]."""
         y = np.pad(self.y, ((0, 0), (0, len(y_high) - self.y.shape[1])))
-        return (self.const + np.minimum(self.z, 0).sum(1) + np.minimum(y, 0) @ y_high,
-                self.const + np.maximum(self.z, 0).sum(1) + np.maximum(y, 0) @ y_high)
-
-    def next(self, w: np.ndarray, b: np.ndarray) -> _Form:
-        return _Form(self.const @ w + b, w.T @ self.z, w.T @ self.y)
+        down, up = np.minimum(self.z, 0), np.maximum(self.z, 0)
+        if k < self.z.shape[1]:  # the k largest effects each way
+            down, up = np.sort(down, axis=1)[:, :k], -np.sort(-up, axis=1)[:, :k]
+        return (self.const + down.sum(1) + np.minimum(y, 0) @ y_high,
+                self.const + up.sum(1) + np.maximum(y, 0) @ y_high)
 
     def expression(self, i: int, z: list, ys: list):
         terms = [c * v for c, v in zip(self.z[i].tolist(), z) if c != 0]
@@ -113,37 +77,92 @@ class _Form:
         return mathopt().fast_sum(terms) + float(self.const[i])
 
 
-def _unstable(lo: float, hi: float, plain: bool) -> bool:
-    return plain or (lo < 0 < hi)
+@dataclass(frozen=True)
+class _Layer:
+    """One hidden layer: its pre-activations' forms and bounds, its unstable units (each a variable), and which of
+    them need no binary (``convex``)."""
+
+    form: _Form
+    lo: np.ndarray
+    hi: np.ndarray
+    unstable: np.ndarray
+    convex: np.ndarray
 
 
-def _units(model, form: _Form, bounds: tuple[np.ndarray, np.ndarray], z: list, ys: list, plain: bool,
-           against: np.ndarray | None):
-    """The layer's outputs as affine forms (an off unit 0, an on unit its pre-activation, an unstable one a new
-    variable with its big-M encoding) and the new variables. ``against`` (the last hidden layer only): the units
-    whose output weight works against the target, so the search wants them low and ``y ≥ pre, y ≥ 0`` is exact
-    for them (no binary: only the units pushing toward the target need the ReLU's upper envelope)."""
-    lo, hi = bounds
-    n_y = len(ys)
-    unstable = [i for i in range(len(lo)) if _unstable(lo[i], hi[i], plain)]
-    on = (lo >= 0) & ~np.isin(np.arange(len(lo)), unstable)
-    width = n_y + len(unstable)
-    post = _Form(np.where(on, form.const, 0.0), np.where(on[:, None], form.z, 0.0),
-                 np.pad(np.where(on[:, None], form.y, 0.0), ((0, 0), (0, width - form.y.shape[1]))))
-    new = []
-    for k, i in enumerate(unstable):
-        low, high = float(lo[i]), float(max(hi[i], 0.0))
-        pre = model.add_variable(lb=low, ub=max(float(hi[i]), low))
-        model.add_linear_constraint(pre == form.expression(i, z, ys))
-        y = model.add_variable(lb=0.0, ub=high)
-        model.add_linear_constraint(y >= pre)
-        if against is None or not against[i]:
-            a = model.add_binary_variable()
-            model.add_linear_constraint(y <= pre - low * (1 - a))
-            model.add_linear_constraint(y <= high * a)
-        post.y[i, n_y + k] = 1.0
-        new.append(y)
-    return post, new
+def propagate(problem: ReluProblem, k: int, plain: bool = False) -> tuple[list[_Layer], _Form, tuple]:
+    """The hidden layers and the output's form and bounds when at most ``k`` groups move (see the module's
+    docstring; ``plain``: interval bounds only, every unit unstable)."""
+    net, movable = problem.network, problem.movable
+    position = np.full(len(problem.options), -1)
+    position[movable] = np.arange(len(movable))
+    column = position[problem.feature_group]
+    moving = column >= 0
+    form = _Form(problem.start @ net.weights[0] + net.biases[0], np.zeros((net.weights[0].shape[1], len(movable))),
+                 np.zeros((net.weights[0].shape[1], 0)))
+    np.add.at(form.z.T, column[moving], (problem.other - problem.start)[moving, None] * net.weights[0][moving])
+    layers, y_high, ibp = [], np.zeros(0), None
+    for depth, (w, b) in enumerate(zip(net.weights[1:], net.biases[1:]), start=2):
+        lo, hi = form.bounds(y_high, len(movable) if plain else k)
+        if ibp is not None:  # interval propagation from the previous layer's box (the plain model's only bounds)
+            lo, hi = ibp if plain else (np.maximum(lo, ibp[0]), np.minimum(hi, ibp[1]))
+        unstable = np.ones(len(lo), dtype=bool) if plain else (lo < 0) & (hi > 0)
+        last = depth == len(net.weights) and not plain  # the output's weights: each unit's sign is its push
+        against = (w[:, 0] < 0) == problem.need_high if last else np.zeros(len(lo), dtype=bool)
+        layers.append(_Layer(form, lo, hi, np.flatnonzero(unstable), against[unstable]))
+        on = (lo >= 0) & ~unstable
+        n_y = len(y_high)
+        y = np.zeros((len(lo), n_y + int(unstable.sum())))
+        y[:, :form.y.shape[1]] = np.where(on[:, None], form.y, 0.0)
+        y[np.flatnonzero(unstable), n_y + np.arange(unstable.sum())] = 1.0
+        post = _Form(np.where(on, form.const, 0.0), np.where(on[:, None], form.z, 0.0), y)
+        box = (np.maximum(lo, 0.0), np.maximum(hi, 0.0))
+        y_high = np.concatenate([y_high, box[1][unstable]])
+        ibp = (b + np.maximum(w, 0).T @ box[0] + np.minimum(w, 0).T @ box[1],
+               b + np.maximum(w, 0).T @ box[1] + np.minimum(w, 0).T @ box[0])
+        form = _Form(post.const @ w + b, w.T @ post.z, w.T @ post.y)
+    lo, hi = form.bounds(y_high, len(movable) if plain else k)
+    if ibp is not None:
+        lo, hi = np.maximum(lo, ibp[0]), np.minimum(hi, ibp[1])
+    return layers, form, (float(lo[0]) + net.base, float(hi[0]) + net.base)
+
+
+def reachable(problem: ReluProblem, k: int) -> bool:
+    """Whether the output's bounds with at most ``k`` moves admit a crossing (False: no flip of ≤ k moves)."""
+    lo, hi = propagate(problem, k)[2]
+    return hi >= problem.raw_threshold - problem.tol if problem.need_high else lo <= problem.raw_threshold + problem.tol
+
+
+def build(problem: ReluProblem, k: int, plain: bool = False) -> ReluMip:
+    """The model of ``problem`` with at most ``k`` moves (see the module's docstring); ``plain``: the
+    straightforward one."""
+    mo = mathopt()
+    model = mo.Model(name="relu-sev")
+    z = [model.add_binary_variable(name=f"z{g}") for g in problem.movable]
+    layers, out, _ = propagate(problem, k, plain)
+    ys = []
+    for layer in layers:
+        new = []
+        for i, convex in zip(layer.unstable.tolist(), layer.convex.tolist()):
+            low, high = float(layer.lo[i]), float(max(layer.hi[i], 0.0))
+            pre = model.add_variable(lb=low, ub=max(float(layer.hi[i]), low))
+            model.add_linear_constraint(pre == layer.form.expression(i, z, ys))
+            y = model.add_variable(lb=0.0, ub=high)
+            model.add_linear_constraint(y >= pre)
+            if not convex:  # wanted high: the ReLU's upper envelope needs a binary
+                a = model.add_binary_variable()
+                model.add_linear_constraint(y <= pre - low * (1 - a))
+                model.add_linear_constraint(y <= high * a)
+            new.append(y)
+        ys += new
+    moves = mo.fast_sum(z)
+    raw = out.expression(0, z, ys) + problem.network.base
+    if problem.need_high:
+        model.add_linear_constraint(raw >= problem.raw_threshold - problem.tol)
+    else:
+        model.add_linear_constraint(raw <= problem.raw_threshold + problem.tol)
+    model.add_linear_constraint(moves <= k)
+    model.minimize(moves)
+    return ReluMip(problem, model, z, moves)
 
 
 def _solve(mip: ReluMip, budget: float):
@@ -178,11 +197,15 @@ def prove(problem: ReluProblem, rescore: Rescore, incumbent: np.ndarray | None, 
     kept = (incumbent,) if incumbent is not None else ()
     if best is not None and best <= cleared:
         return FlipOutcome("optimal", best, best, kept, True, 0.0, "network layers")
-    mip, spent, bound = build(problem, plain), 0.0, cleared
+    most = len(problem.movable) if best is None else best - 1
+    while not plain and cleared <= most and not reachable(problem, cleared):
+        cleared += 1  # no flip of this many moves: even the output's bounds do not cross
+    if cleared > most:
+        return (FlipOutcome("optimal", best, best, kept, True, 0.0, "network layers") if best is not None else
+                FlipOutcome("no flip exists", None, cleared, (), True, 0.0, "network layers"))
+    mip, spent, bound = build(problem, most, plain), 0.0, cleared
     if cleared:
         mip.model.add_linear_constraint(mip.moves >= cleared)
-    if best is not None:
-        mip.model.add_linear_constraint(mip.moves <= best - 1)
     for _ in range(MAX_ROUNDS):
         result, work = _solve(mip, budget - spent)
         spent += work
@@ -219,8 +242,8 @@ def list_others(problem: ReluProblem, first: np.ndarray, rescore: Rescore, cap: 
     for another, evaluated on the network, each crossing one confirmed by the model), then SCIP with every vertex
     seen cut off looks for one more; when there is none the list is complete. Stops at ``cap`` flips in all or
     when ``budget`` is spent."""
-    mip = build(problem)
-    mip.model.add_linear_constraint(mip.moves == int(first.sum()))
+    mip = build(problem, int(first.sum()))
+    mip.model.add_linear_constraint(mip.moves >= int(first.sum()))
     known = {first.tobytes()}
     mip.cut(first)
     confirmed, frontier, spent = [], [first], 0.0

@@ -91,7 +91,7 @@ def anchor(engine, prepared, i: int, reference, budget: float):
     return prove(problem, rescore, None, 0, budget, plain=True)
 
 
-def run(name: str, rows: int, budget: float) -> None:
+def run(name: str, rows: int, budget: float, verbose: bool) -> None:
     data, model, train, test = case(name)
     reference = make_reference(data, train)
     queries = data.features.iloc[test]
@@ -120,6 +120,9 @@ def run(name: str, rows: int, budget: float) -> None:
         if ours.certified and plain.status != "limit reached":
             assert ours.value == plain.value == (auto.value if auto.certified else ours.value), (i, ours, plain)
         values.append(ours.value)
+        if verbose:
+            print(f"  row {i}: SEV⁻ {ours.value} ({ours.engine}, certified {ours.certified}), anchor {plain.value} "
+                  f"({plain.status}); " + ", ".join(f"{k} {ts[-1]:.2f} s" for k, ts in times.items()), flush=True)
     print(f"SEV⁻ values: {values}")
     for key, ts in times.items():
         print(f"{key:>6}: certified {certified[key]}/{len(queries)} ({100 * certified[key] / len(queries):.0f} %), "
@@ -132,11 +135,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=20)
     parser.add_argument("--budget", type=float, default=10.0)
+    parser.add_argument("--verbose", action="store_true", help="one line a row")
     parser.add_argument("--cases", nargs="*", default=["digits 3 vs 8", "breast cancer", "breast cancer 2 layers"])
     args = parser.parse_args()
     with threadpool_limits(1):
         for name in args.cases:
-            run(name, args.rows, args.budget)
+            run(name, args.rows, args.budget, args.verbose)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,11 @@
-"""SEV⁻, SEV⁺ and SEV® (SEV Defs. 2-4) of tree ensembles and additive models by the exact engines, at any width.
+"""SEV⁻, SEV⁺ and SEV® (SEV Defs. 2-4) of tree ensembles, additive models and ReLU networks by the exact engines.
 
 A vertex takes, for each group, the query's value or the reference's, so each input of the final estimator has two
 candidate values: the query row and the reference row, encoded once by the model's own preprocessing. The search
 starts at the query (SEV⁻, SEV®) or the reference (SEV⁺); groups whose two values are equal, and restricted groups,
-do not move. The model is solved by sorting when it is additive for this query (:mod:`.additive`), else by CP-SAT
-(:mod:`.exact`); every explanation is the model's own (each vertex is re-scored through ``model.score``).
+do not move. The model is solved by sorting when it is additive for this query (:mod:`.additive`), a network by
+its mixed-integer model (:mod:`.relu`), else by CP-SAT (:mod:`.exact`); every explanation is the model's own (each
+vertex is re-scored through ``model.score``).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The exact SEV engine of ReLU networks (a MIP in SCIP after the first layers and a greedy incumbent) against the
+"""The exact SEV engine of ReLU networks (a MIP in HiGHS after the first layers and a greedy incumbent) against the
 BFS's full enumeration of the hypercube (max_depth = every group: an independent oracle that only calls the model):
 the same values and the same sets of minimal explanations on small networks — random and trained weights, one and two
 hidden layers, both classes, held groups, custom thresholds, a regressor — and the same answers from the network's

@@ -37,7 +37,7 @@ PATHS_SCORED = 8
 STATUS = {"optimal": "explained", "no flip exists": "unexplainable", "limit reached": "limit"}
 ENGINES = {"sort": "additive", "layers": "tree layers", "cp-sat": "cp-sat",  # SEVResult.engine of each solver
            "network layers": "network layers", "mip": "mip"}
-BUDGET_WORDS = {"mip": "SCIP's budget ({:,.0f} branch-and-bound nodes)"}  # CP-SAT's otherwise
+BUDGET_WORDS = {"mip": "The MIP solver's budget ({:,.0f} branch-and-bound nodes)"}  # CP-SAT's otherwise
 
 
 @dataclass(frozen=True)

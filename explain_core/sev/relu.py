@@ -5,14 +5,16 @@ A vertex takes each group's value at the start (the query for SEV⁻ and SEV®, 
 end, so every input of the network is one of two numbers and the first layer's pre-activations are affine in the
 groups' binaries — their interval bounds are exact. The search runs, in order: the first layers evaluated on the
 network directly (every vertex of 1, 2, … moves while they hold few vertices, each flip confirmed by the model); a
-greedy path (the move that pushes the raw output furthest, until it crosses, then pruned), whose confirmed flip is
-the incumbent; and, when the incumbent is not yet proven minimal, the mixed-integer model of :mod:`.relu_mip`,
-asked for a flip of fewer moves than the incumbent and at least as many as the layers cleared. As in :mod:`.exact`,
+greedy path (the move that pushes the raw output furthest, until it crosses, then pruned and shortened by
+two-for-one swaps), whose confirmed flip is the incumbent; and, when the incumbent is not yet proven minimal, the
+mixed-integer model of :mod:`.relu_mip`, asked for a flip of fewer moves than the incumbent and at least as many as
+the layers and the output's bounds cleared. As in :mod:`.exact`,
 the threshold is widened by ``tol`` and every solution is re-scored by the model itself: one it does not confirm is
 cut off and the search goes on, so a value is certified only when the solver proves that nothing smaller flips.
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -77,7 +79,27 @@ def greedy_flip(problem: ReluProblem, rescore: Rescore) -> np.ndarray | None:
             pruned = trial
     tried = [pruned, choice] if pruned.sum() < choice.sum() else [choice]
     confirmed = rescore(tried)
-    return next((c for c, ok in zip(tried, confirmed) if ok), None)
+    found = next((c for c, ok in zip(tried, confirmed) if ok), None)
+    while found is not None and (shorter := _two_for_one(problem, found)) is not None and rescore([shorter])[0]:
+        found = shorter
+    return found
+
+
+def _two_for_one(problem: ReluProblem, choice: np.ndarray) -> np.ndarray | None:
+    """A vertex of one move fewer that may flip (on the network): two moved groups back, one other moved (the one
+    pushing furthest); None when there is none."""
+    moved, still = np.flatnonzero(choice == 1), np.flatnonzero((problem.options == 2) & (choice == 0))
+    if len(moved) < 2 or not len(still):
+        return None
+    pairs = np.array(list(itertools.combinations(moved.tolist(), 2)))
+    trials = np.repeat(choice[None, :], len(pairs) * len(still), axis=0)
+    rows = np.arange(len(trials))
+    trials[rows, np.repeat(pairs[:, 0], len(still))] = 0
+    trials[rows, np.repeat(pairs[:, 1], len(still))] = 0
+    trials[rows, np.tile(still, len(pairs))] = 1
+    raw = problem.vertex_raw(trials)
+    best = int(np.argmax(problem.push(raw)))
+    return trials[best] if crosses(problem, raw[best:best + 1])[0] else None
 
 
 def _singles(problem: ReluProblem, choice: np.ndarray) -> np.ndarray:

@@ -44,7 +44,7 @@ class OnnxModel:
             self.session = ort.InferenceSession(bytes(data), options, providers=["CPUExecutionProvider"])
         except Exception as exc:
             raise IntakeError(f"{name} is not a loadable ONNX model ({one_line(exc)}); re-export it.") from exc
-        graph = model.graph
+        self.graph = graph = model.graph  # read by the exact SEV engine of ReLU networks (sev/network_readers.py)
         inputs = self.session.get_inputs()
         self.input_types = {i.name: ONNX_DTYPES.get(i.type, np.float32) for i in inputs}
         if len(inputs) > 1:

@@ -1,14 +1,14 @@
 """Which engine computes SEV: ``method="auto"``, ``"bfs"`` or ``"exact"``.
 
-The exact engines read tree ensembles and additive models (:mod:`.exact_sev`): their answers are certified at any
-width. The BFS (:mod:`.engine`) works for any model, exactly up to its depth, and is the fastest where a few layers
-hold the answer. So ``auto`` runs the BFS alone on narrow data (up to :data:`AUTO_BFS_GROUPS` groups, as deep as
-``max_depth``), and on wider data the BFS's first layers (up to :data:`AUTO_BFS_VERTICES` vertices per query) with
-the exact engine for the rows those layers do not explain — the BFS alone, with a note, where the model is not one
-the exact engine reads. Every result says which engine answered (``SEVResult.engine``), whether it is certified, and
-in ``note`` why the exact engine was not used. ``explanations="first"`` (values only: audits, dataset-wide numbers)
-stops the BFS at each row's first flipping vertex and caps the exact engine's list at one; ``"all"`` lists every
-minimal explanation.
+The exact engines read tree ensembles, additive models and ReLU networks (:mod:`.exact_sev`): their answers are
+certified when the solver proves them. The BFS (:mod:`.engine`) works for any model, exactly up to its depth, and is
+the fastest where a few layers hold the answer. So ``auto`` runs the BFS alone on narrow data (up to
+:data:`AUTO_BFS_GROUPS` groups, as deep as ``max_depth``), and on wider data the BFS's first layers (up to
+:data:`AUTO_BFS_VERTICES` vertices per query) with the exact engine for the rows those layers do not explain — the
+BFS alone, with a note, where the model is not one the exact engine reads. Every result says which engine answered
+(``SEVResult.engine``), whether it is certified, and in ``note`` why the exact engine was not used.
+``explanations="first"`` (values only: audits, dataset-wide numbers) stops the BFS at each row's first flipping
+vertex and caps the exact engine's list at one; ``"all"`` lists every minimal explanation.
 """
 from __future__ import annotations
 
@@ -44,7 +44,8 @@ def choose_engine(model: ModelAdapter, layout: GroupLayout, method: str = "auto"
     except Unreadable as exc:
         if method == "exact":
             raise IntakeError(f"The exact SEV engine cannot be used on this model: {exc}. It reads tree ensembles "
-                              "(scikit-learn, XGBoost, LightGBM, CatBoost) and linear models behind column-wise "
+                              "(scikit-learn, XGBoost, LightGBM, CatBoost), linear models and ReLU networks "
+                              "(scikit-learn MLPs, ONNX Gemm/MatMul + Relu graphs) behind column-wise "
                               "preprocessing; choose the method 'auto' or 'bfs' (the breadth-first search).") from None
         return None, (f"Breadth-first search: the exact engine cannot be used on this model ({exc})."
                       if layout.size > AUTO_BFS_GROUPS else "")

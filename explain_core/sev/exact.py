@@ -220,11 +220,12 @@ def crosses(problem: FlipProblem, raw: np.ndarray) -> np.ndarray:
     return raw <= problem.raw_threshold + problem.tol
 
 
-def shallow_search(problem: FlipProblem, rescore: Rescore, max_vertices: int,
-                   start: int = 0, cap: int = 256) -> tuple[FlipOutcome | None, int]:
-    """The first layers (``start``, ``start`` + 1, … moves: fewer are known not to flip) evaluated on the trees while
-    their vertices fit in ``max_vertices``: a flip found there, every one listed up to ``cap`` (``None`` if none),
-    and how many layers are cleared."""
+def shallow_search(problem: FlipProblem, rescore: Rescore, max_vertices: int, start: int = 0, cap: int = 256,
+                   raw_of: Callable[[np.ndarray], np.ndarray] | None = None) -> tuple[FlipOutcome | None, int]:
+    """The first layers (``start``, ``start`` + 1, … moves: fewer are known not to flip) evaluated on the trees
+    (or by ``raw_of``: the raw output at each row of choices, for a problem of another model) while their vertices
+    fit in ``max_vertices``: a flip found there, every one listed up to ``cap`` (``None`` if none), and how many
+    layers are cleared."""
     movable = np.flatnonzero(problem.options == 2)
     if (problem.options > 2).any():
         return None, start
@@ -237,7 +238,7 @@ def shallow_search(problem: FlipProblem, rescore: Rescore, max_vertices: int,
         combos = np.array(list(itertools.combinations(movable.tolist(), depth)), dtype=np.int64).reshape(count, depth)
         choices = np.zeros((len(combos), len(problem.options)), dtype=np.int64)
         choices[np.arange(len(combos))[:, None], combos] = 1
-        candidates = choices[crosses(problem, vertex_raw(problem, choices))]
+        candidates = choices[crosses(problem, (raw_of or (lambda c: vertex_raw(problem, c)))(choices))]
         flips = rescore(list(candidates)) if len(candidates) else np.zeros(0, dtype=bool)
         if flips.any():
             found = candidates[flips]
@@ -322,9 +323,10 @@ def _list_others(built: _Model, objective, k: int, first: np.ndarray, rescore: R
         confirmed += frontier
 
 
-def _swaps(problem: FlipProblem, frontier: list[np.ndarray], known: set) -> list[np.ndarray]:
+def _swaps(problem: FlipProblem, frontier: list[np.ndarray], known: set,
+           raw_of: Callable[[np.ndarray], np.ndarray] | None = None) -> list[np.ndarray]:
     """Vertices not seen yet that swap one moved group of a frontier vertex for an unmoved one and may flip (on the
-    trees); every vertex generated is marked seen."""
+    trees, or by ``raw_of`` as in :func:`shallow_search`); every vertex generated is marked seen."""
     if (problem.options > 2).any():
         return []
     movable = problem.options == 2
@@ -338,5 +340,5 @@ def _swaps(problem: FlipProblem, frontier: list[np.ndarray], known: set) -> list
         known.update(row.tobytes() for row in new)
         if new:
             block = np.array(new)
-            out += list(block[crosses(problem, vertex_raw(problem, block))])
+            out += list(block[crosses(problem, (raw_of or (lambda c: vertex_raw(problem, c)))(block))])
     return out

@@ -1,10 +1,11 @@
-"""SEV⁻, SEV⁺ and SEV® (SEV Defs. 2-4) of tree ensembles and additive models by the exact engines, at any width.
+"""SEV⁻, SEV⁺ and SEV® (SEV Defs. 2-4) of tree ensembles, additive models and ReLU networks by the exact engines.
 
 A vertex takes, for each group, the query's value or the reference's, so each input of the final estimator has two
 candidate values: the query row and the reference row, encoded once by the model's own preprocessing. The search
 starts at the query (SEV⁻, SEV®) or the reference (SEV⁺); groups whose two values are equal, and restricted groups,
-do not move. The model is solved by sorting when it is additive for this query (:mod:`.additive`), else by CP-SAT
-(:mod:`.exact`); every explanation is the model's own (each vertex is re-scored through ``model.score``).
+do not move. The model is solved by sorting when it is additive for this query (:mod:`.additive`), a network by
+its mixed-integer model (:mod:`.relu`), else by CP-SAT (:mod:`.exact`); every explanation is the model's own (each
+vertex is re-scored through ``model.score``).
 """
 from __future__ import annotations
 
@@ -24,6 +25,9 @@ from ..reference import Reference
 from .additive import additive_of_linear, additive_of_trees, solve_sorted
 from .engine import SEVResult, check_held
 from .exact import FlipOutcome, flip_problem, solve_flip
+from .network import Network
+from .relu import ReluProblem, solve_relu
+from .relu_mip import NODES_PER_BUDGET
 from .trees import Calibrated, LinearModel, ReadModel, calibrate, read_model
 
 DEFAULT_BUDGET = 10.0  # CP-SAT deterministic seconds per search
@@ -32,7 +36,9 @@ SHALLOW_VERTICES = 2_000  # the first layers are evaluated on the trees directly
 PATH_GROUPS = 8  # the vertices along each path are scored for explanations of at most this many groups (the figure)
 PATHS_SCORED = 8
 STATUS = {"optimal": "explained", "no flip exists": "unexplainable", "limit reached": "limit"}
-ENGINES = {"sort": "additive", "layers": "tree layers", "cp-sat": "cp-sat"}  # SEVResult.engine of each solver
+ENGINES = {"sort": "additive", "layers": "tree layers", "cp-sat": "cp-sat",  # SEVResult.engine of each solver
+           "network layers": "network layers", "mip": "mip"}
+BUDGET_WORDS = {"mip": "The MIP solver's budget ({:,.0f} branch-and-bound nodes)"}  # CP-SAT's otherwise
 
 
 @dataclass(frozen=True)
@@ -137,7 +143,11 @@ def _one(engine: ExactEngine, prepared: Prepared, i: int, reference: Reference, 
         return model.labels_of(scores) == target
 
     structure = read.structure
-    if isinstance(structure, LinearModel):
+    if isinstance(structure, Network):
+        problem = ReluProblem(structure, read.feature_group, start, other, np.where(movable, 2, 1), need_high,
+                              raw_star, tol)
+        outcome = solve_relu(problem, rescore, budget=budget, cap=cap, shallow=layers[0], cleared=layers[1])
+    elif isinstance(structure, LinearModel):
         add = additive_of_linear(structure.coef, structure.base, start, other, read.feature_group, movable)
         outcome = solve_sorted(add, need_high, raw_star, tol, rescore, cap=cap)
     else:
@@ -184,7 +194,9 @@ def _result(kind: str, outcome: FlipOutcome, name: str, explanations, layout: Gr
     names = layout.names
     note = ""
     if outcome.status == "limit reached":
-        note = f"CP-SAT's budget ({budget:g} deterministic seconds) ran out; the minimum is at least {outcome.bound}."
+        spent = BUDGET_WORDS.get(name, "CP-SAT's budget ({:g} deterministic seconds)").format(
+            budget * NODES_PER_BUDGET if name == "mip" else budget)
+        note = f"{spent} ran out; the minimum is at least {outcome.bound}."
     elif not outcome.complete:
         note = f"The first {len(explanations)} minimal explanations are listed; more exist."
     named = tuple(tuple(names[g] for g in e) for e in explanations)

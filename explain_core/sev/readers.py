@@ -27,6 +27,7 @@ from ..errors import Unsupported
 from ..intake.boosters import NativeBooster
 from ..intake.inputs import OrderedInputs, RenamedInputs
 from ..intake.tracing import column_sources
+from .network_readers import NotNetwork, is_network, network_raw, read_network
 
 SKLEARN_TREES = ("DecisionTreeClassifier", "DecisionTreeRegressor", "ExtraTreeClassifier", "ExtraTreeRegressor")
 SKLEARN_FORESTS = ("RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor")
@@ -48,10 +49,10 @@ def read_structure(estimator, columns: list[str]) -> dict:
     try:
         chain = _unwrap(estimator, [str(c) for c in columns])
         family, final = _family(chain["final"])
-        body = _linear(final) if family == "linear" else _trees(family, final)
+        body = {"linear": _linear, "network": read_network}.get(family, lambda f: _trees(family, f))(final)
         return {"supported": True, "family": family, "sources": chain["sources"], "affine": chain["affine"],
                 "classes": _classes(chain["final"]), **body}
-    except Unsupported as exc:
+    except (Unsupported, NotNetwork) as exc:
         return {"supported": False, "reason": str(exc)}
     except Exception as exc:  # noqa: BLE001 — an unexpected layout of a library's dump: not read, said so
         return {"supported": False, "reason": f"its structure could not be read ({type(exc).__name__})"}
@@ -135,6 +136,8 @@ def _family(final) -> tuple[str, object]:
     name = type(final).__name__
     if isinstance(final, NativeBooster):
         return final.library, final.booster
+    if is_network(final):
+        return "network", final
     module = type(final).__module__
     if module.startswith("xgboost"):
         return "xgboost", final.get_booster() if hasattr(final, "get_booster") else final
@@ -161,8 +164,10 @@ def _classes(final):
 
 
 def _raw(family: str, final, X: np.ndarray) -> np.ndarray:
-    """The final estimator's raw output on its inputs ``X``."""
+    """The final estimator's raw output on its inputs ``X`` (a network's: its weights applied here, in float64)."""
     classifier = hasattr(final, "classes_")
+    if family == "network":
+        return network_raw(read_network(final), X)
     if family in ("tree", "forest"):
         return final.predict_proba(X)[:, 1] if classifier else final.predict(X)
     if family in ("boosted", "hist", "linear"):

@@ -19,6 +19,7 @@ from ..errors import Unreadable
 from ..intake.data import GroupLayout
 from ..intake.models import ModelAdapter
 from .readers import read_inputs, read_structure
+from .network import Network, network_from_plain
 
 MAX_NODES = 5_000_000
 MAX_TREES = 100_000
@@ -147,7 +148,7 @@ class LinearModel:
 class ReadModel:
     """A model read for the exact engines: its structure, its output, each input's group, and the family."""
 
-    structure: TreeEnsemble | LinearModel
+    structure: TreeEnsemble | LinearModel | Network
     output: Output
     feature_group: np.ndarray
     family: str
@@ -166,7 +167,7 @@ def read_model(model: ModelAdapter, layout: GroupLayout) -> ReadModel:
     if not isinstance(data, dict) or data.get("supported") is not True:
         reason = data.get("reason") if isinstance(data, dict) else None
         raise Unreadable(str(reason)[:300] if reason else "its structure could not be read")
-    structure = linear_from_plain(data) if data.get("kind") == "linear" else ensemble_from_plain(data)
+    structure = {"linear": linear_from_plain, "network": _network}.get(data.get("kind"), ensemble_from_plain)(data)
     sources = data.get("sources")
     if not isinstance(sources, list) or len(sources) != structure.n_features:
         raise Unreadable("its inputs cannot be traced to the data's columns")
@@ -200,6 +201,13 @@ def _output(model: ModelAdapter, data: dict) -> Output:
             raise Unreadable("its probability is not modelled")
         return Output("identity", sign, 0.0 if sign > 0 else 1.0)
     return Output("sigmoid", sign, 0.0)
+
+
+def _network(data: dict) -> Network:
+    try:
+        return network_from_plain(data)
+    except ValueError as exc:
+        raise Unreadable(str(exc)) from None
 
 
 def _numbers(value, n: int, what: str) -> list[float]:

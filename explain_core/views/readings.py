@@ -98,7 +98,9 @@ def engine_sentence(result) -> str:
     else:
         how = {"cp-sat": "by the exact solver (OR-Tools CP-SAT) on the model's own trees",
                "tree layers": "by trying every smaller set of features on the model's own trees",
-               "additive": "by sorting the features' effects (the model is additive here)"}[result.engine]
+               "additive": "by sorting the features' effects (the model is additive here)",
+               "mip": "by the exact solver (HiGHS, a mixed-integer model of the network's own weights)",
+               "network layers": "by trying every smaller set of features on the network's own weights"}[result.engine]
         text = f"Proven minimal {how}; each explanation was re-checked by the model itself."
         if result.status == "unexplainable":
             text = f"Proven {how}: no set of movable features flips the prediction."

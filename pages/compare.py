@@ -93,14 +93,14 @@ with left, st.container(key="cmp_agreement"):
     st.plotly_chart(agreement_figure(agree.matrix()), width="stretch", key="cmp_agreement_chart")
     st.caption(" · ".join(f"**{plain(m)}**: {plain(rule)}" for m, rule in agree.rules.items()))
 with right:
-    st.plotly_chart(attribution_figure(s.dataset.group_names, {"LIME": base.lime.values, "SHAP": base.shap.values},
+    st.plotly_chart(attribution_figure(base.lime.groups, {"LIME": base.lime.values, "SHAP": base.shap.values},
                                        units={"LIME": base.lime.output, "SHAP": base.shap.output}),
                     width="stretch", key="cmp_attribution_chart")
     st.caption(plain(f"LIME explains the {base.lime.output}; SHAP the {base.shap.output} ({base.shap.explainer}): "
                      "different units, so each has its own axis."))
 
 with st.container(key="cmp_waterfall"):
-    st.plotly_chart(waterfall_figure(s.dataset.group_names, base.shap.values, base.shap.base_value,
+    st.plotly_chart(waterfall_figure(base.shap.groups, base.shap.values, base.shap.base_value,
                                      output=base.shap.output), width="stretch", key="cmp_waterfall_chart")
     st.caption(plain(f"How SHAP's values add up: from the model's average output over SHAP's background data to "
                      f"this row's output, the features with the largest |SHAP value| first ({base.shap.output})."))

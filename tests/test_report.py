@@ -190,8 +190,8 @@ def test_plain_language_reading_is_in_the_pdf(pdfs, report):
     assert report.reading.startswith("Changing ")
     text = flat(pdf_text(pdfs["auto"][0]))
     assert report.reading in text
-    comparison = report.linear.comparison  # the linear section leads with the page's own plain words
-    assert flat(linear_reading(report.setup, comparison, ["iht", "exact"])) in text
+    # the linear section leads with the page's own plain words
+    assert flat(linear_reading(report.setup, report.linear, ["iht", "exact"])) in text
     assert text.count("F̂ is its average") == 1  # F̂ defined once, in the appendix
 
 

@@ -333,7 +333,7 @@ def linear_section(w: Writer, r: RowReport, number: int, images: Images) -> None
     lin = r.linear
     comp = lin.comparison
     w.h1(f"{number}. Anchored k-sparse linear explanations")
-    w.text(linear_reading(r.setup, comp, [m for m in ("iht", "exact") if m in lin.weights().columns]), size=10,
+    w.text(linear_reading(r.setup, lin, [m for m in ("iht", "exact") if m in lin.weights().columns]), size=10,
            style="B")
     w.text(f"Each literal reads “keeps <feature> = <value>”: z_j = +1 keeps this row's value, z_j = −1 moves the "
            f"feature to the reference (the SEV hypercube). The model's output on the [−1, +1] scale is f(x) = "

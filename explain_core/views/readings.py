@@ -17,6 +17,7 @@ from .vocabulary import METHOD_LABELS, count_noun, format_number, format_value, 
 if TYPE_CHECKING:
     from ..analysis import LensReport
     from ..lens import LensContext
+    from ..linear.compare import LinearExplanation
     from ..setup import Setup
     from ..sev.engine import SEVExplanation
 
@@ -168,14 +169,16 @@ def lemma4_sentence(coverage: dict[str, str], k: int, sigma: float) -> str:
     return "; ".join(parts) + "."
 
 
-def linear_reading(setup: "Setup", comparison, methods: Sequence[str]) -> str:
+def linear_reading(setup: "Setup", linear: "LinearExplanation", methods: Sequence[str]) -> str:
     """The linear explanations in plain words (page and report): how well the best k-weight rule among ``methods``
     (a tie goes to the certified exact fit) reproduces the model near the row, and how often the model answers
-    otherwise among variations the rule cannot tell from the row (PLE's fidelity F and relevance R)."""
+    otherwise among variations the rule cannot tell from the row (PLE's fidelity F and relevance R). The features
+    named are the rule's own weighted terms (:meth:`~explain_core.linear.compare.LinearExplanation.
+    support_groups`), as its chart and the PDF's summary name them."""
+    comparison = linear.comparison
     best = min((r for r in comparison.results if r.method in methods),
                key=lambda r: (round(r.scores.fidelity, 12), r.method != "exact"))
-    names = setup.dataset.group_names
-    used = [names[j - 1] for j in np.flatnonzero(np.abs(best.w) > 1e-12) if j > 0]
+    used = linear.support_groups(best.method)
     text = (f"How well does a rule that uses at most {comparison.k - 1} features (plus a baseline) reproduce the "
             f"model near this row? Nearby variations move some features to the reference value (σ = "
             f"{comparison.sigma:g}: the larger, the closer to this row). The best rule here "

@@ -11,7 +11,7 @@ from explain_core.views.sev import (HYPERCUBE_FIGURE_MAX_GROUPS, feature_prevale
                                     paths_figure, sev_histogram)
 from explain_core.views.vocabulary import (SEV_HELP, SEV_METHOD_HELP, SEV_METHOD_LABELS, UNCHANGED, format_value, plain,
                                            text_table)
-from explain_core.views.readings import engine_sentence, tree_sev_sentence
+from explain_core.views.readings import depth_cap_sentence, engine_sentence, tree_sev_sentence
 from pages import _audit, _references, _shared as shared, _stops as stops
 
 AUTO_WIDE_GROUPS = 12  # wider data: the dataset-wide run is opt-in (it can take minutes)
@@ -32,7 +32,8 @@ def show_result(ex, which: str) -> None:
                                    for line in shown))
         if len(shown) < len(lines):
             st.caption(f"… and {len(lines) - len(shown)} more.")
-        st.caption(plain(engine_sentence(result)))
+        cap = depth_cap_sentence(result, p.max_depth, len(names) - len(result.restricted))  # why short of the slider
+        st.caption(plain(f"{engine_sentence(result)} {cap}".strip()))
         with st.expander("Full table (every feature)", key=f"sev_table_{which}", on_change="rerun") as full:
             if not full.open:  # drawn only when opened: the first view of the page stays light
                 return

@@ -412,3 +412,22 @@ def test_unexpected_error_shows_a_reference_not_a_traceback(monkeypatch):
     [error] = at.error
     assert "Something went wrong" in error.value and "reference" in error.value
     assert "internal detail" not in error.value
+
+
+def test_sev_page_says_why_the_search_stopped_short_of_the_slider(monkeypatch):
+    """Issue 55: the slider read 6 while the answer said "no explanation within depth 4", with no reason given."""
+    import streamlit as st
+
+    import explain_core.sev.engine as sev_module
+
+    monkeypatch.setattr(sev_module, "MAX_LAYER_VERTICES", 7)  # C(7, 1) = 7 fits, C(7, 2) = 21 does not
+    st.cache_data.clear()  # results computed under the real limit must not answer
+    try:
+        at = open_page("pages/sev.py")
+        plus = next(m for m in at.metric if m.label == KIND_LABELS["plus"])
+        assert plus.value == "> 1"
+        text = " ".join(visible(c.value) for c in at.caption)
+        assert (f"Searched to depth 1, not the {at.session_state['params'].max_depth} the depth slider asks for: "
+                "depth 2 alone would score 21 mixes") in text
+    finally:
+        st.cache_data.clear()

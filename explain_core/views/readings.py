@@ -5,12 +5,14 @@ are :mod:`.vocabulary`'s."""
 from __future__ import annotations
 
 import math
+from math import comb
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
+from ..sev import engine as sev_engine
 from ..sev.readings import explanation_lines
 from .vocabulary import METHOD_LABELS, count_noun, format_number, format_value, join_words
 
@@ -98,6 +100,21 @@ def engine_sentence(result) -> str:
     elif not result.complete:
         text += f" The first {len(result.explanations)} minimal explanations are listed; there are more."
     return f"{text} {result.note}" if result.note else text
+
+
+def depth_cap_sentence(result, requested: int, movable: int) -> str:
+    """Why the breadth-first search of an SEV ``result`` stopped short of the ``requested`` depth (the page's
+    slider), in words, or "" where it did not: the next depth alone would hold more mixes of the row and the
+    reference than one depth may score per row (:data:`~explain_core.sev.engine.MAX_LAYER_VERTICES`), with
+    ``movable`` features free to move."""
+    searched = result.max_depth
+    if result.engine != "bfs" or result.status != "beyond_depth" or searched >= min(requested, movable):
+        return ""
+    deeper = searched + 1
+    return (f"Searched to depth {searched}, not the {requested} the depth slider asks for: depth {deeper} alone would "
+            f"score {comb(movable, deeper):,} mixes of the row and the reference ({deeper} of the {movable} movable "
+            f"features), more than the {sev_engine.MAX_LAYER_VERTICES:,} one depth may score per row. Holding "
+            "features fixed (restricted features) lets the search go deeper.")
 
 
 def tree_sev_sentence(result, class_names) -> str:

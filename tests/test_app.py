@@ -107,6 +107,18 @@ def test_home_shows_the_session(demo, flagged):
     assert metrics["Test AUC"] == f"{demo.metrics['test_auc']:.3f}"
     assert metrics["Row"] == str(flagged[0])
     assert at.session_state["row"] == flagged[0]
+    # issue 55: the row's decision in a sentence, then the way to its explanation, and every model format accepted
+    row = flagged[0]
+    score = float(demo.model.score(demo.query(row))[0])
+    decided = demo.class_names[int(score >= demo.model.threshold)]
+    markdown = [visible(m) for m in at.markdown.values]
+    assert (f"**For row {row} the model predicts {decided}: {demo.score_text(score, digits=3)} (decision threshold "
+            "0.5).**") in markdown
+    [link] = at.main.get("page_link")
+    assert (visible(link.proto.label), link.proto.page) == (f"Why does the model predict {decided} for row {row}? → "
+                                                            "SEV", "sev")
+    card = next(m for m in markdown if m.startswith("**From your files**"))
+    assert all(suffix in card for suffix in (".skops", ".onnx", ".json", ".ubj", ".txt", ".cbm"))
 
 
 def test_the_url_names_the_row(demo, flagged):

@@ -29,6 +29,7 @@ from .tables import safe_name
 TRUSTED_ENV = "EXPLAIN_TRUSTED_MODELS"
 PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle")
 MODEL_SUFFIXES = (".skops", ".onnx", *NATIVE_SUFFIXES) + PICKLE_SUFFIXES
+MODEL_FORMATS = ".skops, .onnx, or a booster's own file (XGBoost .json/.ubj, LightGBM .txt, CatBoost .cbm)"  # in words
 
 
 class UntrustedModelError(IntakeError):
@@ -78,9 +79,8 @@ def load_model_bytes(data: bytes, filename: str, *, trusted: bool | None = None,
     suffix = Path(name).suffix.lower()
     caps = caps or limits()
     if suffix not in MODEL_SUFFIXES:
-        raise IntakeError(f"{name}: unsupported model format {suffix!r}; upload .skops, .onnx, or a booster's own "
-                          "file (XGBoost .json/.ubj, LightGBM .txt, CatBoost .cbm); .joblib/.pkl only when the server "
-                          "runs in trusted mode.")
+        raise IntakeError(f"{name}: unsupported model format {suffix!r}; upload {MODEL_FORMATS}; .joblib/.pkl only "
+                          "when the server runs in trusted mode.")
     trusted = trusted_mode(trusted)
     if suffix in PICKLE_SUFFIXES and not trusted:
         raise UntrustedModelError(

@@ -14,7 +14,8 @@ from ..sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summar
 from ..views.vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, TEST_ROWS_WORDS, UNCHANGED, factor_text, fmt_cost,
                                 fmt_metric, fmt_p, fmt_ps, fmt_weight, format_number, format_value, join_words,
                                 metrics_caveat)
-from ..views.readings import counterfactual_reading, engine_sentence, lemma4_sentence, linear_reading, outcome_text
+from ..views.readings import (counterfactual_reading, decision_sentence, engine_sentence, lemma4_sentence,
+                              linear_reading)
 from .build import RowReport, smallest_factor
 from .models import threshold_fact, two_models_table
 
@@ -33,8 +34,7 @@ def summary(w: Writer, r: RowReport) -> None:
     w.h1(r.title)
     w.note(f"Explanation report · created {r.created:%Y-%m-%d %H:%M %Z}".rstrip() + f" · dataset {s.dataset.name} · "
            f"model {s.model.name}")
-    w.text(f"For {_where(r)} of the {s.dataset.name} data the model predicts {outcome_text(s, r.label)}: "
-           f"{s.score_text(r.score, digits=3)} (decision threshold {format_number(s.model.threshold)}).", size=10)
+    w.text(decision_sentence(s, f"{_where(r)} of the {s.dataset.name} data", r.score), size=10)
     if r.reading:
         w.text(r.reading, size=10, style="B")
     headline_numbers(w, r)

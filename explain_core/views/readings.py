@@ -36,6 +36,14 @@ def outcome_text(setup: "Setup", label: int) -> str:
     return name
 
 
+def decision_sentence(setup: "Setup", where: str, score: float) -> str:
+    """What the model decided for a row, in one sentence: "For row 16 the model predicts <class>: <score> (decision
+    threshold 0.5)." (the PDF's first page and Home)."""
+    label = int(setup.model.labels_of(np.array([score]))[0])
+    return (f"For {where} the model predicts {outcome_text(setup, label)}: {setup.score_text(score, digits=3)} "
+            f"(decision threshold {format_number(setup.model.threshold)}).")
+
+
 def sev_reading(setup: "Setup", ex: "SEVExplanation") -> str:
     """One plain-language sentence for the row's SEV⁻ (SEV® when features are restricted)."""
     which = "restricted" if ex.restricted is not None else "minus"

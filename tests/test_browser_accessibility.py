@@ -191,3 +191,34 @@ def test_axe_finds_nothing_serious_on_any_page(browser, streamlit_server, wait_f
         context.close()
     assert not found, "\n".join(map(str, found))
     assert nav <= NAV_KNOWN, nav
+
+
+CUT = r"""() => {
+  const out = [];
+  // a label's text box clips with an ellipsis: its content wider than its box is cut off
+  document.querySelectorAll(':is([data-testid=stWidgetLabel], [data-testid=stCheckbox]) '
+                            + ':is([data-testid=stMarkdownContainer], p)').forEach(p => {
+    if (p.getClientRects().length && p.scrollWidth > p.clientWidth + 1) out.push(['label', p.textContent]); });
+  document.querySelectorAll('[data-testid=stPlotlyChart]').forEach(chart => {
+    const svg = chart.querySelector('svg.main-svg'), title = chart.querySelector('.gtitle');
+    if (!svg || !title) return;
+    const box = title.getBoundingClientRect(), edge = svg.getBoundingClientRect();
+    if (box.left < edge.left - 1 || box.right > edge.right + 1) out.push(['chart title', title.textContent]); });
+  return out; }"""
+
+
+def test_no_label_or_chart_title_is_cut_off_at_1280_by_800(browser, streamlit_server, wait_for_app):
+    """Issue 55: the Report's section checkboxes read "Agree…", "Counte…", "Depen…" at 1280×800, and a SEV chart's
+    title ran past its column's edge."""
+    context, page, _ = visit(browser, streamlit_server, "light")
+    cut = []
+    try:
+        page.goto(streamlit_server)
+        wait_for_app(page)
+        for title in ("SEV", "Report"):
+            open_page(page, wait_for_app, title)
+            page.wait_for_timeout(1500)
+            cut += [(title, *found) for found in page.evaluate(CUT)]
+    finally:
+        context.close()
+    assert not cut, cut

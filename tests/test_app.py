@@ -341,17 +341,19 @@ def test_pick_row_shows_the_truth_and_filters_the_misclassified(demo, flagged):
     predicted = demo.model.label(demo.dataset.features.iloc[test])
     wrong = [r for r, p in zip(test, predicted) if p != demo.dataset.y[r]]
     assert list(listed.index) == wrong and listed["misclassified"].all()
-    assert list(listed["true"]) == list(demo.dataset.target.iloc[wrong])
+    names = {1: demo.dataset.class_name(1, short=True), 0: demo.dataset.class_name(0, short=True)}
+    assert list(listed["true"]) == [names[int(demo.dataset.y[r])] for r in wrong]  # the filters' words (issue 55)
+    assert list(listed["predicted"]) == [names[1 - int(demo.dataset.y[r])] for r in wrong]
 
 
 def test_pick_row_fits_the_page_and_edits_one_feature_per_line(demo, flagged):
     """The table shows the row's own columns and the features that fit (every column is in the CSV); predictions
-    are written as the target is; the what-if editor has one line per feature, so neither scrolls sideways."""
+    are written in the filters' words; the what-if editor has one line per feature, so neither scrolls sideways."""
     at = open_page("pages/pick_row.py")
     listed, editor = at.dataframe[0], at.dataframe[1]
     shown = at.multiselect(key="pick_columns").value
     assert 1 <= len(shown) < len(demo.dataset.columns) and sum(max(len(c), 6) + 3 for c in shown) <= 60
-    assert set(listed.value["predicted"]) <= set(demo.dataset.target)  # 0/1 as written in two_year_recid
+    assert set(listed.value["predicted"]) == {"recidivated"}  # the filters' words, not two_year_recid's 1/0
     assert list(editor.value.index) == list(demo.dataset.columns) and list(editor.value.columns) == ["this row",
                                                                                                       "what if"]
     row = at.session_state["row"]

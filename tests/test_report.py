@@ -293,8 +293,14 @@ def test_the_export_browser_closes_when_idle_and_comes_back_for_the_next_figure(
     import psutil
 
     def chromium() -> list:
-        return [p for p in psutil.Process().children(recursive=True)
-                if "chrom" in p.name().lower() and p.status() != psutil.STATUS_ZOMBIE]
+        alive = []
+        for p in psutil.Process().children(recursive=True):
+            try:
+                if "chrom" in p.name().lower() and p.status() != psutil.STATUS_ZOMBIE:
+                    alive.append(p)
+            except psutil.NoSuchProcess:  # ended while listed
+                pass
+        return alive
 
     figures.close_browser()
     monkeypatch.setattr(figures, "KALEIDO_IDLE_S", 1.0)

@@ -245,11 +245,20 @@ def errors_section(s, p) -> None:
                       help=f"{leaf.rule}: {leaf.size} rows, {leaf.error_rate:.0%} wrong")
 
 
+def first_cohorts(s) -> tuple[Cohort, ...]:
+    """Before any cohort is kept: the rows the model gets wrong beside those it gets right (a first comparison)."""
+    wrong, right = (Filter(MISCLASSIFIED, "=", value) for value in (1, 0))
+    st.info(f"No cohort kept yet, so the comparison starts with the {plain(wrong.text(s))} test rows beside the "
+            f"{plain(right.text(s))} ones: turn on **Compare the cohorts** below. Build your own cohorts with the "
+            "form above.", icon=":material/lightbulb:")
+    return Cohort(wrong.text(s), (wrong,)), Cohort(right.text(s), (right,))
+
+
 st.title("Cohorts & fairness")
 s, p = shared.setup(), shared.params()
 builder(s)
 kept_list(s)
 cohorts = kept()
-comparison_section(s, p, cohorts)
+comparison_section(s, p, cohorts or first_cohorts(s))  # the group metrics take only the analyst's own cohorts
 fairness_section(s, p, cohorts)
 errors_section(s, p)

@@ -104,16 +104,16 @@ with left, st.container(key="cmp_agreement"):
     st.caption(" · ".join(f"**{plain(m)}**: {plain(rule)}" for m, rule in agree.rules.items()))
 with right:
     attributions = {"LIME": base.lime.values, "SHAP": base.shap.values}
-    shared.chart(attribution_figure(s.dataset.group_names, attributions,
+    shared.chart(attribution_figure(base.lime.groups, attributions,
                                     units={"LIME": base.lime.output, "SHAP": base.shap.output}),
-                 attribution_text(s.dataset.group_names, attributions), "cmp_attribution_chart")
+                 attribution_text(base.lime.groups, attributions), "cmp_attribution_chart")
     st.caption(plain(f"LIME explains the {base.lime.output}; SHAP the {base.shap.output} ({base.shap.explainer}): "
                      "different units, so each has its own axis."))
 
 with st.container(key="cmp_waterfall"):
-    shared.chart(waterfall_figure(s.dataset.group_names, base.shap.values, base.shap.base_value,
+    shared.chart(waterfall_figure(base.shap.groups, base.shap.values, base.shap.base_value,
                                   output=base.shap.output),
-                 waterfall_text(s.dataset.group_names, base.shap.values, base.shap.base_value), "cmp_waterfall_chart")
+                 waterfall_text(base.shap.groups, base.shap.values, base.shap.base_value), "cmp_waterfall_chart")
     st.caption(plain(f"How SHAP's values add up: from the model's average output over SHAP's background data to "
                      f"this row's output, the features with the largest |SHAP value| first ({base.shap.output})."))
 

@@ -80,6 +80,10 @@ def data_section() -> bool:
     return pending
 
 
+LOAD_DEMO_WORDS = ("**Load demo** puts this demo's data and model in the sections below, to choose its reference and "
+                   "restricted features; the other pages keep the session's until **Use this setup** (section 4).")
+
+
 def demo_picker() -> None:
     names = demo_names()
     current = st.session_state["dm_dataset"].name
@@ -93,9 +97,10 @@ def demo_picker() -> None:
                         index=list(DEMO_KINDS).index("gbdt"),
                         help="Trained here on a seeded 80/20 split the first time, then cached. You can train "
                              "another model or upload one below.")
-    if c3.button("Load demo", key="dm_demo_load", icon=":material/play_arrow:"):
+    if c3.button("Load demo", key="dm_demo_load", icon=":material/play_arrow:", help=LOAD_DEMO_WORDS):
         demo = shared.remembered_demo(name, kind)
         uploads.set_working(demo.dataset, model_of(demo))
+    st.caption(LOAD_DEMO_WORDS)
 
 
 def dataset_summary(dataset: Dataset, pending: bool = False) -> None:
@@ -262,6 +267,8 @@ def use_section(dataset: Dataset, dkey: str, model: TrainedModel, reference: Ref
     if pending_upload:
         st.caption("Disabled while the uploaded file waits for **Use this data** (section 1).")
     st.button("Use this setup", key="dm_use", type="primary", icon=":material/done_all:", disabled=pending_upload,
+              help="Makes the data, model, reference and restricted features above the session's: every page then "
+                   "explains with them.",
               on_click=boundary.guarded(use_setup), args=(dataset, dkey, model, reference, restricted, current,
                                                        current_key))
 

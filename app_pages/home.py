@@ -3,6 +3,8 @@ import streamlit as st
 
 from explain_core.intake.data import demo_cards, demo_names
 from explain_core.intake.demo_models import DEMO_KINDS, kind_label
+from explain_core.intake.formats import MODEL_FORMATS
+from explain_core.views.readings import decision_sentence, outcome_text
 from explain_core.vocabulary import DEMO_LABELS, plain
 from ui import boundary
 from ui import callbacks
@@ -45,6 +47,12 @@ mirror = (" Rows predicted in the reference's own class are explained against th
           "class." if s.reference.population == "opposite" else "")
 st.caption(f"Reference: {plain(s.reference.description)}.{mirror} Restricted features: "
            f"{plain(', '.join(s.restricted)) or 'none'}.")
+with st.container(key="home_decision"):  # the row's decision first, and the way to its explanation
+    row, edited = shared.row(), " (with its what-if edits)" if st.session_state.get("whatif") else ""
+    st.markdown(f"**{plain(decision_sentence(s, f'row {row}{edited}', shared.current_score()))}**")
+    outcome = plain(outcome_text(s, shared.current_label()))
+    st.page_link("app_pages/sev.py", icon=":material/hub:",
+                 label=f"Why does the model predict {outcome} for row {row}? → SEV")
 
 st.subheader("Start")
 left, right = st.columns(2)
@@ -58,7 +66,8 @@ with left, st.container(border=True):
     st.button("Load demo", key="home_load", type="primary", icon=":material/play_arrow:",
               on_click=boundary.guarded(load_demo), args=(name, kind))
 with right, st.container(border=True):
-    st.markdown("**From your files**: a CSV or Parquet table, and a model (`.skops`, `.onnx`) or one trained here.")
+    st.markdown(f"**From your files**: a CSV or Parquet table, and a model ({plain(MODEL_FORMATS)}) or one trained "
+                "here.")
     if st.button("Upload data and model", key="home_upload", icon=":material/upload:"):
         callbacks.switch_page("app_pages/data_model.py")
 

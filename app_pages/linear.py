@@ -141,7 +141,7 @@ comparison = report.comparison
 fitted = LINEAR_METHODS[p.linear_method]
 
 with st.container(key="lin_space"):
-    st.markdown(bold_lead(plain(linear_reading(s, comparison, fitted))))
+    st.markdown(bold_lead(plain(linear_reading(s, report, fitted))))
     with st.expander("How it is computed (the paper's notation)"):
         example = next((n for n in report.names[1:]), "keeps <feature> = <value>")
         st.markdown(
@@ -159,8 +159,8 @@ with st.container(key="lin_space"):
         st.markdown("Fidelity error F(w) = E[¼(w·z − f(z))²] over D_{x,σ} (F̂: the same mean over the fitting "
                     "sample); relevance error R(w) = E[¼(f(z) − f(x))² | w·z = w·x]; Lemma 4: R ≤ (1 + e^−σ)^k · F "
                     "for every anchored k-sparse w.")
-        st.markdown(plain(sample_guidance_text(SampleGuidance(comparison.m, comparison.k, d, comparison.sigma,
-                                                              delta=0.05, epsilon=0.1))))
+        st.markdown(plain(sample_guidance_text(SampleGuidance(comparison.m, comparison.k, len(report.names),
+                                                              comparison.sigma, delta=0.05, epsilon=0.1))))
 
 st.subheader("Weights")
 with st.container(key="lin_weights"):

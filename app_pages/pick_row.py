@@ -62,12 +62,13 @@ if outcome in ("wrong", "right"):
     keep &= wrong if outcome == "wrong" else ~wrong
 keep &= scores["score"].between(*score_range).to_numpy()
 positions = np.flatnonzero(keep)
-predicted_values = np.array([data.class_value(1), data.class_value(0)], dtype=object)  # as the target is written
+# the classes in the filter's words (a regression's side of the threshold); a regression's truth is its value
+named = np.array([labels[0], labels[1]], dtype=object)
 table = pd.concat([scores.iloc[positions][["score"]],
-                   pd.DataFrame({"predicted": predicted_values[1 - scores["predicted"].to_numpy()[positions]]
-                                 if classification else  # a regression's side of the threshold, in words
-                                 np.array(s.class_names, dtype=object)[scores["predicted"].to_numpy()[positions]],
-                                 "true": data.target.to_numpy()[positions], "misclassified": wrong[positions]},
+                   pd.DataFrame({"predicted": named[scores["predicted"].to_numpy()[positions]],
+                                 "true": (named[truth[positions]] if classification
+                                          else data.target.to_numpy()[positions]),
+                                 "misclassified": wrong[positions]},
                                 index=scores.index[positions]),
                    scores.iloc[positions][["split"]], data.features.iloc[positions]], axis=1)
 table.index.name = "row"

@@ -16,6 +16,7 @@ from explain_core.views.sev import HYPERCUBE_FIGURE_MAX_GROUPS
 from explain_core.vocabulary import plain
 from ui import lens_runs, model_dependence, references, second_model, shared
 
+SECTIONS_PER_ROW = 4  # seven checkboxes in one row cut their labels at 1280×800 ("Counte…", "Depen…")
 SECTION_HELP = {
     "sev": "SEV⁻ / SEV⁺ / SEV® with the minimal explanations (the paper's tables), a plain-language reading and "
            "the hypercube.",
@@ -55,9 +56,10 @@ st.caption("An A4 PDF of this decision for a reader who never opened the app: ti
            "figures these pages show, and the definitions.")
 
 st.subheader("Sections")
-columns = st.columns(len(SECTIONS))
-chosen = [name for name, column in zip(SECTIONS, columns)
-          if column.checkbox(SECTION_TITLES[name], value=True, key=f"report_section_{name}", help=SECTION_HELP[name])]
+columns = st.columns(SECTIONS_PER_ROW)
+chosen = [name for i, name in enumerate(SECTIONS)
+          if columns[i % SECTIONS_PER_ROW].checkbox(SECTION_TITLES[name], value=True, key=f"report_section_{name}",
+                                                    help=SECTION_HELP[name])]
 
 waiting = lens_runs.waiting(s, shared.query(), p.lens) if {"lens", "agreement"} & set(chosen) else None
 if waiting is not None:  # a long LENS search starts only when asked (issue 52): its sections wait for it

@@ -7,12 +7,12 @@ from explain_core.sev import HYPERCUBE_MAX_GROUPS, METHODS
 from explain_core.sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
 from explain_core.sev.summaries import prevalence_table, sev_counts
 from explain_core.views.compare import flip_figure
-from explain_core.views.readings import engine_sentence, tree_sev_sentence
 from explain_core.views.sev import (HYPERCUBE_FIGURE_MAX_GROUPS, feature_prevalence, hypercube_figure, lattice_figure,
                                     paths_figure, sev_histogram)
 from explain_core.views.summaries import sev_values_text
 from explain_core.vocabulary import (SEV_HELP, SEV_METHOD_HELP, SEV_METHOD_LABELS, UNCHANGED, format_value, plain,
                                            text_table)
+from explain_core.views.readings import depth_cap_sentence, engine_sentence, tree_sev_sentence
 from ui import audit, references, shared, stops
 
 AUTO_WIDE_GROUPS = 12  # wider data: the dataset-wide run is opt-in (it can take minutes)
@@ -36,7 +36,8 @@ def show_result(ex, which: str) -> None:
                                    for line in shown))
         if len(shown) < len(lines):
             st.caption(f"… and {len(lines) - len(shown)} more.")
-        st.caption(plain(engine_sentence(result)))
+        cap = depth_cap_sentence(result, p.max_depth, len(names) - len(result.restricted))  # why short of the slider
+        st.caption(plain(f"{engine_sentence(result)} {cap}".strip()))
         with st.expander("Full table (every feature)", key=f"sev_table_{which}", on_change="rerun") as full:
             if not full.open:  # drawn only when opened: the first view of the page stays light
                 return

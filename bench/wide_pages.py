@@ -111,7 +111,7 @@ def main() -> int:
                                        row_lens_plan, row_lens_search, row_linear, row_sev)
     from explain_core.report.build import SECTIONS
 
-    AUTO_ROWS = 200_000  # pages/_lens_runs.py: a longer LENS search waits for its button
+    AUTO_ROWS = 200_000  # ui/lens_runs.py: a longer LENS search waits for its button
 
     setup = uploaded_setup(args.case, args.hidden)
     row = int(predicted_rows(setup)[0])

@@ -110,6 +110,18 @@ def test_home_shows_the_session(demo, flagged):
     assert metrics["Test AUC"] == f"{demo.metrics['test_auc']:.3f}"
     assert metrics["Row"] == str(flagged[0])
     assert at.session_state["row"] == flagged[0]
+    # issue 55: the row's decision in a sentence, then the way to its explanation, and every model format accepted
+    row = flagged[0]
+    score = float(demo.model.score(demo.query(row))[0])
+    decided = demo.class_names[int(score >= demo.model.threshold)]
+    markdown = [visible(m) for m in at.markdown.values]
+    assert (f"**For row {row} the model predicts {decided}: {demo.score_text(score, digits=3)} (decision threshold "
+            "0.5).**") in markdown
+    [link] = at.main.get("page_link")
+    assert (visible(link.proto.label), link.proto.page) == (f"Why does the model predict {decided} for row {row}? → "
+                                                            "SEV", "sev")
+    card = next(m for m in markdown if m.startswith("**From your files**"))
+    assert all(suffix in card for suffix in (".skops", ".onnx", ".json", ".ubj", ".txt", ".cbm"))
 
 
 def test_the_url_names_the_row(demo, flagged):
@@ -348,17 +360,19 @@ def test_pick_row_shows_the_truth_and_filters_the_misclassified(demo, flagged):
     predicted = demo.model.label(demo.dataset.features.iloc[test])
     wrong = [r for r, p in zip(test, predicted) if p != demo.dataset.y[r]]
     assert list(listed.index) == wrong and listed["misclassified"].all()
-    assert list(listed["true"]) == list(demo.dataset.target.iloc[wrong])
+    names = {1: demo.dataset.class_name(1, short=True), 0: demo.dataset.class_name(0, short=True)}
+    assert list(listed["true"]) == [names[int(demo.dataset.y[r])] for r in wrong]  # the filters' words (issue 55)
+    assert list(listed["predicted"]) == [names[1 - int(demo.dataset.y[r])] for r in wrong]
 
 
 def test_pick_row_fits_the_page_and_edits_one_feature_per_line(demo, flagged):
     """The table shows the row's own columns and the features that fit (every column is in the CSV); predictions
-    are written as the target is; the what-if editor has one line per feature, so neither scrolls sideways."""
+    are written in the filters' words; the what-if editor has one line per feature, so neither scrolls sideways."""
     at = open_page("app_pages/pick_row.py")
     listed, editor = at.dataframe[0], at.dataframe[1]
     shown = at.multiselect(key="pick_columns").value
     assert 1 <= len(shown) < len(demo.dataset.columns) and sum(max(len(c), 6) + 3 for c in shown) <= 60
-    assert set(listed.value["predicted"]) <= set(demo.dataset.target)  # 0/1 as written in two_year_recid
+    assert set(listed.value["predicted"]) == {"recidivated"}  # the filters' words, not two_year_recid's 1/0
     assert list(editor.value.index) == list(demo.dataset.columns) and list(editor.value.columns) == ["this row",
                                                                                                       "what if"]
     row = at.session_state["row"]
@@ -431,3 +445,22 @@ def test_unexpected_error_shows_a_reference_not_a_traceback(monkeypatch):
     [error] = at.error
     assert "Something went wrong" in error.value and "reference" in error.value
     assert "internal detail" not in error.value
+
+
+def test_sev_page_says_why_the_search_stopped_short_of_the_slider(monkeypatch):
+    """Issue 55: the slider read 6 while the answer said "no explanation within depth 4", with no reason given."""
+    import streamlit as st
+
+    import explain_core.sev.engine as sev_module
+
+    monkeypatch.setattr(sev_module, "MAX_LAYER_VERTICES", 7)  # C(7, 1) = 7 fits, C(7, 2) = 21 does not
+    st.cache_data.clear()  # results computed under the real limit must not answer
+    try:
+        at = open_page("app_pages/sev.py")
+        plus = next(m for m in at.metric if m.label == KIND_LABELS["plus"])
+        assert plus.value == "> 1"
+        text = " ".join(visible(c.value) for c in at.caption)
+        assert (f"Searched to depth 1, not the {at.session_state['params'].max_depth} the depth slider asks for: "
+                "depth 2 alone would score 21 mixes") in text
+    finally:
+        st.cache_data.clear()

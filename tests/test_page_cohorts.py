@@ -167,3 +167,18 @@ def test_fairness_in_a_browser(browser, streamlit_server, demo, page, wait_for_a
     charts_drawn(page, "ch_fairness")
     expect(page.get_by_text(fairness_text(report))).to_be_visible()
     no_error(page)
+
+
+def test_the_page_opens_on_the_misclassified_beside_the_rest(demo):
+    """Issue 55: with no cohort kept the page showed only a form; it now offers a first comparison, the rows the
+    model gets wrong beside those it gets right, counted here from the model's own labels."""
+    at = cohorts_page()
+    assert "cohorts" not in at.session_state or not at.session_state["cohorts"]
+    assert "No cohort kept yet" in at.info[0].value
+    at.toggle(key="ch_compare").set_value(True).run()
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value
+    rows = np.asarray(demo.test_rows)
+    wrong = demo.model.label(demo.dataset.features.iloc[rows]) != np.asarray(demo.dataset.y)[rows]
+    assert list(table["cohort"]) == ["all test rows", "misclassified", "correctly classified"]
+    assert list(table["test rows"]) == [len(rows), int(wrong.sum()), int((~wrong).sum())]

@@ -131,6 +131,11 @@ def test_page_renders_the_current_demo_setup(compas):
             in [visible(c) for c in at.caption.values])
     assert at.multiselect(key="dm_restricted").value == []
     assert "sex, age" in at.multiselect(key="dm_restricted").help  # the card's suggestion, as a hint only
+    # issue 55: the two buttons say what each does (Load demo fills the form; Use this setup changes the session)
+    said = " ".join(visible(c) for c in at.caption.values)
+    assert "Load demo puts this demo's data and model in the sections below" in said.replace("**", "")
+    assert "until Use this setup" in said.replace("**", "")
+    assert "every page then explains with them" in at.button(key="dm_use").help
     at.selectbox(key="dm_demo").select("california_housing").run()  # a regression: a ridge and a lasso
     kinds = at.selectbox(key="dm_demo_kind").options
     assert {"Ridge (L2 linear regression)", "Lasso (L1 linear regression)"} <= set(kinds) and not at.error

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -256,10 +257,19 @@ def test_linear_page_default_matches_explain_core(setup):
     assert metrics["exact (MIP): certificate"] == ("optimal" if "optimal" in exact.detail else metrics[
         "exact (MIP): certificate"])
     text = " ".join(visible(m.value) for m in block(at, "lin_space").markdown)
+    # the lead sentence names the features its rule weights, as the chart's bars of that rule do (issue 55: on
+    # row 16 sex is at the reference, has no literal, and the sentence named it)
+    [label] = re.findall(r"The best rule here \((.+?)\) uses", text)
+    used = text.split(f"({label}) uses ", 1)[1].split(";", 1)[0]
+    bars = next(t for t in chart(block(at, "lin_weights"))["data"] if t["name"] == label)
+    drawn = {y.split(" = ")[0].removeprefix("keeps ") for y, x in zip(bars["y"], decode(bars["x"]))
+             if abs(x) > 1e-12 and y.startswith("keeps ")}
+    assert drawn and {g for g in setup.dataset.group_names if re.search(rf"\b{g}\b", used)} == drawn, text
     assert "z_j = −1 moves that feature to the reference" in text
     assert "f(z) = +1 when the model predicts this row's class" in text
     from explain_core.linear.guarantees import samples_needed
-    d = len(setup.dataset.groups) + 1  # the literals, bias included
+    d = len(report.names)  # the row's literals, bias included (a feature at the reference has none)
+    assert f"over d = {d} literals" in text
     c = report.comparison
     assert f"m ≥ {samples_needed(c.k, d, c.sigma, 0.1, 0.05):,} for the exact fit" in text  # PLE Theorem 2
 

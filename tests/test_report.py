@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -192,8 +193,8 @@ def test_plain_language_reading_is_in_the_pdf(pdfs, report):
     assert report.reading.startswith("Changing ")
     text = flat(pdf_text(pdfs["auto"][0]))
     assert report.reading in text
-    comparison = report.linear.comparison  # the linear section leads with the page's own plain words
-    assert flat(linear_reading(report.setup, comparison, ["iht", "exact"])) in text
+    # the linear section leads with the page's own plain words
+    assert flat(linear_reading(report.setup, report.linear, ["iht", "exact"])) in text
     assert text.count("F̂ is its average") == 1  # F̂ defined once, in the appendix
 
 
@@ -284,6 +285,37 @@ def test_one_kaleido_browser_draws_each_figure_as_a_fresh_page_would(report):
         assert "kaleido_scopes is not defined" in str(race)  # loaded (seen once, at load 4.6): asked once more
         fresh = kaleido.calc_fig_sync(report.figures["agreement"], kopts={"mathjax": False}, opts=opts)
     assert drawn_after_others == fresh
+
+
+def test_the_export_browser_closes_when_idle_and_comes_back_for_the_next_figure(report, monkeypatch):
+    """Issue 55: after a PDF the server kept kaleido's Chromium (11 processes, about 1.1 GB) for good. It now closes
+    ``KALEIDO_IDLE_S`` after its last figure, and the next figure starts a fresh one."""
+    if not rep.plotly_export_available():
+        missing("plotly static export unavailable (kaleido or Chromium missing)")
+    import psutil
+
+    def chromium() -> list:
+        alive = []
+        for p in psutil.Process().children(recursive=True):
+            try:
+                if "chrom" in p.name().lower() and p.status() != psutil.STATUS_ZOMBIE:
+                    alive.append(p)
+            except psutil.NoSuchProcess:  # ended while listed
+                pass
+        return alive
+
+    figures.close_browser()
+    monkeypatch.setattr(figures, "KALEIDO_IDLE_S", 1.0)
+    size = rep.figure_size(report.figures["lens"])
+    first = rep.kaleido_png(report.figures["lens"], *size)
+    assert figures._KALEIDO["browser"] is not None and chromium()
+    deadline = time.monotonic() + 20
+    while (figures._KALEIDO["browser"] is not None or chromium()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert figures._KALEIDO["browser"] is None and not chromium()
+    assert rep.kaleido_png(report.figures["lens"], *size) == first  # a fresh browser draws the same PNG
+    figures.close_browser()
+    assert not chromium()
 
 
 def test_two_reports_in_a_row_have_their_own_text_and_figures(setup, positive_rows, pdfs, tmp_path):

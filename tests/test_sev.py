@@ -11,6 +11,7 @@ from explain_core.intake.data import GroupLayout, make_dataset
 from explain_core.intake.models import ModelAdapter
 from explain_core.reference import Reference
 from explain_core.sev import explain_sev, hypercube, sev, sev_batch
+from explain_core.views.readings import depth_cap_sentence
 
 
 class FunctionModel:
@@ -310,6 +311,13 @@ def test_layers_over_the_vertex_limit_are_not_searched(monkeypatch):
     monkeypatch.setattr(sev_module, "MAX_LAYER_VERTICES", 5)  # C(5,1)=5 fits, C(5,2)=10 does not
     cut = sev(model, GroupLayout.of(data), query, ref)
     assert (cut.value, cut.status, cut.max_depth) == (None, "beyond_depth", 1)
+    # the page says why the search stopped short of the slider's depth, with the numbers that stopped it
+    assert depth_cap_sentence(cut, requested=6, movable=5) == (
+        "Searched to depth 1, not the 6 the depth slider asks for: depth 2 alone would score 10 mixes of the row and "
+        "the reference (2 of the 5 movable features), more than the 5 one depth may score per row. Holding features "
+        "fixed (restricted features) lets the search go deeper.")
+    assert depth_cap_sentence(cut, requested=1, movable=5) == ""  # the depth asked for was searched
+    assert depth_cap_sentence(sev(model, GroupLayout.of(data), query, ref, max_depth=1), 1, 5) == ""
 
 
 def test_reference_in_the_query_class_is_reported():

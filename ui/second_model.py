@@ -134,7 +134,7 @@ def second_model_row(s: Setup) -> None:
         st.markdown(f"Model {i + 1} (**{plain(name)}**) predicts **{plain(s.class_names[ex.explained_class])}**"
                     f" ({plain(s.score_text(ex.score))}): SEV⁻ = {ex.minus.shown}, moving {plain(found)}.")
     shaps = {f"model {i + 1} SHAP": shap.values for i, shap in enumerate(compared.shap)}
-    st.plotly_chart(attribution_figure(s.dataset.group_names, shaps, units={k: shap.output for k, shap in
+    st.plotly_chart(attribution_figure(compared.shap[0].groups, shaps, units={k: shap.output for k, shap in
                                                                           zip(shaps, compared.shap)},
                                        title="SHAP of the row under each model"), width="stretch",
                     key="cmp_second_shap")

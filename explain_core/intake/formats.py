@@ -9,4 +9,5 @@ TRUSTED_ENV = "EXPLAIN_TRUSTED_MODELS"
 NATIVE_SUFFIXES = {".json": "xgboost", ".ubj": "xgboost", ".txt": "lightgbm", ".cbm": "catboost"}
 PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle")
 MODEL_SUFFIXES = (".skops", ".onnx", *NATIVE_SUFFIXES) + PICKLE_SUFFIXES
+MODEL_FORMATS = ".skops, .onnx, or a booster's own file (XGBoost .json/.ubj, LightGBM .txt, CatBoost .cbm)"  # in words
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")

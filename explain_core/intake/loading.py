@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import IntakeError, UntrustedModelError
 from ..limits import Limits, limits, over
 from .data import Dataset
-from .formats import MODEL_SUFFIXES, PICKLE_SUFFIXES, TRUSTED_ENV
+from .formats import MODEL_FORMATS, MODEL_SUFFIXES, PICKLE_SUFFIXES, TRUSTED_ENV
 from .models import ModelAdapter, wrap_model
 from .tables import safe_name
 
@@ -85,9 +85,8 @@ def load_model_bytes(data: bytes, filename: str, *, trusted: bool | None = None,
     suffix = Path(name).suffix.lower()
     caps = caps or limits()
     if suffix not in MODEL_SUFFIXES:
-        raise IntakeError(f"{name}: unsupported model format {suffix!r}; upload .skops, .onnx, or a booster's own "
-                          "file (XGBoost .json/.ubj, LightGBM .txt, CatBoost .cbm); .joblib/.pkl only when the server "
-                          "runs in trusted mode.")
+        raise IntakeError(f"{name}: unsupported model format {suffix!r}; upload {MODEL_FORMATS}; .joblib/.pkl only "
+                          "when the server runs in trusted mode.")
     trusted = trusted_mode(trusted)
     if suffix in PICKLE_SUFFIXES and not trusted:
         raise UntrustedModelError(

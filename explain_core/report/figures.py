@@ -27,10 +27,11 @@ RENDERERS = ("auto", "plotly", "matplotlib")
 """The image renderers: ``auto``, plotly's static export, or the matplotlib re-plot."""
 FIGURE_HEIGHT_PX = (320, 620)  # the figure's own height, clipped to this range
 KALEIDO_TIMEOUT_S = 60
+KALEIDO_IDLE_S = 30.0  # the browser (about 1 GB with its renderers) closes after this long without a figure
 
 
 _KALEIDO_LOCK = threading.Lock()
-_KALEIDO: dict = {"browser": None, "broken": None}
+_KALEIDO: dict = {"browser": None, "broken": None, "timer": None}
 
 
 def find_chromium() -> str | None:
@@ -203,13 +204,41 @@ def kaleido_png(fig: go.Figure, width: int, height: int, scale: float = FIGURE_S
             raise RenderError(f"plotly static export gave no answer within {KALEIDO_TIMEOUT_S} s") from exc
         except Exception as exc:  # noqa: BLE001 — handed to the caller as a RenderError
             raise RenderError(f"plotly static export failed: {exc}") from exc
+        finally:
+            _close_when_idle()
     if not isinstance(png, (bytes, bytearray)) or not bytes(png).startswith(b"\x89PNG"):
         raise RenderError("plotly static export returned no PNG")
     return bytes(png)
 
 
+def _close_when_idle() -> None:
+    """(Re)start the idle timer (the caller holds the lock): the browser closes ``KALEIDO_IDLE_S`` seconds after its
+    last figure, so a report's figures and the next report's share one browser, and a server that made a PDF does
+    not keep Chromium's processes afterwards."""
+    if _KALEIDO["timer"] is not None:
+        _KALEIDO["timer"].cancel()
+    timer = _KALEIDO["timer"] = threading.Timer(KALEIDO_IDLE_S, close_browser)
+    timer.daemon = True
+    timer.start()
+
+
+def close_browser() -> None:
+    """Close the export's browser now, if one is open (the next figure starts a new one)."""
+    with _KALEIDO_LOCK:
+        browser, _KALEIDO["browser"] = _KALEIDO["browser"], None
+        if _KALEIDO["timer"] is not None:
+            _KALEIDO["timer"].cancel()
+            _KALEIDO["timer"] = None
+        if browser is not None:
+            try:
+                browser.close()
+            except Exception as exc:  # noqa: BLE001 — a browser that will not close cleanly is gone for us anyway
+                log.warning("the plotly export's browser did not close cleanly: %s", exc)
+
+
 class KaleidoBrowser:
-    """kaleido's Chromium with one tab, driven from its own asyncio loop in a daemon thread; closed at exit.
+    """kaleido's Chromium with one tab, driven from its own asyncio loop in a daemon thread; closed when idle
+    (:func:`close_browser`) or at exit.
 
     Its tab is handed back without the page reload kaleido does after every figure (re-reading the 4.7 MB
     plotly.js, about 3/4 of each export's time): ``Plotly.toImage`` draws into an off-screen div that it purges
@@ -236,6 +265,10 @@ class KaleidoBrowser:
             raise
 
     def close(self) -> None:
+        """Close Chromium and stop the loop (once: the idle timer and the exit hook may both ask)."""
+        if not self.loop.is_running():
+            return
+        atexit.unregister(self.close)
         try:
             self.call(self.kaleido.close(), timeout=10)
         finally:

@@ -11,7 +11,8 @@ import numpy as np
 from ..analysis import lens_searches
 from ..setup import lens_max_size
 from ..sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
-from ..views.readings import counterfactual_reading, engine_sentence, lemma4_sentence, linear_reading, outcome_text
+from ..views.readings import (counterfactual_reading, decision_sentence, engine_sentence, lemma4_sentence,
+                              linear_reading)
 from ..vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, TEST_ROWS_WORDS, UNCHANGED, factor_text, fmt_cost,
                                 fmt_metric, fmt_p, fmt_ps, fmt_weight, format_number, format_value, join_words,
                                 metrics_caveat)
@@ -33,8 +34,7 @@ def summary(w: Writer, r: RowReport) -> None:
     w.h1(r.title)
     w.note(f"Explanation report · created {r.created:%Y-%m-%d %H:%M %Z}".rstrip() + f" · dataset {s.dataset.name} · "
            f"model {s.model.name}")
-    w.text(f"For {_where(r)} of the {s.dataset.name} data the model predicts {outcome_text(s, r.label)}: "
-           f"{s.score_text(r.score, digits=3)} (decision threshold {format_number(s.model.threshold)}).", size=10)
+    w.text(decision_sentence(s, f"{_where(r)} of the {s.dataset.name} data", r.score), size=10)
     if r.reading:
         w.text(r.reading, size=10, style="B")
     headline_numbers(w, r)
@@ -334,7 +334,7 @@ def linear_section(w: Writer, r: RowReport, number: int, images: Images) -> None
     lin = r.linear
     comp = lin.comparison
     w.h1(f"{number}. Anchored k-sparse linear explanations")
-    w.text(linear_reading(r.setup, comp, [m for m in ("iht", "exact") if m in lin.weights().columns]), size=10,
+    w.text(linear_reading(r.setup, lin, [m for m in ("iht", "exact") if m in lin.weights().columns]), size=10,
            style="B")
     w.text(f"Each literal reads “keeps <feature> = <value>”: z_j = +1 keeps this row's value, z_j = −1 moves the "
            f"feature to the reference (the SEV hypercube). The model's output on the [−1, +1] scale is f(x) = "

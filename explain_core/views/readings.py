@@ -5,6 +5,7 @@ are :mod:`explain_core.vocabulary`'s."""
 from __future__ import annotations
 
 import math
+from math import comb
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -12,12 +13,14 @@ import numpy as np
 import pandas as pd
 
 from ..sev.bracket import bracket_words
+from ..sev import engine as sev_engine
 from ..sev.readings import explanation_lines
 from ..vocabulary import METHOD_LABELS, count_noun, format_number, format_value, join_words
 
 if TYPE_CHECKING:
     from ..analysis import LensReport
     from ..lens import LensContext
+    from ..linear.compare import LinearExplanation
     from ..setup import Setup
     from ..sev.engine import SEVExplanation
 
@@ -32,6 +35,14 @@ def outcome_text(setup: "Setup", label: int) -> str:
     if setup.dataset.task != "classification":
         return f"{setup.dataset.target.name} {name} ({format_number(setup.model.threshold)})"
     return name
+
+
+def decision_sentence(setup: "Setup", where: str, score: float) -> str:
+    """What the model decided for a row, in one sentence: "For row 16 the model predicts <class>: <score> (decision
+    threshold 0.5)." (the PDF's first page and Home)."""
+    label = int(setup.model.labels_of(np.array([score]))[0])
+    return (f"For {where} the model predicts {outcome_text(setup, label)}: {setup.score_text(score, digits=3)} "
+            f"(decision threshold {format_number(setup.model.threshold)}).")
 
 
 def sev_reading(setup: "Setup", ex: "SEVExplanation", control: str = "the SEV search budget") -> str:
@@ -111,6 +122,21 @@ def engine_sentence(result) -> str:
     return f"{text} {result.note}" if result.note else text
 
 
+def depth_cap_sentence(result, requested: int, movable: int) -> str:
+    """Why the breadth-first search of an SEV ``result`` stopped short of the ``requested`` depth (the page's
+    slider), in words, or "" where it did not: the next depth alone would hold more mixes of the row and the
+    reference than one depth may score per row (:data:`~explain_core.sev.engine.MAX_LAYER_VERTICES`), with
+    ``movable`` features free to move."""
+    searched = result.max_depth
+    if result.engine != "bfs" or result.status != "beyond_depth" or searched >= min(requested, movable):
+        return ""
+    deeper = searched + 1
+    return (f"Searched to depth {searched}, not the {requested} the depth slider asks for: depth {deeper} alone would "
+            f"score {comb(movable, deeper):,} mixes of the row and the reference ({deeper} of the {movable} movable "
+            f"features), more than the {sev_engine.MAX_LAYER_VERTICES:,} one depth may score per row. Holding "
+            "features fixed (restricted features) lets the search go deeper.")
+
+
 def tree_sev_sentence(result, class_names) -> str:
     """SEVᵀ in words: which features change to which values, and what the model then predicts."""
     if result.value is None:
@@ -180,14 +206,16 @@ def lemma4_sentence(coverage: dict[str, str], k: int, sigma: float) -> str:
     return "; ".join(parts) + "."
 
 
-def linear_reading(setup: "Setup", comparison, methods: Sequence[str]) -> str:
+def linear_reading(setup: "Setup", linear: "LinearExplanation", methods: Sequence[str]) -> str:
     """The linear explanations in plain words (page and report): how well the best k-weight rule among ``methods``
     (a tie goes to the certified exact fit) reproduces the model near the row, and how often the model answers
-    otherwise among variations the rule cannot tell from the row (PLE's fidelity F and relevance R)."""
+    otherwise among variations the rule cannot tell from the row (PLE's fidelity F and relevance R). The features
+    named are the rule's own weighted terms (:meth:`~explain_core.linear.compare.LinearExplanation.
+    support_groups`), as its chart and the PDF's summary name them."""
+    comparison = linear.comparison
     best = min((r for r in comparison.results if r.method in methods),
                key=lambda r: (round(r.scores.fidelity, 12), r.method != "exact"))
-    names = setup.dataset.group_names
-    used = [names[j - 1] for j in np.flatnonzero(np.abs(best.w) > 1e-12) if j > 0]
+    used = linear.support_groups(best.method)
     text = (f"How well does a rule that uses at most {comparison.k - 1} features (plus a baseline) reproduce the "
             f"model near this row? Nearby variations move some features to the reference value (σ = "
             f"{comparison.sigma:g}: the larger, the closer to this row). The best rule here "

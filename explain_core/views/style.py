@@ -44,9 +44,10 @@ def method_colour(name, fallback: int = 0) -> str:
     return METHOD_COLOURS.get(method_key(name), way[fallback % len(way)])
 
 
-def titled(text: str, width: int = 56) -> dict:
+def titled(text: str, width: int = 44) -> dict:
     """A chart title wrapped at word boundaries every ~``width`` characters (plotly never wraps, and a half-width
-    chart cuts a long title off), pushing the plot down rather than overlapping the legend or the plot."""
+    chart cuts a long title off: at 56 a SEV chart's title ran past its column at 1280×800), pushing the plot down
+    rather than overlapping the legend or the plot."""
     lines = textwrap.wrap(str(text), width, break_long_words=False) or [""]
     return dict(text="<br>".join(lines), automargin=True, yref="container", y=1, yanchor="top", x=0, xanchor="left",
                 xref="container", pad=dict(t=22, l=8, b=10))

@@ -46,7 +46,7 @@ import time
 import numpy as np
 
 from explain_core import demo_model, explain_sev, load_demo, make_reference, sev_batch
-from explain_core.hypercube import DEFAULT_CHUNK_ROWS
+from explain_core.vertices import DEFAULT_CHUNK_ROWS
 from explain_core.intake.encoding import encoded_model
 from explain_core.sev import DEFAULT_MAX_DEPTH
 

@@ -18,7 +18,7 @@ import pandas as pd
 from .baselines import Attribution, FlipPath, explain_lime, explain_shap, flip_number
 from .counterfactuals import CounterfactualComparison, compare_counterfactuals
 from .errors import Unreadable
-from .hypercube import ProgressFn, one_row
+from .vertices import ProgressFn, one_row
 from .lens import ALL_SUBSETS_UP_TO, LensContext, LensResult, lens_contexts, opposite_references
 from .lens.causal import DEFAULT_SCM, CausalGraph, ScmSettings, causal_contexts, fit_scm
 from .lens.causation import CausationProbabilities, probabilities_of_causation

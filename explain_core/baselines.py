@@ -17,7 +17,7 @@ import pandas as pd
 
 from .cache import cache_root
 from .errors import IntakeError, ModelCallError, Unsupported, check_choice, names_method
-from .hypercube import mix
+from .vertices import mix
 from .intake.data import NO_COLUMN, Dataset
 from .intake.encoding import encoded_model
 from .intake.models import ModelAdapter, read_model

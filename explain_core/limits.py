@@ -36,6 +36,8 @@ class Limits:
         An uploaded model's time per call, its worker's address space, and the idle time that stops its worker.
     model_classes, model_trees : int
         Classes of an uploaded model, and trees a booster file declares.
+    model_call_rows : int
+        Rows an uploaded model's worker is sent in one call (larger calls go in chunks).
     train_rows, train_steps : int
         Rows a model may be trained on here, and optimiser steps of one sparse-training run.
     lens_samples, lens_rows : int
@@ -44,12 +46,16 @@ class Limits:
         The linear explanations' m (also LIME's samples).
     sev_rows, sev_depth : int
         Rows of one dataset-wide SEV run in the app, and layers the SEV search may be asked for.
+    sev_search_rows : int
+        Model rows one SEV search may be asked to score for one row.
     shap_background : int
         SHAP's background rows.
     run_seconds : float
         A run's own time limit (the exact linear fit).
     saved_mb, saved_analysis_mb, saved_days : float
         Saved analyses together, one saved analysis, and the days an unused one is kept.
+    saved_visitor_mb : float
+        One visitor's saved analyses and working session together.
     """
 
     upload_mb: float = 200.0           # bytes of one uploaded file, as sent

@@ -26,7 +26,7 @@ from .intake.tables import safe_name
 from .intake.trained import TrainedModel, evaluate, model_key
 from .lens import default_max_size
 # the parameters, also importable from here as before they had their own module
-from .hypercube import ProgressFn, one_row
+from .vertices import ProgressFn, one_row
 from .parameters import LINEAR_METHODS as LINEAR_METHODS
 from .parameters import BaselineParameters as BaselineParameters
 from .parameters import CounterfactualParameters as CounterfactualParameters

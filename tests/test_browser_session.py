@@ -107,12 +107,12 @@ def test_a_page_clicked_right_after_a_new_setup_shows_it(browser, streamlit_serv
         on_page(page, wait_for_app, "Data & model")  # another dataset with its gradient boosting, then Home
         label, name = datasets[i % 2]
         choose(page, "dm_demo", label, wait_for_app)
-        page.locator(f".st-key-dm_demo_load{LIVE} button").click()
+        page.locator(f".st-key-dm_demo_load{LIVE} button").first.click()
         wait_for_app(page)
         # "Use this setup" applies what its page showed (a stale click keeps the old setup, by design), so the
         # test clicks it once the page shows the loaded demo: on a busy machine the redraw can trail the run
         page.get_by_text(re.compile(rf"replaces the session's setup with {re.escape(name)} with")).wait_for()
-        page.locator(f".st-key-dm_use{LIVE} button").click()
+        page.locator(f".st-key-dm_use{LIVE} button").first.click()
         page.wait_for_timeout(int(delay * 1000))
         nav(page, "Home")
         shows_setup(page, f"{name} · Gradient boosting on {name}")

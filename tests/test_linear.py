@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from explain_core.errors import IntakeError
-from explain_core.hypercube import mix
+from explain_core.vertices import mix
 from explain_core.intake.data import GroupLayout, make_dataset
 from explain_core.intake.demo_models import train_model
 from explain_core.linear import (PAPER_IHT, LinearExplanation, Sample, anchoring_gap, draw_sample, explain_linear,

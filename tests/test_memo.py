@@ -57,7 +57,7 @@ def test_each_setup_owns_its_memos_and_they_are_not_its_value(explain_cache_dir,
                                           ("explain_core.intake.models:ModelAdapter", "splits"),
                                           ("explain_core.intake.encoding:EncodedModel", "rows"),
                                           ("explain_core.intake.encoding:EncodedModel", "references"),
-                                          ("explain_core.sparse.compare:SparseOrigin", "comparisons")])
+                                          ("explain_core.sparse.training:SparseOrigin", "comparisons")])
 def test_every_memo_field_is_owned_and_outside_the_value(owner, field):
     import importlib
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from explain_core.analysis import Parameters, demo_setup, predicted_rows, row_baselines, row_sev
-from explain_core.hypercube import mix
+from explain_core.vertices import mix
 from explain_core.sev.readings import explanation_lines, line_sentence, summary_sentence
 from explain_core.views.compare import attribution_figure, flip_figure, waterfall_figure
 from explain_core.views.linear import sweep_figure, weights_figure

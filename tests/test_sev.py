@@ -361,7 +361,7 @@ def _gbdt_demo(name):
 
 @pytest.mark.parametrize("case", ["compas", "german_credit", "adult_missing"])
 def test_encoded_fast_path_equals_raw_mixing(case, monkeypatch):
-    import explain_core.hypercube as sev_module
+    import explain_core.vertices as sev_module
     from explain_core.reference import make_reference
 
     data, model, rows = _adult_lr_with_missing_values() if case == "adult_missing" else _gbdt_demo(case)
@@ -429,7 +429,7 @@ def test_dataset_rows_are_encoded_once_and_edited_rows_afresh(monkeypatch):
     edited.loc[5, "a"] = 33.5  # same index, another value: not the dataset's row
     mine = explain_sev(model, data, edited, reference)
     assert calls[-1] == 1 and len(calls) == 3
-    monkeypatch.setattr("explain_core.hypercube.encoded_model", lambda *args: None)  # raw mixing, no cache at all
+    monkeypatch.setattr("explain_core.vertices.encoded_model", lambda *args: None)  # raw mixing, no cache at all
     raw_edited = explain_sev(model, data, edited, reference)
     assert (raw_edited.minus.value, raw_edited.minus.explanations) == (mine.minus.value, mine.minus.explanations)
     np.testing.assert_allclose(raw_edited.minus.vertex_scores, mine.minus.vertex_scores)

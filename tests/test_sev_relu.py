@@ -136,7 +136,8 @@ def skl2onnx_bytes(estimator, p: int) -> bytes:
 
 
 def torch_bytes(p: int, seed: int, sigmoid: bool = True) -> bytes:
-    torch = pytest.importorskip("torch")
+    import torch
+
     torch.manual_seed(seed)
     layers = [torch.nn.Linear(p, 6), torch.nn.ReLU(), torch.nn.Linear(6, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1)]
     net = torch.nn.Sequential(*layers, *([torch.nn.Sigmoid()] if sigmoid else []))

@@ -265,7 +265,7 @@ def test_the_model_page_applies_the_threshold_to_every_page_and_a_reload_keeps_i
     at.segmented_control(key="pick_predicted").set_value("all").run()
     listed = at.dataframe[0].value
     labels = moved.model.labels_of(scores[list(listed.index)])
-    assert list(listed["predicted"]) == [moved.dataset.class_value(int(v)) for v in labels]
+    assert list(listed["predicted"]) == [moved.dataset.class_name(int(v), short=True) for v in labels]  # its words
     token = at.query_params["session"][0] if isinstance(at.query_params["session"], list) \
         else at.query_params["session"]
     again = AppTest.from_file(APP, default_timeout=120)

@@ -37,6 +37,7 @@ def add_sev_lens_arguments(group) -> None:
     from ..lens import CORRECTIONS, DIRECTIONS
     from ..sev.dispatch import METHODS as SEV_METHODS
     from ..lens.search import DEFAULT_BUDGET_ROWS
+    from ..sev.engine import DEFAULT_BUDGET_ROWS as SEV_BUDGET_ROWS
 
     group.add_argument("--max-depth", type=int, default=None, help="SEV breadth-first search depth")
     group.add_argument("--sev-method", choices=SEV_METHODS, default=None,
@@ -44,6 +45,9 @@ def add_sev_lens_arguments(group) -> None:
                             "(breadth-first search, any model), auto (exact where it applies on wide data; default)")
     group.add_argument("--sev-budget", type=float, default=None,
                        help="the exact SEV engine's budget per search, in CP-SAT deterministic seconds (default 10)")
+    group.add_argument("--sev-search-budget", dest="sev_budget_rows", type=int, default=None, metavar="ROWS",
+                       help="the SEV breadth-first search's model rows per row (a count of work, not seconds); a row "
+                            f"it leaves open gets a bracket (default {SEV_BUDGET_ROWS:,})")
     group.add_argument("--tau", type=float, default=None, help="LENS sufficiency threshold τ")
     group.add_argument("--alpha", type=float, default=None, help="LENS test level α (default: exact mode)")
     group.add_argument("--lens-correction", choices=CORRECTIONS, default=None,

@@ -20,7 +20,7 @@ from sklearn.metrics import roc_auc_score
 
 from ..analysis import dataset_sev
 from ..errors import IntakeError, check_choice
-from ..hypercube import ProgressFn
+from ..vertices import ProgressFn
 from ..results import Explanation, ValueEquality
 from ..setup import SEVParameters, Setup
 from ..sev.summaries import prevalence_table

@@ -20,7 +20,7 @@ from sklearn.metrics import accuracy_score
 
 from ..analysis import dataset_sev
 from ..errors import IntakeError
-from ..hypercube import ProgressFn
+from ..vertices import ProgressFn
 from ..results import Explanation, ValueEquality
 from ..setup import SEVParameters, Setup
 from ..vocabulary import format_number

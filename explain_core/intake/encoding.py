@@ -1,6 +1,6 @@
 """The model as encoder + estimator: the dataset's default encoding, and the model split where each encoded column's
 feature group can be traced (:mod:`explain_core.intake.tracing`), so hypercube vertices can be mixed as encoded
-arrays (see :class:`~explain_core.hypercube.VertexScorer`).
+arrays (see :class:`~explain_core.vertices.VertexScorer`).
 """
 from __future__ import annotations
 

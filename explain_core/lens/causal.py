@@ -29,7 +29,7 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 
 from ..errors import IntakeError, check_choice, names_method
-from ..hypercube import DEFAULT_CHUNK_ROWS, ProgressFn, one_row
+from ..vertices import DEFAULT_CHUNK_ROWS, ProgressFn, one_row
 from ..intake.data import Dataset
 from ..intake.models import ModelAdapter
 from .context import DIRECTIONS, LensContext

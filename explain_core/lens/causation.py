@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import IntakeError, names_method
-from ..hypercube import DEFAULT_CHUNK_ROWS, one_row
+from ..vertices import DEFAULT_CHUNK_ROWS, one_row
 from ..intake.data import Dataset
 from ..intake.models import ModelAdapter
 from ..results import Explanation

@@ -18,7 +18,7 @@ import pandas as pd
 from scipy.stats import median_abs_deviation
 
 from ..errors import IntakeError, check_choice, names_method
-from ..hypercube import DEFAULT_CHUNK_ROWS, ProgressFn, layer_masks, one_row
+from ..vertices import DEFAULT_CHUNK_ROWS, ProgressFn, layer_masks, one_row
 from ..intake.data import Dataset, GroupLayout
 from ..intake.models import ModelAdapter
 from ..limits import limits, over

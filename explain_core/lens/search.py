@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import IntakeError, check_choice, names_method
-from ..hypercube import DEFAULT_CHUNK_ROWS, ProgressFn, layer_masks, one_row
+from ..vertices import DEFAULT_CHUNK_ROWS, ProgressFn, layer_masks, one_row
 from ..intake.data import Dataset
 from ..intake.encoding import encoded_model
 from ..intake.models import ModelAdapter

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import check_choice
-from ..hypercube import mix
+from ..vertices import mix
 from ..intake.data import Dataset
 from ..intake.models import ModelAdapter
 from ..reference import Reference

@@ -30,7 +30,7 @@ from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.preprocessing import KBinsDiscretizer
 
 from ..cache import cache_dir, held, write_atomic
-from ..hypercube import DEFAULT_CHUNK_ROWS
+from ..vertices import DEFAULT_CHUNK_ROWS
 from ..intake.data import Dataset, FeatureGroup
 from ..intake.demo_models import load_own_skops
 from .corners import CornerMemo

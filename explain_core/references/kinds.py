@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..cache import Memo, memo_field
 from ..errors import IntakeError, Unreadable, check_choice
-from ..hypercube import VertexScorer
+from ..vertices import VertexScorer
 from ..intake.encoding import encoded_model
 from ..results import Explanation
 from ..sev.engine import searched_depth, sev_batch

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..hypercube import VertexScorer
+from ..vertices import VertexScorer
 from ..intake.data import GroupLayout
 from ..reference import Reference
 from ..results import Explanation

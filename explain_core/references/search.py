@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ..cache import Memo, memo_field
-from ..hypercube import DEFAULT_CHUNK_ROWS
+from ..vertices import DEFAULT_CHUNK_ROWS
 from ..intake.data import GroupLayout
 from ..intake.encoding import encoded_model
 from ..intake.models import ModelAdapter

@@ -217,8 +217,14 @@ class SavedStore:
             conn.close()
 
     def recover(self) -> bool:
-        """Move a damaged file aside and create a fresh store in its place (:mod:`.guard`); True also where the
-        file is sound again (another thread replaced it) or busy (nothing is moved then); False when it fails."""
+        """Move a damaged file aside and create a fresh store in its place (:mod:`.guard`).
+
+        Returns
+        -------
+        bool
+            True when the store is usable again: a fresh one was made, or the file is sound again (another thread
+            replaced it) or busy (nothing is moved then); False when making a fresh one failed.
+        """
         with self._lock:
             if self._sound():
                 return True

@@ -1,5 +1,5 @@
 """SEV, the sparse explanation value (SEV paper Defs 1-4): the batched search (:mod:`.engine`) over the hypercube
-(:mod:`explain_core.hypercube`), the exact engines for tree ensembles and additive models (:mod:`.exact_sev`) with
+(:mod:`explain_core.vertices`), the exact engines for tree ensembles and additive models (:mod:`.exact_sev`) with
 the choice between them (:mod:`.dispatch`), tree-based SEVᵀ (:mod:`.tree_sev`), the explanations in words
 (:mod:`.readings`) and the dataset-wide numbers (:mod:`.summaries`)."""
 from .dispatch import METHODS, explain_sev, sev_results

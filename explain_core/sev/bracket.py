@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..hypercube import VertexScorer
+from ..vertices import VertexScorer
 
 BEAM = 4  # paths the upper bound's search keeps at each step
 

@@ -19,7 +19,7 @@ from math import comb
 import pandas as pd
 
 from ..errors import IntakeError, Unreadable, check_choice, names_method
-from ..hypercube import ProgressFn, one_row
+from ..vertices import ProgressFn, one_row
 from ..intake.data import Dataset, GroupLayout
 from ..intake.models import ModelAdapter
 from ..reference import Reference

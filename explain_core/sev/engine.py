@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import IntakeError, check_choice, names_method
-from ..hypercube import DEFAULT_CHUNK_ROWS, ProgressFn, VertexScorer, layer_masks, one_row
+from ..vertices import DEFAULT_CHUNK_ROWS, ProgressFn, VertexScorer, layer_masks, one_row
 from ..intake.data import Dataset, GroupLayout
 from ..intake.models import ModelAdapter
 from ..reference import Reference
@@ -92,6 +92,8 @@ class SEVResult(Explanation):
         Every minimal explanation listed; the search stopped at its first flip.
     note : str
         The engine's note.
+    rows, budget_rows, next_rows : int, optional
+        Model rows the search scored per query, its budget, and what the first layer not searched would have needed.
     """
 
     kind: str

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..cache import Memo, memo_field
 from ..errors import Unreadable
-from ..hypercube import first_layer_masks, mix
+from ..vertices import first_layer_masks, mix
 from ..intake.data import GroupLayout
 from ..intake.models import ModelAdapter
 from ..reference import Reference
@@ -168,7 +168,7 @@ def _one(engine: ExactEngine, prepared: Prepared, i: int, reference: Reference, 
 
 def vertex_rows(layout: GroupLayout, query: pd.DataFrame, reference: Reference, masks: np.ndarray) -> pd.DataFrame:
     """The raw rows of one query's vertices (mask True = the query's value):
-    :func:`~explain_core.hypercube.mix`, as one array operation when every value is a number."""
+    :func:`~explain_core.vertices.mix`, as one array operation when every value is a number."""
     columns = list(layout.columns)
     values = [reference.values[c] for c in columns]
     numeric = all(pd.api.types.is_numeric_dtype(t) for t in query.dtypes) and all(

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import Unreadable
-from ..hypercube import one_row
+from ..vertices import one_row
 from ..intake.data import Dataset
 from ..intake.models import ModelAdapter
 from ..results import Explanation

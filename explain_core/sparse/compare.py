@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis import DatasetSEV, dataset_sev, predicted_rows
-from ..hypercube import ProgressFn
+from ..vertices import ProgressFn
 from ..results import Explanation, ValueEquality
 from ..setup import SEVParameters, Setup
 from ..sev.summaries import NOT_EXPLAINED, prevalence_table

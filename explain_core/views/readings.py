@@ -117,8 +117,12 @@ def engine_sentence(result) -> str:
             text = f"Proven {how}: no set of movable features flips the prediction."
     if result.first_flip and not result.complete:
         text += " The search stopped at the first flipping set of features: other minimal explanations may exist."
+    elif not result.complete and result.engine == "bfs":  # a bracket's greedy path: one flip of that size
+        text += " The greedy path's flip is listed; other minimal explanations of that size may exist."
     elif not result.complete:
-        text += f" The first {len(result.explanations)} minimal explanations are listed; there are more."
+        shown = len(result.explanations)
+        text += (" One minimal explanation is listed; there are more." if shown == 1 else
+                 f" The first {shown} minimal explanations are listed; there are more.")
     return f"{text} {result.note}" if result.note else text
 
 
@@ -128,9 +132,11 @@ def depth_cap_sentence(result, requested: int, movable: int) -> str:
     reference than one depth may score per row (:data:`~explain_core.sev.engine.MAX_LAYER_VERTICES`), with
     ``movable`` features free to move."""
     searched = result.max_depth
-    if result.engine != "bfs" or result.status != "beyond_depth" or searched >= min(requested, movable):
+    if result.engine != "bfs" or result.status not in ("beyond_depth", "limit") or searched >= min(requested, movable):
         return ""
     deeper = searched + 1
+    if comb(movable, deeper) <= sev_engine.MAX_LAYER_VERTICES:  # the budget of model rows stopped it: the bracket says
+        return ""
     return (f"Searched to depth {searched}, not the {requested} the depth slider asks for: depth {deeper} alone would "
             f"score {comb(movable, deeper):,} mixes of the row and the reference ({deeper} of the {movable} movable "
             f"features), more than the {sev_engine.MAX_LAYER_VERTICES:,} one depth may score per row. Holding "

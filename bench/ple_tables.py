@@ -36,7 +36,8 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from explain_core import load_demo  # noqa: E402
-from explain_core.intake.data import Dataset, bundled_file, demo_cards, make_dataset  # noqa: E402
+from explain_core.intake.data import Dataset, make_dataset  # noqa: E402
+from explain_core.intake.demos import bundled_file, demo_cards  # noqa: E402
 from explain_core.linear.compare import compare  # noqa: E402
 from explain_core.linear.space import BooleanEncoder, boolean_model, fit_boolean_encoder  # noqa: E402
 

@@ -18,7 +18,8 @@ import pandas as pd
 from .cache import cache_root
 from .errors import IntakeError, ModelCallError, Unsupported, check_choice, names_method
 from .vertices import mix
-from .intake.data import NO_COLUMN, Dataset
+from .intake.data import Dataset
+from .intake.layout import NO_COLUMN
 from .intake.encoding import encoded_model
 from .intake.models import ModelAdapter, read_model
 from .reference import Reference

@@ -13,7 +13,8 @@ import torch
 
 from explain_core.errors import IntakeError
 from explain_core.vertices import mix
-from explain_core.intake.data import GroupLayout, make_dataset
+from explain_core.intake.data import make_dataset
+from explain_core.intake.layout import GroupLayout
 from explain_core.intake.demo_models import train_model
 from explain_core.linear import (PAPER_IHT, LinearExplanation, Sample, anchoring_gap, draw_sample, explain_linear,
                                  gshp, iht, lemma4_bound, project_anchored, relevance)

@@ -19,7 +19,8 @@ from scipy.stats import median_abs_deviation
 
 from ..errors import IntakeError, check_choice, names_method
 from ..vertices import DEFAULT_CHUNK_ROWS, ProgressFn, layer_masks, one_row
-from ..intake.data import Dataset, GroupLayout
+from ..intake.data import Dataset
+from ..intake.layout import GroupLayout
 from ..intake.models import ModelAdapter
 from ..limits import limits, over
 from .context import DIRECTIONS, LensContext

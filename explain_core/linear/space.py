@@ -31,7 +31,8 @@ from sklearn.preprocessing import KBinsDiscretizer
 
 from ..cache import cache_dir, held, write_atomic
 from ..vertices import DEFAULT_CHUNK_ROWS
-from ..intake.data import Dataset, FeatureGroup
+from ..intake.data import Dataset
+from ..intake.layout import FeatureGroup
 from ..intake.demo_models import load_own_skops
 from .corners import CornerMemo
 from .problem import GramProblem

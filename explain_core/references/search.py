@@ -34,7 +34,7 @@ import pandas as pd
 
 from ..cache import Memo, memo_field
 from ..vertices import DEFAULT_CHUNK_ROWS
-from ..intake.data import GroupLayout
+from ..intake.layout import GroupLayout
 from ..intake.encoding import encoded_model
 from ..intake.models import ModelAdapter
 from ..reference import Reference

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..intake.data import Dataset, FeatureGroup
+from ..intake.data import Dataset
+from ..intake.layout import FeatureGroup
 from ..reference import _opposite_rows
 
 Columns = dict  # column → one array of values (rows in order): a table without a DataFrame

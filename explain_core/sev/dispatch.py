@@ -20,7 +20,8 @@ import pandas as pd
 
 from ..errors import IntakeError, Unreadable, check_choice, names_method
 from ..vertices import ProgressFn, one_row
-from ..intake.data import Dataset, GroupLayout
+from ..intake.data import Dataset
+from ..intake.layout import GroupLayout
 from ..intake.models import ModelAdapter
 from ..reference import Reference
 from .engine import (DEFAULT_BUDGET_ROWS, DEFAULT_MAX_DEPTH, EXPLANATIONS, SEVExplanation, SEVResult, check_held,

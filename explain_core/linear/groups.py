@@ -13,7 +13,8 @@ from ..vertices import mix
 from ..intake.data import Dataset
 from ..intake.models import ModelAdapter
 from ..reference import Reference
-from .space import BIAS, K_BINS, LiteralSpace, TargetScale, _attribute_values, _fmt
+from .boolean import _attribute_values, _fmt
+from .space import BIAS, K_BINS, LiteralSpace, TargetScale
 
 REPLACE_MODES = ("reference", "draw")
 

@@ -103,13 +103,13 @@ def test_no_test_skips_itself_when_a_dependency_is_missing():
 
 
 def test_numba_cache_classes_and_shap_kernels_exist():
-    """explain_core.baselines.keep_kernels subclasses numba's cache classes and gives SHAP's kernels their cache (a
+    """explain_core.shap_kernels.keep_kernels subclasses numba's cache classes and gives SHAP's kernels their cache (a
     change there would quietly leave them compiling in every process)."""
     import importlib
 
     from numba.core import caching
 
-    from explain_core.baselines import CACHED_KERNELS
+    from explain_core.shap_kernels import CACHED_KERNELS
 
     for name in ("CompileResultCacheImpl", "FunctionCache", "UserProvidedCacheLocator"):
         assert isinstance(getattr(caching, name), type), name

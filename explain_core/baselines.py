@@ -182,10 +182,8 @@ def explain_lime(model: ModelAdapter, dataset: Dataset, query_frame: pd.DataFram
 
     Parameters
     ----------
-    model : ModelAdapter
-        The model.
-    dataset : Dataset
-        Its data.
+    model, dataset
+        As for :func:`~explain_core.sev.dispatch.explain_sev`.
     query_frame : pandas.DataFrame
         The row to explain (its first row), with the dataset's columns.
     train_rows : sequence of int
@@ -236,12 +234,8 @@ def explain_shap(model: ModelAdapter, dataset: Dataset, query_frame: pd.DataFram
 
     Parameters
     ----------
-    model : ModelAdapter
-        The model.
-    dataset : Dataset
-        Its data.
-    query_frame : pandas.DataFrame
-        The row to explain (its first row).
+    model, dataset, query_frame
+        As for :func:`explain_lime`.
     train_rows : sequence of int
         The rows the background is drawn from.
     seed : int
@@ -375,12 +369,8 @@ def flip_number(model: ModelAdapter, dataset: Dataset, query_frame: pd.DataFrame
 
     Parameters
     ----------
-    model : ModelAdapter
-        The model.
-    dataset : Dataset
-        Its data.
-    query_frame : pandas.DataFrame
-        The row (its first row).
+    model, dataset, query_frame
+        As for :func:`explain_lime`.
     reference : Reference
         What the groups are aligned to.
     attribution : Attribution

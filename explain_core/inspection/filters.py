@@ -270,7 +270,7 @@ class Cohort:
         Parameters
         ----------
         dataset : Dataset
-            The data.
+            As for :meth:`Filter.check`.
 
         Returns
         -------
@@ -332,8 +332,8 @@ class Cohort:
 
         Parameters
         ----------
-        setup : Setup
-            The data, model and reference.
+        setup
+            As for :meth:`Filter.text`.
 
         Returns
         -------

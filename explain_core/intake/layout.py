@@ -164,8 +164,8 @@ class GroupLayout:
 
         Parameters
         ----------
-        values : mapping
-            Column → value.
+        values
+            As for :meth:`FeatureGroup.value_of`.
 
         Returns
         -------

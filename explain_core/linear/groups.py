@@ -33,14 +33,10 @@ def group_space(model: ModelAdapter, dataset: Dataset, row: pd.DataFrame, refere
 
     Parameters
     ----------
-    model : ModelAdapter
-        The model.
-    dataset : Dataset
-        Its data.
+    model, dataset, reference
+        As for :func:`~explain_core.sev.dispatch.explain_sev`.
     row : pandas.DataFrame
         The query row.
-    reference : Reference
-        The reference.
     replace : str
         ``"reference"`` or ``"draw"``.
     rows : sequence of int, optional

@@ -240,8 +240,8 @@ class Sample:
 
         Parameters
         ----------
-        w : numpy.ndarray
-            Weights.
+        w
+            As for :meth:`~explain_core.linear.problem.GramProblem.objective` (the same F̂(w), read off the samples).
 
         Returns
         -------

@@ -169,8 +169,8 @@ class PopulationSpace:
 
         Parameters
         ----------
-        frame : pandas.DataFrame or dict of str to numpy.ndarray
-            Rows.
+        frame
+            Rows, as for :meth:`arrays`.
 
         Returns
         -------
@@ -188,8 +188,8 @@ class PopulationSpace:
 
         Parameters
         ----------
-        frame : pandas.DataFrame or dict of str to numpy.ndarray
-            Rows.
+        frame
+            Rows, as for :meth:`arrays`.
 
         Returns
         -------
@@ -244,8 +244,8 @@ class PopulationSpace:
 
         Parameters
         ----------
-        queries, points : pandas.DataFrame or dict of str to numpy.ndarray
-            The rows compared.
+        queries, points
+            As for :meth:`changed`.
 
         Returns
         -------
@@ -260,8 +260,8 @@ class PopulationSpace:
 
         Parameters
         ----------
-        queries, points : pandas.DataFrame or dict of str to numpy.ndarray
-            The rows compared.
+        queries, points
+            As for :meth:`changed`.
 
         Returns
         -------
@@ -280,8 +280,8 @@ class PopulationSpace:
 
         Parameters
         ----------
-        a, b : pandas.DataFrame or dict of str to numpy.ndarray
-            The rows compared.
+        a, b
+            The rows compared, as :meth:`arrays` takes them.
 
         Returns
         -------

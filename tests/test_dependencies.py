@@ -161,8 +161,8 @@ def test_modules_and_functions_are_short():
                       for p in SHIPPED for node in ast.walk(ast.parse(p.read_text()))
                       if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
                       and (n := node.end_lineno - node.lineno + 1 - numpydoc_lines(node)) > 60}
-    assert not long_modules, f"split these modules by concern: {long_modules}"
-    assert not long_functions, f"split these functions: {long_functions}"
+    assert not long_modules and not long_functions, (f"split these modules by concern: {long_modules}; "
+                                                     f"split these functions: {long_functions}")
 
 
 def test_the_numbers_import_no_plotly():

@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import streamlit as st
 
-from explain_core.inspection.cohorts import (LEVEL_OPS, MISCLASSIFIED, MODEL_FILTERS, NUMERIC_OPS, OP_WORDS,
-                                             Cohort, Filter, compare_cohorts, error_words, fitting, levels_of,
-                                             parse_filter)
+from explain_core.inspection.cohorts import compare_cohorts
+from explain_core.inspection.filters import (LEVEL_OPS, MISCLASSIFIED, MODEL_FILTERS, NUMERIC_OPS, OP_WORDS, Cohort,
+                                             Filter, error_words, fitting, levels_of, parse_filter)
 from explain_core.inspection.errors import error_tree, leaf_cohort
 from explain_core.inspection.fairness import BINS, SEV_BUDGET, fairness_report
 from explain_core.report.cohorts import REPORT_KEY, CohortsPart

@@ -14,7 +14,8 @@ import streamlit as st
 
 from explain_core import IntakeError
 from explain_core.analysis import Setup, make_setup
-from explain_core.intake.data import Dataset, demo_cards, demo_names
+from explain_core.intake.data import Dataset
+from explain_core.intake.demos import demo_cards, demo_names
 from explain_core.intake.demo_models import DEMO_KINDS, kind_label
 from explain_core.intake.trained import TrainedModel
 from explain_core.reference import POPULATIONS, STATISTIC_WORDS, STATISTICS, Reference, make_reference

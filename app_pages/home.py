@@ -1,7 +1,7 @@
 """Home: what the tool does, the current session, and where to start."""
 import streamlit as st
 
-from explain_core.intake.data import demo_cards, demo_names
+from explain_core.intake.demos import demo_cards, demo_names
 from explain_core.intake.demo_models import DEMO_KINDS, kind_label
 from explain_core.intake.formats import MODEL_FORMATS
 from explain_core.views.readings import decision_sentence, outcome_text

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explain_core.inspection.cohorts import fitting
+from explain_core.inspection.filters import fitting
 from explain_core.report import (SECTION_TITLES, SECTIONS, build_row_report, needed_results, plotly_export_available,
                                  write_pdf)
 from explain_core.report.cohorts import REPORT_KEY

@@ -23,7 +23,8 @@ import time
 import numpy as np
 
 from explain_core.analysis import Parameters, demo_setup
-from explain_core.inspection.cohorts import MISCLASSIFIED, Cohort, Filter, compare_cohorts
+from explain_core.inspection.cohorts import compare_cohorts
+from explain_core.inspection.filters import MISCLASSIFIED, Cohort, Filter
 from explain_core.inspection.errors import error_tree
 from explain_core.inspection.fairness import SEV_BUDGET, fairness_report
 

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from explain_core import demo_model, load_demo  # noqa: E402
 from explain_core.baselines import explain_shap  # noqa: E402
 from explain_core.vertices import mix
-from explain_core.intake.data import GroupLayout
+from explain_core.intake.layout import GroupLayout
 from explain_core.lens import lens_contexts, opposite_references, shap_curve  # noqa: E402
 from explain_core.reference import Reference  # noqa: E402
 

@@ -52,7 +52,8 @@ def prepare(case: str, folder: Path):
 
     import hostile
     from explain_core import lens_contexts
-    from explain_core.intake.data import load_demo, make_dataset
+    from explain_core.intake.data import make_dataset
+    from explain_core.intake.demos import load_demo
     from explain_core.intake.loading import load_model_bytes, load_model_file
     from explain_core.intake.models import ModelAdapter
     from explain_core.intake.tables import read_table

@@ -50,7 +50,8 @@ from explain_core.linear import PAPER_IHT, draw_sample, explain_linear, iht  # n
 from explain_core.linear.exact import OPTIMAL_GAP, exact_fit, relative_gap  # noqa: E402
 from explain_core.linear.miqp import solve_miqp  # noqa: E402
 from explain_core.linear.search import search_supports  # noqa: E402
-from explain_core.linear.space import LiteralSpace, TargetScale, boolean_model  # noqa: E402
+from explain_core.linear.boolean import boolean_model  # noqa: E402
+from explain_core.linear.space import LiteralSpace, TargetScale  # noqa: E402
 
 PROBLEMS = [("compas", 4), ("california_housing", 4), ("adult", 4), ("credit_approval", 4),
             ("german_credit", 4), ("student_performance_math", 4), ("student_performance_math", 6)]

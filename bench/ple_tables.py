@@ -36,9 +36,10 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from explain_core import load_demo  # noqa: E402
-from explain_core.intake.data import Dataset, bundled_file, demo_cards, make_dataset  # noqa: E402
+from explain_core.intake.data import Dataset, make_dataset  # noqa: E402
+from explain_core.intake.demos import bundled_file, demo_cards  # noqa: E402
 from explain_core.linear.compare import compare  # noqa: E402
-from explain_core.linear.space import BooleanEncoder, boolean_model, fit_boolean_encoder  # noqa: E402
+from explain_core.linear.boolean import BooleanEncoder, boolean_model, fit_boolean_encoder  # noqa: E402
 
 DATASETS = ("compas", "adult", "german_credit", "california_housing", "credit_approval", "student_performance_math")
 METHODS = ("iht", "exact", "lime", "l1_relax", "maple")

@@ -38,7 +38,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from explain_core import load_demo, make_reference, sev_batch  # noqa: E402
-from explain_core.intake.data import GroupLayout
+from explain_core.intake.layout import GroupLayout
 from explain_core.intake.demo_models import train_model
 from explain_core.intake.encoding import encoded_model
 from sev_paper_code import DEPTH as PAPER_LAYOUT_DEPTH

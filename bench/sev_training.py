@@ -35,7 +35,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from explain_core.intake.data import load_demo
+from explain_core.intake.demos import load_demo
 from explain_core.intake.demo_models import demo_model
 from explain_core.setup import Parameters, make_setup  # noqa: E402
 from explain_core.sparse.compare import model_sparsity

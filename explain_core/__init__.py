@@ -15,7 +15,9 @@ The linear explanations (torch) live in :mod:`explain_core.linear`, the PDF repo
 from ._version import __version__
 from .baselines import Attribution, FlipPath, explain_lime, explain_shap, flip_number
 from .errors import ComputationError, ExplainError, IntakeError, NonFiniteScores, UntrustedModelError
-from .intake.data import Dataset, FeatureGroup, GroupLayout, demo_names, load_demo, make_dataset
+from .intake.data import Dataset, make_dataset
+from .intake.demos import demo_names, load_demo
+from .intake.layout import FeatureGroup, GroupLayout
 from .intake.demo_models import demo_model, train_model
 from .intake.loading import load_model_file, model_from_file
 from .intake.models import ModelAdapter, wrap_model

@@ -9,21 +9,20 @@ features), and counts the alignments needed to flip the predicted label.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .cache import cache_root
 from .errors import IntakeError, ModelCallError, Unsupported, check_choice, names_method
 from .vertices import mix
-from .intake.data import NO_COLUMN, Dataset
+from .intake.data import Dataset
+from .intake.layout import NO_COLUMN
 from .intake.encoding import encoded_model
 from .intake.models import ModelAdapter, read_model
 from .reference import Reference
 from .results import Explanation
 from .seeding import global_generators
+from .shap_kernels import cache_shap_kernels, identity_link
 from .sev.readers import shap_estimator
 from .vocabulary import count_noun
 
@@ -183,10 +182,8 @@ def explain_lime(model: ModelAdapter, dataset: Dataset, query_frame: pd.DataFram
 
     Parameters
     ----------
-    model : ModelAdapter
-        The model.
-    dataset : Dataset
-        Its data.
+    model, dataset
+        As for :func:`~explain_core.sev.dispatch.explain_sev`.
     query_frame : pandas.DataFrame
         The row to explain (its first row), with the dataset's columns.
     train_rows : sequence of int
@@ -237,12 +234,8 @@ def explain_shap(model: ModelAdapter, dataset: Dataset, query_frame: pd.DataFram
 
     Parameters
     ----------
-    model : ModelAdapter
-        The model.
-    dataset : Dataset
-        Its data.
-    query_frame : pandas.DataFrame
-        The row to explain (its first row).
+    model, dataset, query_frame
+        As for :func:`explain_lime`.
     train_rows : sequence of int
         The rows the background is drawn from.
     seed : int
@@ -352,79 +345,11 @@ def fitted_shap(estimator, bg, query) -> dict | None:
             "tree_output": None if linear else str(explainer.model.tree_output)}
 
 
-# SHAP's numba kernels of the permutation explainer that a disk cache can serve in a later process. The kernels
-# taking the link function (shap.utils._masked_model._build_fixed_*_output) are given the identity link as a C
-# callback (:func:`identity_link`): with shap's own jitted ``links.identity`` their signature names that dispatcher
-# by its address, so a cached copy never matched again and every process compiled them anew (about 3 s before its
-# first permutation SHAP value of an MLP or a regressor); a C callback's type is its signature, float64(float64).
-# (``model.score`` is one output, so the multi-output kernel never runs here.)
-CACHED_KERNELS = {"shap.maskers._tabular": ("_single_delta_mask", "_delta_masking"),
-                  "shap.utils._masked_model": ("_build_fixed_single_output",)}
-
-
-def _identity(x: float) -> float:
-    return x
-
-
-@cache
-def identity_link():
-    """shap's identity link (``shap.links.identity``) as a numba C callback of float64 → float64, for the
-    permutation explainer's kernels, which apply it to one mean at a time (with ``linearize_link=False``: the
-    linearisation is skipped for the identity anyway)."""
-    import numba
-
-    return numba.cfunc(numba.types.float64(numba.types.float64))(_identity)
-
-
-@cache
-def _cache_shap_kernels() -> None:
-    """Once per process: :func:`keep_kernels` in the per-user cache."""
-    keep_kernels(cache_root() / "numba")
-
-
-def keep_kernels(folder: Path) -> bool:
-    """Keep :data:`CACHED_KERNELS` compiled in ``folder``, so a new process loads them (about 2 s less before its
-    first permutation SHAP value); True when they are. Where ``folder`` cannot be written, or numba's caching API
-    differs, they compile in memory as before (False); the compiled code, and so every value, is the same."""
-    import importlib
-
-    try:
-        from numba.core.caching import CompileResultCacheImpl, FunctionCache, UserProvidedCacheLocator
-    except ImportError:
-        return False
-
-    class Locator(UserProvidedCacheLocator):
-        def __init__(self, py_func, py_file):
-            self._py_file, self._lineno = py_file, py_func.__code__.co_firstlineno
-            self._cache_path = str(folder / self.get_suitable_cache_subpath(py_file))
-
-        @classmethod
-        def from_function(cls, py_func, py_file):  # numba's own, without its check of numba.config.CACHE_DIR
-            return super(UserProvidedCacheLocator, cls).from_function(py_func, py_file)
-
-    class Impl(CompileResultCacheImpl):
-        _locator_classes = [Locator]
-
-    class KernelCache(FunctionCache):
-        _impl_class = Impl
-
-    for module, names in CACHED_KERNELS.items():
-        for name in names:
-            kernel = getattr(importlib.import_module(module), name, None)
-            if not (hasattr(kernel, "_cache") and hasattr(kernel, "py_func")):  # not a dispatcher (NUMBA_DISABLE_JIT)
-                return False
-            try:
-                kernel._cache = KernelCache(kernel.py_func)
-            except (RuntimeError, OSError):  # no writable folder: numba found no locator
-                return False
-    return True
-
-
 def _permutation_shap(model: ModelAdapter, dataset: Dataset, query: pd.DataFrame, bg: pd.DataFrame,
                       seed: int) -> tuple[np.ndarray, float, str, str]:
     import shap
 
-    _cache_shap_kernels()
+    cache_shap_kernels()
     codec = _codec(dataset, bg, query)
     coded_bg = codec.encode(bg)
     with global_generators():  # PermutationExplainer seeds and draws from NumPy's global generator
@@ -444,12 +369,8 @@ def flip_number(model: ModelAdapter, dataset: Dataset, query_frame: pd.DataFrame
 
     Parameters
     ----------
-    model : ModelAdapter
-        The model.
-    dataset : Dataset
-        Its data.
-    query_frame : pandas.DataFrame
-        The row (its first row).
+    model, dataset, query_frame
+        As for :func:`explain_lime`.
     reference : Reference
         What the groups are aligned to.
     attribution : Attribution

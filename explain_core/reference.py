@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 
 from .errors import IntakeError, check_choice
-from .intake.data import Dataset, FeatureGroup, find_value, show
+from .intake.data import Dataset, find_value, show
+from .intake.layout import FeatureGroup
 from .vocabulary import format_number
 
 STATISTICS = ("mean", "median", "nearest_row")

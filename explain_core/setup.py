@@ -18,7 +18,8 @@ import pandas as pd
 
 from .cache import Memo, memo_field
 from .errors import IntakeError, NonFiniteScores
-from .intake.data import Dataset, find_value, load_demo
+from .intake.data import Dataset, find_value
+from .intake.demos import load_demo
 from .intake.demo_models import demo_model, train_model
 from .intake.loading import load_model_bytes
 from .intake.models import ModelAdapter, default_threshold, wrap_model

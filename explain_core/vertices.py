@@ -13,7 +13,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from .intake.data import GroupLayout
+from .intake.layout import GroupLayout
 from .intake.encoding import encoded_model
 from .intake.mixed import MixedRows
 from .intake.models import ModelAdapter

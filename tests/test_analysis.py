@@ -10,7 +10,7 @@ import pytest
 from explain_core import IntakeError, explain_sev, make_reference, sev_batch
 from explain_core.analysis import (Parameters, agreement, dataset_sev, demo_setup, flip_numbers, lens_report,
                                    predicted_rows, row_baselines, row_lens_contexts, row_linear, row_sev)
-from explain_core.intake.data import GroupLayout
+from explain_core.intake.layout import GroupLayout
 
 
 @pytest.fixture(scope="module")

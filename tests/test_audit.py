@@ -341,7 +341,7 @@ def test_audit_inputs_are_checked_before_they_are_read(adult, tmp_path, monkeypa
 
 def test_cli_audit_writes_partitions_summary_and_pdf(explain_cache_dir, tmp_path):
     from explain_core.cli.main import main
-    from explain_core.intake.data import load_demo
+    from explain_core.intake.demos import load_demo
 
     data = load_demo("adult")
     frame = pd.concat([data.features, data.target], axis=1).iloc[:400]

@@ -14,10 +14,11 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, PolynomialFeatures, StandardScaler
 
 from explain_core import demo_model, load_demo, make_reference
-from explain_core.baselines import (CACHED_KERNELS, Attribution, GroupCodec, explain_lime, explain_shap,
-                                    flip_number, keep_kernels)
+from explain_core.baselines import Attribution, GroupCodec, explain_lime, explain_shap, flip_number
+from explain_core.shap_kernels import CACHED_KERNELS, keep_kernels
 from explain_core.cache import cache_root
-from explain_core.intake.data import GroupLayout, make_dataset
+from explain_core.intake.data import make_dataset
+from explain_core.intake.layout import GroupLayout
 from explain_core.intake.encoding import make_encoder
 from explain_core.intake.models import ModelAdapter, wrap_model
 from explain_core.intake.tracing import encoded_column_groups

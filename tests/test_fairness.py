@@ -9,7 +9,7 @@ from fairlearn.metrics import demographic_parity_difference, equalized_odds_diff
 
 from explain_core import IntakeError
 from explain_core.analysis import Parameters, demo_setup, row_sev
-from explain_core.inspection.cohorts import Cohort, Filter
+from explain_core.inspection.filters import Cohort, Filter
 from explain_core.inspection.fairness import REST, fairness_report, group_split
 from explain_core.results import load_result
 from explain_core.views.cohorts import fairness_text

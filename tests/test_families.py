@@ -17,7 +17,8 @@ from sklearn.pipeline import Pipeline
 from explain_core import IntakeError, UntrustedModelError, explain_sev, lens_contexts, opposite_references
 from explain_core.analysis import Parameters, make_setup, model_from_upload, row_baselines
 from explain_core.errors import ModelCallError
-from explain_core.intake.data import load_demo, make_dataset
+from explain_core.intake.data import make_dataset
+from explain_core.intake.demos import load_demo
 from explain_core.intake.demo_models import demo_model
 from explain_core.intake.encoding import make_encoder
 from explain_core.intake.models import wrap_model

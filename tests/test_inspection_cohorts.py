@@ -13,8 +13,8 @@ from sklearn.tree import DecisionTreeClassifier
 from conftest import bands_frame
 from explain_core import IntakeError
 from explain_core.analysis import Parameters, demo_setup, row_sev
-from explain_core.inspection.cohorts import (MISCLASSIFIED, PREDICTED, TRUE_CLASS, Cohort, Filter, compare_cohorts,
-                                             fitting)
+from explain_core.inspection.cohorts import compare_cohorts
+from explain_core.inspection.filters import MISCLASSIFIED, PREDICTED, TRUE_CLASS, Cohort, Filter, fitting
 from explain_core.inspection.errors import error_tree, leaf_cohort, tree_inputs
 from explain_core.intake.data import make_dataset
 from explain_core.intake.models import wrap_model
@@ -69,7 +69,7 @@ def test_a_bad_filter_is_an_intake_error_saying_what_to_change(compas, bad, word
 
 
 def test_a_filter_read_from_text_is_the_structured_one(compas):
-    from explain_core.inspection.cohorts import parse_filter
+    from explain_core.inspection.filters import parse_filter
 
     cases = {"age < 25": Filter("age", "<", 25.0), "age ≥ 60": Filter("age", ">=", 60.0),
              "age between 18 and 25": Filter("age", "between", (18.0, 25.0)),
@@ -127,7 +127,7 @@ def refitted_leaves(setup, tree):
     """The error tree refitted here on the same inputs: each test row's leaf."""
     rows = setup.test_rows
     X, _ = tree_inputs(setup, rows)
-    from explain_core.inspection.cohorts import model_outcome
+    from explain_core.inspection.filters import model_outcome
     fitted = DecisionTreeClassifier(max_depth=tree.max_depth, min_samples_leaf=tree.min_samples_leaf,
                                     random_state=tree.seed).fit(X, model_outcome(setup, rows).wrong)
     return fitted.apply(X)

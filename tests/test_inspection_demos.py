@@ -17,7 +17,8 @@ from test_fairness import assert_split_matches
 
 from explain_core.analysis import Parameters, demo_setup
 from explain_core.inspection import interactions, partial_dependence
-from explain_core.inspection.cohorts import ERROR_QUANTILE, MISCLASSIFIED, Cohort, Filter, compare_cohorts
+from explain_core.inspection.cohorts import compare_cohorts
+from explain_core.inspection.filters import ERROR_QUANTILE, MISCLASSIFIED, Cohort, Filter
 from explain_core.inspection.errors import error_tree, leaf_cohort
 from explain_core.inspection.fairness import REST, fairness_report
 from explain_core.inspection.interactions import SHAP_METHOD

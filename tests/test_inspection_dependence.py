@@ -22,7 +22,8 @@ from streamlit.testing.v1 import AppTest
 from explain_core.analysis import demo_setup
 from explain_core.inspection import Interactions, PartialDependence, interactions, partial_dependence
 from explain_core.inspection.interactions import H_METHOD, SHAP_METHOD, h_statistic, tree_interactions
-from explain_core.intake.data import load_demo, make_dataset
+from explain_core.intake.data import make_dataset
+from explain_core.intake.demos import load_demo
 from explain_core.intake.encoding import encoded_model, make_encoder
 from explain_core.intake.models import wrap_model
 from explain_core.intake.trained import TrainedModel

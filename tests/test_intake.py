@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from explain_core.errors import IntakeError
-from explain_core.intake.data import DEMO_DROPS, demo_cards, demo_names, find_value, load_demo, make_dataset
+from explain_core.intake.data import find_value, make_dataset
+from explain_core.intake.demos import DEMO_DROPS, demo_cards, demo_names, load_demo
 from explain_core.intake.tables import read_table
 
 

@@ -11,7 +11,7 @@ from scipy.stats import binomtest
 
 from explain_core.baselines import Attribution
 from explain_core.intake.data import make_dataset
-from explain_core.intake.data import GroupLayout
+from explain_core.intake.layout import GroupLayout
 from explain_core.intake.models import ModelAdapter
 from explain_core.lens import factor_masks, lens_contexts, opposite_references, shap_curve
 from explain_core.reference import Reference

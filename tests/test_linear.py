@@ -13,7 +13,8 @@ import torch
 
 from explain_core.errors import IntakeError
 from explain_core.vertices import mix
-from explain_core.intake.data import GroupLayout, make_dataset
+from explain_core.intake.data import make_dataset
+from explain_core.intake.layout import GroupLayout
 from explain_core.intake.demo_models import train_model
 from explain_core.linear import (PAPER_IHT, LinearExplanation, Sample, anchoring_gap, draw_sample, explain_linear,
                                  gshp, iht, lemma4_bound, project_anchored, relevance)
@@ -25,8 +26,8 @@ from explain_core.linear.groups import _donors, _draw, group_space
 from explain_core.linear.iht import gshp_numpy, step_size
 from explain_core.linear.miqp import l1_relaxation, solve_miqp
 from explain_core.linear.problem import GramProblem, _box_enumerate, box_solve
-from explain_core.linear.space import (LiteralSpace, TargetScale, boolean_model, fit_boolean_encoder, keep_probability,
-                                       sample_neighbourhood)
+from explain_core.linear.boolean import boolean_model, fit_boolean_encoder
+from explain_core.linear.space import LiteralSpace, TargetScale, keep_probability, sample_neighbourhood
 from explain_core.reference import make_reference
 
 

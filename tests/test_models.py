@@ -22,7 +22,8 @@ from sklearn.svm import LinearSVC
 from explain_core.cache import CACHE_ENV
 from explain_core.errors import IntakeError, UntrustedModelError
 from explain_core.intake import demo_models as training
-from explain_core.intake.data import load_demo, make_dataset
+from explain_core.intake.data import make_dataset
+from explain_core.intake.demos import load_demo
 from explain_core.intake.demo_models import demo_model
 from explain_core.intake.encoding import make_encoder
 from explain_core.intake.formats import TRUSTED_ENV
@@ -432,7 +433,7 @@ def test_regression_prediction_at_the_threshold_is_positive():
 
 def test_engines_label_tie_rows_as_predict_does():
     """LENS and SEV read labels through the same rule: intervened rows at the tie get predict's label."""
-    from explain_core.intake.data import GroupLayout
+    from explain_core.intake.layout import GroupLayout
     from explain_core.lens import lens_contexts
     from explain_core.reference import Reference
     from explain_core.sev import sev

@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explain_core.analysis import Parameters, demo_setup
-from explain_core.inspection.cohorts import MISCLASSIFIED, Cohort, Filter
+from explain_core.inspection.filters import MISCLASSIFIED, Cohort, Filter
 from explain_core.inspection.errors import error_tree, leaf_cohort
 from explain_core.inspection.fairness import SEV_BUDGET, fairness_report
 from explain_core.report import build_row_report

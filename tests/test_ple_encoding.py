@@ -10,7 +10,7 @@ import pandas as pd
 from conftest import ROOT
 from explain_core import load_demo
 from explain_core.intake.data import make_dataset
-from explain_core.linear.space import fit_boolean_encoder
+from explain_core.linear.boolean import fit_boolean_encoder
 
 spec = importlib.util.spec_from_file_location("ple_tables", ROOT / "bench" / "ple_tables.py")
 tables = importlib.util.module_from_spec(spec)

@@ -10,7 +10,7 @@ import plotly.io as pio
 import pytest
 
 from explain_core.intake.data import make_dataset
-from explain_core.intake.data import GroupLayout
+from explain_core.intake.layout import GroupLayout
 from explain_core.intake.models import ModelAdapter
 from explain_core.reference import Reference
 from explain_core.sev import Hypercube, SEVResult, hypercube, sev

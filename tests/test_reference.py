@@ -4,7 +4,8 @@ import pandas as pd
 import pytest
 
 from explain_core.errors import IntakeError
-from explain_core.intake.data import load_demo, make_dataset
+from explain_core.intake.data import make_dataset
+from explain_core.intake.demos import load_demo
 from explain_core.reference import check_restricted, make_reference
 
 

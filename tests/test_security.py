@@ -20,7 +20,8 @@ from explain_core import NonFiniteScores, UntrustedModelError, explain_lime, exp
 from explain_core.analysis import Parameters, make_setup
 from explain_core.errors import IntakeError, ModelCallError
 from explain_core.export import neutralise, to_csv
-from explain_core.intake.data import load_demo, make_dataset
+from explain_core.intake.data import make_dataset
+from explain_core.intake.demos import load_demo
 from explain_core.intake.demo_models import demo_model, train_model
 from explain_core.intake.formats import TRUSTED_ENV
 from explain_core.intake.loading import load_model_bytes

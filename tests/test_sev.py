@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from explain_core.intake.data import GroupLayout, make_dataset
+from explain_core.intake.data import make_dataset
+from explain_core.intake.layout import GroupLayout
 from explain_core.intake.models import ModelAdapter
 from explain_core.reference import Reference
 from explain_core.sev import explain_sev, hypercube, sev, sev_batch
@@ -338,7 +339,7 @@ def _adult_lr_with_missing_values():
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import Pipeline
 
-    from explain_core.intake.data import load_demo
+    from explain_core.intake.demos import load_demo
     from explain_core.intake.encoding import make_encoder
     from explain_core.intake.models import wrap_model
 
@@ -351,7 +352,7 @@ def _adult_lr_with_missing_values():
 
 
 def _gbdt_demo(name):
-    from explain_core.intake.data import load_demo
+    from explain_core.intake.demos import load_demo
     from explain_core.intake.demo_models import demo_model
 
     data = load_demo(name)

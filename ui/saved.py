@@ -18,7 +18,7 @@ import streamlit as st
 
 from explain_core import IntakeError
 from explain_core.analysis import DEFAULT_DEMO, Parameters, Setup, demo_setup
-from explain_core.inspection.cohorts import fitting
+from explain_core.inspection.filters import fitting
 from explain_core.intake.tables import read_table
 from explain_core.limits import limits
 from explain_core.saved import AnalysisState, Builders, DataRecipe, FileRef, ModelRecipe, SavedStore, new_token, rebuild

@@ -13,7 +13,8 @@ import streamlit as st
 
 from explain_core import IntakeError, UntrustedModelError
 from explain_core.analysis import model_from_upload
-from explain_core.intake.data import KINDS, TASKS, Dataset, infer_kind, infer_task, make_dataset
+from explain_core.intake.data import TASKS, Dataset, infer_kind, infer_task, make_dataset
+from explain_core.intake.layout import KINDS
 from explain_core.intake.formats import MODEL_SUFFIXES, TRUSTED_ENV
 from explain_core.intake.holdout import append_holdout, holdout_by_column
 from explain_core.intake.tables import read_table, safe_name

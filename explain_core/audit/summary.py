@@ -34,6 +34,13 @@ VALUES_ONLY = ("No feature prevalence: this audit computed values only (each SEV
                "vertex, so its explanations column holds that one).")
 
 
+def _written(folder: str | Path) -> tuple[Path, dict, list[int]]:
+    """The audit folder, its manifest and the partitions written in it (without checking their sums)."""
+    folder = Path(folder)
+    manifest = read_manifest(folder)
+    return folder, manifest, written_parts(folder, manifest, checksums=False)
+
+
 def summarize(folder: str | Path) -> dict:
     """The summary of every partition the manifest lists in ``folder`` (also saved as ``summary.json``).
 
@@ -52,9 +59,8 @@ def summarize(folder: str | Path) -> dict:
     IntakeError
         When the folder holds no audit, or a damaged one.
     """
-    folder = Path(folder)
-    manifest = read_manifest(folder)
-    files = [part_path(folder, i) for i in written_parts(folder, manifest, checksums=False)]
+    folder, manifest, parts = _written(folder)
+    files = [part_path(folder, i) for i in parts]
     kinds = ["minus", "plus"] + (["restricted"] if manifest["restricted"] else [])
     explanations = manifest["options"].get("explanations", "all")
     tally = {k: {"values": Counter(), "status": Counter(), "used": Counter()} for k in kinds}
@@ -182,7 +188,7 @@ class Audit:
         Parameters
         ----------
         kind : str
-            ``"minus"``, ``"plus"`` or ``"restricted"``.
+            As for :meth:`counts`.
 
         Returns
         -------
@@ -253,8 +259,8 @@ def read_audit(folder: str | Path) -> Audit:
 
     Parameters
     ----------
-    folder : str or pathlib.Path
-        The audit's folder.
+    folder
+        As for :func:`summarize`.
 
     Returns
     -------
@@ -264,11 +270,10 @@ def read_audit(folder: str | Path) -> Audit:
     Raises
     ------
     IntakeError
-        When the folder holds no audit, or a damaged one.
+        As for :func:`summarize`.
     """
-    folder = Path(folder)
-    manifest = read_manifest(folder)
-    files = len(written_parts(folder, manifest, checksums=False))
+    folder, manifest, parts = _written(folder)
+    files = len(parts)
     try:
         summary = json.loads((folder / SUMMARY).read_text()) if (folder / SUMMARY).is_file() else None
     except (ValueError, UnicodeDecodeError):

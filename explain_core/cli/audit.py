@@ -89,7 +89,7 @@ def audit_setup(args):
 def rows_path(data: str) -> str:
     """The file behind ``--data``: itself, or a bundled dataset's CSV."""
     from .common import bundled_name
-    from ..intake.data import bundled_file, demo_cards
+    from ..intake.demos import bundled_file, demo_cards
 
     name = bundled_name(data)
     return data if name is None or Path(data).exists() else str(bundled_file(demo_cards()[name]["file"]))

@@ -99,7 +99,7 @@ def add_baseline_arguments(group) -> None:
 
 def bundled_name(data: str) -> str | None:
     """The bundled dataset ``data`` names (its name, or a copy of its file such as ``data/compas.csv``), or None."""
-    from ..intake.data import bundled_file, demo_cards
+    from ..intake.demos import bundled_file, demo_cards
 
     cards = demo_cards()
     if data in cards:
@@ -114,7 +114,8 @@ def bundled_name(data: str) -> str | None:
 
 def load_setup(args):
     """The :class:`~explain_core.analysis.Setup` the arguments describe (bad ones raise IntakeError / UsageError)."""
-    from ..intake.data import demo_names, load_demo, make_dataset
+    from ..intake.data import make_dataset
+    from ..intake.demos import demo_names, load_demo
     from ..intake.tables import read_table
 
     name = bundled_name(args.data)

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import IntakeError
-from ..intake.data import NO_COLUMN, FeatureGroup
+from ..intake.layout import NO_COLUMN, FeatureGroup
 from ..results import Explanation
 from ..setup import Setup
 

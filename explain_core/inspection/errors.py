@@ -1,7 +1,7 @@
 """Error analysis as Microsoft's Error Analysis does it: a shallow decision tree fitted on the test rows to predict
-"the model is wrong" (:func:`~explain_core.inspection.cohorts.model_outcome`: misclassified, or for a regression an
+"the model is wrong" (:func:`~explain_core.inspection.filters.model_outcome`: misclassified, or for a regression an
 error in the largest fifth), each leaf read as a rule on the data card's features with its size, error rate and
-share of all errors, and each leaf a :class:`~explain_core.inspection.cohorts.Cohort` selecting exactly its rows.
+share of all errors, and each leaf a :class:`~explain_core.inspection.filters.Cohort` selecting exactly its rows.
 
 The tree's inputs are the raw features, not the model's encoding: a numeric feature as its value (a missing value
 follows the side scikit-learn's tree sends it to, which the leaf's rule says: "or missing"); any other group one
@@ -19,7 +19,7 @@ from sklearn.tree import DecisionTreeClassifier
 from ..errors import IntakeError
 from ..results import Explanation, ValueEquality
 from ..setup import Setup
-from .cohorts import Cohort, Filter, error_words, level_strings, model_outcome
+from .filters import Cohort, Filter, error_words, level_strings, model_outcome
 
 MAX_DEPTH = 3
 MIN_LEAF_SHARE = 0.02

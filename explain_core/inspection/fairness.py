@@ -24,7 +24,7 @@ from ..vertices import ProgressFn
 from ..results import Explanation, ValueEquality
 from ..setup import SEVParameters, Setup
 from ..vocabulary import format_number
-from .cohorts import Cohort, level_strings, model_outcome
+from .filters import Cohort, level_strings, model_outcome
 
 
 def rows_counted(y_true, y_pred, sample_weight) -> float:

@@ -24,7 +24,8 @@ from ..cache import cache_dir, held, write_atomic
 from ..errors import UntrustedModelError, check_choice
 from ..limits import limits, over
 from .boosters import require
-from .data import Dataset, load_demo
+from .data import Dataset
+from .demos import load_demo
 from .encoding import make_encoder
 from .models import ModelAdapter, wrap_model
 from .skops_policy import ALLOWED_TYPES, skops_io

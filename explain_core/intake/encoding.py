@@ -16,7 +16,8 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from ..cache import Memo, memo_field
 from ..errors import ModelCallError
-from .data import Dataset, FeatureGroup
+from .data import Dataset
+from .layout import FeatureGroup
 from .inputs import unwrap
 from .models import ModelAdapter, model_columns, transformed
 from .sandbox.model import SandboxedModel

@@ -129,8 +129,8 @@ class ModelAdapter:
 
         Parameters
         ----------
-        frame : pandas.DataFrame
-            Rows of the dataset's features.
+        frame
+            As for :meth:`inputs`.
 
         Returns
         -------
@@ -248,8 +248,8 @@ class ModelAdapter:
 
         Parameters
         ----------
-        frame : pandas.DataFrame
-            Rows of the dataset's features.
+        frame
+            As for :meth:`inputs`.
 
         Returns
         -------

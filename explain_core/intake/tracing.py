@@ -16,7 +16,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import (FunctionTransformer, KBinsDiscretizer, MaxAbsScaler, MinMaxScaler, OneHotEncoder,
                                    OrdinalEncoder, RobustScaler, StandardScaler)
 
-from .data import FeatureGroup
+from .layout import FeatureGroup
 COLUMNWISE_STEPS = (StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler, SimpleImputer, OrdinalEncoder,
                     KBinsDiscretizer, OneHotEncoder)
 

@@ -19,7 +19,8 @@ from scipy.stats import median_abs_deviation
 
 from ..errors import IntakeError, check_choice, names_method
 from ..vertices import DEFAULT_CHUNK_ROWS, ProgressFn, layer_masks, one_row
-from ..intake.data import Dataset, GroupLayout
+from ..intake.data import Dataset
+from ..intake.layout import GroupLayout
 from ..intake.models import ModelAdapter
 from ..limits import limits, over
 from .context import DIRECTIONS, LensContext
@@ -71,10 +72,8 @@ def factor_masks(p: int, max_size: int) -> np.ndarray:
 
     Parameters
     ----------
-    p : int
-        Feature groups.
-    max_size : int
-        The largest factor.
+    p, max_size : int
+        As for :func:`factor_count`.
 
     Returns
     -------
@@ -102,12 +101,8 @@ def opposite_references(model: ModelAdapter, dataset: Dataset, query, rows: Sequ
 
     Parameters
     ----------
-    model : ModelAdapter
-        The model.
-    dataset : Dataset
-        Its data.
-    query : pandas.DataFrame or pandas.Series
-        The input row.
+    model, dataset, query
+        As for :func:`~explain_core.sev.dispatch.explain_sev` (``query``: the input row).
     rows : sequence of int, optional
         Candidate row positions.
     n : int, optional
@@ -175,12 +170,8 @@ def lens_contexts(model: ModelAdapter, dataset: Dataset, query, references: pd.D
 
     Parameters
     ----------
-    model : ModelAdapter
-        The model.
-    dataset : Dataset
-        Its data.
-    query : pandas.DataFrame or pandas.Series
-        The input row.
+    model, dataset, query
+        As for :func:`opposite_references`.
     references : pandas.DataFrame
         The reference rows.
     directions : sequence of str
@@ -256,10 +247,8 @@ def check_budget(p: int, max_size: int, references: int, contexts: int) -> None:
 
     Parameters
     ----------
-    p : int
-        Feature groups.
-    max_size : int
-        The largest factor.
+    p, max_size : int
+        As for :func:`factor_count`.
     references, contexts : int
         Reference rows, and contexts (directions).
 

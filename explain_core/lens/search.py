@@ -30,7 +30,8 @@ from ..intake.encoding import encoded_model
 from ..intake.models import ModelAdapter
 from ..limits import limits
 from ..results import Explanation
-from .context import DIRECTIONS, LensContext, LensResult, _check_threshold
+from .context import DIRECTIONS, LensContext, _check_threshold
+from .factors import LensResult
 from .sampling import _differs, _group_distances, _rows, factor_count, feature_mad
 
 UNTIL = ("first", "all")

@@ -5,9 +5,10 @@ certified exact fit, and the fidelity / relevance metrics. Torch is imported onl
 An explanation of f at x is w ∈ R^d (coordinate 0 = the bias literal) with w·x = f(x) (anchoring) and
 ‖w‖₀ ≤ k, fitted on m samples of the σ-neighbourhood D_{x,σ} to minimise the empirical fidelity
 error F̂(w) = (1/4m)‖Zw − y‖² (P4, eq. 8). Modules: :mod:`.space` (the Boolean hypercube, samples),
-:mod:`.iht`, :mod:`.exact` (certified optimum, over :mod:`.problem`, :mod:`.bounds`, :mod:`.search`,
-:mod:`.miqp`), :mod:`.metrics`, :mod:`.compare` (the one fitting pipeline: the explanation, beside LIME and
-SHAP on the same sample; :func:`explain_linear` and :class:`LinearExplanation` live there).
+:mod:`.boolean` (the paper's Boolean-model mode), :mod:`.iht`, :mod:`.exact` (certified optimum, over
+:mod:`.problem`, :mod:`.bounds`, :mod:`.search`, :mod:`.miqp`), :mod:`.metrics`, :mod:`.compare` (the one fitting
+pipeline: the explanation, beside LIME and SHAP on the same sample; :func:`explain_linear` and
+:class:`LinearExplanation` live there).
 Typical use::
 
     space = boolean_model(load_demo("adult")).space(row)      # or group_space(model, data, row, ref)
@@ -23,7 +24,8 @@ from .iht import PAPER_IHT, IHTResult, device, gshp, iht, project_anchored
 from .metrics import RELEVANCE_SAMPLES, Relevance, Scores, anchoring_gap, lemma4_bound, relevance, score
 from .problem import GramProblem, support_of
 from .groups import group_space
-from .space import LiteralSpace, Sample, TargetScale, boolean_model, draw_sample, sample_neighbourhood
+from .boolean import boolean_model
+from .space import LiteralSpace, Sample, TargetScale, draw_sample, sample_neighbourhood
 
 __all__ = ["METHODS", "RELEVANCE_SAMPLES", "SOLVERS", "Comparison", "ExactFit", "GramProblem", "IHTResult",
            "LinearExplanation", "LiteralSpace", "MethodResult", "PAPER_IHT", "Relevance", "Sample", "Scores",

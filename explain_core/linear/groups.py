@@ -13,7 +13,8 @@ from ..vertices import mix
 from ..intake.data import Dataset
 from ..intake.models import ModelAdapter
 from ..reference import Reference
-from .space import BIAS, K_BINS, LiteralSpace, TargetScale, _attribute_values, _fmt
+from .boolean import _attribute_values, _fmt
+from .space import BIAS, K_BINS, LiteralSpace, TargetScale
 
 REPLACE_MODES = ("reference", "draw")
 
@@ -32,14 +33,10 @@ def group_space(model: ModelAdapter, dataset: Dataset, row: pd.DataFrame, refere
 
     Parameters
     ----------
-    model : ModelAdapter
-        The model.
-    dataset : Dataset
-        Its data.
+    model, dataset, reference
+        As for :func:`~explain_core.sev.dispatch.explain_sev`.
     row : pandas.DataFrame
         The query row.
-    reference : Reference
-        The reference.
     replace : str
         ``"reference"`` or ``"draw"``.
     rows : sequence of int, optional

@@ -52,14 +52,9 @@ class GramProblem:
 
         Parameters
         ----------
-        Z : numpy.ndarray
-            (m, d) ±1 samples.
-        y : numpy.ndarray
-            f of each.
-        x : numpy.ndarray
-            The query.
-        fx : float
-            f(x).
+        Z, y, x, fx
+            As the fields of :class:`~explain_core.linear.space.Sample`: the (m, d) ±1 samples, f of each, the
+            query and f(x).
 
         Returns
         -------

@@ -83,8 +83,8 @@ class ReferenceDensity:
 
         Parameters
         ----------
-        frame : pandas.DataFrame or dict of str to numpy.ndarray
-            Rows.
+        frame
+            Rows, as :meth:`~.space.PopulationSpace.arrays` takes them.
 
         Returns
         -------
@@ -116,8 +116,8 @@ class ReferenceDensity:
 
         Parameters
         ----------
-        frame : pandas.DataFrame or dict of str to numpy.ndarray
-            Rows.
+        frame
+            Rows, as :meth:`~.space.PopulationSpace.arrays` takes them.
 
         Returns
         -------
@@ -131,8 +131,8 @@ class ReferenceDensity:
 
         Parameters
         ----------
-        points : numpy.ndarray
-            Encoded points.
+        points
+            As for :meth:`log_density_of_encoded`.
 
         Returns
         -------

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..vertices import VertexScorer
-from ..intake.data import GroupLayout
+from ..intake.layout import GroupLayout
 from ..reference import Reference
 from ..results import Explanation
 from ..sev.engine import SEVResult

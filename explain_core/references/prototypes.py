@@ -186,8 +186,8 @@ class PrototypeSet(Explanation):
 
         Parameters
         ----------
-        frame : pandas.DataFrame
-            Rows.
+        frame
+            As for :meth:`distances`.
 
         Returns
         -------
@@ -240,14 +240,8 @@ def fit_prototypes(model: ModelAdapter, dataset: Dataset, train_rows: Sequence[i
     ----------
     model : ModelAdapter
         The model.
-    dataset : Dataset
-        The data.
-    train_rows : sequence of int
-        The training rows.
-    explain_class : int
-        The class explained.
-    threshold : float, optional
-        A regression's threshold.
+    dataset, train_rows, explain_class, threshold
+        As for :func:`~explain_core.references.credibility.fit_density`.
     clusters : int, optional
         K, between 1 and 20.
     statistic : str

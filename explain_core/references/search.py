@@ -34,7 +34,7 @@ import pandas as pd
 
 from ..cache import Memo, memo_field
 from ..vertices import DEFAULT_CHUNK_ROWS
-from ..intake.data import GroupLayout
+from ..intake.layout import GroupLayout
 from ..intake.encoding import encoded_model
 from ..intake.models import ModelAdapter
 from ..reference import Reference
@@ -85,12 +85,8 @@ class Candidates:
 
         Parameters
         ----------
-        model : ModelAdapter
-            The model.
-        layout : GroupLayout
-            The feature groups.
-        space : PopulationSpace
-            The coordinates.
+        model, layout, space
+            As for :func:`search`.
 
         Returns
         -------
@@ -242,10 +238,8 @@ def search(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, cand
 
     Parameters
     ----------
-    model : ModelAdapter
-        The model.
-    layout : GroupLayout
-        The feature groups.
+    model, layout
+        As for :func:`~explain_core.sev.engine.sev_batch`.
     queries : pandas.DataFrame
         The rows to explain, each for its predicted class.
     candidates : Candidates

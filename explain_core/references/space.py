@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..intake.data import Dataset, FeatureGroup
+from ..intake.data import Dataset
+from ..intake.layout import FeatureGroup
 from ..reference import _opposite_rows
 
 Columns = dict  # column → one array of values (rows in order): a table without a DataFrame
@@ -168,8 +169,8 @@ class PopulationSpace:
 
         Parameters
         ----------
-        frame : pandas.DataFrame or dict of str to numpy.ndarray
-            Rows.
+        frame
+            Rows, as for :meth:`arrays`.
 
         Returns
         -------
@@ -187,8 +188,8 @@ class PopulationSpace:
 
         Parameters
         ----------
-        frame : pandas.DataFrame or dict of str to numpy.ndarray
-            Rows.
+        frame
+            Rows, as for :meth:`arrays`.
 
         Returns
         -------
@@ -243,8 +244,8 @@ class PopulationSpace:
 
         Parameters
         ----------
-        queries, points : pandas.DataFrame or dict of str to numpy.ndarray
-            The rows compared.
+        queries, points
+            As for :meth:`changed`.
 
         Returns
         -------
@@ -259,8 +260,8 @@ class PopulationSpace:
 
         Parameters
         ----------
-        queries, points : pandas.DataFrame or dict of str to numpy.ndarray
-            The rows compared.
+        queries, points
+            As for :meth:`changed`.
 
         Returns
         -------
@@ -279,8 +280,8 @@ class PopulationSpace:
 
         Parameters
         ----------
-        a, b : pandas.DataFrame or dict of str to numpy.ndarray
-            The rows compared.
+        a, b
+            The rows compared, as :meth:`arrays` takes them.
 
         Returns
         -------

@@ -23,7 +23,8 @@ import pandas as pd
 
 from ..errors import ExplainError, IntakeError, check_choice
 from ..inspection.cohorts import Cohort
-from ..intake.data import Dataset, find_value, load_demo, make_dataset
+from ..intake.data import Dataset, find_value, make_dataset
+from ..intake.demos import load_demo
 from ..intake.demo_models import DEMO_KINDS, train_model
 from ..intake.tables import read_table
 from ..intake.trained import TrainedModel

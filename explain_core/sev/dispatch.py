@@ -20,7 +20,8 @@ import pandas as pd
 
 from ..errors import IntakeError, Unreadable, check_choice, names_method
 from ..vertices import ProgressFn, one_row
-from ..intake.data import Dataset, GroupLayout
+from ..intake.data import Dataset
+from ..intake.layout import GroupLayout
 from ..intake.models import ModelAdapter
 from ..reference import Reference
 from .engine import (DEFAULT_BUDGET_ROWS, DEFAULT_MAX_DEPTH, EXPLANATIONS, SEVExplanation, SEVResult, check_held,
@@ -102,30 +103,12 @@ def sev_results(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame,
 
     Parameters
     ----------
-    model : ModelAdapter
-        The model.
-    layout : GroupLayout
-        The feature groups.
-    queries : pandas.DataFrame
-        The rows.
-    reference : Reference
-        The reference.
-    kind : str
-        ``"minus"`` or ``"plus"``.
-    restricted : sequence of str
-        Groups held (SEV®).
-    max_depth : int
-        The BFS's deepest layer.
+    model, layout, queries, reference, kind, restricted, max_depth, keep_scores, explanations, progress
+        As for :func:`~explain_core.sev.engine.sev_batch` (``max_depth``: the BFS's).
     method : str
         ``"auto"``, ``"bfs"`` or ``"exact"``.
     budget : float
         CP-SAT deterministic seconds per search.
-    keep_scores : bool
-        Keep the BFS's vertices.
-    explanations : str
-        ``"all"`` or ``"first"``.
-    progress : callable, optional
-        ``progress(fraction, message)``.
     budget_rows : int
         The BFS's model rows per query; a row it leaves open gets a bracket.
 
@@ -177,20 +160,8 @@ def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Referen
         Its data.
     query : pandas.DataFrame or pandas.Series
         The row.
-    reference : Reference
-        The reference.
-    restricted : sequence of str
-        Groups held (SEV®).
-    max_depth : int
-        The BFS's deepest layer.
-    method : str
-        ``"auto"``, ``"bfs"`` or ``"exact"``.
-    budget : float
-        The exact engine's CP-SAT deterministic seconds per search.
-    explanations : str
-        ``"all"`` or ``"first"``.
-    budget_rows : int
-        The BFS's model rows per search.
+    reference, restricted, max_depth, method, budget, explanations, budget_rows
+        As for :func:`sev_results`.
 
     Returns
     -------

@@ -19,7 +19,7 @@ import pandas as pd
 from ..cache import Memo, memo_field
 from ..errors import Unreadable
 from ..vertices import first_layer_masks, mix
-from ..intake.data import GroupLayout
+from ..intake.layout import GroupLayout
 from ..intake.models import ModelAdapter
 from ..reference import Reference
 from .additive import additive_of_linear, additive_of_trees, solve_sorted

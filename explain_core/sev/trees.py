@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import Unreadable
-from ..intake.data import GroupLayout
+from ..intake.layout import GroupLayout
 from ..intake.models import ModelAdapter
 from .readers import read_inputs, read_structure
 from .network import Network, network_from_plain

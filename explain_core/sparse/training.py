@@ -33,7 +33,7 @@ from sklearn.pipeline import Pipeline
 from ..cache import Memo, memo_field
 from ..errors import IntakeError, TrainingCancelled, check_choice
 from ..vertices import ProgressFn
-from ..intake.data import demo_names
+from ..intake.demos import demo_names
 from ..intake.demo_models import demo_model, train_model
 from ..intake.encoding import EncodedModel, encoded_model
 from ..intake.models import wrap_model

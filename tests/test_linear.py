@@ -20,7 +20,8 @@ from explain_core.linear import (PAPER_IHT, LinearExplanation, Sample, anchoring
                                  gshp, iht, lemma4_bound, project_anchored, relevance)
 from explain_core.linear import problem as linear_problem
 from explain_core.linear.bounds import separable_bound
-from explain_core.linear.compare import compare, kernel_shap, lime_fit, sweep, to_z_space
+from explain_core.linear.compare import compare, sweep
+from explain_core.linear.surrogates import kernel_shap, lime_fit, to_z_space
 from explain_core.linear.exact import exact_fit
 from explain_core.linear.groups import _donors, _draw, group_space
 from explain_core.linear.iht import gshp_numpy, step_size

@@ -41,30 +41,42 @@ def network_data(rng, regression: bool, blocks: bool):
     return make_dataset(frame, "y", task="regression" if regression else "classification")
 
 
+CASES = {  # seed: (hidden layers, random weights, regression, a one-hot block, a custom threshold)
+    0: (1, False, False, True, False), 1: (2, True, False, False, True), 2: (1, True, False, False, False),
+    3: (2, False, False, True, False), 4: (1, False, True, False, False), 5: (2, True, True, True, False),
+    6: (1, False, False, False, True), 7: (2, False, False, False, False), 8: (1, True, False, True, True),
+    9: (2, True, False, False, False),
+}
+
+
 def network_case(seed: int):
-    """A small MLP (trained, or its weights replaced by random ones), a custom threshold now and then, queries,
-    a reference (some groups equal to the query's: never moved) and held groups."""
+    """A small MLP of :data:`CASES` (trained, or its weights replaced by random ones), queries of both predicted
+    classes, a reference (some groups equal to the query's: never moved) and at least one held group."""
+    layers, random_weights, regression, blocks, custom = CASES[seed]
     rng = np.random.default_rng(seed)
-    regression, blocks = seed % 5 == 4, seed % 3 == 0
     data = network_data(rng, regression, blocks)
-    hidden = tuple(int(h) for h in rng.integers(3, 9, size=1 + seed % 2))
+    hidden = tuple(int(h) for h in rng.integers(3, 9, size=layers))
     kind = MLPRegressor if regression else MLPClassifier
     net = kind(hidden_layer_sizes=hidden, max_iter=300, random_state=seed)
     fitted = Pipeline([("encode", make_encoder(data)), ("net", net)]) if blocks else net
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fitted.fit(data.features, data.y)
-    if seed % 4 == 1:  # random weights
+    if random_weights:
         net.coefs_ = [rng.normal(size=w.shape) for w in net.coefs_]
         net.intercepts_ = [rng.normal(size=b.shape) * 0.5 for b in net.intercepts_]
-    threshold = float(rng.choice([0.3, 0.6])) if not regression and rng.random() < 0.3 else None
+    threshold = float(rng.choice([0.3, 0.6])) if custom else None
     model = wrap_model(fitted, data, threshold=threshold)
-    rows = rng.choice(len(data.features), size=4, replace=False)
+    labels = model.label(data.features)
+    order = rng.permutation(len(data.features))
+    ones, zeros = order[labels[order] == 1], order[labels[order] == 0]
+    rows = np.concatenate([ones[:2], zeros[:1], order])[:4] if len(ones) and len(zeros) else order[:4]
+    rows = list(dict.fromkeys(rows.tolist()))[:3] + [int(order[-1])]
     query, ref = data.features.iloc[rows[:3]].copy(), data.features.iloc[rows[3]].to_dict()
-    for column, value in ref.items():
+    for column, value in ref.items():  # the first query only: the other two keep their classes
         if rng.random() < 0.15:
-            query[column] = value
-    restricted = tuple(n for n in data.group_names if rng.random() < 0.25)
+            query.iloc[0, query.columns.get_loc(column)] = value
+    restricted = tuple(n for n in data.group_names if rng.random() < 0.25) or (data.group_names[0],)
     return data, model, query.reset_index(drop=True), Reference(ref, "test"), restricted
 
 
@@ -89,26 +101,29 @@ def assert_flips(model, layout, queries, reference, results, kind: str):
             assert model.label(row)[0] == want, (groups, kind)
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", sorted(CASES))
 def test_the_mip_equals_the_full_bfs_on_small_networks(seed):
     data, model, queries, reference, restricted = network_case(seed)
     layout = data.layout
     engine = exact_engine(model, layout)
     assert engine.read.family == "network"
     prepared = prepare(engine, queries, reference)
+    mip_only = seed % 4 in (1, 2)  # no BFS layers first: the MIP answers from the first move
     for kind, held in (("minus", ()), ("plus", ()), ("minus", restricted)):
         bfs = sev_batch(model, layout, queries, reference, kind=kind, restricted=held, max_depth=layout.size)
         exact = exact_sev_batch(engine, queries, reference, kind=kind, restricted=held, prepared=prepared,
-                                shallow=0 if seed % 2 else 2_000)
+                                shallow=0 if mip_only else 2_000)
         assert_same(exact, bfs, f"{seed} {kind} {held}")
         assert_flips(model, layout, queries, reference, exact, kind)
-        if seed % 2:
+        if mip_only:
             assert {r.engine for r in exact} <= {"mip", "network layers"}
+    if not CASES[seed][2]:  # a classifier: queries of both predicted classes
+        assert {r.explained_class for r in exact} == {0, 1}
 
 
 def test_the_plain_mip_and_the_tuned_one_agree_on_every_vertex_count():
-    """The bench's anchor (every unit a binary, interval bounds, no incumbent) and the tuned model give the same
-    minimum on random two-layer networks, directly on the problem."""
+    """The bench's anchors (every unit a binary, interval bounds, no incumbent; in SCIP and in HiGHS) and the tuned
+    model give the same minimum on random two-layer networks, directly on the problem."""
     rng = np.random.default_rng(7)
     from explain_core.sev.network import Network
     for trial in range(12):
@@ -126,8 +141,8 @@ def test_the_plain_mip_and_the_tuned_one_agree_on_every_vertex_count():
             r = problem.vertex_raw(np.array(cs))
             return r >= 0 if problem.need_high else r <= 0
 
-        for plain in (True, False):
-            assert prove(problem, rescore, None, 0, 10.0, plain=plain).value == truth, (trial, plain)
+        for plain, solver in ((True, "scip"), (True, "highs"), (False, "highs")):
+            assert prove(problem, rescore, None, 0, 10.0, plain, solver).value == truth, (trial, plain, solver)
 
 
 def skl2onnx_bytes(estimator, p: int) -> bytes:

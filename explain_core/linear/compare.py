@@ -2,11 +2,8 @@
 the same Boolean space, KernelSHAP (dense, and truncated to k), the ℓ1 relaxation, MAPLE (:mod:`.maple`); and the sweeps
 of relevance against k, σ and m (Figs. 4-6) as plot-ready tables.
 
-LIME and KernelSHAP work on LIME's interpretable representation b ∈ {0,1}^{d−1}, b_j = (1 + z_j x_j)/2
-("literal j keeps the query's value"); a linear model β₀ + Σβ_j b_j is the z-space explanation
-w_j = β_j x_j / 2, w_0 = β₀ + Σβ_j / 2. :func:`compare` is the one fitting pipeline: the linear explanation of a
-row (:func:`explain_linear`, the app, the PDF) is its result with the row's literals. lime and shap are imported
-when LIME or SHAP runs.
+LIME and KernelSHAP in the Boolean space live in :mod:`.surrogates`. :func:`compare` is the one fitting pipeline:
+the linear explanation of a row (:func:`explain_linear`, the app, the PDF) is its result with the row's literals.
 """
 from __future__ import annotations
 
@@ -19,21 +16,21 @@ import pandas as pd
 
 from ..errors import IntakeError, check_between, check_choice, check_count, names_method
 from ..limits import limits, over
-from ..results import Explanation, ValueEquality
-from ..seeding import global_generators
-from .exact import ExactFit, exact_fit
-from .iht import IHTResult, iht
+from ..results import Explanation
+from .comparison import Comparison, MethodResult
+from .exact import exact_fit
+from .iht import iht
 from .maple import maple_fit
 from .metrics import RELEVANCE_SAMPLES, Scores, score
 from .miqp import l1_relaxation
 from .problem import support_of
-from .space import LiteralSpace, Sample, TargetScale, draw_sample, sample_neighbourhood
+from .space import LiteralSpace, TargetScale, draw_sample
+from .surrogates import SHAP_BACKGROUND, kernel_shap, lime_fit
 
 METHODS = ("iht", "exact", "lime", "shap", "shap_k", "l1_relax", "maple")
 """Every explainer :func:`compare` and :func:`explain_linear` fit on the shared sample."""
 SWEEP_GRIDS = {"k": tuple(range(1, 9)), "sigma": tuple(np.round(np.arange(0, 2.0, 0.25), 2)),
                "m": (100, 300, 1000, 3000, 10_000, 30_000, 100_000)}
-SHAP_BACKGROUND = 50
 SOLVERS = ("exact", "iht")
 """Whose w is the linear explanation: the certified ``exact`` fit, or ``iht``'s."""
 
@@ -56,222 +53,8 @@ def check_samples(m: int) -> None:
         raise over("The number of samples m", m, cap, "choose a smaller m (a few thousand is usually enough).")
 
 
-def to_z_space(intercept: float, coef: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """β₀ + Σβ_j b_j with b_j = (1 + z_j x_j)/2 over the non-bias literals → w ∈ R^d."""
-    w = np.zeros(len(x))
-    w[1:] = coef * x[1:] / 2
-    w[0] = intercept + coef.sum() / 2
-    return w
-
-
-def lime_fit(sample: Sample, k: int, *, seed: int = 0, kernel_width: float | None = None) -> np.ndarray:
-    """LIME (``lime.lime_base.LimeBase``, defaults) on the shared sample in b-space: k−1 features plus
-    the intercept, exponential kernel on the Euclidean distance to x with LimeTabular's default width
-    0.75·√(d−1); x itself is prepended as LIME's first row."""
-    from lime.lime_base import LimeBase
-
-    x = sample.x
-    B = np.vstack([np.ones(len(x) - 1), (1 + sample.Z[:, 1:] * x[1:]) / 2])
-    labels = np.concatenate([[sample.fx], sample.y])[:, None]
-    distances = np.sqrt(((1 - B) ** 2).sum(axis=1))
-    width = kernel_width or 0.75 * np.sqrt(len(x) - 1)
-    kernel = lambda dist: np.sqrt(np.exp(-(dist ** 2) / width ** 2))  # noqa: E731 (LimeTabular's kernel)
-    coef = np.zeros(len(x) - 1)
-    if k <= 1:  # no feature: LIME's surrogate is its weighted mean
-        return to_z_space(float(np.average(labels[:, 0], weights=kernel(distances))), coef, x)
-    intercept, pairs, _, _ = LimeBase(kernel, random_state=seed).explain_instance_with_data(
-        B, labels, distances, 0, k - 1)
-    for j, beta in pairs:
-        coef[j] = beta
-    return to_z_space(float(intercept), coef, x)
-
-
-@dataclass(frozen=True, eq=False)
-class ShapValues(ValueEquality):
-    """KernelSHAP in b-space against a background drawn from D_{x,σ}: φ_0 = E_bg[f], φ_j per literal.
-
-    ``dense`` is the anchored linear model φ_0 + Σφ_j (b_j − b̄_j)/(1 − b̄_j) in z-space (every
-    literal, local accuracy w·x = f(x)); ``truncated(k)`` keeps the k−1 largest |φ_j| and the bias,
-    and so loses anchoring by |Σ of the dropped φ_j|.
-    """
-
-    phi0: float
-    phi: np.ndarray
-    background_mean: np.ndarray
-    x: np.ndarray
-
-    def linear(self, keep: np.ndarray) -> np.ndarray:
-        scale = np.where(self.background_mean < 1, 1 - self.background_mean, np.inf)
-        w = np.zeros(len(self.x))
-        w[1:] = np.where(keep, self.phi * self.x[1:] / (2 * scale), 0.0)
-        w[0] = self.phi0 + np.sum(np.where(keep, self.phi * (0.5 - self.background_mean) / scale, 0.0))
-        return w
-
-    @property
-    def dense(self) -> np.ndarray:
-        return self.linear(np.ones(len(self.phi), dtype=bool))
-
-    def truncated(self, k: int) -> np.ndarray:
-        keep = np.zeros(len(self.phi), dtype=bool)
-        keep[np.argsort(-np.abs(self.phi), kind="stable")[:max(k - 1, 0)]] = True
-        return self.linear(keep)
-
-
-def kernel_shap(space: LiteralSpace, sigma: float, *, seed: int = 0, background: int = SHAP_BACKGROUND,
-                nsamples: int | str = "auto") -> ShapValues:
-    """KernelSHAP (``shap.KernelExplainer``, no ℓ1 selection: dense) of f at x in b-space (seeded)."""
-    import shap
-
-    x = space.x.astype(float)
-    bg = (1 + sample_neighbourhood(space.x, sigma, background, seed)[:, 1:] * x[1:]) / 2
-
-    def f(B: np.ndarray) -> np.ndarray:
-        Z = np.column_stack([np.ones(len(B)), np.where(B > 0.5, x[1:], -x[1:])]).astype(np.int8)
-        return space.evaluate(Z, seed)
-
-    with global_generators(seed):  # KernelExplainer draws its coalitions from NumPy's global generator
-        explainer = shap.KernelExplainer(f, bg)
-        phi = np.asarray(explainer.shap_values(np.ones((1, len(x) - 1)), nsamples=nsamples, l1_reg=False,
-                                               silent=True), dtype=float).reshape(-1)
-    return ShapValues(float(np.ravel(explainer.expected_value)[0]), phi, bg.mean(axis=0), x)
-
-
 # ---------------------------------------------------------------------------------------------------
 # One task, every method on the same sample
-
-@dataclass(frozen=True, eq=False)
-class MethodResult(ValueEquality):
-    """One explainer's w with its metrics; ``detail`` says e.g. the exact fit's method or SHAP's φ_0.
-
-    ``status`` and ``gap`` are the exact fit's certificate (``optimal`` with gap 0, or ``time_limit`` with the
-    relative gap to its lower bound); empty / None for methods that carry none.
-
-    Parameters
-    ----------
-    method : str
-        The explainer (``"iht"``, ``"exact"``, ``"lime"``, ``"shap"``, ``"maple"``).
-    w : numpy.ndarray
-        Its weights (coordinate 0 = bias).
-    scores : Scores
-        Its metrics.
-    seconds : float
-        Fitting time.
-    detail, status : str
-        Its detail, and the exact fit's status.
-    gap : float, optional
-        The exact fit's relative gap.
-    """
-
-    method: str
-    w: np.ndarray
-    scores: Scores
-    seconds: float
-    detail: str = ""
-    status: str = ""
-    gap: float | None = None
-
-
-@dataclass(frozen=True, eq=False)
-class Comparison(Explanation):
-    """All methods of one explanation task (f, x, k, m, σ), fitted on one shared sample.
-
-    Parameters
-    ----------
-    k : int
-        The sparsity budget.
-    sigma : float
-        The neighbourhood's σ.
-    m, seed : int
-        Samples, and their seed.
-    fx : float
-        f(x).
-    results : tuple of MethodResult
-        Each method's w and metrics.
-    iht : IHTResult, optional
-        IHT's run, when fitted.
-    exact : ExactFit, optional
-        The exact fit, when fitted.
-    """
-
-    k: int
-    sigma: float
-    m: int
-    seed: int
-    fx: float
-    results: tuple[MethodResult, ...]
-    iht: IHTResult | None = None  # Alg. 1's run (every comparison runs it: the exact fit's incumbent)
-    exact: ExactFit | None = None  # the certified fit, when "exact" is among the methods
-
-    method = "linear explanations compared"
-    meta_parameters = ("k", "sigma", "m", "seed")
-
-    def result(self, method: str) -> MethodResult:
-        """The result of ``method``; an IntakeError naming the methods compared when it was not among them.
-
-        Parameters
-        ----------
-        method : str
-            A method compared.
-
-        Returns
-        -------
-        MethodResult
-            Its result.
-
-        Raises
-        ------
-        IntakeError
-            When ``method`` was not compared.
-        """
-        found = [r for r in self.results if r.method == method]
-        if not found:
-            raise IntakeError(f"No {method!r} fit here; the methods compared are: "
-                              f"{', '.join(r.method for r in self.results)}.")
-        return found[0]
-
-    def table(self) -> pd.DataFrame:
-        """One row per method: F̂, F, R (with its method), |w·x − f(x)|, ‖w‖₀, Lemma 4 bound (NaN where it does not
-        apply, :meth:`bound_coverage`), seconds.
-
-        Returns
-        -------
-        pandas.DataFrame
-            Indexed by method.
-        """
-        coverage = self.bound_coverage()
-        return pd.DataFrame([_row(r, coverage[r.method] == "covered") for r in self.results]).set_index("method")
-
-    def bound_coverage(self) -> dict[str, str]:
-        """Per method, whether Lemma 4 (R ≤ (1 + e^{−σ})^k·F) covers its w, from the w itself: ``covered``
-        (anchored and at most k non-zero weights), ``not anchored`` (|w·x − f(x)| > 1e-9) or ``more than k
-        weights`` — dense SHAP is covered whenever its φ vanish outside k literals.
-
-        Returns
-        -------
-        dict of str to str
-            Method → its verdict.
-        """
-        def verdict(r: MethodResult) -> str:
-            if r.scores.anchoring_gap > ANCHORED_TOLERANCE:
-                return "not anchored"
-            return "covered" if r.scores.support_size <= self.k else "more than k weights"
-        return {r.method: verdict(r) for r in self.results}
-
-
-ANCHORED_TOLERANCE = 1e-9
-
-
-def _row(r: MethodResult, covered: bool) -> dict:
-    s = r.scores
-    rel = s.relevance
-    return {"method": r.method, "empirical_fidelity": s.empirical_fidelity, "fidelity": s.fidelity,
-            "relevance": rel.value if rel else np.nan,
-            "relevance_method": rel.method if rel else "n/a (support too large to enumerate)",
-            "anchoring_gap": s.anchoring_gap, "support_size": s.support_size,
-            "max_abs_weight": float(np.abs(r.w).max()),
-            "bound": s.bound if covered else np.nan, "status": r.status, "gap": np.nan if r.gap is None else r.gap,
-            "seconds": r.seconds, "detail": r.detail}
-
 
 @names_method("the linear explanations")
 def compare(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int = 5000, *, seed: int = 0,
@@ -359,6 +142,11 @@ def _compare(space: LiteralSpace, k: int, sigma: float, m: int, seed: int, metho
     return Comparison(k, sigma, m, seed, train.fx, results, fit, ex)
 
 
+def _of_comparison(name: str) -> property:
+    """A read-only property returning the :class:`Comparison`'s own ``name``."""
+    return property(lambda self: getattr(self.comparison, name), doc=f"The comparison's ``{name}``.")
+
+
 @dataclass(frozen=True, eq=False)
 class LinearExplanation(Explanation):
     """The anchored k-sparse linear explanation of f at x: the solver's w (the certified exact fit when it ran,
@@ -394,29 +182,8 @@ class LinearExplanation(Explanation):
     method = "anchored k-sparse linear explanation"
     meta_parameters = ("k", "sigma", "m", "seed")
 
-    @property
-    def k(self) -> int:
-        return self.comparison.k
-
-    @property
-    def sigma(self) -> float:
-        return self.comparison.sigma
-
-    @property
-    def m(self) -> int:
-        return self.comparison.m
-
-    @property
-    def seed(self) -> int:
-        return self.comparison.seed
-
-    @property
-    def iht(self) -> IHTResult:
-        return self.comparison.iht
-
-    @property
-    def exact(self) -> ExactFit | None:
-        return self.comparison.exact
+    # the comparison's own k, σ, m, seed, IHT run and exact fit (ExactFit | None)
+    k, sigma, m, seed, iht, exact = (_of_comparison(name) for name in ("k", "sigma", "m", "seed", "iht", "exact"))
 
     @property
     def solver(self) -> str:

@@ -9,7 +9,7 @@ is linear; only the others get a binary and the big-M encoding ``y ≥ pre, y �
 and in the last hidden layer only the units whose output weight pushes toward the target: the others are wanted
 low, so ``y ≥ pre, y ≥ 0`` is their exact ReLU.
 ``plain=True`` builds the straightforward model instead (every unit a binary, interval bounds): the anchor of
-bench/sev_relu.py, solved by SCIP. Each run is deterministic and bounded by branch-and-bound nodes (work, not
+bench/sev_relu.py, solved by SCIP or HiGHS. Each run is deterministic and bounded by branch-and-bound nodes (work, not
 seconds).
 """
 from __future__ import annotations
@@ -41,7 +41,6 @@ class ReluMip:
     model: object
     z: list
     moves: object
-    plain: bool = False
 
     def choice(self, result) -> np.ndarray:
         """The solution as one option per group (1 = moved)."""
@@ -164,16 +163,16 @@ def build(problem: ReluProblem, k: int, plain: bool = False) -> ReluMip:
         model.add_linear_constraint(raw <= problem.raw_threshold + problem.tol)
     model.add_linear_constraint(moves <= k)
     model.minimize(moves)
-    return ReluMip(problem, model, z, moves, plain)
+    return ReluMip(problem, model, z, moves)
 
 
-def _solve(mip: ReluMip, budget: float):
-    """One deterministic run, at most ``budget`` × :data:`NODES_PER_BUDGET` nodes: HiGHS for the tuned model, SCIP
-    on one thread with a fixed seed for the plain one (measured on bench/sev_relu.py's digits rows: SCIP's default
-    root cuts spent 15 s on the tuned model's root where HiGHS proved it in 3 nodes)."""
+def _solve(mip: ReluMip, budget: float, solver: str = "highs"):
+    """One deterministic run, at most ``budget`` × :data:`NODES_PER_BUDGET` nodes: HiGHS, or (``solver="scip"``,
+    the bench's anchor) SCIP on one thread with a fixed seed (measured on bench/sev_relu.py's digits rows: SCIP's
+    default root cuts spent 15 s on the tuned model's root where HiGHS proved it in 3 nodes)."""
     mo = mathopt()
     nodes = max(1, int(budget * NODES_PER_BUDGET))
-    if mip.plain:
+    if solver == "scip":
         params = mo.SolveParameters(threads=1, random_seed=0, node_limit=nodes)
         result = mo.solve(mip.model, mo.SolverType.GSCIP, params=params)
     else:
@@ -198,9 +197,10 @@ def _dual(result) -> int:
 
 
 def prove(problem: ReluProblem, rescore: Rescore, incumbent: np.ndarray | None, cleared: int, budget: float,
-          plain: bool = False) -> FlipOutcome:
+          plain: bool = False, solver: str = "highs") -> FlipOutcome:
     """The fewest moves: ``incumbent`` (a confirmed flip, or None) proven minimal, or a smaller flip the model
-    confirms, with at least ``cleared`` moves; ``plain``: the straightforward model, no incumbent (the anchor)."""
+    confirms, with at least ``cleared`` moves; ``plain``: the straightforward model, no incumbent (the anchor),
+    solved by ``solver`` (``highs`` or ``scip``)."""
     best = int(incumbent.sum()) if incumbent is not None else None
     kept = (incumbent,) if incumbent is not None else ()
     if best is not None and best <= cleared:
@@ -215,7 +215,7 @@ def prove(problem: ReluProblem, rescore: Rescore, incumbent: np.ndarray | None, 
     if cleared:
         mip.model.add_linear_constraint(mip.moves >= cleared)
     for _ in range(MAX_ROUNDS):
-        result, work = _solve(mip, budget - spent)
+        result, work = _solve(mip, budget - spent, solver)
         spent += work
         reason = _reason(result)
         if reason == "infeasible":

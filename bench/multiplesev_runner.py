@@ -86,9 +86,17 @@ def check_in_place(sev, encoder) -> None:
         assert np.allclose(own, np.ravel(sev.data_mean[feature])), f"reference of {feature} not in its columns"
 
 
-def misplaced(sev, reference: np.ndarray) -> int:
-    """How many encoded columns their default (positional) reference gives another column's value."""
-    return int(np.sum(~np.isclose(sev.overall_mean, reference)))
+def misplaced(sev, encoder, columns, reference: np.ndarray) -> list[int]:
+    """Their default (positional) reference against ours in column order: how many encoded columns get another
+    column's entry (their layout, feature by feature with each one-hot block in place, against their encoder's
+    columns, one-hot blocks last), how many of those get a different value, and how many columns there are."""
+    laid = []
+    for feature in encoder.original_columns:
+        cats = (encoder.columns_labelencoder[feature].categories_[0]
+                if encoder.columns_types[feature] == "category" else None)
+        laid += [feature] if cats is None else [f"{feature}={c}" for c in cats]
+    other = sum(a != b for a, b in zip(laid, columns))
+    return [int(other), int(np.sum(~np.isclose(sev.overall_mean, reference))), len(columns)]
 
 
 def closest_linf(explanations) -> float:
@@ -171,7 +179,7 @@ def main() -> None:
     started = time.perf_counter()
     default = FlexibleSEV(model, encoder, encoded.columns, encoded_neg, tol=0, k=1)
     reference = column_reference(default, encoder, columns)
-    result["misplaced by position"] = [misplaced(default, reference), len(columns)]
+    result["misplaced by position"] = misplaced(default, encoder, columns, reference)
     single = FlexibleSEV(model, encoder, encoded.columns, encoded_neg, tol=0, k=1, overall_mean=reference)
     flexible = FlexibleSEV(model, encoder, encoded.columns, encoded_neg, tol=0.2, k=5, overall_mean=reference)
     for sev in (single, flexible):

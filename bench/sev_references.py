@@ -290,7 +290,7 @@ def report(name: str, kind: str, runs: list[dict]) -> None:
     print(f"  {'method':22s}" + "".join(f"{c:>20s}" for c in COLUMNS))
     for side in ("ours", "authors"):
         for method in (runs[0].get(side) or {}):
-            if method in ("rows", "test_accuracy", "fit"):
+            if method in ("rows", "test_accuracy", "fit", "misplaced by position", "values"):
                 continue
             agg = aggregate(runs, side, method)
             label = ("authors' " if side == "authors" else "") + method
@@ -302,9 +302,9 @@ def report(name: str, kind: str, runs: list[dict]) -> None:
             equal = np.sum([r["authors"][method]["equal to ours"] for r in runs], axis=0)
             print(f"  {method}: theirs equals ours on {equal[0]} of {equal[1]} rows; their time / ours per row "
                   f"{np.mean(ratio):.1f}× (their model calls decode to raw rows: not their own speed)")
-        misplaced = runs[0]["authors"]["misplaced by position"]
-        print(f"  their default reference, by position: {misplaced[0]} of {misplaced[1]} encoded columns would get "
-              "another column's value (passed in column order here)")
+        other, differ, columns = runs[0]["authors"]["misplaced by position"]
+        print(f"  their default reference, by position: {other} of {columns} encoded columns would get another "
+              f"column's entry, {differ} of them a different value (passed in column order here)")
     single = aggregate(runs, "ours", "SEV¹")
     met = []
     for method in ("SEV^F", "SEV^©", "SEV^© (sparsest)"):
@@ -324,7 +324,7 @@ def markdown(everything: dict) -> str:
     for pair, runs in everything.items():
         for side in ("ours", "authors"):
             for method in (runs[0].get(side) or {}):
-                if method in ("rows", "test_accuracy", "fit"):
+                if method in ("rows", "test_accuracy", "fit", "misplaced by position", "values"):
                     continue
                 agg = aggregate(runs, side, method)
                 label = ("authors' " if side == "authors" else "") + method

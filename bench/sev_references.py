@@ -18,10 +18,11 @@ cases) apart. DiCE runs on the first ``--dice-rows`` queries (seconds per row). 
 0.10.
 
 The authors' code (github.com/williamsyy/MultipleSEV at 31bc78a; a checkout named by ``--authors`` or
-``MULTIPLESEV_DIR``, never copied into this repository) runs in its own pinned venv, created here under
-bench/out/multiplesev-venv (not a project dependency), through bench/multiplesev_runner.py, IN FULL on the first
+``MULTIPLESEV_DIR``, never copied into this repository) runs in a venv over this Python's packages plus PaCMAP,
+created here under bench/out/multiplesev-venv (not a project dependency), through bench/multiplesev_runner.py, on
+the project's own model and query rows with their reference in their column order, IN FULL on the first
 ``--authors-rows`` queries (default: every query; each searched to its end, no extrapolation); ours is timed on
-the same rows too, batched.
+the same rows too, batched, and each of their values is compared with ours row by row.
 Its points are scored with our credibility percentile as well as its own GMM log-density.
 
 Targets (issue 28): SEV^© or SEV^F mean ≤ 1.3 on every dataset/model pair; its ℓ∞ and credibility at least as good
@@ -57,8 +58,7 @@ from explain_core.references import ReferenceFits, explain_kind, summary_row
 ROOT = Path(__file__).resolve().parent
 OUT = ROOT / "out"
 VENV = OUT / "multiplesev-venv"
-PINNED = ["numpy==1.26.4", "pandas==2.2.3", "scikit-learn==1.5.2", "scipy==1.14.1", "pacmap==0.7.6",
-          "numba==0.60.0", "annoy==1.17.3", "matplotlib==3.9.2", "tqdm==4.66.5"]
+PINNED = ["pacmap==0.7.6", "annoy==1.17.3"]  # over this Python's packages: their SEV^© needs PaCMAP
 AUTHORS_K_M = {"adult": (7, 3), "compas": (5, 2), "german_credit": (3, 1.01)}  # their per-dataset K / m
 KINDS = ("single", "flexible", "cluster", "sparsest")  # "sparsest": SEV^© with the sparsest assignment
 LABELS = {"single": "SEV¹", "flexible": "SEV^F", "cluster": "SEV^©", "sparsest": "SEV^© (sparsest)"}
@@ -75,12 +75,13 @@ def load() -> str:
 
 
 def ensure_venv() -> Path | None:
-    """The authors' venv (pinned); None with the reason printed when it cannot be built."""
+    """The authors' venv (this Python's packages, so it runs the project's model, plus PaCMAP pinned); None with
+    the reason printed when it cannot be built."""
     python = VENV / "bin" / "python"
     if python.exists():
         return python
     OUT.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(VENV)], check=True)
     done = subprocess.run([str(python), "-m", "pip", "install", "-q", *PINNED], capture_output=True, text=True,
                           check=False)
     if done.returncode != 0:
@@ -220,11 +221,9 @@ def authors(python: Path, checkout: Path, setup, name: str, kind: str, seed: int
     """Their code on ``rows`` (the ones their model also predicts positive), with our metrics of their points."""
     OUT.mkdir(parents=True, exist_ok=True)
     stem = OUT / f"authors_{name}_{kind}_{seed}"
-    setup.dataset.features.to_csv(f"{stem}.csv", index=False)
     k, m = AUTHORS_K_M[name]
-    job = {"csv": f"{stem}.csv", "y": setup.dataset.y.tolist(), "train": setup.train_rows.tolist(),
-           "test": setup.test_rows.tolist(), "queries": rows.tolist(), "model": kind, "seed": seed,
-           "clusters": k, "m": m}
+    job = {"dataset": name, "train": setup.train_rows.tolist(), "queries": rows.tolist(), "model": kind,
+           "seed": seed, "clusters": k, "m": m}
     Path(f"{stem}.job.json").write_text(json.dumps(job))
     done = subprocess.run([str(python), str(ROOT / "multiplesev_runner.py"), "--authors", str(checkout), "--job",
                            f"{stem}.job.json", "--out", f"{stem}.out.json"], capture_output=True, text=True,
@@ -234,7 +233,9 @@ def authors(python: Path, checkout: Path, setup, name: str, kind: str, seed: int
         return None
     raw = json.loads(Path(f"{stem}.out.json").read_text())
     density = fits[1].density
-    out = {"rows": raw["rows"], "test_accuracy": raw["test_accuracy"], "fit": raw["fit_seconds"]}
+    out = {"rows": raw["rows"], "test_accuracy": raw["test_accuracy"], "fit": raw["fit_seconds"],
+           "misplaced by position": raw["misplaced by position"],
+           "values": {label: raw[label]["value"] for label in ("SEV¹", "SEV^F", "SEV^©")}}
     for label in ("SEV¹", "SEV^F", "SEV^©"):
         r = raw[label]
         points = pd.DataFrame(r["points"])
@@ -253,7 +254,7 @@ def run_one(name: str, kind: str, seed: int, args, python, checkout) -> dict:
     data = load_demo(name)
     setup = make_setup(data, demo_model(data, kind, seed=seed))
     rows = predicted_rows(setup)[:args.rows]
-    results, _, extra = ours(setup, rows, seed)
+    results, found, extra = ours(setup, rows, seed)
     out = {"queries": len(rows), "fit": extra["fit"], "ours": results,
            "accuracy": setup.metrics.get("test_accuracy")}
     out["ours"]["DiCE (random)"] = dice(setup, rows[:args.dice_rows], extra["fits"], seed)
@@ -267,6 +268,11 @@ def run_one(name: str, kind: str, seed: int, args, python, checkout) -> dict:
                 calls = [_timed(lambda k=k: explain_kind(setup, subset, k, extra["fits"]))[0] for _ in range(REPEATS)]
                 timed[LABELS[k]] = float(np.median(calls)) / max(1, len(same))
             out["authors"], out["ours_on_authors_rows"] = theirs, timed
+            position = {int(r): i for i, r in enumerate(rows)}
+            for label in ("SEV¹", "SEV^F", "SEV^©"):  # their value against ours, row by row (the same model)
+                mine = [found[label][position[int(r)]] for r in same]
+                equal = sum(m.explainable and m.value == v for m, v in zip(mine, theirs["values"][label]))
+                theirs[label]["equal to ours"] = [int(equal), len(same)]
     return out
 
 
@@ -284,7 +290,7 @@ def report(name: str, kind: str, runs: list[dict]) -> None:
     print(f"  {'method':22s}" + "".join(f"{c:>20s}" for c in COLUMNS))
     for side in ("ours", "authors"):
         for method in (runs[0].get(side) or {}):
-            if method in ("rows", "test_accuracy", "fit"):
+            if method in ("rows", "test_accuracy", "fit", "misplaced by position", "values"):
                 continue
             agg = aggregate(runs, side, method)
             label = ("authors' " if side == "authors" else "") + method
@@ -293,8 +299,12 @@ def report(name: str, kind: str, runs: list[dict]) -> None:
     if all("authors" in r for r in runs):
         for method in ("SEV¹", "SEV^F", "SEV^©"):
             ratio = [r["authors"][method]["ms per row"] / max(1e-9, r["ours_on_authors_rows"][method]) for r in runs]
-            print(f"  speed-up {method} on the authors' rows (theirs / ours per row): {np.mean(ratio):.1f}× "
-                  f"(splits: {', '.join(f'{x:.1f}' for x in ratio)}; {len(runs[0]['authors']['rows'])} rows)")
+            equal = np.sum([r["authors"][method]["equal to ours"] for r in runs], axis=0)
+            print(f"  {method}: theirs equals ours on {equal[0]} of {equal[1]} rows; their time / ours per row "
+                  f"{np.mean(ratio):.1f}× (their model calls decode to raw rows: not their own speed)")
+        other, differ, columns = runs[0]["authors"]["misplaced by position"]
+        print(f"  their default reference, by position: {other} of {columns} encoded columns would get another "
+              f"column's entry, {differ} of them a different value (passed in column order here)")
     single = aggregate(runs, "ours", "SEV¹")
     met = []
     for method in ("SEV^F", "SEV^©", "SEV^© (sparsest)"):
@@ -314,7 +324,7 @@ def markdown(everything: dict) -> str:
     for pair, runs in everything.items():
         for side in ("ours", "authors"):
             for method in (runs[0].get(side) or {}):
-                if method in ("rows", "test_accuracy", "fit"):
+                if method in ("rows", "test_accuracy", "fit", "misplaced by position", "values"):
                     continue
                 agg = aggregate(runs, side, method)
                 label = ("authors' " if side == "authors" else "") + method
@@ -369,7 +379,8 @@ def main() -> None:
     elif python is not None:
         print("authors' requirements.txt on this Python (dry run):\n  " + "\n  ".join(probe_their_requirements(checkout)
                                                                                    or ["installs"]))
-        print(f"authors' venv: {VENV} with {' '.join(PINNED)} (what their SEV experiments import)")
+        print(f"authors' venv: {VENV}: this Python's packages (the project's model runs in it) and "
+              f"{' '.join(PINNED)}")
     saved = OUT / "sev_references.json"
     everything = json.loads(saved.read_text()) if args.append and saved.exists() else {}
     for name in args.datasets:

@@ -146,8 +146,9 @@ def row_baselines(setup: Setup, query: pd.DataFrame, params: BaselineParameters 
     lime = explain_lime(model, data, query, setup.train_rows, seed=params.seed, num_samples=params.lime_samples)
     shap = explain_shap(model, data, query, setup.train_rows, seed=params.seed, background=params.shap_background)
     reference = setup.reference_for(query)
-    return Baselines(lime, shap, flip_number(model, data, query, reference, lime),
-                     flip_number(model, data, query, reference, shap))
+    order = params.flip_order  # absolute (the default) or signed (the paper's): parameters.FLIP_ORDER_NAMES
+    return Baselines(lime, shap, flip_number(model, data, query, reference, lime, order=order),
+                     flip_number(model, data, query, reference, shap, order=order))
 
 
 # ---------------------------------------------------------------------------------------------------

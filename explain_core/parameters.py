@@ -60,11 +60,19 @@ class LinearParameters:
 
 @dataclass(frozen=True)
 class BaselineParameters:
-    """What LIME and SHAP read: LIME's samples, SHAP's background rows, the seed."""
+    """What LIME and SHAP read: LIME's samples, SHAP's background rows, the seed, and the order LIME-C / SHAP-C
+    align features in (:data:`FLIP_ORDER_NAMES`)."""
 
     lime_samples: int = 5000
     shap_background: int = 100
     seed: int = 0
+    flip_order: str = "absolute"
+
+
+FLIP_ORDER_NAMES = {"absolute": "by |attribution|, the product's default (SEV §5.4: from the most important feature)",
+                    "signed": "by attribution toward the predicted class, the paper's ordering (the authors' LIME "
+                              "ranked by signed weight; bench/sev_fig4.py)"}
+"""LIME-C / SHAP-C's orders (:data:`~explain_core.baselines.FLIP_ORDERS`), each named."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +139,7 @@ class Parameters(CounterfactualParameters, ReferenceParameters, BaselineParamete
             raise IntakeError("The SEV search budget must be a positive whole number of model rows, not "
                               f"{self.sev_budget_rows!r}.")
         check_choice(self.linear_method, LINEAR_METHODS, "linear method")
+        check_choice(self.flip_order, FLIP_ORDER_NAMES, "LIME-C / SHAP-C order")
         check_choice(self.sev_method, SEV_METHODS, "SEV method")
         if not self.sev_budget > 0:
             raise IntakeError(f"The exact SEV budget must be a positive number of seconds, not {self.sev_budget}.")

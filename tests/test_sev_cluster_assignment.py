@@ -9,6 +9,7 @@ re-scored by the model flips; the rule used is on the result and in its JSON; th
 through a saved analysis."""
 from __future__ import annotations
 
+import io
 import itertools
 
 import numpy as np
@@ -22,6 +23,9 @@ from explain_core.references.prototypes import fewest, sparsest
 from explain_core.references.search import search, search_each
 from explain_core.saved.recipe import AnalysisState, DataRecipe, ModelRecipe
 from explain_core.setup import Parameters, ReferenceParameters
+
+
+RULE_WORDS = {"sparsest": "sparsest of 8 typical cases", "nearest": "nearest typical case, the paper's rule"}
 
 
 @pytest.fixture(scope="module")
@@ -197,9 +201,12 @@ def test_the_rule_sets_the_number_of_typical_cases_and_is_recorded(compas):
     fits = ReferenceFits(s, assignment="sparsest")
     table = compare_kinds(s, predicted_rows(s)[:10], fits, kinds=("cluster",))
     assert table.assignment == "sparsest" and table.meta["parameters"]["assignment"] == "sparsest"
-    result = table.results["SEV^©"][0]
+    label = "SEV^© (sparsest of 8 typical cases)"
+    assert list(table.results) == list(table.table.index) == [label]
+    result = table.results[label][0]
+    assert result.method == label and result.cases == len(sparse.prototypes)
     again = ClusterSEV.from_json(result.to_json())
-    assert again.assignment == "sparsest" and again.prototype == result.prototype
+    assert again.assignment == "sparsest" and again.prototype == result.prototype and again.method == label
     assert ReferenceParameters().cluster_assignment == DEFAULT_ASSIGNMENT == Parameters().cluster_assignment
 
 
@@ -238,5 +245,30 @@ def test_the_sev_page_offers_the_rule_and_shows_the_one_used(explain_cache_dir):
         assert want.assignment == rule
         captions = " ".join(c.value for c in at.caption)
         assert ASSIGNMENTS[rule].split(" (")[0] in captions.replace("\\", "")
-        metric = next(m for m in at.metric if m.label == "SEV^© (features changed)")
-        assert metric.value == want.shown
+        metric = next(m for m in at.metric if m.label == f"{want.method} (features changed)")
+        assert metric.value == want.shown and RULE_WORDS[rule] in metric.label
+
+
+def test_each_label_names_the_rule_that_answered(compas):
+    """SEV^©'s label says which rule gave each row its typical case, on the result (``.method``), in the kinds
+    table and in the PDF's counterfactuals section, for each rule; a credible search says so after it."""
+    from pypdf import PdfReader
+
+    from explain_core import report as rep
+    from explain_core.references import kind_label
+
+    s, rows = compas, predicted_rows(compas)[:4]
+    for rule, words in RULE_WORDS.items():
+        params = Parameters(cluster_assignment=rule, dice_count=1)
+        table = compare_kinds(s, rows, reference_fits(s, params), kinds=("cluster",), credible=0.1)
+        found = table.results[f"SEV^© ({words})"]
+        assert {r.assignment for r in found} == {rule} and {r.method for r in found} == {f"SEV^© ({words})"}
+        assert list(table.table.index) == [f"SEV^© ({words})", f"SEV^© ({words}) (credible)"]
+        report = rep.build_row_report(s, int(rows[0]), params, sections=("counterfactuals",))
+        method = next(m.method for m in report.counterfactuals.methods if m.method.startswith("SEV^©"))
+        assert method == f"SEV^© ({words})"
+        pdf = rep.write_pdf(report, image_renderer="matplotlib")
+        text = " ".join(" ".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf)).pages).split())
+        assert words in text and RULE_WORDS[next(r for r in RULE_WORDS if r != rule)] not in text
+    assert kind_label("cluster", 0.1, "sparsest", 5) == "SEV^© (sparsest of 5 typical cases) (credible)"
+    assert kind_label("cluster") == "SEV^©" and kind_label("flexible", 0.1) == "SEV^F (credible)"

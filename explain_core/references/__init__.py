@@ -5,12 +5,14 @@ reference population's coordinates (:mod:`.space`) by one search (:mod:`.search`
 (:mod:`.outcome`) and the kinds side by side for a setup (:mod:`.kinds`)."""
 from .credibility import DEFAULT_CREDIBLE, ReferenceDensity, fit_density
 from .flexible import DEFAULT_K, DEFAULT_TAU, FlexibleWindow, check_flexible, flexible_candidates, flexible_windows
-from .kinds import (REFERENCE_KINDS, FittedReferences, KindsTable, ReferenceFits, available_kinds, compare_kinds,
-                    explain_kind, fit_references)
-from .outcome import KIND_LABELS, ClusterSEV, FlexibleSEV, ReferenceSEV, SingleSEV, TreeKindSEV, summary_row
+from .fits import FittedReferences, ReferenceFits, fit_references
+from .kinds import REFERENCE_KINDS, available_kinds, explain_kind
+from .outcome import (KIND_LABELS, RULE_LABELS, ClusterSEV, FlexibleSEV, ReferenceSEV, SingleSEV, TreeKindSEV,
+                      kind_label, summary_row)
 from .prototypes import ASSIGNMENTS, DEFAULT_ASSIGNMENT, Prototype, PrototypeSet, fit_prototypes
 from .search import Candidates, search
 from .space import Destination, PopulationSpace, population_rows
+from .table import KindsTable, compare_kinds
 
 __all__ = [
                     "ASSIGNMENTS",
@@ -20,6 +22,7 @@ __all__ = [
                     "DEFAULT_TAU",
                     "KIND_LABELS",
                     "REFERENCE_KINDS",
+                    "RULE_LABELS",
                     "Candidates",
                     "ClusterSEV",
                     "Destination",
@@ -42,6 +45,7 @@ __all__ = [
                     "fit_density",
                     "fit_prototypes",
                     "fit_references",
+                    "kind_label",
                     "flexible_candidates",
                     "flexible_windows",
                     "population_rows",

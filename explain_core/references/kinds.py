@@ -1,5 +1,5 @@
-"""SEV against each kind of reference, for a setup: what is fitted once per explained class (the population's
-coordinates, its density, SEV^F's windows, SEV^©'s typical cases), and the explanations of many rows, batched.
+"""SEV against each kind of reference, for a setup: the explanations of many rows, batched, against the parts
+fitted once per explained class (:mod:`.fits`); the kinds side by side are in :mod:`.table`.
 
 Kinds (:data:`REFERENCE_KINDS`): ``single`` (SEV¹, the setup's own reference), ``flexible`` (SEV^F), ``cluster``
 (SEV^©), ``tree`` (SEVᵀ: values seen in training that the model's trees lead to; tree models only, see
@@ -10,28 +10,24 @@ The setup's restricted features are held (SEV®) in every kind.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Sequence
+from dataclasses import fields
 
 import numpy as np
 import pandas as pd
 
-from ..cache import Memo, memo_field
 from ..errors import IntakeError, Unreadable, check_choice
 from ..vertices import VertexScorer
 from ..intake.encoding import encoded_model
-from ..results import Explanation
 from ..sev.engine import searched_depth, sev_batch
 from ..sev.exact_sev import exact_engine
 from ..sev.tree_sev import tree_sev
 from ..sev.trees import TreeEnsemble
-from .credibility import ReferenceDensity, fit_density
-from .flexible import FlexibleWindow, flexible_candidates, flexible_windows
-from .outcome import (KIND_LABELS, ClusterSEV, FlexibleSEV, ReferenceSEV, SingleSEV, TreeKindSEV, from_found,
-                      from_sev, measure, spread_seconds, summary_row)
-from .prototypes import ASSIGNMENTS, DEFAULT_ASSIGNMENT, Prototype, PrototypeSet, fewest, fit_prototypes, sparsest
+from .fits import FittedReferences, ReferenceFits, fit_references
+from .outcome import (ClusterSEV, FlexibleSEV, ReferenceSEV, SingleSEV, TreeKindSEV, from_found, from_sev, measure,
+                      spread_seconds)
+from .prototypes import Prototype, fewest, sparsest
 from .search import Candidates, Found, search_each
-from .space import PopulationSpace, population_rows
 
 REFERENCE_KINDS = {"single": "one reference (SEV¹)", "flexible": "a flexible reference (SEV^F)",
                    "cluster": "typical cases (SEV^©)", "tree": "values seen in training (SEVᵀ, tree models)"}
@@ -44,7 +40,7 @@ def available_kinds(setup) -> tuple[str, ...]:
     Parameters
     ----------
     setup : Setup
-        The data, model and reference.
+        Whose model's trees are read, if any.
 
     Returns
     -------
@@ -56,172 +52,6 @@ def available_kinds(setup) -> tuple[str, ...]:
     except Unreadable:
         tree = False
     return tuple(k for k in REFERENCE_KINDS if k != "tree" or tree)
-
-
-@dataclass
-class FittedReferences:
-    """One explained class's fitted parts, each fitted on the training rows on first use, with its seconds.
-
-    Parameters
-    ----------
-    setup : Setup
-        The data, model and reference.
-    explain_class : int
-        The predicted class explained.
-    seed : int
-        The fits' seed.
-    tau, k
-        SEV^F's window.
-    clusters : int, optional
-        SEV^©'s K.
-    statistic : str
-        The typical cases' statistic.
-    assignment : str
-        The typical-case assignment.
-    seconds : dict
-        Fitting seconds per part.
-    """
-
-    setup: object = field(repr=False)
-    explain_class: int
-    seed: int = 0
-    tau: float = 0.2
-    k: int = 5
-    clusters: int | None = None
-    statistic: str = "medoid"
-    assignment: str = DEFAULT_ASSIGNMENT
-    seconds: dict = field(default_factory=dict)
-    _parts: dict = field(default_factory=dict, repr=False)
-    _candidates: Memo = memo_field("the searches' candidates (SEV¹, SEV^F, each typical case)", max_entries=32)
-
-    @property
-    def reference(self):
-        return self.setup.reference_of_label(self.explain_class)
-
-    def _fit(self, name: str, build: Callable):
-        if name not in self._parts:
-            started = time.perf_counter()
-            self._parts[name] = build()
-            self.seconds[name] = time.perf_counter() - started
-        return self._parts[name]
-
-    @property
-    def space(self) -> PopulationSpace:
-        s = self.setup
-        threshold = s.model.threshold if s.dataset.task == "regression" else None
-        return self._fit("space", lambda: PopulationSpace.fit(s.dataset, population_rows(
-            s.dataset, s.train_rows, self.explain_class, threshold)))
-
-    @property
-    def density(self) -> ReferenceDensity:
-        s = self.setup
-        return self._fit("density", lambda: fit_density(s.dataset, s.train_rows, explain_class=self.explain_class,
-                                                        threshold=self._threshold, seed=self.seed))
-
-    @property
-    def windows(self) -> tuple[FlexibleWindow, ...]:
-        return self._fit("windows", lambda: flexible_windows(self.setup.dataset, self.space.rows, self.reference,
-                                                             tau=self.tau, k=self.k))
-
-    @property
-    def prototypes(self) -> PrototypeSet:
-        s = self.setup
-        return self._fit("prototypes", lambda: fit_prototypes(
-            s.model, s.dataset, s.train_rows, explain_class=self.explain_class, threshold=self._threshold,
-            clusters=self.clusters, statistic=self.statistic, seed=self.seed, assignment=self.assignment))
-
-    def candidates(self, prototype: Prototype | None = None) -> Candidates:
-        """SEV¹'s candidates of the setup's reference or of a typical case (kept: their model inputs are too).
-
-        Parameters
-        ----------
-        prototype : Prototype, optional
-            A typical case (None: the setup's reference).
-
-        Returns
-        -------
-        Candidates
-            Its candidates.
-        """
-        reference = self.reference if prototype is None else prototype.reference
-        return self._candidates.get(("single", None if prototype is None else prototype.number),
-                                    lambda: Candidates.of_reference(self.setup.dataset.layout, reference))
-
-    @property
-    def flexible(self) -> Candidates:
-        """SEV^F's candidates: the windows' grids (kept)."""
-        return self._candidates.get(("flexible",), lambda: flexible_candidates(self.setup.dataset, self.reference,
-                                                                              self.windows))
-
-    @property
-    def _threshold(self):
-        return self.setup.model.threshold if self.setup.dataset.task == "regression" else None
-
-
-def fit_references(setup, label: int, *, tau: float = 0.2, k: int = 5, clusters: int | None = None,
-                   statistic: str = "medoid", seed: int = 0, assignment: str = DEFAULT_ASSIGNMENT) -> FittedReferences:
-    """The fitted parts for rows the model predicts ``label`` (explained against the other class); SEV^©'s rows
-    are assigned their typical case by ``assignment`` (:data:`~.prototypes.ASSIGNMENTS`), which also sets how many
-    typical cases ``clusters=None`` fits (:func:`~.prototypes.fit_prototypes`).
-
-    Parameters
-    ----------
-    setup : Setup
-        The data, model and reference.
-    label : int
-        The predicted class explained.
-    tau, k
-        SEV^F's window.
-    clusters : int, optional
-        SEV^©'s K.
-    statistic : str
-        The typical cases' statistic.
-    seed : int
-        The fits' seed.
-    assignment : str
-        ``"nearest"`` or ``"sparsest"``.
-
-    Returns
-    -------
-    FittedReferences
-        The parts, each fitted on first use.
-
-    Raises
-    ------
-    IntakeError
-        When ``assignment`` is unknown.
-    """
-    check_choice(assignment, ASSIGNMENTS, "typical-case assignment")
-    return FittedReferences(setup, int(label), seed, tau, k, clusters, statistic, assignment)
-
-
-class ReferenceFits(dict):
-    """Each predicted class's :class:`FittedReferences`, made on first use with the same options.
-
-    Parameters
-    ----------
-    setup : Setup
-        The data, model and reference.
-    **options
-        :func:`fit_references`'s options.
-    """
-
-    def __init__(self, setup, **options):
-        super().__init__()
-        self.setup, self.options = setup, options
-
-    def __missing__(self, label: int) -> FittedReferences:
-        self[label] = fit_references(self.setup, label, **self.options)
-        return self[label]
-
-    @property
-    def seconds(self) -> dict:
-        """Fitting seconds per part, summed over the classes fitted so far."""
-        out: dict[str, float] = {}
-        for fitted in self.values():
-            for name, value in fitted.seconds.items():
-                out[name] = out.get(name, 0.0) + value
-        return out
 
 
 def explain_kind(setup, queries: pd.DataFrame, kind: str, fitted: dict[int, FittedReferences], *,
@@ -366,7 +196,7 @@ def _cluster(setup, queries, fitted, max_depth, credible) -> list[ClusterSEV]:
         r = found[k][i]
         out.append(ClusterSEV(**{f.name: getattr(r, f.name) for f in fields(r)} | {"seconds": seconds},
                               prototype=prototypes.prototypes[valid[k]].number, assigned_distance=float(distance[i, k]),
-                              assignment=assignment))
+                              assignment=assignment, cases=len(valid)))
     return out
 
 
@@ -473,88 +303,6 @@ def _plain_column(dtype) -> bool:
     objects, text, categories."""
     return (isinstance(dtype, np.dtype) and dtype.kind in "biufO") or isinstance(dtype, (pd.StringDtype,
                                                                                           pd.CategoricalDtype))
-
-
-@dataclass(frozen=True, eq=False)
-class KindsTable(Explanation):
-    """The kinds side by side over many rows (the paper's tables): per kind, mean SEV, median ℓ∞, mean credibility,
-    share explained and milliseconds per row; the one-off fitting seconds apart.
-
-    Parameters
-    ----------
-    rows : numpy.ndarray
-        The rows compared.
-    table : pandas.DataFrame
-        One line per kind.
-    fit_seconds : dict
-        The one-off fitting seconds per part.
-    credible : float, optional
-        The credibility threshold.
-    results : dict, optional
-        Per kind, each row's result.
-    assignment : str
-        The typical-case assignment.
-    """
-
-    rows: np.ndarray
-    table: pd.DataFrame
-    fit_seconds: dict
-    credible: float | None = None
-    results: dict | None = field(default=None, repr=False, compare=False)
-    assignment: str = DEFAULT_ASSIGNMENT
-
-    method = "SEV against each kind of reference (dataset-wide)"
-    meta_parameters = ("credible", "assignment")
-
-
-def compare_kinds(setup, rows: Sequence[int], fitted: ReferenceFits, *, kinds: Sequence[str] | None = None,
-                  max_depth: int = 6, credible: float | None = None, progress=None) -> KindsTable:
-    """Every kind the model allows (:func:`available_kinds`; and, with ``credible``, each credible search too) on
-    the same rows; SEV^©'s typical cases assigned by the fits' ``assignment`` rule.
-
-    Parameters
-    ----------
-    setup : Setup
-        The data, model and reference.
-    rows : sequence of int
-        The rows compared.
-    fitted : ReferenceFits
-        The fitted parts.
-    kinds : sequence of str, optional
-        The kinds (default: every one available).
-    max_depth : int
-        The search depth.
-    credible : float, optional
-        The credibility threshold.
-    progress : callable, optional
-        ``progress(fraction, message)``.
-
-    Returns
-    -------
-    KindsTable
-        The kinds side by side.
-
-    Raises
-    ------
-    IntakeError
-        When a kind is unknown or unavailable for the model.
-    """
-    rows = np.asarray(rows, dtype=int)
-    queries = setup.dataset.features.iloc[rows]
-    kinds = available_kinds(setup) if kinds is None else kinds
-    gated = [kind for kind in kinds if kind != "tree"] if credible is not None else []
-    runs = [(kind, None) for kind in kinds] + [(kind, credible) for kind in gated]
-    lines, results = [], {}
-    for i, (kind, gate) in enumerate(runs):
-        found = explain_kind(setup, queries, kind, fitted, max_depth=max_depth, credible=gate)
-        label = KIND_LABELS[kind] + (" (credible)" if gate is not None else "")
-        results[label] = tuple(found)
-        lines.append({"kind": label, **summary_row(found)})
-        if progress is not None:
-            progress((i + 1) / len(runs), f"{label}: {len(rows)} rows done")
-    table = pd.DataFrame(lines).set_index("kind") if lines else pd.DataFrame()
-    return KindsTable(rows, table, fitted.seconds, credible, results,
-                      fitted.options.get("assignment", DEFAULT_ASSIGNMENT))
 
 
 _EXPLAINERS = {"single": _single, "flexible": _flexible, "cluster": _cluster, "tree": _tree}

@@ -29,6 +29,34 @@ from .space import Destination, PopulationSpace
 
 KIND_LABELS = {"single": "SEV¹", "flexible": "SEV^F", "cluster": "SEV^©", "tree": "SEVᵀ"}
 """Each kind of reference's short label (SEV¹, SEV^F, SEV^©, SEVᵀ)."""
+RULE_LABELS = {"nearest": "nearest typical case, the paper's rule", "sparsest": "sparsest of {cases} typical cases"}
+"""SEV^©'s assignment rules (:data:`~.prototypes.ASSIGNMENTS`) as its label says them (``cases``: how many)."""
+
+
+def kind_label(kind: str, credible: float | None = None, assignment: str | None = None, cases: int = 0) -> str:
+    """A kind's label as results and tables name it: SEV^© with the rule that answered, e.g. "SEV^© (sparsest of
+    8 typical cases)" or "SEV^© (nearest typical case, the paper's rule)"; "(credible)" after a credible search.
+
+    Parameters
+    ----------
+    kind : str
+        A key of :data:`KIND_LABELS`.
+    credible : float, optional
+        The credibility threshold (None: the plain search).
+    assignment : str, optional
+        SEV^©'s assignment rule (None: no rule named).
+    cases : int
+        How many typical cases the sparsest rule chose among.
+
+    Returns
+    -------
+    str
+        The label.
+    """
+    label = KIND_LABELS[kind]
+    if kind == "cluster" and assignment is not None:
+        label += f" ({RULE_LABELS[assignment].format(cases=cases)})"
+    return label + (" (credible)" if credible is not None else "")
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,7 +111,7 @@ class ReferenceSEV(Explanation):
 
     @property
     def method(self) -> str:
-        return KIND_LABELS[self.kind] + (" (credible)" if self.threshold is not None else "")
+        return kind_label(self.kind, self.threshold)
 
     @property
     def explainable(self) -> bool:
@@ -163,14 +191,22 @@ class ClusterSEV(ReferenceSEV):
         The row's mixed distance to it.
     assignment : str
         The assignment rule's key.
+    cases : int
+        How many typical cases the rule chose among.
     """
 
     prototype: int = 0
     assigned_distance: float = 0.0
     assignment: str = "nearest"
+    cases: int = 0
 
     kind = "cluster"
-    meta_parameters = ("max_depth", "restricted", "threshold", "prototype", "assignment")
+    meta_parameters = ("max_depth", "restricted", "threshold", "prototype", "assignment", "cases")
+
+    @property
+    def method(self) -> str:
+        """SEV^© and the rule that answered (:func:`kind_label`)."""
+        return kind_label(self.kind, self.threshold, self.assignment, self.cases)
 
     @property
     def assignment_rule(self) -> str:

@@ -89,7 +89,7 @@ def setup(explain_cache_dir):
 
 @pytest.fixture(scope="module")
 def report(setup, row):
-    return rep.build_row_report(setup, row, PARAMS)
+    return rep.build_row_report(rep.RowResults(setup, row, PARAMS))
 
 
 @pytest.fixture(scope="module")
@@ -320,7 +320,7 @@ def test_the_export_browser_closes_when_idle_and_comes_back_for_the_next_figure(
 
 def test_two_reports_in_a_row_have_their_own_text_and_figures(setup, positive_rows, pdfs, tmp_path):
     second, used = tmp_path / "second.pdf", []
-    rep.write_pdf(rep.build_row_report(setup, positive_rows[1], PARAMS), second, renderers_used=used)
+    rep.write_pdf(rep.build_row_report(rep.RowResults(setup, positive_rows[1], PARAMS)), second, renderers_used=used)
     first_text, second_text = flat(pdf_text(pdfs["auto"][0])), flat(pdf_text(second))
     assert f"row {positive_rows[1]} (test row)" in second_text and f"row {positive_rows[0]} (test row)" in first_text
     assert f"row {positive_rows[0]} (test row)" not in second_text
@@ -471,14 +471,14 @@ def test_sev_reading_sentences(setup, positive_rows, demo):
 
 
 def test_sections_can_be_left_out(setup, row):
-    small = rep.build_row_report(setup, row, PARAMS, sections=("sev",))
+    small = rep.build_row_report(rep.RowResults(setup, row, PARAMS), ("sev",))
     assert small.lens is None and small.linear is None and small.agreement is None
     assert set(small.figures) == {"sev"}
     text = flat(pdf_text(io.BytesIO(rep.write_pdf(small, image_renderer="matplotlib"))))
     assert "SEV — sparse explanation values" in text and "LENS — necessity" not in text
     assert "Appendix" not in text
     with pytest.raises(Exception, match="Unknown report sections"):
-        rep.build_row_report(setup, row, PARAMS, sections=("sev", "charts"))
+        rep.build_row_report(rep.RowResults(setup, row, PARAMS), ("sev", "charts"))
 
 
 # --- the Report page --------------------------------------------------------------------------------------------

@@ -355,7 +355,8 @@ def test_the_report_draws_the_rows_leading_feature(compas):
     assert " ".join(interaction_text(pairs).split()) in text
     top = pairs.pairs().iloc[0]
     assert f"{top['feature']} {top['with']} {format_number(top.iloc[2])}" in text
-    alone = rep.build_row_report(rep.RowResults(compas, row, Parameters()), ("dependence",))  # no SEV: the top mean |SHAP|
+    # no SEV: the top mean |SHAP|
+    alone = rep.build_row_report(rep.RowResults(compas, row, Parameters()), ("dependence",))
     assert alone.dependence.groups == (global_shap(compas, rows=100).importance().index[0],)
     assert list(alone.json_files()) == [f"compas_row{row}.dependence.json", f"compas_row{row}.interactions.json"]
 

@@ -273,9 +273,9 @@ def test_one_kaleido_browser_draws_each_figure_as_a_fresh_page_would(report):
 
     sizes = {name: rep.figure_size(fig) for name, fig in report.figures.items()}
     for name in ("sev", "lens"):
-        rep.kaleido_png(report.figures[name], *sizes[name])
+        figures.kaleido_png(report.figures[name], *sizes[name])
     browser = figures._KALEIDO["browser"]
-    drawn_after_others = rep.kaleido_png(report.figures["agreement"], *sizes["agreement"])
+    drawn_after_others = figures.kaleido_png(report.figures["agreement"], *sizes["agreement"])
     assert browser is not None and figures._KALEIDO["browser"] is browser
     width, height = sizes["agreement"]
     opts = {"format": "png", "width": width, "height": height, "scale": rep.FIGURE_SCALE}
@@ -307,13 +307,13 @@ def test_the_export_browser_closes_when_idle_and_comes_back_for_the_next_figure(
     figures.close_browser()
     monkeypatch.setattr(figures, "KALEIDO_IDLE_S", 1.0)
     size = rep.figure_size(report.figures["lens"])
-    first = rep.kaleido_png(report.figures["lens"], *size)
+    first = figures.kaleido_png(report.figures["lens"], *size)
     assert figures._KALEIDO["browser"] is not None and chromium()
     deadline = time.monotonic() + 20
     while (figures._KALEIDO["browser"] is not None or chromium()) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert figures._KALEIDO["browser"] is None and not chromium()
-    assert rep.kaleido_png(report.figures["lens"], *size) == first  # a fresh browser draws the same PNG
+    assert figures.kaleido_png(report.figures["lens"], *size) == first  # a fresh browser draws the same PNG
     figures.close_browser()
     assert not chromium()
 

@@ -14,14 +14,14 @@ from .batch import BatchOptions, batch_reports, write_index
 from .build import (INDEX_COLUMNS, Headline, RowReport, build_row_report, check_sections, linear_support_method,
                     report_sections, section_title)
 from .bundle import RowResults
-from .figures import RENDERERS, figure_png, figure_size, find_chromium, kaleido_png, plotly_export_available, \
+from .figures import RENDERERS, figure_png, figure_size, find_chromium, plotly_export_available, \
     resolve_renderer
 from .pdf import write_pdf
-from .replot import FIGURE_SCALE, FIGURE_WIDTH_PX, matplotlib_figure, matplotlib_png
+from .replot import FIGURE_SCALE, FIGURE_WIDTH_PX, matplotlib_figure
 from .writer import font_files
 
 __all__ = ["FIGURE_SCALE", "FIGURE_WIDTH_PX", "INDEX_COLUMNS", "RENDERERS", "BatchOptions", "Headline", "RenderError",
            "RowReport", "RowResults", "batch_reports", "build_row_report", "check_sections", "figure_png",
-           "figure_size", "find_chromium", "font_files", "kaleido_png", "linear_support_method", "matplotlib_figure",
-           "matplotlib_png", "plotly_export_available", "report_sections", "resolve_renderer", "section_title",
+           "figure_size", "find_chromium", "font_files", "linear_support_method", "matplotlib_figure",
+           "plotly_export_available", "report_sections", "resolve_renderer", "section_title",
            "write_audit_pdf", "write_index", "write_pdf"]

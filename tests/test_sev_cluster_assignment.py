@@ -240,3 +240,29 @@ def test_the_sev_page_offers_the_rule_and_shows_the_one_used(explain_cache_dir):
         assert ASSIGNMENTS[rule].split(" (")[0] in captions.replace("\\", "")
         metric = next(m for m in at.metric if m.label == "SEV^© (features changed)")
         assert metric.value == want.shown
+
+
+def test_vertices_as_raw_rows_are_the_rows_built_one_by_one(compas):
+    """The search's vertices as the model's raw input (numbers kept numeric, issue 52's Report on wide data) are the
+    rows built one at a time: the query's values, each moved group's columns at its candidate's; same dtypes."""
+    from explain_core.references.search import _Mixer, layer_moves
+
+    layout = compas.dataset.layout
+    fits = ReferenceFits(compas, seed=0, assignment="sparsest")
+    _, sets = typical_case_sets(fits)
+    q = queries_of(compas, 4)
+    mixer = _Mixer(compas.model, layout, q, sets, fits[1].space)
+    ids = layer_moves(range(layout.size), sets[0].sizes, mixer.offsets, 2)[0][::7]
+    qi = np.arange(len(ids)) % len(mixer.query_of)
+    rows = []
+    for r in range(len(ids)):
+        row = q.iloc[mixer.query_of[qi[r]]].to_dict()
+        for slot in ids[r]:
+            group = layout.groups[mixer.group_of[slot]]
+            row.update({c: mixer.values[c][mixer.first[qi[r]] + slot] for c in group.columns})
+        rows.append(row)
+    want = pd.DataFrame(rows, columns=list(layout.columns)).infer_objects()
+    got = mixer.raw(qi, ids)
+    kinds = {mixer.native[c][1].dtype.kind for c in layout.columns}
+    assert "O" in kinds and "i" in kinds  # both paths taken: text as objects, counts as integers
+    pd.testing.assert_frame_equal(got, want)

@@ -3,9 +3,10 @@ SHAP, the methods' agreement and the counterfactuals, registered in the order th
 
 Each plug computes from a lazy bundle of the row's results (``results.setup``, ``.query``, ``.params``,
 ``results.get(name)``: :class:`~explain_core.report.bundle.RowResults`), so a method that reads another's result
-(the agreement reads four) asks the bundle, which computes it once. A new method is one :func:`register` call here
-or in its own module, beside its compute: the pages, the report, the command line, the audit and the JSON files
-loop over :func:`~explain_core.registry.methods`.
+(the agreement reads four) asks the bundle, which computes it once; the figures import plotly on first use (an
+audit's workers never load it). A new method is one :func:`register` call here or in its own module, beside its
+compute: the pages, the report, the command line, the audit and the JSON files loop over
+:func:`~explain_core.registry.methods`.
 """
 from __future__ import annotations
 
@@ -23,12 +24,7 @@ from .references import ASSIGNMENTS, REFERENCE_KINDS
 from .registry import AuditColumns, Method, Option, Section, method, methods, register
 from .sev.dispatch import METHODS as SEV_METHODS
 from .sev.engine import DEFAULT_BUDGET_ROWS as SEV_BUDGET_ROWS, SEVExplanation, hypercube
-from .views.compare import agreement_figure
-from .views.lens import pn_curve_figure
-from .views.linear import weights_figure
 from .views.readings import sev_reading
-from .views.references import points_figure
-from .views.sev import HYPERCUBE_FIGURE_MAX_GROUPS, hypercube_figure, lattice_figure
 from .vocabulary import METHOD_LABELS
 
 __all__ = ["BUDGET_CONTROL", "cube_drawn", "method", "methods", "register", "row_cube", "smallest_factor"]
@@ -49,6 +45,8 @@ def cube_drawn(setup) -> bool:
     bool
         The hypercube is drawn.
     """
+    from .views.sev import HYPERCUBE_FIGURE_MAX_GROUPS  # the figure modules import plotly
+
     return len(setup.dataset.groups) <= HYPERCUBE_FIGURE_MAX_GROUPS
 
 
@@ -93,6 +91,8 @@ def _sev_shown(sev: SEVExplanation) -> str:
 
 
 def _sev_figure(results):
+    from .views.sev import hypercube_figure, lattice_figure
+
     s, sev = results.setup, results.get("sev")
     if cube_drawn(s):
         return hypercube_figure(results.get("cube"), sev, which=_sev_shown(sev), class_names=s.class_names)
@@ -143,9 +143,15 @@ def _lens_columns(setup, query: pd.DataFrame, label: int, params, memo: dict) ->
     return {"factor": list(best.groups), "factor_ps": best.ps, "factor_status": "found"}
 
 
+def _pn_figure(results):
+    from .views.lens import pn_curve_figure
+
+    return pn_curve_figure(results.get("lens").pn_curve, direction=results.get("lens").direction)
+
+
 register(Method(
     "lens", "LENS", lambda r: row_lens(r.setup, r.query, r.params), "lens",
-    figure=lambda r: pn_curve_figure(r.get("lens").pn_curve, direction=r.get("lens").direction),
+    figure=_pn_figure,
     section=Section("LENS", ("τ-minimal factors with PS and p-values", "the cheapest (cost-order) factors",
                              "cumulative PN against τ"),
                     "τ-minimal sufficient factors with PS and p-values, the cheapest factors and the cumulative PN "
@@ -169,6 +175,8 @@ register(Method(
 
 def _weights_figure(results):
     """The weights with the methods' display names as columns."""
+    from .views.linear import weights_figure
+
     weights = results.get("linear").weights()
     return weights_figure(weights.rename(columns=lambda m: METHOD_LABELS.get(m, m)))
 
@@ -201,13 +209,19 @@ register(Method(
     json_type=Baselines))
 
 
+def _agreement_figure(results):
+    from .views.compare import agreement_figure
+
+    return agreement_figure(results.get("agreement").matrix())
+
+
 def _agreement(results) -> Agreement:
     return agreement(results.setup.dataset.group_names, sev=results.get("sev"), lens=results.get("lens").factors,
                      linear=results.get("linear"), baselines=results.get("baselines"))
 
 
 register(Method(
-    "agreement", "Agreement", _agreement, figure=lambda r: agreement_figure(r.get("agreement").matrix()),
+    "agreement", "Agreement", _agreement, figure=_agreement_figure,
     section=Section("Agreement", ("feature × method matrix", "how each method's set was read"),
                     "Which features each method names for this row (LIME and SHAP are computed for it)."),
     json_type=Agreement))
@@ -215,9 +229,15 @@ register(Method(
 
 # --- counterfactuals ---------------------------------------------------------------------------------------------
 
+def _points_figure(results):
+    from .views.references import points_figure
+
+    return points_figure({m.method: m.points for m in results.get("counterfactuals").methods})
+
+
 register(Method(
     "counterfactuals", "Counterfactuals", lambda r: row_counterfactuals(r.setup, r.query, r.params), "counterfactuals",
-    figure=lambda r: points_figure({m.method: m.points for m in r.get("counterfactuals").methods}),
+    figure=_points_figure,
     section=Section("Counterfactuals", ("SEV against one reference, a flexible one and typical cases beside DiCE's "
                                         "counterfactuals", "ℓ0, ℓ∞, ℓ1, credibility and seconds for every method",
                                         "where each point lands"),

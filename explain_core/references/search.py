@@ -215,7 +215,7 @@ class _Mixer:
                 values[hit] = candidates[self.first[qi[hit]] + ids[hit, t]]
             data[c] = values
         frame = pd.DataFrame(data)
-        return frame.infer_objects() if (frame.dtypes == object).any() else frame
+        return frame.infer_objects() if any(v.dtype.kind == "O" for v in data.values()) else frame
 
 
 def _native(query: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -8,30 +8,28 @@ from __future__ import annotations
 import streamlit as st
 
 from explain_core.inspection.filters import fitting
-from explain_core.report import (SECTION_TITLES, SECTIONS, build_row_report, needed_results, plotly_export_available,
+from explain_core.registry import method
+from explain_core.report import (RowResults, build_row_report, plotly_export_available, report_sections, section_title,
                                  write_pdf)
 from explain_core.report.cohorts import REPORT_KEY
-from explain_core.report.dependence import report_dependence, sev_feature
-from explain_core.views.sev import HYPERCUBE_FIGURE_MAX_GROUPS
+from explain_core.report.dependence import report_dependence
 from explain_core.vocabulary import plain
 from ui import lens_runs, model_dependence, references, second_model, shared
 
 SECTIONS_PER_ROW = 4  # seven checkboxes in one row cut their labels at 1280×800 ("Counte…", "Depen…")
-SECTION_HELP = {
-    "sev": "SEV⁻ / SEV⁺ / SEV® with the minimal explanations (the paper's tables), a plain-language reading and "
-           "the hypercube.",
-    "lens": "τ-minimal sufficient factors with PS and p-values, the cheapest factors and the cumulative PN curve.",
-    "linear": "Weights of IHT, the exact fit, LIME and SHAP side by side with fidelity, relevance, anchoring gap and "
-              "optimality status.",
-    "agreement": "Which features each method names for this row (LIME and SHAP are computed for it).",
-    "counterfactuals": "SEV against one reference, a flexible one and typical cases beside DiCE's counterfactuals, "
-                       "with ℓ0, ℓ∞, ℓ1, credibility and seconds for each.",
+OWN_HELP = {  # the report's own sections; a method's help is its plug's (explain_core.methods)
     "dependence": "Partial dependence and ICE of the row's leading feature (the first of its SEV explanation, else "
                   "the largest mean |SHAP|), this row's line highlighted.",
     "appendix": "Definitions in two lines each and the papers they come from.",
 }
-FIGURE_TABS = {"sev": "SEV", "lens": "LENS", "linear": "Linear", "agreement": "Agreement",
-               "counterfactuals": "Counterfactuals", "dependence": "Partial dependence"}
+
+
+def section_help(name: str) -> str:
+    return OWN_HELP.get(name) or method(name).section.help
+
+
+def figure_tab(name: str) -> str:
+    return "Partial dependence" if name == "dependence" else method(name).label
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -57,9 +55,9 @@ st.caption("An A4 PDF of this decision for a reader who never opened the app: ti
 
 st.subheader("Sections")
 columns = st.columns(SECTIONS_PER_ROW)
-chosen = [name for i, name in enumerate(SECTIONS)
-          if columns[i % SECTIONS_PER_ROW].checkbox(SECTION_TITLES[name], value=True, key=f"report_section_{name}",
-                                                    help=SECTION_HELP[name])]
+chosen = [name for i, name in enumerate(report_sections())
+          if columns[i % SECTIONS_PER_ROW].checkbox(section_title(name), value=True, key=f"report_section_{name}",
+                                                    help=section_help(name))]
 
 waiting = lens_runs.waiting(s, shared.query(), p.lens) if {"lens", "agreement"} & set(chosen) else None
 if waiting is not None:  # a long LENS search starts only when asked (issue 52): its sections wait for it
@@ -67,29 +65,23 @@ if waiting is not None:  # a long LENS search starts only when asked (issue 52):
         lens_runs.offer(s, shared.query(), p.lens, waiting, where="report")
         st.caption("Until it has run, the report leaves out the LENS and Agreement sections.")
     chosen = [name for name in chosen if name not in ("lens", "agreement")]
-need = needed_results(chosen)
 with st.spinner("Computing the explanations the report needs…"):
-    query = shared.query()
-    sev = shared.sev_now(s) if "sev" in need else None
-    lens = shared.lens_now(s) if "lens" in need else None
-    linear = shared.linear_now(s) if "linear" in need else None
-    baselines = shared.baselines_now(s) if "baselines" in need else None
-    counterfactuals = (references.counterfactuals(s, s.key, query, p.references, p.counterfactuals, s.restricted)
-                       if "counterfactuals" in need else None)
-    cube = shared.cube(s, s.key, query) \
-        if "sev" in chosen and len(s.dataset.groups) <= HYPERCUBE_FIGURE_MAX_GROUPS else None
-    dependence = report_pdp(s, s.key, query, shared.row(), sev_feature(sev, s.model.threshold), p.seed) \
-        if "dependence" in chosen else None
-    pairs = model_dependence.pair_strengths(s, s.key, p.seed) if "dependence" in chosen else None  # model page's
+    query, row = shared.query(), shared.row()
     cohort_key, cohort_part = st.session_state.get(REPORT_KEY, (None, None))  # the Cohorts & fairness page's
     second = second_model.second_model(s)
-    row = None if st.session_state.get("whatif") else shared.row()  # the comparison explains dataset rows only
-    models = None if second is None else second_model.comparison(s, s.key, second, second.key, row, p)
-    report = build_row_report(s, query, p, chosen, row_position=shared.row(),
-                              edited=bool(st.session_state.get("whatif")), sev=sev, baselines=baselines, lens=lens,
-                              linear=linear, cube=cube, counterfactuals=counterfactuals, dependence=dependence,
-                              interactions=pairs,
-                              cohorts=cohort_part if cohort_key == s.key and kept_cohorts() else None, models=models)
+    compared = None if st.session_state.get("whatif") else row  # the comparison explains dataset rows only
+    supply = {  # this session's cached results (ui/shared.py): the report reads only what its sections show
+        "sev": lambda: shared.sev_now(s), "lens": lambda: shared.lens_now(s), "linear": lambda: shared.linear_now(s),
+        "baselines": lambda: shared.baselines_now(s), "cube": lambda: shared.cube(s, s.key, query),
+        "counterfactuals": lambda: references.counterfactuals(s, s.key, query, p.references, p.counterfactuals,
+                                                              s.restricted),
+        "dependence": lambda feature: report_pdp(s, s.key, query, row, feature, p.seed),
+        "interactions": lambda: model_dependence.pair_strengths(s, s.key, p.seed),  # the model page's
+        "cohorts": cohort_part if cohort_key == s.key and kept_cohorts() else None,
+        "models": lambda: None if second is None else second_model.comparison(s, s.key, second, second.key,
+                                                                              compared, p)}
+    report = build_row_report(RowResults(s, query, p, position=row, supply=supply), chosen,
+                              edited=bool(st.session_state.get("whatif")))
 
 left, right = st.columns([2, 3], vertical_alignment="bottom")
 options = ["auto", "plotly", "matplotlib"] if plotly_export_available() else ["matplotlib"]
@@ -125,9 +117,9 @@ with st.container(key="report_contents", border=True):
     for title, items in report.contents():
         st.markdown(f"- **{plain(title)}**: {plain('; '.join(items))}")
 
-figures = [name for name in FIGURE_TABS if name in report.figures]
+figures = [name for name in report.sections if name in report.figures]
 if figures:
     st.caption("The report's figures (the same data as the pages' charts):")
-    for tab, name in zip(st.tabs([FIGURE_TABS[n] for n in figures]), figures):
+    for tab, name in zip(st.tabs([figure_tab(n) for n in figures]), figures):
         with tab:
             st.plotly_chart(report.figures[name], width="stretch", key=f"report_figure_{name}")

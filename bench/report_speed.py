@@ -60,7 +60,7 @@ def main() -> int:
 
     def one(row: int, how: str) -> tuple[float, float, float, list]:
         t = time.perf_counter()
-        report = rep.build_row_report(setup, row, params)
+        report = rep.build_row_report(rep.RowResults(setup, row, params))
         built = time.perf_counter() - t
         used: list = []
         t, cpu = time.perf_counter(), time.process_time()

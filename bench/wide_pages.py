@@ -10,14 +10,15 @@ figure in seconds with the model rows the sandboxed worker scored and the larges
 * **LENS**: what the page does by itself (the search's plan in model rows, and a first pass within 200,000 rows),
   then the whole layered search (``row_lens``), which on wide data runs only when its button is clicked;
 * **Compare**: SEV + LIME/SHAP + the linear explanation (+ LENS when it does not wait for its button);
-* **Report**: ``build_row_report`` and ``write_pdf`` (matplotlib figures) of the sections the page builds without
-  a click (LENS and Agreement wait with LENS), the row's results passed in as the page does, and what the
-  counterfactual and dependence sections cost alone.
+* **Report**: ``build_row_report`` (the page) and ``write_pdf`` (its PDF, matplotlib figures) of the sections the page
+  builds without a click (LENS and Agreement wait with LENS), reading the other pages' cached results from its
+  :class:`~explain_core.report.RowResults` as the page does, and what the counterfactual and dependence sections
+  cost alone. ``--report-only`` skips the lines the Report does not read.
 
 Targets (issue 52): every page ≤ 15 s, the PDF ≤ 20 s on a quiet 2-core machine. The machine here is shared:
 the load average is printed beside the figures; compare figures of one run only.
 
-    python bench/wide_pages.py [--case digits|cancer] [--hidden 64]
+    python bench/wide_pages.py [--case digits|cancer] [--hidden 64] [--report-only]
 """
 from __future__ import annotations
 
@@ -98,10 +99,36 @@ class Meter:
               f"[{load()}]{verdict}")
 
 
+@contextmanager
+def objects_vertices():
+    """The search's vertices made as rows of objects and inferred, as before issue 52's Report work (the anchor)."""
+    import pandas as pd
+
+    from explain_core.references.search import _Mixer
+
+    def raw(self, qi, ids):
+        data = {}
+        for c, g in zip(self.layout.columns, self.layout.column_group):
+            values = self.queries[c].to_numpy(dtype=object)[self.query_of[qi]]
+            for t in range(ids.shape[1]):
+                hit = self.group_of[ids[:, t]] == g
+                values[hit] = self.values[c][self.first[qi[hit]] + ids[hit, t]]
+            data[c] = values
+        return pd.DataFrame(data).infer_objects()
+
+    numeric, _Mixer.raw = _Mixer.raw, raw
+    try:
+        yield
+    finally:
+        _Mixer.raw = numeric
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--case", default="digits", choices=("digits", "cancer"))
     parser.add_argument("--hidden", type=int, default=64, help="hidden units of the MLP (default 64)")
+    parser.add_argument("--report-only", action="store_true",
+                        help="only what the Report page reads from the other pages' caches, then the Report lines")
     args = parser.parse_args()
 
     from dataclasses import replace
@@ -109,7 +136,7 @@ def main() -> int:
     from explain_core import report as rep
     from explain_core.analysis import (Parameters, agreement, predicted_rows, row_baselines, row_lens,
                                        row_lens_plan, row_lens_search, row_linear, row_sev)
-    from explain_core.report.build import SECTIONS
+    from explain_core.report import report_sections
 
     AUTO_ROWS = 200_000  # ui/lens_runs.py: a longer LENS search waits for its button
 
@@ -123,34 +150,41 @@ def main() -> int:
     with meter.timed("SEV page: SEV⁻ and SEV⁺", 15):
         ex = row_sev(setup, query, params)
     print(f"    SEV⁻ {ex.minus.shown} ({ex.minus.status}), SEV⁺ {ex.plus.shown} ({ex.plus.status})")
-    with meter.timed("SEV, no row budget (the layer cap alone)"):
-        old = row_sev(setup, query, replace(params, sev_budget_rows=20_000_000))
-    print(f"    SEV⁻ {old.minus.shown} ({old.minus.status}), SEV⁺ {old.plus.shown} ({old.plus.status})")
+    if not args.report_only:
+        with meter.timed("SEV, no row budget (the layer cap alone)"):
+            old = row_sev(setup, query, replace(params, sev_budget_rows=20_000_000))
+        print(f"    SEV⁻ {old.minus.shown} ({old.minus.status}), SEV⁺ {old.plus.shown} ({old.plus.status})")
     with meter.timed("LENS page: the plan and a first pass", 15):
         plan = row_lens_plan(setup, query, params)
         first = row_lens_search(setup, query, replace(params, lens_budget_rows=AUTO_ROWS))
     waits = plan.rows > AUTO_ROWS and not first.result.factors
     print(f"    plan: at most {plan.rows:,} model rows ({plan.stop}); "
           + ("the search waits for its button" if waits else "the page runs it"))
-    with meter.timed("LENS: the whole search (after the click)"):
-        lens = row_lens(setup, query, params)
-    print(f"    {lens.note[:150]}")
+    if not args.report_only or not waits:
+        with meter.timed("LENS: the whole search (after the click)"):
+            lens = row_lens(setup, query, params)
+        print(f"    {lens.note[:150]}")
     with meter.timed("Compare page: SEV, LIME/SHAP, linear (+ LENS)", 15):
         ex, base = row_sev(setup, query, params), row_baselines(setup, query, params)
         lin = row_linear(setup, query, params)
         agreement(setup.dataset.group_names, sev=ex, lens=None if waits else lens.factors, linear=lin,
                   baselines=base)
-    sections = [s for s in SECTIONS if not (waits and s in ("lens", "agreement"))]
-    folder = Path(tempfile.mkdtemp(prefix="wide-pages-"))
-    with meter.timed(f"Report: {len(sections)} sections, build + PDF", 20):
-        report = rep.build_row_report(setup, row, params, sections, sev=ex, baselines=base, linear=lin)
-        rep.write_pdf(report, folder / "row.pdf", image_renderer="matplotlib")
+    sections = [s for s in report_sections() if not (waits and s in ("lens", "agreement"))]
+    cached = {"sev": ex, "baselines": base, "linear": lin, **({} if waits else {"lens": lens})}  # the pages' caches
+    with meter.timed(f"Report page: {len(sections)} sections from the pages' cache", 15):
+        report = rep.build_row_report(rep.RowResults(setup, row, params, supply=cached), sections)
+    with meter.timed("Report: its PDF (matplotlib figures)", 20):
+        rep.write_pdf(report, Path(tempfile.mkdtemp(prefix="wide-pages-")) / "row.pdf", image_renderer="matplotlib")
     parts = {}
     for part in ("counterfactuals", "dependence"):
         start = time.perf_counter()
-        rep.build_row_report(setup, row, params, [part], sev=ex, baselines=base, linear=lin)
+        rep.build_row_report(rep.RowResults(setup, row, params, supply=cached), [part])
         parts[part] = time.perf_counter() - start
     print("    of which " + ", ".join(f"{k} {v:.2f} s" for k, v in parts.items()) + f" [{load()}]")
+    with meter.timed("counterfactuals, the vertices as objects (before)"), objects_vertices():
+        start = time.perf_counter()
+        rep.build_row_report(rep.RowResults(setup, row, params, supply=cached), ["counterfactuals"])
+    print(f"    numeric vertices / objects: {parts['counterfactuals'] / (time.perf_counter() - start):.2f} [{load()}]")
     return 0
 
 

@@ -19,7 +19,7 @@ import pytest
 from conftest import ROOT
 from explain_core import IntakeError
 from explain_core.analysis import dataset_sev, demo_setup
-from explain_core.audit import AuditOptions, explain_partition, read_audit, run_audit
+from explain_core.audit import AuditOptions, Cluster, explain_partition, read_audit, run_audit
 from explain_core.intake.data import make_dataset
 from explain_core.lens import lens_contexts, opposite_references
 from explain_core.setup import Parameters, lens_max_size, trained_setup
@@ -79,11 +79,11 @@ def check_equal(frame: pd.DataFrame, expected) -> None:
 
 
 def test_cluster_run_equals_the_single_process_engine_on_adult(client, adult, adult_file, expected, tmp_path):
-    run = run_audit(adult, adult_file, tmp_path / "cluster", client=client)
+    run = run_audit(adult, adult_file, tmp_path / "cluster", cluster=Cluster(client=client))
     assert run.executor == "Dask cluster (2 workers)" and run.computed == tuple(range(8)) and not run.skipped
     frame = table(run.folder)
     check_equal(frame, expected)
-    single = run_audit(adult, adult_file, tmp_path / "single", scheduler="single")
+    single = run_audit(adult, adult_file, tmp_path / "single", cluster=Cluster("single"))
     assert single.executor == "single process"
     assert table(single.folder).drop(columns="seconds").equals(frame.drop(columns="seconds"))
     assert frame["prediction"].tolist() == adult.model.label(adult.dataset.features.iloc[:ADULT_ROWS]).tolist()
@@ -103,7 +103,7 @@ def test_a_values_only_audit_gives_the_same_values_and_no_prevalence(adult, adul
     from explain_core.audit.summary import VALUES_ONLY
     from explain_core.report.audit import write_audit_pdf
 
-    run = run_audit(adult, adult_file, tmp_path / "first", scheduler="single",
+    run = run_audit(adult, adult_file, tmp_path / "first", cluster=Cluster("single"),
                     options=AuditOptions(explanations="first"))
     frame = table(run.folder)
     for kind, results in expected.items():
@@ -133,7 +133,7 @@ def test_a_worker_killed_mid_run_changes_nothing(client, adult, adult_file, expe
             os.kill(victim, signal.SIGKILL)
             killed.append(i)
 
-    run = run_audit(adult, adult_file, tmp_path / "killed", client=client, on_partition=kill)
+    run = run_audit(adult, adult_file, tmp_path / "killed", cluster=Cluster(client=client), on_partition=kill)
     assert killed and len(run.computed) == 8
     check_equal(table(run.folder), expected)
     client.wait_for_workers(2, timeout=60)
@@ -149,17 +149,17 @@ def test_an_interrupted_run_resumes_with_only_the_missing_partitions(client, adu
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        run_audit(adult, adult_file, out, client=client, on_partition=interrupt)
+        run_audit(adult, adult_file, out, cluster=Cluster(client=client), on_partition=interrupt)
     stamps = {p.name: p.stat().st_mtime_ns for p in (out / "parts").glob("*.parquet")}
     assert len(stamps) == 3 and not list((out / "parts").glob(".*"))  # whole partition files only
     assert not read_audit(out).complete
-    run = run_audit(adult, adult_file, out, client=client)
+    run = run_audit(adult, adult_file, out, cluster=Cluster(client=client))
     assert run.skipped == tuple(sorted(written)) and sorted(run.computed) == sorted(set(range(8)) - set(written))
     assert {p.name: p.stat().st_mtime_ns for p in (out / "parts").glob("*.parquet") if p.name in stamps} == stamps
     check_equal(table(out), expected)
     assert read_audit(out).complete
     with pytest.raises(IntakeError, match="other inputs"):
-        run_audit(adult, adult_file, out, Parameters(max_depth=2), client=client)
+        run_audit(adult, adult_file, out, Parameters(max_depth=2), cluster=Cluster(client=client))
 
 
 TEXT = 20_000
@@ -188,7 +188,7 @@ def test_a_table_several_times_larger_than_a_worker_streams_through(client, tmp_
     assert WIDE_ROWS * TEXT >= 3 * WORKER_MEMORY
     client.wait_for_workers(2, timeout=60)
     before = client.run(os.getpid)
-    run = run_audit(setup, path, tmp_path / "wide", client=client)
+    run = run_audit(setup, path, tmp_path / "wide", cluster=Cluster(client=client))
     assert client.run(os.getpid) == before, "a worker was restarted (killed for memory?)"
     peaks = client.run(peak_memory)
     assert max(peaks.values()) < WORKER_MEMORY, peaks
@@ -202,11 +202,11 @@ def test_a_table_several_times_larger_than_a_worker_streams_through(client, tmp_
 def test_report_command_fans_rows_out_over_the_cluster(client, adult, tmp_path):
     """batch_reports on the cluster (one task per row, the setup sent once) writes the PDFs and the index that one
     process writes."""
-    from explain_core.report import batch_reports
+    from explain_core.report import BatchOptions, batch_reports
 
-    rows, kw = [7, 0], dict(sections=("sev",), image_renderer="matplotlib")
+    rows, kw = [7, 0], dict(options=BatchOptions(sections=("sev",), image_renderer="matplotlib"))
     _, here = batch_reports(adult, rows, PARAMS, tmp_path / "here", **kw)
-    _, there = batch_reports(adult, rows, PARAMS, tmp_path / "there", client=client, **kw)
+    _, there = batch_reports(adult, rows, PARAMS, tmp_path / "there", cluster=Cluster(client=client), **kw)
     assert there == here and [r["row"] for r in there] == rows
     assert all((tmp_path / "there" / r["pdf"]).read_bytes()[:4] == b"%PDF" for r in there)
 
@@ -301,10 +301,10 @@ def test_bad_inputs_get_clear_messages(adult, adult_file, tmp_path):
 
 def test_resume_refuses_a_planted_or_changed_part_and_a_damaged_folder_is_named(adult, adult_file, tmp_path):
     out = tmp_path / "audit"
-    run_audit(adult, adult_file, out, scheduler="single")
+    run_audit(adult, adult_file, out, cluster=Cluster("single"))
     planted = out / "parts" / "part-00099.parquet"
     pq.write_table(pa.table({"sev_minus": [99] * 99}), planted)  # would move SEV⁻'s mean from 1.4 to 25.8
-    for reader in (lambda: run_audit(adult, adult_file, out, scheduler="single"), lambda: read_audit(out)):
+    for reader in (lambda: run_audit(adult, adult_file, out, cluster=Cluster("single")), lambda: read_audit(out)):
         with pytest.raises(IntakeError, match="part-00099.parquet was not written by this audit"):
             reader()
     planted.unlink()
@@ -313,7 +313,7 @@ def test_resume_refuses_a_planted_or_changed_part_and_a_damaged_folder_is_named(
     pq.write_table(table0.set_column(table0.schema.get_field_index("sev_minus"), "sev_minus",
                                      pa.array([9] * table0.num_rows, type=table0["sev_minus"].type)), first)
     with pytest.raises(IntakeError, match="part-00000.parquet changed since the audit wrote it"):
-        run_audit(adult, adult_file, out, scheduler="single")
+        run_audit(adult, adult_file, out, cluster=Cluster("single"))
     (out / "audit.json").write_text("{not json")
     with pytest.raises(IntakeError, match="is damaged: audit.json"):
         read_audit(out)
@@ -364,7 +364,7 @@ def test_the_sev_page_shows_an_audit_the_server_offers(explain_cache_dir, adult,
 
     from explain_core.sev.summaries import NOT_EXPLAINED
 
-    run_audit(adult, adult_file, tmp_path / "audits" / "adult-2026-11", scheduler="single")
+    run_audit(adult, adult_file, tmp_path / "audits" / "adult-2026-11", cluster=Cluster("single"))
     monkeypatch.setenv("EXPLAIN_AUDIT_DIR", str(tmp_path / "audits"))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
     at.switch_page("app_pages/sev.py").run()

@@ -342,7 +342,7 @@ def test_the_report_draws_the_rows_leading_feature(compas):
     from explain_core.inspection.global_shap import global_shap
 
     row = int(compas.test_rows[3])
-    report = rep.build_row_report(compas, row, Parameters(), sections=("sev", "dependence"))
+    report = rep.build_row_report(rep.RowResults(compas, row, Parameters()), ("sev", "dependence"))
     leading = explanation_lines(report.sev, "minus", compas.model.threshold)[0].moves[0].group
     want = partial_dependence(compas, [leading], row=row, rows=500, ice_rows=100)
     assert report.dependence == want and "dependence" in report.figures
@@ -356,7 +356,8 @@ def test_the_report_draws_the_rows_leading_feature(compas):
     assert " ".join(interaction_text(pairs).split()) in text
     top = pairs.pairs().iloc[0]
     assert f"{top['feature']} {top['with']} {format_number(top.iloc[2])}" in text
-    alone = rep.build_row_report(compas, row, Parameters(), sections=("dependence",))  # no SEV: the top mean |SHAP|
+    # no SEV: the top mean |SHAP|
+    alone = rep.build_row_report(rep.RowResults(compas, row, Parameters()), ("dependence",))
     assert alone.dependence.groups == (global_shap(compas, rows=100).importance().index[0],)
     assert list(alone.json_files()) == [f"compas_row{row}.dependence.json", f"compas_row{row}.interactions.json"]
 

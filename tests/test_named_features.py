@@ -81,7 +81,7 @@ def case_setup(case: str):
 def case(request, explain_cache_dir, tmp_path_factory):
     """One row's report (every section but dependence) and its PDF's text, flattened."""
     setup, row = case_setup(request.param)
-    report = rep.build_row_report(setup, row, PARAMS, sections=SECTIONS)
+    report = rep.build_row_report(rep.RowResults(setup, row, PARAMS), SECTIONS)
     path = tmp_path_factory.mktemp("named") / "report.pdf"
     rep.write_pdf(report, path, image_renderer="matplotlib")
     text = "\n".join(page.extract_text() for page in PdfReader(path).pages)

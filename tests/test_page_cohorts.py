@@ -13,7 +13,7 @@ from explain_core.analysis import Parameters, demo_setup
 from explain_core.inspection.filters import MISCLASSIFIED, Cohort, Filter
 from explain_core.inspection.errors import error_tree, leaf_cohort
 from explain_core.inspection.fairness import SEV_BUDGET, fairness_report
-from explain_core.report import build_row_report
+from explain_core.report import RowResults, build_row_report
 from explain_core.report.cohorts import REPORT_KEY
 from explain_core.views.cohorts import fairness_text
 from test_browser import LIVE, charts_drawn, no_error, open_page, shot
@@ -77,7 +77,7 @@ def test_a_cohort_built_on_the_page_is_compared_kept_and_reported(demo):
     key, part = at.session_state[REPORT_KEY]
     assert key == demo.key and part.comparison is not None and part.errors == tree
     assert [x.split for x in part.fairness.splits] == ["sex", "age", "young", made.name]  # recomputed with the leaf
-    report = build_row_report(demo, int(demo.test_rows[0]), Parameters(), ["sev"], cohorts=part)
+    report = build_row_report(RowResults(demo, int(demo.test_rows[0]), Parameters(), supply={"cohorts": part}), ["sev"])
     assert report.contents()[-1][0] == "2. Cohorts and fairness" and "fairness" in report.figures
     at.switch_page("app_pages/report.py").run()
     assert not at.exception and not at.error

@@ -193,7 +193,7 @@ def test_flip_chart_orders_values_and_not_explained_last():
 
 
 def test_regression_reference_is_from_the_other_side_and_the_report_says_above_below(explain_cache_dir):
-    from explain_core.report import build_row_report
+    from explain_core.report import RowResults, build_row_report
 
     setup = demo_setup("student_performance_math", "gbdt")
     t = setup.model.threshold
@@ -203,7 +203,7 @@ def test_regression_reference_is_from_the_other_side_and_the_report_says_above_b
         assert f"{'<' if side == 1 else '≥'} {t:.4g}" in ex.reference.description  # rows of the other side
         reference_side = int(setup.model.score(ex.reference.as_frame(setup.dataset.columns))[0] >= t)
         assert (ex.plus.value == 0) == (reference_side == side)
-    report = build_row_report(setup, int(setup.test_rows[0]), Parameters(m=500, lens_references=20, lime_samples=300),
-                              sections=("sev",))
+    report = build_row_report(RowResults(setup, int(setup.test_rows[0]),
+                                         Parameters(m=500, lens_references=20, lime_samples=300)), ("sev",))
     side = "at or above" if report.label == 1 else "below"
     assert report.title.startswith(f"Why is the predicted {setup.dataset.target.name} {side} the threshold")

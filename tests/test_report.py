@@ -89,7 +89,7 @@ def setup(explain_cache_dir):
 
 @pytest.fixture(scope="module")
 def report(setup, row):
-    return rep.build_row_report(setup, row, PARAMS)
+    return rep.build_row_report(rep.RowResults(setup, row, PARAMS))
 
 
 @pytest.fixture(scope="module")
@@ -273,9 +273,9 @@ def test_one_kaleido_browser_draws_each_figure_as_a_fresh_page_would(report):
 
     sizes = {name: rep.figure_size(fig) for name, fig in report.figures.items()}
     for name in ("sev", "lens"):
-        rep.kaleido_png(report.figures[name], *sizes[name])
+        figures.kaleido_png(report.figures[name], *sizes[name])
     browser = figures._KALEIDO["browser"]
-    drawn_after_others = rep.kaleido_png(report.figures["agreement"], *sizes["agreement"])
+    drawn_after_others = figures.kaleido_png(report.figures["agreement"], *sizes["agreement"])
     assert browser is not None and figures._KALEIDO["browser"] is browser
     width, height = sizes["agreement"]
     opts = {"format": "png", "width": width, "height": height, "scale": rep.FIGURE_SCALE}
@@ -307,20 +307,20 @@ def test_the_export_browser_closes_when_idle_and_comes_back_for_the_next_figure(
     figures.close_browser()
     monkeypatch.setattr(figures, "KALEIDO_IDLE_S", 1.0)
     size = rep.figure_size(report.figures["lens"])
-    first = rep.kaleido_png(report.figures["lens"], *size)
+    first = figures.kaleido_png(report.figures["lens"], *size)
     assert figures._KALEIDO["browser"] is not None and chromium()
     deadline = time.monotonic() + 20
     while (figures._KALEIDO["browser"] is not None or chromium()) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert figures._KALEIDO["browser"] is None and not chromium()
-    assert rep.kaleido_png(report.figures["lens"], *size) == first  # a fresh browser draws the same PNG
+    assert figures.kaleido_png(report.figures["lens"], *size) == first  # a fresh browser draws the same PNG
     figures.close_browser()
     assert not chromium()
 
 
 def test_two_reports_in_a_row_have_their_own_text_and_figures(setup, positive_rows, pdfs, tmp_path):
     second, used = tmp_path / "second.pdf", []
-    rep.write_pdf(rep.build_row_report(setup, positive_rows[1], PARAMS), second, renderers_used=used)
+    rep.write_pdf(rep.build_row_report(rep.RowResults(setup, positive_rows[1], PARAMS)), second, renderers_used=used)
     first_text, second_text = flat(pdf_text(pdfs["auto"][0])), flat(pdf_text(second))
     assert f"row {positive_rows[1]} (test row)" in second_text and f"row {positive_rows[0]} (test row)" in first_text
     assert f"row {positive_rows[0]} (test row)" not in second_text
@@ -471,14 +471,14 @@ def test_sev_reading_sentences(setup, positive_rows, demo):
 
 
 def test_sections_can_be_left_out(setup, row):
-    small = rep.build_row_report(setup, row, PARAMS, sections=("sev",))
+    small = rep.build_row_report(rep.RowResults(setup, row, PARAMS), ("sev",))
     assert small.lens is None and small.linear is None and small.agreement is None
     assert set(small.figures) == {"sev"}
     text = flat(pdf_text(io.BytesIO(rep.write_pdf(small, image_renderer="matplotlib"))))
     assert "SEV — sparse explanation values" in text and "LENS — necessity" not in text
     assert "Appendix" not in text
     with pytest.raises(Exception, match="Unknown report sections"):
-        rep.build_row_report(setup, row, PARAMS, sections=("sev", "charts"))
+        rep.build_row_report(rep.RowResults(setup, row, PARAMS), ("sev", "charts"))
 
 
 # --- the Report page --------------------------------------------------------------------------------------------

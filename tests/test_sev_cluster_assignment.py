@@ -264,7 +264,7 @@ def test_each_label_names_the_rule_that_answered(compas):
         found = table.results[f"SEV^© ({words})"]
         assert {r.assignment for r in found} == {rule} and {r.method for r in found} == {f"SEV^© ({words})"}
         assert list(table.table.index) == [f"SEV^© ({words})", f"SEV^© ({words}) (credible)"]
-        report = rep.build_row_report(s, int(rows[0]), params, sections=("counterfactuals",))
+        report = rep.build_row_report(rep.RowResults(s, int(rows[0]), params), ("counterfactuals",))
         method = next(m.method for m in report.counterfactuals.methods if m.method.startswith("SEV^©"))
         assert method == f"SEV^© ({words})"
         pdf = rep.write_pdf(report, image_renderer="matplotlib")
@@ -272,3 +272,29 @@ def test_each_label_names_the_rule_that_answered(compas):
         assert words in text and RULE_WORDS[next(r for r in RULE_WORDS if r != rule)] not in text
     assert kind_label("cluster", 0.1, "sparsest", 5) == "SEV^© (sparsest of 5 typical cases) (credible)"
     assert kind_label("cluster") == "SEV^©" and kind_label("flexible", 0.1) == "SEV^F (credible)"
+
+
+def test_vertices_as_raw_rows_are_the_rows_built_one_by_one(compas):
+    """The search's vertices as the model's raw input (numbers kept numeric, issue 52's Report on wide data) are the
+    rows built one at a time: the query's values, each moved group's columns at its candidate's; same dtypes."""
+    from explain_core.references.search import _Mixer, layer_moves
+
+    layout = compas.dataset.layout
+    fits = ReferenceFits(compas, seed=0, assignment="sparsest")
+    _, sets = typical_case_sets(fits)
+    q = queries_of(compas, 4)
+    mixer = _Mixer(compas.model, layout, q, sets, fits[1].space)
+    ids = layer_moves(range(layout.size), sets[0].sizes, mixer.offsets, 2)[0][::7]
+    qi = np.arange(len(ids)) % len(mixer.query_of)
+    rows = []
+    for r in range(len(ids)):
+        row = q.iloc[mixer.query_of[qi[r]]].to_dict()
+        for slot in ids[r]:
+            group = layout.groups[mixer.group_of[slot]]
+            row.update({c: mixer.values[c][mixer.first[qi[r]] + slot] for c in group.columns})
+        rows.append(row)
+    want = pd.DataFrame(rows, columns=list(layout.columns)).infer_objects()
+    got = mixer.raw(qi, ids)
+    kinds = {mixer.native[c][1].dtype.kind for c in layout.columns}
+    assert "O" in kinds and "i" in kinds  # both paths taken: text as objects, counts as integers
+    pd.testing.assert_frame_equal(got, want)

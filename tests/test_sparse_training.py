@@ -335,14 +335,14 @@ def test_the_pdf_report_says_how_the_model_was_trained(mixed):
 
     base = trained_setup(mixed, "l2_lr", seed=0)
     after = sparse_setup(base, train_sparse(base, TrainingSettings(objective="all_opt_minus", strength=2.5, **TINY)))
-    made = rep.build_row_report(after, int(after.test_rows[0]), Parameters(), sections=("sev",))
+    made = rep.build_row_report(rep.RowResults(after, int(after.test_rows[0]), Parameters()), ("sev",))
     text = " ".join(" ".join(p.extract_text() for p in PdfReader(io.BytesIO(
         rep.write_pdf(made, image_renderer="matplotlib"))).pages).split())
     assert "Trained for sparse explanations" in text and "objective All-Opt⁻, λ = 2.5" in text
     table = after.training.comparison(after, Parameters().sev).table()
     for name, row in table.iterrows():
         assert f"{name} {fmt_metric(row['before'])} {fmt_metric(row['after'])}" in text, name
-    plain = rep.build_row_report(base, int(base.test_rows[0]), Parameters(), sections=("sev",))
+    plain = rep.build_row_report(rep.RowResults(base, int(base.test_rows[0]), Parameters()), ("sev",))
     assert plain.sparsity is None
 
 

@@ -156,12 +156,12 @@ def test_the_pdf_names_the_moved_threshold_and_the_second_model(compas):
 
     from pypdf import PdfReader
 
-    from explain_core.report import build_row_report, write_pdf
+    from explain_core.report import RowResults, build_row_report, write_pdf
 
     first, second = compas
     moved = first.with_threshold(0.3)
     row = int(hand_disagreements(moved, second)[0])
-    report = build_row_report(moved, row, Parameters(), ("sev",), second=second)
+    report = build_row_report(RowResults(moved, row, Parameters(), supply={"second": second}), ("sev",))
     text = " ".join(" ".join(p.extract_text() for p in PdfReader(io.BytesIO(
         write_pdf(report, image_renderer="matplotlib"))).pages).split())
     assert "Decision threshold 0.3, chosen on The model page (the model's own: 0.5)" in text, text[:3000]
@@ -175,7 +175,7 @@ def test_the_pdf_names_the_moved_threshold_and_the_second_model(compas):
     assert (f"predict differently on {len(compared.disagree):,} of the {len(moved.test_rows):,} test rows"
             in text), text[:3000]
     assert f"test_accuracy {moved.metrics['test_accuracy']:.4f} {second.metrics['test_accuracy']:.4f}" in text
-    plain = build_row_report(first, row, Parameters(), ("sev",))
+    plain = build_row_report(RowResults(first, row, Parameters()), ("sev",))
     assert plain.models is None and "chosen on The model page" not in " ".join(
         p.extract_text() for p in PdfReader(io.BytesIO(write_pdf(plain, image_renderer="matplotlib"))).pages)
 

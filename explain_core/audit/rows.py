@@ -3,7 +3,8 @@
 SEV⁻, SEV⁺ (and SEV® with restricted groups) come from :func:`~explain_core.analysis.frame_sev` — the function
 behind the dashboard's dataset-wide view — on batches of ``batch_rows`` rows, so a partition of any size runs in
 bounded memory. LENS (the smallest τ-minimal sufficient factor of one context, Def. 4 / Alg. 1) and LIME-C /
-SHAP-C (SEV §5.4) run per row, as on the dashboard. The output has one row per explained row: :data:`SCHEMA`.
+SHAP-C (SEV §5.4) run per row, as on the dashboard, as does any registered method with audit columns
+(:class:`~explain_core.registry.AuditColumns`). The output has one row per explained row: :func:`schema`.
 """
 from __future__ import annotations
 
@@ -15,10 +16,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..analysis import ROW_CHOICES, frame_sev, row_baselines
-from ..errors import check_choice
-from ..lens import opposite_references
-from ..lens.search import search_factors
+from ..analysis import ROW_CHOICES, frame_sev
+from ..errors import IntakeError, check_choice
+from ..methods import method
 from ..setup import Parameters, Setup
 from ..sev.engine import EXPLANATIONS, SEV_RESULTS
 
@@ -27,9 +27,10 @@ GROUP_LISTS = pa.list_(pa.list_(pa.string()))
 
 @dataclass(frozen=True)
 class AuditOptions:
-    """What an audit computes besides SEV: which rows, LENS, LIME-C/SHAP-C, the batch size of one SEV call, and
+    """What an audit computes besides SEV: which rows, LENS, LIME-C/SHAP-C, the batch size of one SEV call,
     ``explanations``: ``all`` (every minimal explanation, for the feature prevalence) or ``first`` (values only:
-    each SEV search stops at its first flipping vertex, as the SEV paper's code does; no prevalence).
+    each SEV search stops at its first flipping vertex, as the SEV paper's code does; no prevalence), and any other
+    registered method with audit columns, by name.
 
     Parameters
     ----------
@@ -43,6 +44,8 @@ class AuditOptions:
         Rows per SEV call.
     explanations : str
         ``"all"`` or ``"first"``.
+    methods : tuple of str
+        Other registered methods' columns to add (each must have audit columns).
     """
 
     rows: str = "all"
@@ -50,10 +53,43 @@ class AuditOptions:
     flips: bool = False
     batch_rows: int = 4096
     explanations: str = "all"
+    methods: tuple[str, ...] = ()
 
     def __post_init__(self):
         check_choice(self.rows, ROW_CHOICES, "rows to audit")
         check_choice(self.explanations, EXPLANATIONS, "SEV explanations")
+        for name in self.methods:
+            if method(name).audit is None:
+                raise IntakeError(f"The method {name!r} has no audit columns.")
+
+    @property
+    def per_row(self) -> tuple[str, ...]:
+        """The methods computed row by row (LENS with ``lens``, LIME-C/SHAP-C with ``flips``, then ``methods``)."""
+        return ("lens",) * self.lens + ("baselines",) * self.flips + tuple(self.methods)
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Where many rows' work runs (an audit's partitions, a batch's reports): ``scheduler`` None or ``"single"``
+    = this process, ``"local"`` = a LocalCluster of ``workers`` processes, any other value = a running scheduler's
+    address; or an existing Dask ``client``. ``progress`` shows Dask's bar (a counter in one process).
+
+    Parameters
+    ----------
+    scheduler : str, optional
+        None, ``"single"``, ``"local"`` or a scheduler's address.
+    workers : int, optional
+        LocalCluster processes.
+    client : distributed.Client, optional
+        An existing client.
+    progress : bool
+        Show a progress bar.
+    """
+
+    scheduler: str | None = None
+    workers: int | None = None
+    client: object = None
+    progress: bool = False
 
 
 def schema(restricted: bool, options: AuditOptions) -> pa.Schema:
@@ -80,10 +116,8 @@ def schema(restricted: bool, options: AuditOptions) -> pa.Schema:
     for kind in SEV_RESULTS if restricted else SEV_RESULTS[:2]:
         fields += [(f"sev_{kind}", pa.int16()), (f"sev_{kind}_status", pa.string()),
                    (f"sev_{kind}_explanations", GROUP_LISTS), (f"sev_{kind}_engine", pa.string())]
-    if options.lens:
-        fields += [("factor", pa.list_(pa.string())), ("factor_ps", pa.float64()), ("factor_status", pa.string())]
-    if options.flips:
-        fields += [("lime_c", pa.int16()), ("shap_c", pa.int16())]
+    for name in options.per_row:
+        fields += list(method(name).audit.fields)
     fields += [("status", pa.string()), ("seconds", pa.float64())]
     return pa.schema(fields)
 
@@ -121,7 +155,7 @@ def explain_partition(setup: Setup, frame: pd.DataFrame, first_row: int, params:
     wanted = ROW_CHOICES[options.rows]
     chosen = np.arange(len(frame)) if wanted is None else np.flatnonzero(labels == wanted)
     columns: dict[str, list] = {name: [] for name in schema(bool(setup.restricted), options).names}
-    lens_refs: dict[int, pd.DataFrame] = {}  # LENS references depend only on the row's class
+    memos: dict[str, dict] = {name: {} for name in options.per_row}  # what a method's rows share (LENS's references)
     for start in range(0, len(chosen), step):
         at = chosen[start:start + step]
         batch = frame.iloc[at]
@@ -130,19 +164,15 @@ def explain_partition(setup: Setup, frame: pd.DataFrame, first_row: int, params:
         shared = (time.perf_counter() - began) / len(at)
         for name, values in sev.items():
             columns[name].extend(values)
-        if not (options.lens or options.flips):
+        if not options.per_row:
             columns["seconds"].extend([shared] * len(at))
             continue
         for i, position in enumerate(at):
             began = time.perf_counter()
-            query = batch.iloc[[i]]
-            if options.lens:
-                for name, value in _lens_columns(setup, query, int(labels[position]), params, lens_refs).items():
-                    columns[name].append(value)
-            if options.flips:
-                flips = row_baselines(setup, query, params)
-                columns["lime_c"].append(flips.lime_flip.count)
-                columns["shap_c"].append(flips.shap_flip.count)
+            for name in options.per_row:
+                found = method(name).audit.compute(setup, batch.iloc[[i]], int(labels[position]), params, memos[name])
+                for column, value in found.items():
+                    columns[column].append(value)
             columns["seconds"].append(shared + time.perf_counter() - began)
     columns["row"] = (first_row + chosen).tolist()
     columns["prediction"] = labels[chosen].tolist()
@@ -179,22 +209,3 @@ def _sev_columns(setup: Setup, batch: pd.DataFrame, params: Parameters, explanat
         out[f"sev_{name}_engine"] = [r.engine for r in results]
     return out
 
-
-def _lens_columns(setup: Setup, query: pd.DataFrame, label: int, params: Parameters,
-                  refs: dict[int, pd.DataFrame]) -> dict:
-    """The smallest τ-sufficient factor of the chosen context by the layered search (its budget counts model rows,
-    so an audit is reproducible and agrees with the app): fewest groups, then highest PS. ``factor_status``:
-    ``found``, ``none`` (no factor up to the largest size), ``budget`` (the next layer needs more rows than the
-    budget has left) or ``memory`` (the next layer would pass the search's memory bound)."""
-    if label not in refs:  # opposite_references depends on the query only through its predicted class
-        refs[label] = opposite_references(setup.model, setup.dataset, query, setup.train_rows,
-                                          n=params.lens_references, seed=params.seed)
-    found = search_factors(setup.model, setup.dataset, query, refs[label], direction=params.lens_direction,
-                           tau=params.tau, alpha=params.alpha, correction=params.lens_correction,
-                           max_size=params.lens_max_size, budget_rows=params.lens_budget_rows)
-    factors = found.result.factors
-    if not factors:
-        return {"factor": None, "factor_ps": None,
-                "factor_status": "none" if found.stopped == "complete" else found.stopped}
-    best = min(factors, key=lambda f: (len(f.groups), -f.ps))
-    return {"factor": list(best.groups), "factor_ps": best.ps, "factor_status": "found"}

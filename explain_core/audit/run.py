@@ -31,7 +31,7 @@ from ..limits import limits
 from ..setup import Parameters, Setup
 from .cluster import Executor
 from .ledger import MANIFEST, part_entry, part_path, read_manifest, write_json, written_parts
-from .rows import AuditOptions, encoded_partition
+from .rows import AuditOptions, Cluster, encoded_partition
 from .summary import summarize
 
 SINGLE_PROCESS_BYTES = 8 * 2**20  # input files below this are audited here, without a cluster
@@ -141,17 +141,16 @@ def _input_bytes(path: Path) -> int:
 
 
 def run_audit(setup: Setup, data: str | Path, out: str | Path, params: Parameters | None = None, *,
-              options: AuditOptions | None = None, scheduler: str | None = None, workers: int | None = None,
-              client=None, blocksize: str = CSV_BLOCKSIZE, progress: bool = False,
+              options: AuditOptions | None = None, cluster: Cluster | None = None, blocksize: str = CSV_BLOCKSIZE,
               on_partition: Callable[[int], None] | None = None) -> AuditRun:
     """Explain every row of ``data`` (or every row predicted one class: ``options.rows``) into ``out``.
 
-    ``scheduler``: None = no cluster under :data:`SINGLE_PROCESS_BYTES` of input (unless ``workers`` is given),
-    else a LocalCluster of ``workers`` processes (default: one per core); ``"single"`` / ``"local"`` force either;
-    any other value is the address of a running scheduler. ``client`` uses an existing
-    :class:`distributed.Client`. A rerun into ``out`` with the same data, setup and parameters skips the
+    ``cluster.scheduler``: None = no cluster under :data:`SINGLE_PROCESS_BYTES` of input (unless ``workers`` is
+    given), else a LocalCluster of ``cluster.workers`` processes (default: one per core); ``"single"`` /
+    ``"local"`` force either; any other value is the address of a running scheduler. ``cluster.client`` uses an
+    existing :class:`distributed.Client`. A rerun into ``out`` with the same data, setup and parameters skips the
     partitions already written; other ones are refused. ``on_partition(i)`` is called after partition ``i`` is
-    written; ``progress`` shows Dask's bar (a counter in one process).
+    written; ``cluster.progress`` shows Dask's bar (a counter in one process).
 
     Parameters
     ----------
@@ -165,16 +164,10 @@ def run_audit(setup: Setup, data: str | Path, out: str | Path, params: Parameter
         Every parameter.
     options : AuditOptions, optional
         What to compute.
-    scheduler : str, optional
-        None, ``"single"``, ``"local"`` or a scheduler's address.
-    workers : int, optional
-        LocalCluster processes.
-    client : distributed.Client, optional
-        An existing client.
+    cluster : Cluster, optional
+        Where the partitions run (default: as said above).
     blocksize : str
         A CSV partition's size.
-    progress : bool
-        Show a progress bar.
     on_partition : callable, optional
         Called with each partition's number once written.
 
@@ -188,21 +181,22 @@ def run_audit(setup: Setup, data: str | Path, out: str | Path, params: Parameter
     IntakeError
         When the input is unusable or over a limit, or ``out`` holds files this audit did not write or that changed.
     """
-    params, options = params or Parameters(), options or AuditOptions()
+    params, options, cluster = params or Parameters(), options or AuditOptions(), cluster or Cluster()
     frame = read_rows(data, setup.dataset.layout.columns, blocksize=blocksize)
     out = Path(out)
     manifest = {"data": _fingerprint(Path(data)), "setup": setup.key, "model": setup.model.name,
                 "dataset": setup.dataset.name, "reference": setup.reference.description,
                 "restricted": list(setup.restricted),
-                "params": params.as_dict(), "options": asdict(options), "blocksize": blocksize,
+                "params": params.as_dict(), "options": _recorded(options), "blocksize": blocksize,
                 "partitions": frame.npartitions, "groups": list(setup.dataset.group_names)}
     recorded = _check_manifest(out, manifest)
     lengths = None if recorded is None else recorded["lengths"]
     parts = frame.to_delayed()
-    if client is None and scheduler is None:
-        small = workers is None and _input_bytes(Path(data)) < SINGLE_PROCESS_BYTES
+    scheduler = cluster.scheduler
+    if cluster.client is None and scheduler is None:
+        small = cluster.workers is None and _input_bytes(Path(data)) < SINGLE_PROCESS_BYTES
         scheduler = "single" if small else "local"
-    with Executor(client, scheduler, workers) as run:
+    with Executor(cluster.client, scheduler, cluster.workers) as run:
         if lengths is None:
             counted = frame[[frame.columns[0]]].to_delayed()  # one column is read to count the rows
             lengths = [int(n) for n in run.compute([dask.delayed(len)(p) for p in counted])]
@@ -213,7 +207,7 @@ def run_audit(setup: Setup, data: str | Path, out: str | Path, params: Parameter
         done = set(written_parts(out, recorded, checksums=True))
         todo = [i for i in range(len(parts)) if i not in done]
         items = {i: (parts[i], offsets[i], params, options) for i in todo}
-        for i, (data, rows) in run.stream(setup, encoded_partition, items, progress, unit="partitions"):
+        for i, (data, rows) in run.stream(setup, encoded_partition, items, cluster.progress, unit="partitions"):
             recorded["parts"][str(i)] = _write_part(out, i, data, offsets[i], rows)
             write_json(out / MANIFEST, recorded)
             if on_partition is not None:
@@ -221,6 +215,14 @@ def run_audit(setup: Setup, data: str | Path, out: str | Path, params: Parameter
         executor = run.name
     summary = summarize(out)
     return AuditRun(out, tuple(todo), tuple(sorted(done)), summary, executor)
+
+
+def _recorded(options: AuditOptions) -> dict:
+    """The options as the manifest records them (no other method: as before methods could be added)."""
+    recorded = asdict(options)
+    if not recorded["methods"]:
+        del recorded["methods"]
+    return recorded
 
 
 def _check_manifest(out: Path, manifest: dict) -> dict | None:

@@ -22,7 +22,7 @@ DEFAULT_SAMPLE_ROWS = 50_000
 def add_audit_parser(commands) -> None:
     from ..analysis import ROW_CHOICES
     from ..report.figures import RENDERERS
-    from .common import add_baseline_arguments, add_file_arguments, add_model_argument, add_sev_lens_arguments
+    from .common import add_file_arguments, add_method_arguments, add_model_argument
 
     audit = commands.add_parser(
         "audit", help="explain every row of a large table on a Dask cluster (Parquet partitions, resumable)",
@@ -48,8 +48,9 @@ def add_audit_parser(commands) -> None:
     methods.add_argument("--first-flip", action="store_true",
                          help="SEV values only: each search stops at its first flipping vertex, as the SEV paper's "
                               "code does (the same values, faster; one explanation per row, no feature prevalence)")
-    add_sev_lens_arguments(methods)
-    add_baseline_arguments(methods)
+    methods.add_argument("--method", dest="methods", action="append", default=[], metavar="NAME",
+                         help="also another registered method's audit columns (repeat for several)")
+    add_method_arguments(methods)
 
     run = audit.add_argument_group("cluster")
     run.add_argument("--scheduler", help="address of a running Dask scheduler (tcp://host:8786), or 'local' / "
@@ -98,7 +99,7 @@ def rows_path(data: str) -> str:
 def run_audit_command(args) -> int:
     from .common import load_params
     from ..errors import UsageError
-    from ..audit import AuditOptions, run_audit
+    from ..audit import AuditOptions, Cluster, run_audit
 
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers must be at least 1, not {args.workers}.")
@@ -106,10 +107,10 @@ def run_audit_command(args) -> int:
         raise UsageError(f"--batch-rows must be at least 1, not {args.batch_rows}.")
     params = load_params(args)
     options = AuditOptions(rows=args.rows, lens=args.lens, flips=args.flips, batch_rows=args.batch_rows,
-                           explanations="first" if args.first_flip else "all")
+                           explanations="first" if args.first_flip else "all", methods=tuple(args.methods))
     setup = audit_setup(args)
-    run = run_audit(setup, rows_path(args.data), args.out, params, options=options, scheduler=args.scheduler,
-                    workers=args.workers, blocksize=args.blocksize, progress=not args.quiet)
+    run = run_audit(setup, rows_path(args.data), args.out, params, options=options,
+                    cluster=Cluster(args.scheduler, args.workers, progress=not args.quiet), blocksize=args.blocksize)
     if not args.quiet:
         s = run.summary
         minus = s["kinds"]["minus"]

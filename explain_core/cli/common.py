@@ -31,69 +31,15 @@ def add_file_arguments(group) -> None:
     group.add_argument("--restricted", default="", help="comma list of features held fixed (SEV®)")
 
 
-def add_sev_lens_arguments(group) -> None:
-    """SEV's and LENS's parameters (:class:`~explain_core.setup.SEVParameters`, :class:`~explain_core.setup.
-    LensParameters`; the seed comes with :func:`add_baseline_arguments`); defaults as in the app."""
-    from ..lens import CORRECTIONS, DIRECTIONS
-    from ..sev.dispatch import METHODS as SEV_METHODS
-    from ..lens.search import DEFAULT_BUDGET_ROWS
-    from ..sev.engine import DEFAULT_BUDGET_ROWS as SEV_BUDGET_ROWS
+def add_method_arguments(group) -> None:
+    """Every registered method's options (:attr:`~explain_core.registry.Method.options`: a flag fills the field of
+    :class:`~explain_core.setup.Parameters` it names) and the seed of every random draw; defaults as in the app."""
+    from ..methods import methods
 
-    group.add_argument("--max-depth", type=int, default=None, help="SEV breadth-first search depth")
-    group.add_argument("--sev-method", choices=SEV_METHODS, default=None,
-                       help="SEV engine: exact (tree ensembles and additive models, certified at any width), bfs "
-                            "(breadth-first search, any model), auto (exact where it applies on wide data; default)")
-    group.add_argument("--sev-budget", type=float, default=None,
-                       help="the exact SEV engine's budget per search, in CP-SAT deterministic seconds (default 10)")
-    group.add_argument("--sev-search-budget", dest="sev_budget_rows", type=int, default=None, metavar="ROWS",
-                       help="the SEV breadth-first search's model rows per row (a count of work, not seconds); a row "
-                            f"it leaves open gets a bracket (default {SEV_BUDGET_ROWS:,})")
-    group.add_argument("--tau", type=float, default=None, help="LENS sufficiency threshold τ")
-    group.add_argument("--alpha", type=float, default=None, help="LENS test level α (default: exact mode)")
-    group.add_argument("--lens-correction", choices=CORRECTIONS, default=None,
-                       help="LENS multiple-testing correction with --alpha (holm: family-wise over the row's factors)")
-    group.add_argument("--lens-direction", choices=DIRECTIONS, default=None, help="LENS context")
-    group.add_argument("--lens-references", type=int, default=None, help="LENS reference rows")
-    group.add_argument("--lens-max-size", type=int, default=None, help="largest LENS factor")
-    group.add_argument("--lens-budget", dest="lens_budget_rows", type=int, default=None, metavar="ROWS",
-                       help="LENS's layered search on wide data (more than 12 features, no --lens-max-size): the "
-                            "model rows it may score (a count of work, not seconds, so the answer is the same on "
-                            f"any machine; default {DEFAULT_BUDGET_ROWS:,})")
-
-
-def add_linear_arguments(group) -> None:
-    """The linear explanations' parameters (:class:`~explain_core.setup.LinearParameters`)."""
-    from ..setup import LINEAR_METHODS
-
-    group.add_argument("--sigma", type=float, default=None, help="linear: concentration σ")
-    group.add_argument("-k", type=int, default=None, help="linear: sparsity budget k")
-    group.add_argument("-m", type=int, default=None, help="linear: samples m")
-    group.add_argument("--linear-method", choices=tuple(LINEAR_METHODS), default=None,
-                       help="linear: IHT, the certified exact fit, or both")
-    group.add_argument("--time-limit", type=float, default=None, help="exact linear fit time limit (s)")
-
-
-def add_reference_arguments(group) -> None:
-    """The other kinds of reference and the counterfactuals (:class:`~explain_core.setup.ReferenceParameters`,
-    :class:`~explain_core.setup.CounterfactualParameters`)."""
-    from ..counterfactuals import DICE_METHODS
-    from ..references import ASSIGNMENTS, REFERENCE_KINDS
-
-    group.add_argument("--reference-kind", choices=REFERENCE_KINDS, default=None,
-                       help="SEV's kind of reference: single, flexible (SEV^F) or cluster (SEV^©)")
-    group.add_argument("--flex-tau", type=float, default=None, help="SEV^F: each window's half-width τ (quantile rank)")
-    group.add_argument("--flex-k", type=int, default=None, help="SEV^F: values tried in each window")
-    group.add_argument("--clusters", type=int, default=None, help="SEV^©: typical cases (default: by the assignment)")
-    group.add_argument("--cluster-assignment", choices=ASSIGNMENTS, default=None,
-                       help="SEV^©: each row's typical case, the nearest or the one reached by the fewest changes")
-    group.add_argument("--credible", type=float, default=None, help="credible search: the percentile threshold")
-    group.add_argument("--dice-method", choices=DICE_METHODS, default=None, help="DiCE's method")
-    group.add_argument("--dice-count", type=int, default=None, help="DiCE's counterfactuals")
-
-
-def add_baseline_arguments(group) -> None:
-    group.add_argument("--lime-samples", type=int, default=None, help="LIME's samples")
-    group.add_argument("--shap-background", type=int, default=None, help="SHAP's background rows")
+    for m in methods():
+        for o in m.options:
+            group.add_argument(o.flag, dest=o.dest, type=o.type, choices=o.choices, default=None, help=o.help,
+                               metavar=o.metavar)
     group.add_argument("--seed", type=int, default=None, help="seed of every random draw")
 
 

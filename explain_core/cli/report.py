@@ -6,8 +6,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UsageError
-from .common import (add_baseline_arguments, add_file_arguments, add_linear_arguments, add_model_argument,
-                     add_reference_arguments, add_sev_lens_arguments, load_params, load_setup)
+from .common import add_file_arguments, add_method_arguments, add_model_argument, load_params, load_setup
 
 
 def row_keywords() -> dict[str, int]:
@@ -18,7 +17,7 @@ def row_keywords() -> dict[str, int]:
 
 
 def add_report_parser(commands) -> None:
-    from ..report import RENDERERS, SECTIONS
+    from ..report import RENDERERS, report_sections
 
     report = commands.add_parser(
         "report", help="write one PDF report per row and an index CSV",
@@ -36,14 +35,11 @@ def add_report_parser(commands) -> None:
     add_file_arguments(what)
 
     knobs = report.add_argument_group("parameters (defaults as in the app)")
-    add_sev_lens_arguments(knobs)
-    add_linear_arguments(knobs)
-    add_reference_arguments(knobs)
-    add_baseline_arguments(knobs)
+    add_method_arguments(knobs)
 
     out = report.add_argument_group("output")
-    out.add_argument("--sections", default=",".join(SECTIONS),
-                     help=f"comma list of sections (default: all of {','.join(SECTIONS)})")
+    out.add_argument("--sections", default=None,
+                     help=f"comma list of sections (default: all of {','.join(report_sections())})")
     out.add_argument("--renderer", choices=RENDERERS, default="auto",
                      help="figures: plotly static export (needs Chromium), matplotlib, or auto")
     out.add_argument("--scheduler", help="fan the rows out over Dask: 'local' (a LocalCluster) or a scheduler's "
@@ -129,10 +125,12 @@ def progress_bar(total: int, disable: bool):
 # ---------------------------------------------------------------------------------------------------
 
 def run_report(args) -> int:
-    from ..report import batch_reports, check_sections, resolve_renderer
+    from ..audit import Cluster
+    from ..report import BatchOptions, batch_reports, check_sections, report_sections, resolve_renderer
 
     rows = parse_rows(args.rows)
-    sections = check_sections(s.strip() for s in args.sections.split(",") if s.strip())
+    asked = report_sections() if args.sections is None else (s.strip() for s in args.sections.split(",") if s.strip())
+    sections = check_sections(asked)
     params = load_params(args)
     renderer = resolve_renderer(args.renderer)
     if args.renderer == "plotly" and renderer == "plotly":
@@ -152,9 +150,9 @@ def run_report(args) -> int:
         done[0] = i
 
     try:
-        index_path, index = batch_reports(setup, chosen, params, out, sections=sections, image_renderer=args.renderer,
-                                          progress=progress, scheduler=args.scheduler, workers=args.workers,
-                                          json=args.json)
+        index_path, index = batch_reports(setup, chosen, params, out,
+                                          options=BatchOptions(sections, args.renderer, args.json), progress=progress,
+                                          cluster=Cluster(args.scheduler, args.workers))
     finally:
         bar.close()
     failed = [r for r in index if r.get("error")]

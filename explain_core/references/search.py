@@ -168,6 +168,7 @@ class _Mixer:
             self.c_model, self.model_mask = np.concatenate([t.c_model for t in tables]), table.model_mask
         self.c_space, self.space_mask = np.concatenate([t.c_space for t in tables]), table.space_mask
         self.values = {c: np.concatenate([t.values[c] for t in tables]) for c in layout.columns}
+        self.native = {c: _native(queries[c].to_numpy(), self.values[c]) for c in layout.columns}
         rows = space.arrays(queries)
         self.q_space = space.encode(rows)
         slots = self.first[:, None] + np.arange(width)
@@ -199,15 +200,28 @@ class _Mixer:
         return self._mix(self.q_space, self.c_space, self.space_mask, qi, ids)
 
     def raw(self, qi: np.ndarray, ids: np.ndarray) -> pd.DataFrame:
-        """The vertices as raw rows (the model's own input)."""
+        """The vertices as raw rows (the model's own input): a numeric column stays numeric (the dtype that
+        inferring the objects would give), any other is made of objects and inferred."""
         data = {}
         for c, g in zip(self.layout.columns, self.layout.column_group):
-            values = self.queries[c].to_numpy(dtype=object)[self.query_of[qi]]
+            query, candidates = self.native[c]
+            values = query[self.query_of[qi]]
             for t in range(ids.shape[1]):
                 hit = self.group_of[ids[:, t]] == g
-                values[hit] = self.values[c][self.first[qi[hit]] + ids[hit, t]]
+                values[hit] = candidates[self.first[qi[hit]] + ids[hit, t]]
             data[c] = values
-        return pd.DataFrame(data).infer_objects()
+        frame = pd.DataFrame(data)
+        return frame.infer_objects() if any(v.dtype.kind == "O" for v in data.values()) else frame
+
+
+def _native(query: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A column's query values and candidate values in one numeric dtype when both are numbers (ints, floats), as
+    objects otherwise."""
+    inferred = pd.Series(candidates, dtype=object).infer_objects().to_numpy()
+    if query.dtype.kind in "iuf" and inferred.dtype.kind in "iuf":
+        kind = np.result_type(query.dtype, inferred.dtype)
+        return query.astype(kind), inferred.astype(kind)
+    return query.astype(object), candidates
 
 
 def layer_moves(movable: Sequence[int], sizes: Sequence[int], offsets: np.ndarray, depth: int,

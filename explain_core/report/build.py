@@ -1,50 +1,71 @@
-"""The report's content: :class:`RowReport` gathers one row's results (the same :mod:`explain_core.analysis` calls
-as the app's pages, or the app's own cached results passed in), their figures, the :class:`Headline` numbers and
-the plain-language SEV reading.
+"""The report's content: :class:`RowReport` reads one row's results from a lazy bundle
+(:class:`~.bundle.RowResults`: the app's cached results, or computed on first access), with their figures, the
+:class:`Headline` numbers and the plain-language SEV reading. The sections are the registered methods'
+(:func:`~explain_core.registry.methods`) and the report's own: the partial dependence and the appendix.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
-import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 
-from ..analysis import (Agreement, Baselines, LensReport, Parameters, Setup, agreement, row_baselines,
-                        row_counterfactuals, row_lens, row_linear, row_sev, score_of)
+from ..analysis import Agreement, Baselines, LensReport
 from ..counterfactuals import CounterfactualComparison
 from ..errors import IntakeError
 from ..inspection.dependence import PartialDependence
 from ..inspection.interactions import Interactions
-from ..inspection.two_models import ModelComparison, compare_models
-from ..sev.engine import Hypercube, SEVExplanation, hypercube
+from ..inspection.two_models import ModelComparison
+from ..methods import cube_drawn, smallest_factor
+from ..registry import method, methods
+from ..sev.engine import SEVExplanation
 from ..sparse.compare import SparsityComparison
-from ..views.compare import agreement_figure
 from ..views.dependence import dependence_figure
-from ..views.lens import pn_curve_figure
-from ..views.linear import weights_figure
-from ..views.readings import sev_reading
-from ..views.references import points_figure
-from ..views.sev import HYPERCUBE_FIGURE_MAX_GROUPS, hypercube_figure, lattice_figure
-from ..vocabulary import METHOD_LABELS, factor_text, fmt_ps, format_number
+from ..vocabulary import factor_text, fmt_ps, format_number
+from .bundle import RowResults
 from .cohorts import CohortsPart, cohort_figures
-from .dependence import CONTENTS as dependence_contents, report_dependence, report_interactions, sev_feature
+from .dependence import CONTENTS as dependence_contents, sev_feature
 
 if TYPE_CHECKING:
     from ..linear.compare import LinearExplanation
 
-BUDGET_CONTROL = "the SEV search budget (sev_budget_rows, among the parameters)"  # what narrows a bracket here
-SECTIONS = ("sev", "lens", "linear", "agreement", "counterfactuals", "dependence", "appendix")
-"""A report's sections, in the order they are laid out."""
-SECTION_TITLES = {"sev": "SEV", "lens": "LENS", "linear": "Linear", "agreement": "Agreement",
-                  "counterfactuals": "Counterfactuals", "dependence": "Dependence", "appendix": "Appendix"}
-"""Each section's title."""
+OWN_SECTIONS = {"dependence": "Dependence", "appendix": "Appendix"}
+"""The report's sections that are no method's, with their titles (after the methods' sections)."""
+BUILT_IN = ("sev", "lens", "linear", "baselines", "agreement", "counterfactuals")
+"""The methods a :class:`RowReport` keeps in fields of their own (any other registered method: ``plugged``)."""
 INDEX_COLUMNS = ("row", "prediction", "score", "sev_minus", "sev_plus", "sev_restricted", "lens_smallest_factor",
                  "lens_ps", "linear_support", "pdf")
 """The columns of a batch's ``index.csv`` (the headline numbers of each report)."""
+
+
+def report_sections() -> tuple[str, ...]:
+    """A report's sections, in the order they are laid out: each registered method with a section, then the
+    partial dependence and the appendix.
+
+    Returns
+    -------
+    tuple of str
+        The sections.
+    """
+    return (*(m.name for m in methods() if m.section is not None), *OWN_SECTIONS)
+
+
+def section_title(name: str) -> str:
+    """A section's title.
+
+    Parameters
+    ----------
+    name : str
+        A section of :func:`report_sections`.
+
+    Returns
+    -------
+    str
+        Its title.
+    """
+    return OWN_SECTIONS.get(name) or method(name).section.title
 
 
 @dataclass(frozen=True)
@@ -87,32 +108,26 @@ class Headline:
 
 @dataclass
 class RowReport:
-    """Everything one row's report shows: the results, the figures (plotly, one data object per chart), the
-    headline numbers and the plain-language SEV reading. ``row`` is the dataset position (None for a row
-    that is not in the data); ``edited`` marks a row changed in the app's what-if editor.
+    """Everything one row's report shows: the results it read from the row's bundle, the figures (plotly, one data
+    object per chart), the headline numbers and the plain-language SEV reading. ``row`` is the dataset position
+    (None for a row that is not in the data); ``edited`` marks a row changed in the app's what-if editor.
 
     Parameters
     ----------
-    setup : Setup
-        The data, model and reference.
-    query : pandas.DataFrame
-        The row.
-    row : int, optional
-        Its dataset position.
-    params : Parameters
-        Every parameter.
+    results : RowResults
+        The row's results (the setup, the row and the parameters with them).
     sections : tuple of str
         The sections shown.
     created : datetime.datetime
         When it was built.
-    score : float
-        The model's score.
-    label : int
-        Its label.
     edited : bool
         Changed in the what-if editor.
-    sev, baselines, lens, linear, agreement, sparsity, counterfactuals, dependence, cohorts, models, interactions
-        The results shown (None: not in the report).
+    sev, baselines, lens, linear, agreement, counterfactuals
+        The built-in methods' results the sections read (None: not in the report).
+    plugged : dict of str to object
+        Any other registered method's result, by name.
+    sparsity, dependence, cohorts, models, interactions
+        The report's other parts (None: not in the report).
     figures : dict of str to plotly.graph_objects.Figure
         The figures.
     headline : Headline, optional
@@ -121,29 +136,32 @@ class RowReport:
         The SEV reading.
     """
 
-    setup: Setup
-    query: pd.DataFrame
-    row: int | None
-    params: Parameters
+    results: RowResults
     sections: tuple[str, ...]
     created: datetime
-    score: float
-    label: int
     edited: bool = False
     sev: SEVExplanation | None = None
     baselines: Baselines | None = None
     lens: LensReport | None = None
     linear: LinearExplanation | None = None
     agreement: Agreement | None = None
+    counterfactuals: CounterfactualComparison | None = None  # SEV's kinds of reference beside DiCE
+    plugged: dict[str, Any] = field(default_factory=dict)
     figures: dict[str, go.Figure] = field(default_factory=dict)
     headline: Headline | None = None
     sparsity: SparsityComparison | None = None  # before/after, when the model was trained on the Sparser page
     reading: str = ""
-    counterfactuals: CounterfactualComparison | None = None  # SEV's kinds of reference beside DiCE
     dependence: PartialDependence | None = None  # PDP and ICE of the row's leading feature (report/dependence.py)
     cohorts: CohortsPart | None = None  # the Cohorts & fairness page's results, when it computed any
     models: ModelComparison | None = None  # a second model beside this one (explain_core.inspection.two_models)
     interactions: Interactions | None = None  # the model's strongest pairs, in the dependence section
+
+    setup = property(lambda self: self.results.setup, doc="The data, model and reference.")
+    query = property(lambda self: self.results.query, doc="The row.")
+    row = property(lambda self: self.results.position, doc="Its dataset position (None: not a dataset row).")
+    params = property(lambda self: self.results.params, doc="Every parameter.")
+    score = property(lambda self: self.results.score, doc="The model's score.")
+    label = property(lambda self: self.results.label, doc="The predicted label.")
 
     @property
     def title(self) -> str:
@@ -164,6 +182,25 @@ class RowReport:
         """Which SEV result the reading and the figure use: SEV® when features are restricted, else SEV⁻."""
         return "restricted" if self.sev is not None and self.sev.restricted is not None else "minus"
 
+    @property
+    def _cube_drawn(self) -> bool:
+        return cube_drawn(self.setup)
+
+    def result(self, name: str):
+        """A method's result in this report, or None.
+
+        Parameters
+        ----------
+        name : str
+            The method's name.
+
+        Returns
+        -------
+        object or None
+            The result.
+        """
+        return getattr(self, name) if name in BUILT_IN else self.plugged.get(name)
+
     def contents(self) -> list[tuple[str, list[str]]]:
         """The report's parts in order, each with what it holds (for a preview), numbered as in the PDF.
 
@@ -172,38 +209,19 @@ class RowReport:
         list of (str, list of str)
             Each part's title and its contents.
         """
-        kinds = "SEV⁻ / SEV⁺" + (" / SEV®" if self.sev is not None and self.sev.restricted is not None else "")
-        described = {
-            "sev": ("SEV", [f"{kinds} with their minimal explanations (the paper's tables)",
-                            "the plain-language reading",
-                            "the hypercube" if self._cube_drawn else "the search by depth (lattice view)"]),
-            "lens": ("LENS", ["τ-minimal factors with PS and p-values", "the cheapest (cost-order) factors",
-                              "cumulative PN against τ"]),
-            "linear": ("Linear", ["weights of IHT / exact / LIME / SHAP side by side",
-                                  "fidelity, relevance, anchoring gap, optimality status", "weights chart"]),
-            "agreement": ("Agreement", ["feature × method matrix", "how each method's set was read"]),
-            "counterfactuals": ("Counterfactuals", [("SEV against one reference, a flexible one and typical cases "
-                                                     "beside DiCE's counterfactuals"),
-                                                    "ℓ0, ℓ∞, ℓ1, credibility and seconds for every method",
-                                                    "where each point lands"]),
-            "dependence": dependence_contents,
-        }
         trained = ["how the model was trained for sparse explanations, before vs after"] if self.sparsity else []
         trained += ["a second model beside this one: metrics, disagreements, this row"] if self.models else []
         parts = [("Summary", ["title, date, dataset, model and its test metrics", *trained,
                               "the row's values and prediction, the reference, restricted features",
                               "headline numbers", "every parameter and seed"])]
-        numbered = [described[s] for s in SECTIONS if s in described and s in self.sections]
+        numbered = [dependence_contents if name == "dependence" else _method_contents(self.results, name)
+                    for name in self.sections if name != "appendix"]
         parts += [(f"{i}. {title}", items) for i, (title, items) in enumerate(numbered, 1)]
         if self.cohorts is not None:
             parts.append((f"{len(numbered) + 1}. Cohorts and fairness", self.cohorts.contents()))
         if "appendix" in self.sections:
             parts.append(("Appendix", ["definitions", "papers cited"]))
         return parts
-
-    @property
-    def _cube_drawn(self) -> bool:
-        return len(self.setup.dataset.groups) <= HYPERCUBE_FIGURE_MAX_GROUPS
 
     def json_files(self) -> dict[str, str]:
         """Each result of the report as the app's JSON download (``<pdf name>.<part>.json``: the result's own
@@ -215,8 +233,8 @@ class RowReport:
             File name → JSON text.
         """
         stem = self.file_name.removesuffix(".pdf")
-        parts = {"sev": self.sev, "lens": self.lens, "linear": self.linear, "baselines": self.baselines,
-                 "agreement": self.agreement, "dependence": self.dependence, "interactions": self.interactions}
+        parts = {**{m.name: self.result(m.name) for m in methods() if m.json_type is not None},
+                 "dependence": self.dependence, "interactions": self.interactions}
         return {f"{stem}.{part}.json": result.to_json(row=self.row, setup=self.setup, parameters=self.params)
                 for part, result in parts.items() if result is not None}
 
@@ -240,29 +258,10 @@ class RowReport:
                 "linear_support": "; ".join(h.linear_support), "pdf": pdf}
 
 
-def needed_results(sections: Iterable[str]) -> set[str]:
-    """Which results a set of sections needs (``sev``, ``lens``, ``linear``, ``baselines``).
-
-    Parameters
-    ----------
-    sections : iterable of str
-        Report sections.
-
-    Returns
-    -------
-    set of str
-        The results to compute.
-
-    Raises
-    ------
-    IntakeError
-        When a section is unknown.
-    """
-    sections = set(check_sections(sections))
-    need = {s for s in ("sev", "lens", "linear", "counterfactuals") if s in sections}
-    if "agreement" in sections:
-        need |= {"sev", "lens", "linear", "baselines"}
-    return need
+def _method_contents(results: RowResults, name: str) -> tuple[str, list[str]]:
+    section = method(name).section
+    contents = section.contents(results) if callable(section.contents) else section.contents
+    return section.title, list(contents)
 
 
 def check_sections(sections: Iterable[str]) -> tuple[str, ...]:
@@ -271,61 +270,38 @@ def check_sections(sections: Iterable[str]) -> tuple[str, ...]:
     Parameters
     ----------
     sections : iterable of str
-        Names from :data:`SECTIONS`.
+        Names from :func:`report_sections`.
 
     Returns
     -------
     tuple of str
-        The sections, in :data:`SECTIONS` order.
+        The sections, in :func:`report_sections` order.
 
     Raises
     ------
     IntakeError
         When a name is not a section.
     """
-    sections = tuple(sections)
-    unknown = [s for s in sections if s not in SECTIONS]
+    sections, known = tuple(sections), report_sections()
+    unknown = [s for s in sections if s not in known]
     if unknown:
-        raise IntakeError(f"Unknown report sections {', '.join(map(str, unknown))}; choose from {', '.join(SECTIONS)}.")
-    return tuple(s for s in SECTIONS if s in sections)
+        raise IntakeError(f"Unknown report sections {', '.join(map(str, unknown))}; choose from {', '.join(known)}.")
+    return tuple(s for s in known if s in sections)
 
 
-def build_row_report(setup: Setup, row: int | pd.DataFrame, params: Parameters | None = None,
-                     sections: Iterable[str] = SECTIONS, *, row_position: int | None = None, edited: bool = False,
-                     sev: SEVExplanation | None = None, baselines: Baselines | None = None,
-                     lens: LensReport | None = None, linear: LinearExplanation | None = None,
-                     cube: Hypercube | None = None,
-                     counterfactuals: CounterfactualComparison | None = None,
-                     dependence: PartialDependence | None = None, interactions: Interactions | None = None,
-                     cohorts: CohortsPart | None = None,
-                     second: Setup | None = None, models: ModelComparison | None = None) -> RowReport:
-    """Gather one row's results for a report.
-
-    ``row`` is a dataset position or a one-row frame of feature values (then ``row_position`` names its
-    position, if any). Results already computed (the app's cached ones) are passed in and used as they are;
-    the others are computed here with the same :mod:`explain_core.analysis` calls the app makes. ``cohorts``: the
-    Cohorts & fairness page's results, shown in a section of their own; ``second``: a
-    second model on the same data and split, summed up beside this one (the row's SEV under both, when the row is
-    a dataset row); ``models``: that comparison already computed.
+def build_row_report(results: RowResults, sections: Iterable[str] | None = None, *,
+                     edited: bool = False) -> RowReport:
+    """Read one row's report from its bundle of results: each section reads what it shows (the bundle computes
+    it on first access, or hands over what the app supplied), once; nothing is decided or computed elsewhere.
 
     Parameters
     ----------
-    setup : Setup
-        The data, model and reference.
-    row : int or pandas.DataFrame
-        A dataset position, or a one-row frame.
-    params : Parameters, optional
-        Every parameter (default: the defaults).
-    sections : iterable of str
-        The sections (:data:`SECTIONS`).
-    row_position : int, optional
-        The frame's dataset position.
+    results : RowResults
+        The row's results.
+    sections : iterable of str, optional
+        The sections (:func:`report_sections`; default: all).
     edited : bool
         Changed in the what-if editor.
-    sev, baselines, lens, linear, cube, counterfactuals, dependence, interactions, cohorts, models : optional
-        Results already computed.
-    second : Setup, optional
-        A second model on the same data and split.
 
     Returns
     -------
@@ -337,69 +313,36 @@ def build_row_report(setup: Setup, row: int | pd.DataFrame, params: Parameters |
     IntakeError
         When a section is unknown, or a method's parameters do not fit the setup.
     """
-    params = params or Parameters()
-    sections = check_sections(sections)
-    if isinstance(row, pd.DataFrame):
-        query, position = row.iloc[:1], row_position
-    else:
-        query, position = setup.query(int(row)), int(row)
-    need = needed_results(sections)
-    score = score_of(setup, query)
-    label = int(setup.model.labels_of(np.array([score]))[0])
-    sev = sev if sev is not None or "sev" not in need else row_sev(setup, query, params)
-    if "lens" in need and lens is None:
-        lens = row_lens(setup, query, params)
-    linear = linear if linear is not None or "linear" not in need else row_linear(setup, query, params)
-    baselines = baselines if baselines is not None or "baselines" not in need else row_baselines(setup, query, params)
-    report = RowReport(setup, query, position, params, sections, datetime.now().astimezone(), score, label, edited,
-                       sev if "sev" in need else None, baselines, lens if "lens" in need else None,
-                       linear if "linear" in need else None)
-    if "agreement" in sections:
-        report.agreement = agreement(setup.dataset.group_names, sev=report.sev, lens=lens.factors, linear=linear,
-                                     baselines=baselines)
-    if "counterfactuals" in need:
-        report.counterfactuals = counterfactuals or row_counterfactuals(setup, query, params)
+    sections = check_sections(report_sections() if sections is None else sections)
+    report = RowReport(results, sections, datetime.now().astimezone(), edited)
+    for name in sections:
+        if name not in OWN_SECTIONS:
+            results.get(name)  # a method reads the others it needs (the agreement reads four) through the bundle
+    for m in methods():  # what the sections read, their inputs included
+        value = results.kept(m.name)
+        if m.name in BUILT_IN:
+            setattr(report, m.name, value)
+        elif value is not None:
+            report.plugged[m.name] = value
+    s = results.setup
     if "dependence" in sections:
-        report.dependence = dependence or report_dependence(setup, query, position,
-                                                            sev_feature(report.sev, setup.model.threshold),
-                                                            params.seed)
-        report.interactions = interactions or report_interactions(setup, params.seed)
-    if setup.training is not None:
-        report.sparsity = setup.training.comparison(setup, params.sev)
-    report.cohorts = cohorts
-    report.models = models or (compare_models(setup, second, position, params) if second is not None else None)
-    report.figures = {**_figures(report, cube), **(cohort_figures(cohorts) if cohorts is not None else {})}
+        report.dependence = results.get("dependence", sev_feature(report.sev, s.model.threshold))
+        report.interactions = results.get("interactions")
+    if s.training is not None:
+        report.sparsity = s.training.comparison(s, results.params.sev)
+    report.cohorts, report.models = results.get("cohorts"), results.get("models")
+    report.figures = {**_figures(report), **(cohort_figures(report.cohorts) if report.cohorts is not None else {})}
     report.headline = _headline(report)
-    report.reading = sev_reading(setup, report.sev, BUDGET_CONTROL) if report.sev is not None else ""
+    report.reading = method("sev").reading(results) if report.sev is not None else ""
     return report
 
 
-def _figures(report: RowReport, cube: Hypercube | None) -> dict[str, go.Figure]:
-    s, figs = report.setup, {}
-    if report.sev is not None and "sev" in report.sections:
-        which = report.sev_shown
-        if report._cube_drawn:
-            cube = cube or hypercube(s.model, s.dataset.layout, report.query, s.reference_of_label(report.label))
-            figs["sev"] = hypercube_figure(cube, report.sev, which=which, class_names=s.class_names)
-        else:
-            figs["sev"] = lattice_figure(report.sev.result(which), labels_of=s.model.labels_of)
-    if report.lens is not None and "lens" in report.sections:
-        figs["lens"] = pn_curve_figure(report.lens.pn_curve, direction=report.lens.direction)
-    if report.linear is not None and "linear" in report.sections:
-        figs["linear"] = weights_figure(_weights(report.linear))
-    if report.agreement is not None:
-        figs["agreement"] = agreement_figure(report.agreement.matrix())
-    if report.counterfactuals is not None:
-        figs["counterfactuals"] = points_figure({m.method: m.points for m in report.counterfactuals.methods})
+def _figures(report: RowReport) -> dict[str, go.Figure]:
+    figs = {name: method(name).figure(report.results) for name in report.sections
+            if name not in OWN_SECTIONS and method(name).figure is not None}
     if report.dependence is not None:
         figs["dependence"] = dependence_figure(report.dependence)
     return figs
-
-
-def _weights(linear: LinearExplanation) -> pd.DataFrame:
-    """The weights table with the methods' display names as columns."""
-    w = linear.weights()
-    return w.rename(columns=lambda m: METHOD_LABELS.get(m, m))
 
 
 def linear_support_method(linear: LinearExplanation) -> str:
@@ -415,27 +358,8 @@ def linear_support_method(linear: LinearExplanation) -> str:
     str
         ``"exact"`` or ``"iht"``.
     """
-    methods = [r.method for r in linear.comparison.results]
-    return "exact" if "exact" in methods else "iht"
-
-
-def smallest_factor(lens: LensReport):
-    """The smallest τ-minimal factor (highest PS among equally small ones), or None.
-
-    Parameters
-    ----------
-    lens : LensReport
-        The row's LENS report.
-
-    Returns
-    -------
-    Factor or None
-        The factor.
-    """
-    factors = list(lens.factors.factors)
-    if not factors:
-        return None
-    return min(factors, key=lambda f: (len(f.groups), -f.ps))
+    methods_run = [r.method for r in linear.comparison.results]
+    return "exact" if "exact" in methods_run else "iht"
 
 
 def _headline(report: RowReport) -> Headline:
@@ -450,8 +374,8 @@ def _headline(report: RowReport) -> Headline:
         h.update(lens_smallest_factor=factor_text(best.groups) if best else f"none at τ = {p.tau:g}",
                  lens_ps=fmt_ps(best.ps) if best else "")
     if linear is not None:
-        method = linear_support_method(linear)
-        h.update(linear_method=method, linear_support=linear.support_groups(method))
+        method_shown = linear_support_method(linear)
+        h.update(linear_method=method_shown, linear_support=linear.support_groups(method_shown))
     if report.agreement is not None:
         h["most_named"] = report.agreement.most_named()
     return Headline(report.row, s.class_names[report.label], report.score, **h)

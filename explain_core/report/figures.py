@@ -161,29 +161,10 @@ def figure_png(fig: go.Figure, renderer: str = "auto", *, width: int | None = No
 
 
 def kaleido_png(fig: go.Figure, width: int, height: int, scale: float = FIGURE_SCALE) -> bytes:
-    """Plotly's static export through one kaleido browser per process (started on first use; calls are
-    serialised by a lock). A browser that cannot start, or a call that does not answer within
-    ``KALEIDO_TIMEOUT_S``, marks the export broken for this process.
-
-    Parameters
-    ----------
-    fig : plotly.graph_objects.Figure
-        The figure.
-    width, height : int
-        Pixels.
-    scale : float
-        The resolution's scale.
-
-    Returns
-    -------
-    bytes
-        The PNG.
-
-    Raises
-    ------
-    RenderError
-        When kaleido or a browser is missing, or the export fails or times out.
-    """
+    """Plotly's static export (:func:`figure_png` with ``renderer="plotly"``, which documents the arguments) through
+    one kaleido browser per process (started on first use; calls are serialised by a lock). A browser that cannot
+    start, or a call that does not answer within ``KALEIDO_TIMEOUT_S``, marks the export broken for this process
+    (:class:`RenderError`, as when kaleido or a browser is missing)."""
     if not _kaleido_installed():
         raise RenderError("plotly static export needs the kaleido package (pip install kaleido)")
     if find_chromium() is None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..inspection.interactions import SHAP_METHOD, Interactions
 from ..inspection.threshold import threshold_sweep
+from ..registry import method
 from ..views.cohorts import comparison_text, error_tree_text, fairness_text, sev_text
 from ..views.dependence import dependence_text, interaction_text
 from ..vocabulary import fmt_metric, format_number, format_value
@@ -121,3 +122,17 @@ def interactions_part(w: Writer, found: Interactions) -> None:
            if found.method == SHAP_METHOD else
            f"{found.explainer} (an estimate: the model is not a tree ensemble shap reads); 0 = the pair's effects "
            "add up, 1 = their joint effect is all interaction.")
+
+
+def method_section(w: Writer, r: RowReport, name: str, number: int, images: Images) -> None:
+    """The section of a registered method the report has no layout of its own for: its title, its reading, its
+    contents and its figure."""
+    m = method(name)
+    w.h1(f"{number}. {m.section.title}")
+    if m.reading is not None:
+        w.text(m.reading(r.results), size=10, style="B")
+    contents = m.section.contents(r.results) if callable(m.section.contents) else m.section.contents
+    if contents:
+        w.note("This section holds " + "; ".join(contents) + ".")
+    if m.figure is not None:
+        images.draw(w, name, f"{m.label}: {m.section.title}.")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .build import RowReport
 from .figures import resolve_renderer
-from .model_sections import cohorts_section, dependence_section
+from .model_sections import cohorts_section, dependence_section, method_section
 from .sections import (agreement_section, appendix, counterfactual_section, lens_section, linear_section, sev_section,
                        summary)
 from .writer import Images, Writer, _document
@@ -53,13 +53,11 @@ def write_pdf(report: RowReport, path: str | Path | None = None, *, image_render
         pdf.add_page()
         summary(w, report)
         number = 0
-        for section, draw in (("sev", sev_section), ("lens", lens_section), ("linear", linear_section),
-                              ("agreement", agreement_section), ("counterfactuals", counterfactual_section),
-                              ("dependence", dependence_section)):
-            if section in report.sections and _has(report, section):
+        for section in report.sections:
+            if section != "appendix" and _has(report, section):
                 number += 1
                 w.section()
-                draw(w, report, number, images)
+                _draw(w, report, section, number, images)
         if report.cohorts is not None:
             w.section()
             cohorts_section(w, report, number + 1, images)
@@ -75,5 +73,17 @@ def write_pdf(report: RowReport, path: str | Path | None = None, *, image_render
     return data
 
 
+LAYOUTS = {"sev": sev_section, "lens": lens_section, "linear": linear_section, "agreement": agreement_section,
+           "counterfactuals": counterfactual_section, "dependence": dependence_section}
+"""The sections with a layout of their own; any other registered method's is :func:`~.model_sections.method_section`."""
+
+
+def _draw(w: Writer, report: RowReport, section: str, number: int, images: Images) -> None:
+    if section in LAYOUTS:
+        LAYOUTS[section](w, report, number, images)
+    else:
+        method_section(w, report, section, number, images)
+
+
 def _has(report: RowReport, section: str) -> bool:
-    return getattr(report, section) is not None
+    return (report.dependence if section == "dependence" else report.result(section)) is not None

@@ -96,27 +96,7 @@ def _array(value, n: int) -> list:
 
 
 def matplotlib_png(fig: go.Figure, width: int, height: int, scale: float = FIGURE_SCALE) -> bytes:
-    """The matplotlib re-plot of a plotly figure (:func:`matplotlib_figure`) as PNG bytes.
-
-    Parameters
-    ----------
-    fig : plotly.graph_objects.Figure
-        The figure.
-    width, height : int
-        Pixels.
-    scale : float
-        The resolution's scale.
-
-    Returns
-    -------
-    bytes
-        The PNG.
-
-    Raises
-    ------
-    RenderError
-        As :func:`matplotlib_figure`.
-    """
+    """:func:`matplotlib_figure` (which documents the arguments) as PNG bytes."""
     mfig = matplotlib_figure(fig, width, height, scale)
     buffer = io.BytesIO()
     mfig.savefig(buffer, format="png", dpi=100 * scale, facecolor="white")

@@ -16,7 +16,8 @@ from ..views.readings import (counterfactual_reading, decision_sentence, engine_
 from ..vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, TEST_ROWS_WORDS, UNCHANGED, factor_text, fmt_cost,
                                 fmt_metric, fmt_p, fmt_ps, fmt_weight, format_number, format_value, join_words,
                                 metrics_caveat)
-from .build import BUDGET_CONTROL, RowReport, smallest_factor
+from ..methods import BUDGET_CONTROL, smallest_factor
+from .build import RowReport
 from .model_sections import threshold_fact, two_models_table
 
 if TYPE_CHECKING:

@@ -12,7 +12,6 @@ vertex, as the SEV paper's own code does: the same value, one explanation.
 from __future__ import annotations
 
 import itertools
-from dataclasses import replace
 from math import comb
 from typing import Sequence
 
@@ -118,8 +117,9 @@ def _search_layer(search: _Search, model: ModelAdapter, scorer: VertexScorer, pe
     return flips
 
 
-def _results(search: _Search, status_if_missing: str, **common) -> list[SEVResult]:
-    """One :class:`SEVResult` per query from the finished search."""
+def _results(search: _Search, status_if_missing: str, rows: list[int], **common) -> list[SEVResult]:
+    """One :class:`SEVResult` per query from the finished search (``rows``: the model rows scored per query up
+    to each depth)."""
     def result(i: int) -> SEVResult:
         depth, hits = search.found.get(i, (None, ()))
         masks, scores = search.seen_masks[i], search.seen_scores[i]
@@ -127,7 +127,8 @@ def _results(search: _Search, status_if_missing: str, **common) -> list[SEVResul
                          status="explained" if i in search.found else status_if_missing,
                          complete=not (search.first and depth), first_flip=search.first,
                          vertex_masks=np.concatenate(masks) if masks else None,
-                         vertex_scores=np.concatenate(scores) if scores else None, **common)
+                         vertex_scores=np.concatenate(scores) if scores else None,
+                         rows=rows[min(depth, len(rows) - 1)] if depth is not None else rows[-1], **common)
     return [result(i) for i in range(len(search.classes))]
 
 
@@ -226,11 +227,9 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
         if progress:
             progress(1 - len(pending) / n, f"{kind}: depth {depth} done, {len(pending)} of {n} queries left")
     status_if_missing = "unexplainable" if searched == len(movable) else "beyond_depth"
-    results = _results(search, status_if_missing, kind=kind, max_depth=searched, restricted=tuple(restricted),
+    results = _results(search, status_if_missing, rows, kind=kind, max_depth=searched, restricted=tuple(restricted),
                        reference_class=reference_class, next_rows=cut,
                        budget_rows=budget_rows if by_budget else None)
-    results = [replace(r, rows=rows[min(r.value, len(rows) - 1)] if r.value is not None else rows[-1])
-               for r in results]
     if not bracket:
         return results
     left = (budget_rows if budget_rows is not None else BRACKET_ROWS) - rows[-1]

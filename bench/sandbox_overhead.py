@@ -14,6 +14,11 @@ and its core cool down) against one made in a tight loop.
     python bench/sandbox_overhead.py            # every model, 40 rows
     python bench/sandbox_overhead.py --quick    # COMPAS's three models, 15 rows, no floor: for before/after runs,
                                                 # e.g. this file with PYTHONPATH at an older checkout, then at this one
+    python bench/sandbox_overhead.py --quick --loads 0,4,8   # the same under N busy background processes each
+
+``--loads`` (issue 54): for each N, N background processes each spinning on a seeded numpy computation (a server
+with N busy analysts) run while both sides are timed; the ratio at each N is printed in the same run, with the load
+average measured during it.
 """
 from __future__ import annotations
 
@@ -32,8 +37,9 @@ from explain_core.sev.engine import explain_sev
 ROWS, REPEATS = 40, 5
 
 
-def booster_file(setup, library: str) -> tuple[bytes, str, object]:
-    """An XGBoost / LightGBM model fitted on the setup's raw numeric columns, as its own file's bytes."""
+def booster_file(setup, library: str) -> tuple[bytes, str, object, object]:
+    """An XGBoost / LightGBM model fitted on the setup's raw numeric columns, as its own file's bytes, with its
+    columns and the fitted scikit-learn model."""
     import tempfile
 
     import lightgbm
@@ -47,9 +53,9 @@ def booster_file(setup, library: str) -> tuple[bytes, str, object]:
         with tempfile.TemporaryDirectory() as folder:
             path = os.path.join(folder, "m.json")
             model.get_booster().save_model(path)
-            return open(path, "rb").read(), "m.json", X.columns
+            return open(path, "rb").read(), "m.json", X.columns, model
     model = lightgbm.LGBMClassifier(n_estimators=100, num_leaves=15, verbose=-1, n_jobs=1).fit(X, y)
-    return model.booster_.model_to_string().encode(), "m.txt", X.columns
+    return model.booster_.model_to_string().encode(), "m.txt", X.columns, model
 
 
 def timed(setup, query, reference) -> float:
@@ -108,6 +114,28 @@ def compare(name: str, local, blob: bytes, filename: str, positive=None) -> None
           f"{calls_per_row(uploaded, rows):>6.1f} {started:>8.2f} s")
 
 
+def _busy(seed: int) -> None:
+    """One background process's work: seeded matrix products until it is stopped (or its parent is gone)."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((64, 64))
+    parent = os.getppid()
+    while os.getppid() == parent:
+        for _ in range(100):
+            a = np.tanh(a @ a.T / 64.0 + rng.standard_normal((64, 64)) * 1e-3)
+
+
+def loaded(count: int) -> list:
+    """``count`` background processes running :func:`_busy` (seeds 0 … count-1), one thread each."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_busy, args=(seed,), daemon=True) for seed in range(count)]
+    for worker in workers:
+        worker.start()
+    time.sleep(5.0 if count else 0.0)  # the load average follows; the processes are running at once
+    return workers
+
+
 ECHO = "import os\nwhile True:\n    b = os.read(0, 65536)\n    if not b: break\n    os.write(1, b)"
 
 
@@ -148,12 +176,30 @@ def main() -> None:
     import skops.io as sio
 
     global ROWS
-    quick = "--quick" in sys.argv[1:]
+    args = sys.argv[1:]
+    quick = "--quick" in args
     ROWS = 15 if quick else ROWS
+    loads = [int(n) for n in args[args.index("--loads") + 1].split(",")] if "--loads" in args else [0]
     import explain_core
 
     print(f"explain_core from {os.path.dirname(explain_core.__file__)}")
-    print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())} (1, 5, 15 min) on {os.cpu_count()} cores")
+    for count in loads:
+        background = loaded(count)
+        try:
+            print(f"\n{count} background processes; load average {' '.join(f'{v:.2f}' for v in os.getloadavg())} "
+                  f"(1, 5, 15 min) on {os.cpu_count()} cores")
+            models(quick, sio)
+        finally:
+            for worker in background:
+                worker.terminate()
+                worker.join()
+    if not quick:
+        floor()
+    print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())} at the end")
+
+
+def models(quick: bool, sio) -> None:
+    """The table: each model in process and sandboxed."""
     print(f"{'model':<28} {'in process':>12} {'sandboxed':>13} {'ratio':>8} {'calls':>6} {'start':>10}")
     for dataset in ("compas",) if quick else ("compas", "adult"):
         for kind in ("gbdt", "l2_lr"):
@@ -161,15 +207,15 @@ def main() -> None:
             compare(f"{dataset} {kind} (.skops)", local, sio.dumps(local.model.estimator), f"{kind}.skops", 1)
         base = demo_setup(dataset, "gbdt")
         for library in ("xgboost",) if quick else ("xgboost", "lightgbm"):
-            blob, filename, columns = booster_file(base, library)
+            blob, filename, columns, fitted = booster_file(base, library)
             data = base.dataset
             frame = data.features[list(columns)].assign(**{str(data.target.name): data.target})
             numeric = make_dataset(frame, str(data.target.name), positive_class=data.positive_class, name=data.name)
-            compare(f"{dataset} {library} (.{filename.split('.')[1]})", _in_process(numeric, blob, filename), blob,
-                    filename, positive=1)
-    if not quick:
-        floor()
-    print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())} at the end")
+            local = _in_process(numeric, blob, filename)
+            compare(f"{dataset} {library} (.{filename.split('.')[1]})", local, blob, filename, positive=1)
+            if library == "xgboost":  # the scikit-learn model itself wrapped in process, against its booster uploaded
+                compare(f"{dataset} XGBClassifier wrapped", _wrapped(local, fitted), blob, filename, positive=1)
+    print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())} after the table")
 
 
 def _in_process(dataset, blob: bytes, filename: str):
@@ -183,6 +229,15 @@ def _in_process(dataset, blob: bytes, filename: str):
     setup = make_setup(dataset, model_from_upload(dataset, blob, filename, positive_class=1))
     return replace(setup, model=wrap_model(load_native(blob, "." + filename.split(".")[1], filename), dataset,
                                            positive_class=1, name=filename))
+
+
+def _wrapped(setup, fitted):
+    """The setup with the fitted scikit-learn model wrapped in process as a user's own model is."""
+    from dataclasses import replace
+
+    from explain_core.intake.models import wrap_model
+
+    return replace(setup, model=wrap_model(fitted, setup.dataset, positive_class=1, name="XGBClassifier"))
 
 
 if __name__ == "__main__":

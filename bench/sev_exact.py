@@ -16,7 +16,12 @@
 
 The machine is shared: the load average (``uptime``) is printed beside every section.
 
+5. **Additive at p = 1,000** (``--additive-rows``, issue 54): SEV⁻ of an L2 logistic regression on 1,000 features
+   by the additive engine against a plain CP-SAT model of it (row by row in turns, equal values asserted), wall and
+   CPU time, with ``--background 0,8`` busy processes (the engine's wall ÷ CPU under load).
+
 Run from the repository root:  python bench/sev_exact.py [--rows 40] [--bfs-rows 10] [--dask-rows 10000]
+    python bench/sev_exact.py --skip-demos --skip-wide --hard-rows 0 --additive-rows 20 --background 0,8
 """
 from __future__ import annotations
 
@@ -201,6 +206,94 @@ def dask_audit(rows: int) -> None:
           f"engines {engines}; SEV⁻ status {table['sev_minus_status'].value_counts().to_dict()} — {load()}")
 
 
+def additive_data(p: int = 1000, n: int = 3000, seed: int = 0):
+    """A p-feature logistic regression behind a StandardScaler (the label a noisy sum of 60 features), its dataset,
+    the test rows it predicts positive and the default reference."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p))
+    w = np.zeros(p)
+    w[:60] = rng.standard_normal(60)
+    frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(p)])
+    frame["y"] = (X @ w + 0.5 * rng.standard_normal(n) > 0).astype(int)
+    data = make_dataset(frame, "y")
+    train = np.arange(2 * n // 3)
+    estimator = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)).fit(
+        frame.drop(columns="y").iloc[train], frame["y"].iloc[train])
+    model = wrap_model(estimator, data)
+    test = np.arange(len(train), n)
+    positive = test[model.label(data.features.iloc[test]) == 1]
+    return data, model, positive, make_reference(data, train)
+
+
+def plain_cp_sat(model, data, query: pd.DataFrame, reference) -> int | None:
+    """The anchor: SEV⁻ of one row as a plain CP-SAT model of the logistic regression — the row and the reference
+    through the model's own scaler (a data frame of every column), one Boolean per feature, the weighted moves to
+    cover the gap to the threshold (integer coefficients, 10⁻⁶ of the gap), fewest moves, one worker; the answer
+    checked by the model on its raw row."""
+    from ortools.sat.python import cp_model
+
+    columns = list(data.layout.columns)
+    scaler, logistic = model.estimator[0], model.estimator[-1]
+    x = scaler.transform(pd.concat([query[columns], reference.as_frame(columns)], ignore_index=True))
+    coef, base = logistic.coef_[0], float(logistic.intercept_[0])
+    delta = coef * (x[1] - x[0])
+    gap = float(coef @ x[0] + base)  # the query is positive: the moves must bring the raw output below 0
+    scale = 1e6 / max(abs(gap), 1e-12)
+    cp = cp_model.CpModel()
+    z = [cp.new_bool_var(f"z{j}") for j in range(len(delta))]
+    cp.add(sum(int(round(d * scale)) * v for d, v in zip(delta, z) if round(d * scale)) <= -int(round(gap * scale)) - 1)
+    cp.minimize(sum(z))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = 0
+    if solver.solve(cp) not in (cp_model.OPTIMAL,):
+        return None
+    moved = np.array([solver.boolean_value(v) for v in z])
+    row = query[columns].copy()
+    row.iloc[0, moved] = [reference.values[c] for c in np.array(columns)[moved]]
+    return int(moved.sum()) if model.label(row)[0] == 0 else None
+
+
+def additive_wide(rows: int, background: int) -> None:
+    """The additive engine at p = 1,000 (issue 54) against the plain CP-SAT model, row by row in turns: wall and
+    CPU seconds of each, and the engine's wall ÷ CPU, with ``background`` busy processes running."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from sandbox_overhead import loaded
+
+    data, model, positive, reference = additive_data()
+    engine = exact_engine(model, data.layout)
+    workers = loaded(background)
+    try:
+        print(f"\n## The additive engine at p = 1,000 (L2 logistic regression behind a scaler), {rows} rows, "
+              f"{background} background processes — {load()}")
+        times = {"engine": [], "plain": []}
+        for r in positive[:rows + 2]:
+            query = data.features.iloc[[int(r)]]
+            for side in ("engine", "plain"):
+                wall, cpu = time.perf_counter(), time.process_time()
+                if side == "engine":
+                    value = exact_sev_batch(engine, query, reference, cap=1)[0].value
+                else:
+                    anchor = plain_cp_sat(model, data, query, reference)
+                times[side].append((time.perf_counter() - wall, time.process_time() - cpu))
+            assert value == anchor, (r, value, anchor)
+        for side in times:
+            times[side] = np.array(times[side][2:])  # the first two rows warm both
+        e, a = np.median(times["engine"], axis=0), np.median(times["plain"], axis=0)
+        print(f"engine {e[0]:.4f} s wall, {e[1]:.4f} s CPU a row (median); plain CP-SAT {a[0]:.4f} s wall, "
+              f"{a[1]:.4f} s CPU; plain ÷ engine {a[0] / e[0]:.2f}× wall, {a[1] / e[1]:.2f}× CPU; engine wall ÷ CPU "
+              f"{np.sum(times['engine'][:, 0]) / np.sum(times['engine'][:, 1]):.2f} (plain "
+              f"{np.sum(times['plain'][:, 0]) / np.sum(times['plain'][:, 1]):.2f}) — {load()}")
+    finally:
+        for worker in workers:
+            worker.terminate()
+            worker.join()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=40, help="rows explained per model (default 40)")
@@ -210,9 +303,13 @@ def main() -> None:
     parser.add_argument("--skip-wide", action="store_true")
     parser.add_argument("--hard-rows", type=int, default=40,
                         help="most confident rows of the 150-feature model (0: skip)")
+    parser.add_argument("--additive-rows", type=int, default=0, help="rows of the p = 1,000 additive bench (0: skip)")
+    parser.add_argument("--background", default="0", help="busy background processes for it, e.g. 0,8")
     args = parser.parse_args()
     print(f"bench/sev_exact.py — {load()}")
     with threadpool_limits(1):
+        for count in [int(n) for n in args.background.split(",")] if args.additive_rows else []:
+            additive_wide(args.additive_rows, count)
         if not args.skip_demos:
             demos(args.rows)
         if not args.skip_wide:

@@ -117,7 +117,9 @@ class VertexScorer:
             equal, column_group = self._queries == self._reference, self.encoded.column_group
         self._known = dict(zip((m.tobytes() for m in ahead), scores[n + 1:].tolist()))
         self.query_scores, self.reference_score = scores[:n], float(scores[n])
-        self.same = np.column_stack([equal[:, column_group == g].all(axis=1) for g in range(layout.size)])
+        differs = np.zeros((layout.size, n), dtype=bool)
+        np.logical_or.at(differs, np.asarray(column_group), ~np.asarray(equal, dtype=bool).T)  # one pass, any p
+        self.same = ~differs.T
 
     def _chunked(self, score, X) -> np.ndarray:
         """``score`` over the rows of ``X`` in calls of at most ``chunk_rows`` rows."""

@@ -346,21 +346,36 @@ def test_a_model_that_raises_in_its_worker_gets_the_adapters_message():
         model_from_upload(data, blob, "two_inputs.skops", by_order=True)
 
 
-def test_a_reply_that_comes_soon_is_polled_for_and_a_late_one_left_to_sleep_for():
+def test_the_server_waits_for_a_reply_asleep_not_spinning(monkeypatch):
+    """Under load the server and the worker share the cores: the server's wait for a reply is one blocking wait on
+    the pipe (select with the deadline as its timeout), never a loop of polls, however soon the reply comes."""
     import os
+    import select
+    import threading
     import time
+    from types import SimpleNamespace
 
-    from explain_core.intake.sandbox.protocol import readable_soon
+    from explain_core.intake.sandbox.client import Worker
+    from explain_core.intake.sandbox.protocol import Expect, reply_bytes
 
+    waits = []
+    original = select.select
+    monkeypatch.setattr(select, "select", lambda *args: waits.append(args[3]) or original(*args))
     inbox, outbox = os.pipe()
+    worker = Worker.__new__(Worker)
+    worker.buffer, worker.process = bytearray(), SimpleNamespace(stdout=os.fdopen(inbox, "rb", buffering=0))
     try:
-        start = time.perf_counter()
-        assert not readable_soon(inbox, start + 0.003)
-        assert 0.003 <= time.perf_counter() - start < 0.5  # polled until then, not longer
-        os.write(outbox, b"x")
-        assert readable_soon(inbox, time.perf_counter())  # already there: found at once, even past the time
+        for delay in (0.002, 0.05):
+            waits.clear()
+            later = threading.Timer(delay, os.write, (outbox, reply_bytes({"value": 7})))
+            later.start()
+            start = time.perf_counter()
+            assert worker._reply(5.0, None, "testing", Expect()) == {"value": 7}
+            later.join()
+            assert time.perf_counter() - start >= delay
+            assert len(waits) == 1 and waits[0] > 0.05, waits[:5]  # one wait, asleep, for the whole reply
     finally:
-        os.close(inbox)
+        worker.process.stdout.close()
         os.close(outbox)
 
 

@@ -78,6 +78,30 @@ def test_additive_engine_equals_the_bfs_on_logistic_regression_and_stumps(seed):
     assert {r.engine for r in results} == {"additive"}
 
 
+@pytest.mark.parametrize("kind", ["scaler", "xgboost"])
+def test_a_scaled_pipeline_and_a_wrapped_xgboost_are_scored_as_arrays_with_the_models_own_scores(kind):
+    """A Pipeline whose first step is a bare scaler, and an XGBClassifier fitted on the data's frame, are split
+    (encoder + final step: vertices mixed as arrays, no data frame per call); every vertex's score equals the whole
+    model's score of the mixed raw row, and the exact engine still agrees with the BFS."""
+    from sklearn.preprocessing import StandardScaler
+
+    from explain_core.intake.encoding import encoded_model
+    from explain_core.vertices import VertexScorer, mix
+
+    rng = np.random.default_rng(3)
+    data = frame_data(rng, p=6)
+    est = Pipeline([("scale", StandardScaler()), ("model", LogisticRegression())]) if kind == "scaler" else \
+        xgboost.XGBClassifier(n_estimators=20, max_depth=1, n_jobs=1, random_state=0)
+    model = wrap_model(est.fit(data.features, data.y), data)
+    assert encoded_model(model, data.layout.groups) is not None
+    queries, reference = data.features.iloc[:3], make_reference(data)
+    masks = rng.random((40, data.layout.size)) < 0.5
+    scores = VertexScorer(model, data.layout, queries, reference).scores(np.arange(3), masks)
+    raw = model.score(mix(data.layout, queries, reference, masks)).reshape(3, len(masks))
+    np.testing.assert_allclose(scores, raw, rtol=1e-6, atol=1e-9)
+    parity(model, data, queries, reference, restricted=("x0",))
+
+
 def wide_model(p=30, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(3000, p))

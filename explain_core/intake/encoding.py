@@ -99,7 +99,7 @@ def _split(model: ModelAdapter, groups: Sequence[FeatureGroup]) -> EncodedModel 
         encoder, estimator = model.encoder, model.estimator
     elif isinstance(core, SandboxedModel):
         return _sandboxed_split(model, layers, core, groups)
-    elif getattr(core, "reads_floats", False) is True:
+    elif getattr(core, "reads_floats", False) is True or _xgboost_on_numbers(core, model.columns):
         return _float_split(model, layers, core, True, groups)
     elif isinstance(model.estimator, Pipeline) and len(model.estimator.steps) == 2:
         encoder, estimator = model.estimator[0], model.estimator[-1]
@@ -109,6 +109,20 @@ def _split(model: ModelAdapter, groups: Sequence[FeatureGroup]) -> EncodedModel 
         return None
     column_group = encoded_column_groups(encoder, groups)
     return None if column_group is None else EncodedModel(encoder, estimator, column_group)
+
+
+def _xgboost_on_numbers(estimator, columns) -> bool:
+    """An XGBoost scikit-learn model (``XGBClassifier``…) fitted on these columns, in this order, all numbers (no
+    categorical feature type): it scores a float matrix by position as it scores the frame (XGBoost checks no
+    names on an array), so it is fed arrays, as its own booster is when uploaded."""
+    if not type(estimator).__module__.startswith("xgboost.") or not hasattr(estimator, "get_booster"):
+        return False
+    names = getattr(estimator, "feature_names_in_", None)
+    try:
+        types = estimator.get_booster().feature_types or []
+    except Exception:  # noqa: BLE001 — not fitted, or not a booster we know: the frame path stays
+        return False
+    return names is not None and [str(n) for n in names] == [str(c) for c in columns] and "c" not in types
 
 
 def _sandboxed_split(model: ModelAdapter, layers: tuple, core: SandboxedModel,

@@ -22,10 +22,15 @@ COLUMNWISE_STEPS = (StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler, Si
 
 
 def encoded_column_groups(encoder, groups: Sequence[FeatureGroup]) -> np.ndarray | None:
-    """Group index of each output column of a fitted ColumnTransformer; None where it cannot be traced."""
-    if not isinstance(encoder, ColumnTransformer):
-        return None
+    """Group index of each output column of a fitted ColumnTransformer, or of a column-wise step (a scaler, an
+    imputer, a Pipeline of them: :func:`column_sources`) fitted on named columns; None where it cannot be traced."""
     group_of = {c: i for i, g in enumerate(groups) for c in g.columns}
+    if not isinstance(encoder, ColumnTransformer):
+        names = getattr(encoder, "feature_names_in_", None)
+        sources = column_sources(encoder, [str(n) for n in names]) if names is not None else None
+        if sources is None or not {str(names[s]) for s in sources} <= set(group_of):
+            return None
+        return np.array([group_of[str(names[s])] for s in sources], dtype=int)
     width = max((s.stop for s in encoder.output_indices_.values()), default=0)
     out = np.full(width, -1)
     for name, transformer, columns in encoder.transformers_:

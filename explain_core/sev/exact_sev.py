@@ -5,7 +5,9 @@ candidate values: the query row and the reference row, encoded once by the model
 starts at the query (SEV⁻, SEV®) or the reference (SEV⁺); groups whose two values are equal, and restricted groups,
 do not move. The model is solved by sorting when it is additive for this query (:mod:`.additive`), a network by
 its mixed-integer model (:mod:`.relu`), else by CP-SAT (:mod:`.exact`); every explanation is the model's own (each
-vertex is re-scored through ``model.score``).
+vertex is re-scored by the model: through its own split into encoder and final step, as the breadth-first search
+scores vertices (:class:`~explain_core.vertices.VertexScorer`: the rows encoded once, vertices mixed as arrays, no
+data frame of the data's columns per call), or through ``model.score`` where it has no such split).
 """
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ import pandas as pd
 
 from ..cache import Memo, memo_field
 from ..errors import Unreadable
-from ..vertices import first_layer_masks, mix
+from ..vertices import VertexScorer, first_layer_masks, mix
+from ..intake.encoding import encoded_model
 from ..intake.layout import GroupLayout
 from ..intake.models import ModelAdapter
 from ..reference import Reference
@@ -74,6 +77,7 @@ class Prepared:
     queries: pd.DataFrame
     classes: np.ndarray
     reference_class: int
+    scorer: VertexScorer | None = None  # vertices scored as arrays by the model's own split (None: as raw rows)
 
     @property
     def query_scores(self) -> np.ndarray:
@@ -89,13 +93,15 @@ def prepare(engine: ExactEngine, queries: pd.DataFrame, reference: Reference) ->
     columns = list(layout.columns)
     queries = queries[columns]
     key = tuple(sorted((c, repr(v)) for c, v in reference.values.items()))
-    parts = [queries, reference.as_frame(columns)]
+    parts = [queries, vertex_rows(layout, queries.iloc[:1], reference, np.zeros((1, layout.size), bool))]
     if key not in engine.checked:
         parts.append(vertex_rows(layout, queries.iloc[:1], reference, first_layer_masks(layout.size)))
     cal = calibrate(model, engine.read, pd.concat(parts, ignore_index=True))
     engine.checked.get(key, lambda: True)
     classes = model.labels_of(cal.scores[:len(queries)])
-    return Prepared(cal, queries, classes, int(model.labels_of(cal.scores[len(queries):len(queries) + 1])[0]))
+    scorer = VertexScorer(model, layout, queries, reference) if encoded_model(model, layout.groups) else None
+    return Prepared(cal, queries, classes, int(model.labels_of(cal.scores[len(queries):len(queries) + 1])[0]),
+                    scorer)
 
 
 def exact_sev_batch(engine: ExactEngine, queries: pd.DataFrame, reference: Reference, *, kind: str = "minus",
@@ -138,7 +144,8 @@ def _one(engine: ExactEngine, prepared: Prepared, i: int, reference: Reference, 
 
     def rescore(choices) -> np.ndarray:
         masks = masks_of(choices)
-        scores = model.score(vertex_rows(layout, query, reference, masks))
+        scores = prepared.scorer.scores(np.array([i]), masks)[0] if prepared.scorer is not None else \
+            model.score(vertex_rows(layout, query, reference, masks))
         seen.append((masks, scores))
         return model.labels_of(scores) == target
 

@@ -26,13 +26,13 @@ import time
 from pathlib import Path
 
 from ...errors import ModelCrashed, ProtocolError, RemoteError
-from .protocol import CALL_HEADER_BYTES, Expect, read_reply, readable_soon, request_bytes
+from .protocol import CALL_HEADER_BYTES, Expect, read_reply, request_bytes
 from .worker import BOOT
 from .zygote import AVAILABLE, spawn, zygote
 
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
 START_SECONDS = 120.0  # a fresh worker imports numpy, pandas and scikit-learn before it answers
-SPIN_SECONDS = 0.002  # a reply this soon (SEV's one-row calls) is polled for, not slept for (readable_soon)
+CHECK_SECONDS = 0.1  # a wait for a reply wakes this often to check the worker's CPU time and life (asleep between)
 PIPE_BYTES = 1 << 20  # Linux's default /proc/sys/fs/pipe-max-size
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 DEFAULT_EXPECT = Expect()
@@ -184,16 +184,15 @@ class Worker:
 
     def _reply(self, seconds: float, cpu_seconds: float | None, what: str, expect: Expect):
         """The next reply within ``seconds`` of wall time (its decoding included) and ``cpu_seconds`` of the
-        worker's CPU time, within ``expect``. The CPU time is counted from the first poll that finds no reply
+        worker's CPU time, within ``expect``. The CPU time is counted from the first wait that finds no reply
         (0.1 s in): a call answered sooner reads no ``/proc`` file (SEV's one-row calls take a millisecond; reading
         it took a tenth of one)."""
         deadline = time.monotonic() + seconds
         budget = [None, cpu_seconds] if cpu_seconds is not None else None
-        polled = time.perf_counter() + SPIN_SECONDS
 
         def read_exact(n: int) -> bytes:
             while len(self.buffer) < n:
-                self._fill(deadline, polled, budget, seconds, what)
+                self._fill(deadline, budget, seconds, what)
             out = bytes(self.buffer[:n])
             del self.buffer[:n]
             return out
@@ -208,11 +207,12 @@ class Worker:
             raise self._late(what, seconds)
         return reply
 
-    def _fill(self, deadline: float, polled: float, budget, seconds: float, what: str) -> None:
+    def _fill(self, deadline: float, budget, seconds: float, what: str) -> None:
+        """Wait asleep (``select`` on the pipe, the deadline as its timeout: never a spin, which would take a core
+        from the worker it waits for) for the next bytes of the reply, checking the worker's CPU time and life each
+        :data:`CHECK_SECONDS`."""
         out = self.process.stdout.fileno()
-        ready = readable_soon(out, polled) or \
-            select.select([out], [], [], max(0.0, min(0.1, deadline - time.monotonic())))[0]
-        if ready:
+        if select.select([out], [], [], max(0.0, min(CHECK_SECONDS, deadline - time.monotonic())))[0]:
             chunk = os.read(out, 1 << 20)
             if not chunk:
                 raise self._crashed(what)

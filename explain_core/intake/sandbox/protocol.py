@@ -14,11 +14,8 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import pickle
-import select
 import struct
-import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -54,19 +51,6 @@ def call_expect(rows: int, columns: int, kinds: str, text_chars: int = 0) -> Exp
     4 per character of text)."""
     element = max(8, 4 * text_chars)
     return Expect(CALL_HEADER_BYTES, rows * columns * element, rows, columns, kinds, text_chars)
-
-
-def readable_soon(fd: int, until: float) -> bool:
-    """Whether ``fd`` has data before ``until`` (``time.perf_counter``), polled without sleeping: a process that
-    sleeps, even for half a millisecond, then runs its next call at half speed (its core idles and its caches
-    cool: ``bench/sandbox_overhead.py`` prints the floor), which a one-row SEV search would pay on each side of
-    every call. A reply or request that takes longer is waited for asleep."""
-    while True:
-        if select.select([fd], [], [], 0)[0]:
-            return True
-        if time.perf_counter() >= until:
-            return False
-        os.sched_yield()  # a runnable thread on this core (the model's own pool) goes first
 
 
 def frame(payload: bytes) -> bytes:

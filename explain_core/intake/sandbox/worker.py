@@ -32,8 +32,6 @@ serve(layers)
 """
 
 
-NEXT_REQUEST_SPIN_SECONDS = 0.003  # after each reply: a search's next call comes within this (polled, not slept)
-
 
 def _channels() -> tuple[int, int]:
     """The pipes to the server, moved off fds 0 and 1 so that a model printing to stdout (LightGBM does) cannot
@@ -48,9 +46,7 @@ def _channels() -> tuple[int, int]:
 
 def serve(layers: dict) -> None:
     """Answer requests until the server closes the pipe."""
-    import time
-
-    from .protocol import read_request, readable_soon, reply_bytes
+    from .protocol import read_request, reply_bytes
 
     sys.modules["matplotlib"] = None  # shap imports it when it can; it needs a writable cache, no model needs it
     inbox, outbox = _channels()
@@ -74,9 +70,8 @@ def serve(layers: dict) -> None:
     send({"ready": True, "confined": layers, "pid": os.getpid()})
     state = Holder()
     while True:
-        readable_soon(inbox, time.perf_counter() + NEXT_REQUEST_SPIN_SECONDS)  # a search's next call, hot
         try:
-            request = read_request(read_exact)
+            request = read_request(read_exact)  # asleep in read() until the server writes: no polling
         except EOFError:
             return
         try:

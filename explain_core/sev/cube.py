@@ -9,7 +9,7 @@ import pandas as pd
 
 from ..errors import IntakeError, names_method
 from ..vertices import VertexScorer, one_row
-from ..intake.data import GroupLayout
+from ..intake.layout import GroupLayout
 from ..intake.models import ModelAdapter
 from ..reference import Reference
 from ..results import ValueEquality

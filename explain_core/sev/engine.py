@@ -20,7 +20,8 @@ import pandas as pd
 
 from ..errors import IntakeError, check_choice, names_method
 from ..vertices import DEFAULT_CHUNK_ROWS, ProgressFn, VertexScorer, layer_masks, one_row
-from ..intake.data import Dataset, GroupLayout
+from ..intake.data import Dataset
+from ..intake.layout import GroupLayout
 from ..intake.models import ModelAdapter
 from ..reference import Reference
 from .bracket import close

@@ -10,7 +10,7 @@ import pandas as pd
 import numpy as np
 
 from ..errors import IntakeError, check_choice
-from ..intake.data import GroupLayout
+from ..intake.layout import GroupLayout
 from ..reference import Reference
 from ..results import Explanation
 from .bracket import bracket_words

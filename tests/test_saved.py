@@ -18,7 +18,8 @@ from explain_core.intake.demo_models import train_model
 from explain_core.limits import Limits
 from explain_core.saved import (AnalysisState, DataRecipe, FileRef, ModelRecipe, SavedNotFound, SavedStore,
                                 new_token, rebuild)
-from explain_core.saved.store import FILE_NAME, MAX_NAME, token_hash
+from explain_core.saved.records import MAX_NAME, token_hash
+from explain_core.saved.schema import FILE_NAME
 from explain_core.setup import model_from_upload
 
 MB = 2 ** 20

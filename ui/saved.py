@@ -22,7 +22,7 @@ from explain_core.inspection.cohorts import fitting
 from explain_core.intake.tables import read_table
 from explain_core.limits import limits
 from explain_core.saved import AnalysisState, Builders, DataRecipe, FileRef, ModelRecipe, SavedStore, new_token, rebuild
-from explain_core.saved.store import MAX_NAME
+from explain_core.saved.records import MAX_NAME
 from explain_core.vocabulary import plain
 from ui import boundary
 from ui import origins

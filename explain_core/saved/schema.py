@@ -89,8 +89,17 @@ def make_engine(url: str) -> sa.Engine:
 def _sqlite_connect(dbapi, _record) -> None:
     dbapi.isolation_level = None  # SQLAlchemy's events begin the transactions, not the driver
     dbapi.execute("PRAGMA foreign_keys = ON")
-    dbapi.execute("PRAGMA auto_vacuum = INCREMENTAL")  # effective while the file has no table yet
-    dbapi.execute("PRAGMA journal_mode = WAL")
+
+
+def _sqlite_file_modes(engine: sa.Engine) -> None:
+    """A new file's space returned on purges, and WAL mode (kept in the file; set outside any transaction)."""
+    raw = engine.raw_connection()
+    try:
+        if raw.driver_connection.execute("PRAGMA page_count").fetchone()[0] == 0:
+            raw.driver_connection.execute("PRAGMA auto_vacuum = INCREMENTAL")  # effective before the first table
+        raw.driver_connection.execute("PRAGMA journal_mode = WAL")
+    finally:
+        raw.close()
 
 
 def _sqlite_begin(conn) -> None:
@@ -118,6 +127,8 @@ def migrate(engine: sa.Engine, where: str) -> None:
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
+    if engine.dialect.name == "sqlite":
+        _sqlite_file_modes(engine)
     with engine.connect().execution_options(write=True) as conn, conn.begin():
         lock_for_writing(conn)
         config.attributes["connection"] = conn

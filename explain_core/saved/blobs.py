@@ -40,12 +40,17 @@ def checked(given: Mapping[str, bytes], shas) -> None:
 
 def write(conn: sa.Connection, record: int, given: Mapping[str, bytes], folder: Path | None) -> None:
     """Add ``given`` (checked) to ``record``: as rows, or as files in ``folder`` with rows that point to them."""
-    for sha, data in given.items():
-        if folder is not None:
-            _write_file(folder, sha, data)
+    refresh(folder, given)
     if given:
         conn.execute(files.insert(), [{"record": record, "sha256": sha, "data": b"" if folder else data,
                                        "in_folder": folder is not None} for sha, data in given.items()])
+
+
+def refresh(folder: Path | None, given: Mapping[str, bytes]) -> None:
+    """Files a record already names, given again: in the folder, written back (checked) when missing."""
+    for sha, data in given.items():
+        if folder is not None:
+            _write_file(folder, sha, data)
 
 
 def _path(folder: Path, sha: str) -> Path:
@@ -57,6 +62,7 @@ def _write_file(folder: Path, sha: str, data: bytes) -> None:
     if path.exists():
         os.utime(path)  # in use again: not swept for another GRACE_S
         return
+    checked({sha: data}, [sha])
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".writing-")
     try:

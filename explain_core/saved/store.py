@@ -161,6 +161,7 @@ class SavedStore(Database):
             kept = set(conn.execute(sa.select(file_rows.c.sha256).where(file_rows.c.record == record)).scalars())
             new = set(files) - kept  # only these are hashed and written (a reload's files are stored once)
             blobs.checked(files, new)
+            blobs.refresh(self.files_folder, {sha: files[sha] for sha in kept & set(files)})
             conn.execute(file_rows.delete().where(file_rows.c.record == record,
                                                     file_rows.c.sha256.in_(kept - set(files))))
             blobs.write(conn, record, {sha: files[sha] for sha in new}, self.files_folder)

@@ -27,8 +27,8 @@ def provider():
         import oidc_provider_mock
     except ImportError:
         missing("oidc-provider-mock is not installed (the test extra)")
-    with oidc_provider_mock.run_server_in_thread(user_claims=[
-            oidc_provider_mock.User(sub=who, claims={"email": f"{who}@example.org"}) for who in ("alice", "bob")]) as server:
+    users = [oidc_provider_mock.User(sub=who, claims={"email": f"{who}@example.org"}) for who in ("alice", "bob")]
+    with oidc_provider_mock.run_server_in_thread(user_claims=users) as server:
         yield f"http://localhost:{server.server_port}/.well-known/openid-configuration"
 
 
@@ -43,7 +43,7 @@ def signed_in_server(tmp_path, provider: str, env: dict, name: str):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(held_server, "free_port", lambda: port)
         with held_server.serve(tmp_path / f"{name}.log", env, "--secrets.files", str(secrets_file)) as server:
-            yield server.url
+            yield str(server)
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
@@ -85,8 +85,8 @@ def upload_and_save(page, wait_for_app, frame, model_path, name: str) -> str:
         page.locator(f".st-key-{key}{LIVE} button").first.click()
         wait_for_app(page)
     page.get_by_role("button", name="Save this analysis").click()
-    page.get_by_label("Name").fill(name)
-    page.get_by_role("button", name="Save", exact=True).click()
+    page.locator(".st-key-saved_name input").fill(name)
+    page.get_by_test_id("stForm").get_by_role("button", name="Save", exact=True).click()
     link = page.locator('[data-testid="stCode"]').filter(has_text="share=").first
     link.wait_for(timeout=RERUN_TIMEOUT_MS)
     no_error(page)
@@ -125,8 +125,9 @@ def test_sign_in_own_analyses_share_and_sign_out(browser, servers, wait_for_app,
         bobs = dict(parse_qsl(urlsplit(theirs.url).query)).get("session")
 
         theirs.locator(".st-key-account_sign_out button").click()
-        if "end_session" in theirs.url:  # the provider's own page ends its session
-            theirs.get_by_role("button", name="End session").click()
+        theirs.wait_for_url(re.compile("end_session"), timeout=RERUN_TIMEOUT_MS)  # the provider's session ends too
+        theirs.get_by_role("button", name="End session").click()
+        theirs.get_by_text("Sign in to work with the explorer").wait_for(timeout=RERUN_TIMEOUT_MS)  # back, out
         for link in (f"{second}/?{urlencode({'session': bobs})}", f"{first}/?{urlencode({'session': token})}"):
             theirs.goto(link)
             theirs.get_by_text("Sign in to work with the explorer").wait_for(timeout=RERUN_TIMEOUT_MS)

@@ -42,6 +42,7 @@ def signed_in_server(tmp_path, provider: str, env: dict, name: str):
                             f'server_metadata_url = "{provider}"\n')
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(held_server, "free_port", lambda: port)
+        patch.setattr(held_server, "SERVER_START_TIMEOUT", 180)  # two replicas start in turn on a loaded machine
         with held_server.serve(tmp_path / f"{name}.log", env, "--secrets.files", str(secrets_file)) as server:
             yield str(server)
 

@@ -23,6 +23,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--disable-dev-shm-usage"]
 RERUN_TIMEOUT_MS = 60_000
+pytest_plugins = ["store_backends"]  # the saved analyses on SQLite and on a PostgreSQL server (tests/store_backends.py)
 
 
 def in_ci() -> bool:

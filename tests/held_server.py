@@ -44,11 +44,12 @@ class Server(str):
 
 
 @contextmanager
-def serve(log: Path, env: dict[str, str], *options: str, launcher: tuple[str, ...] = ("-m", "streamlit")):
-    """``streamlit run app.py`` on a free local port with the project's config and command-line ``options`` (e.g.
-    ``"--runner.fastReruns", "true"``; ``launcher``: how Python starts Streamlit's command line, e.g. the path of
-    ``paused_runs.py``); yields its :class:`Server` once healthy, stops it on leaving."""
-    port = free_port()
+def serve(log: Path, env: dict[str, str], *options: str, launcher: tuple[str, ...] = ("-m", "streamlit"),
+          port: int | None = None):
+    """``streamlit run app.py`` on ``port`` (default: a free local port) with the project's config and command-line
+    ``options`` (e.g. ``"--runner.fastReruns", "true"``; ``launcher``: how Python starts Streamlit's command line,
+    e.g. the path of ``paused_runs.py``); yields its :class:`Server` once healthy, stops it on leaving."""
+    port = port or free_port()
     cmd = [sys.executable, *launcher, "run", "app.py", "--server.headless", "true",
            "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
            "--browser.gatherUsageStats", "false", *options]

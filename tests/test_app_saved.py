@@ -16,7 +16,8 @@ from streamlit.testing.v1 import AppTest
 from conftest import drawn, visible
 from explain_core.analysis import Parameters, demo_setup, make_setup, predicted_rows
 from explain_core.intake.data import make_dataset
-from explain_core.saved.store import FILE_NAME, token_hash
+from explain_core.saved.records import token_hash
+from explain_core.saved.schema import FILE_NAME
 from explain_core.setup import model_from_upload
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")

@@ -1,5 +1,6 @@
-"""Saved analyses through the library: the SQLite store (round trip, limits, expiry, isolation, tokens, tampering)
-and the recipes (a session's state as JSON, rebuilt into the same setup, an uploaded model through the sandbox)."""
+"""Saved analyses through the library: the store on SQLite and on PostgreSQL (round trip, limits, expiry, isolation,
+tokens, tampering; a damaged or locked SQLite file) and the recipes (a session's state as JSON, rebuilt into the
+same setup, an uploaded model through the sandbox)."""
 from __future__ import annotations
 
 import hashlib
@@ -18,8 +19,10 @@ from explain_core.intake.demo_models import train_model
 from explain_core.limits import Limits
 from explain_core.saved import (AnalysisState, DataRecipe, FileRef, ModelRecipe, SavedNotFound, SavedStore,
                                 new_token, rebuild)
-from explain_core.saved.store import FILE_NAME, MAX_NAME, token_hash
+from explain_core.saved.records import MAX_NAME, token_hash
+from explain_core.saved.schema import FILE_NAME
 from explain_core.setup import model_from_upload
+from store_backends import rows
 
 MB = 2 ** 20
 DAY = 86_400.0
@@ -39,18 +42,13 @@ def clock():
 
 
 @pytest.fixture
-def store(tmp_path, clock):
-    return SavedStore(tmp_path, caps=Limits(saved_mb=1.0, saved_analysis_mb=0.5, saved_days=30), clock=clock)
+def store(open_store, clock):
+    return open_store(caps=Limits(saved_mb=1.0, saved_analysis_mb=0.5, saved_days=30), clock=clock)
 
 
 def blob(n: int, seed: int = 0) -> tuple[str, bytes]:
     data = np.random.default_rng(seed).bytes(n)
     return hashlib.sha256(data).hexdigest(), data
-
-
-def rows(store, sql: str, *args):
-    with sqlite3.connect(store.path) as conn:
-        return conn.execute(sql, args).fetchall()
 
 
 # --- the store ------------------------------------------------------------------------------------------------
@@ -72,10 +70,14 @@ def test_only_hashes_of_tokens_are_stored(store):
     token = new_token()
     store.save_session(token, "{}", {})
     info = store.save_analysis(token, "mine")
-    raw = store.path.read_bytes() + b"".join(p.read_bytes() for p in store.path.parent.glob(f"{FILE_NAME}-*"))
-    assert token.encode() not in raw and info.share_token.encode() not in raw
+    cells = [bytes(c) if isinstance(c, (bytes, memoryview)) else str(c).encode()
+             for table in ("records", "files") for row in rows(store, f"SELECT * FROM {table}") for c in row]
+    assert not any(token.encode() in c or info.share_token.encode() in c for c in cells)
     assert rows(store, "SELECT COUNT(*) FROM records WHERE token_hash = ?", token_hash(token)) == [(1,)]
-    assert oct(store.path.stat().st_mode & 0o777) == "0o600"
+    if store.path is not None:  # the SQLite file itself, and its journal
+        raw = store.path.read_bytes() + b"".join(p.read_bytes() for p in store.path.parent.glob(f"{FILE_NAME}-*"))
+        assert token.encode() not in raw and info.share_token.encode() not in raw
+        assert oct(store.path.stat().st_mode & 0o777) == "0o600"
 
 
 def test_bad_and_unknown_tokens_are_not_found(store):
@@ -166,8 +168,7 @@ def test_a_token_with_saved_analyses_but_no_working_one_starts_fresh(store):
     token = new_token()
     store.save_session(token, "{}", {})
     store.save_analysis(token, "kept")
-    with sqlite3.connect(store.path) as conn:
-        conn.execute("DELETE FROM records WHERE token_hash = ?", (token_hash(token),))
+    rows(store, "DELETE FROM records WHERE token_hash = ?", token_hash(token))
     assert store.open_session(token) is None and len(store.list_analyses(token)) == 1
 
 
@@ -185,17 +186,19 @@ def test_a_tampered_file_is_refused(store):
     token = new_token()
     sha, data = blob(200)
     store.save_session(token, "{}", {sha: data})
-    with sqlite3.connect(store.path) as conn:
-        conn.execute("UPDATE files SET data = ?", (b"x" + data[1:],))
+    rows(store, "UPDATE files SET data = ?", b"x" + data[1:])
     with pytest.raises(IntakeError, match="damaged"):
         store.open_session(token)
 
 
 def test_a_file_of_another_version_or_no_database_is_a_message(tmp_path):
-    SavedStore(tmp_path)
-    with sqlite3.connect(tmp_path / FILE_NAME) as conn:
-        conn.execute("PRAGMA user_version = 7")
-    with pytest.raises(IntakeError, match="another version.*EXPLAIN_STATE_DIR"):
+    store = SavedStore(tmp_path)
+    rows(store, "UPDATE alembic_version SET version_num = '9999'")  # a newer app's revision
+    with pytest.raises(IntakeError, match="another version.*revision 9999.*EXPLAIN_STATE_DIR.*EXPLAIN_STATE_URL"):
+        SavedStore(tmp_path)
+    rows(store, "DROP TABLE alembic_version")
+    rows(store, "PRAGMA user_version = 7")  # a store from before migrations, but not the one this app adopts
+    with pytest.raises(IntakeError, match="another version.*schema 7"):
         SavedStore(tmp_path)
     other = tmp_path / "garbage"
     other.mkdir()
@@ -233,9 +236,10 @@ def test_a_damaged_file_is_set_aside_and_the_session_goes_on(tmp_path, kind, cap
     assert store.open_session(other).state == '{"v": 2}' and SavedStore(tmp_path).open_session(other) is not None
 
 
-def test_a_locked_file_is_a_message_soon_and_nothing_saved_is_lost(store):
+def test_a_locked_file_is_a_message_soon_and_nothing_saved_is_lost(tmp_path):
     import time
 
+    store = SavedStore(tmp_path)
     token, sha_data = new_token(), blob(1000)
     store.save_session(token, '{"v": 1}', dict([sha_data]))
     holder = sqlite3.connect(store.path, isolation_level=None)
@@ -253,10 +257,10 @@ def test_a_locked_file_is_a_message_soon_and_nothing_saved_is_lost(store):
     assert store.open_session(token).state == '{"v": 2}'
 
 
-def test_one_visitor_cannot_fill_the_store(tmp_path):
+def test_one_visitor_cannot_fill_the_store(open_store):
     """A session's working analysis and the ones it saved count against ``saved_visitor_mb``; another visitor still
     has room."""
-    store = SavedStore(tmp_path, caps=Limits(saved_mb=10.0, saved_analysis_mb=1.5, saved_visitor_mb=2.0))
+    store = open_store(caps=Limits(saved_mb=10.0, saved_analysis_mb=1.5, saved_visitor_mb=2.0))
     greedy, other = new_token(), new_token()
     store.save_session(greedy, "{}", dict([blob(int(0.9 * MB), 1)]))
     store.save_analysis(greedy, "first")

@@ -1,6 +1,7 @@
 """Saved analyses in the app: the session is kept on the server under a token in the URL (``?session=…``), so a
 reload brings the same analysis back; "Save this analysis" (sidebar) keeps a named copy; Home lists the visitor's
-saved analyses (those saved under this session's token: there are no accounts) with their share links
+saved analyses — those saved under this session's token or, with sign-in on (``ui/account.py``), the signed-in
+user's from any browser, whose sessions no other user's or signed-out visit opens — with their share links
 (``?share=…``: whoever opens one gets their own copy, under a new token). The store and the recipes are
 :mod:`explain_core.saved`'s; this module reads the session, calls them and says what happened. A restored model
 file is loaded by the upload's own cached loader (``ui/uploads.load_cached``: the same allow-lists and sandbox).
@@ -22,8 +23,9 @@ from explain_core.inspection.filters import fitting
 from explain_core.intake.tables import read_table
 from explain_core.limits import limits
 from explain_core.saved import AnalysisState, Builders, DataRecipe, FileRef, ModelRecipe, SavedStore, new_token, rebuild
-from explain_core.saved.store import MAX_NAME
+from explain_core.saved.records import MAX_NAME
 from explain_core.vocabulary import plain
+from ui import account
 from ui import boundary
 from ui import origins
 from ui import shared
@@ -34,7 +36,7 @@ SESSION, SHARE = "session", "share"  # the query parameters: this session's toke
 
 @st.cache_resource(show_spinner=False)
 def _store() -> SavedStore:
-    return SavedStore()
+    return SavedStore(secret=account.secret())
 
 
 def store() -> SavedStore | None:
@@ -131,7 +133,8 @@ def write(token: str, text: str, state: AnalysisState) -> None:
     if saved is None:
         return
     try:
-        saved.save_session(token, text, {f.sha256: origins.remembered_file(f.sha256) for f in state.files})
+        saved.save_session(token, text, {f.sha256: origins.remembered_file(f.sha256) for f in state.files},
+                           user=account.user())
     except IntakeError as exc:
         st.session_state["saved_problem"] = f"This analysis is not kept across a reload: {plain(exc)}"
     else:
@@ -151,15 +154,17 @@ def keep_origins() -> None:
 
 def begin() -> None:
     """A session's first run: open what the URL names (``?share=``: a copy of a saved analysis; ``?session=``: this
-    visitor's own session, after a reload)."""
+    visitor's own session, after a reload); with sign-in on, nothing before the visitor signs in."""
+    account.gate()
     if "setup" in st.session_state:
         return
-    share, token, name = st.query_params.get(SHARE), st.query_params.get(SESSION), None
+    share, name = st.query_params.get(SHARE), None
+    token = st.query_params.get(SESSION) or st.session_state.get("token")  # the token Home's Open kept
     saved = store()
     if share and saved is not None:
         del st.query_params[SHARE]
         try:
-            token, name = saved.open_share(share)
+            token, name = saved.open_share(share, user=account.user())
         except IntakeError as exc:
             st.warning(f"{plain(exc)} A fresh session started on the demo.", icon=":material/link_off:")
             return
@@ -170,9 +175,9 @@ def begin() -> None:
 def restore(saved: SavedStore, token: str, shared_name: str | None = None) -> None:
     """Rebuild the session ``token`` names; a message and a fresh session when it cannot be."""
     try:
-        stored = saved.open_session(token)
+        stored = saved.open_session(token, user=account.user())
     except IntakeError as exc:
-        del st.query_params[SESSION]
+        st.query_params.pop(SESSION, None)
         st.warning(f"{plain(exc)} A fresh session started on the demo.", icon=":material/link_off:")
         return
     st.session_state["token"] = token
@@ -225,13 +230,14 @@ def save_now() -> None:
     token, saved = st.session_state.get("token"), store()
     if token is None or saved is None:
         raise IntakeError(st.session_state.get("saved_problem") or "This analysis cannot be saved on this server.")
-    info = saved.save_analysis(token, st.session_state.get("saved_name", ""), summary())
+    info = saved.save_analysis(token, st.session_state.get("saved_name", ""), summary(), user=account.user())
     st.session_state["saved_last"] = (info.name, share_url(info.share_token))
 
 
 def save_panel() -> None:
     """The sidebar's "Save this analysis" (a name, then its share link) and why the session is not kept, if it is
-    not."""
+    not; and who is signed in, with sign-in on."""
+    account.panel()
     with st.sidebar, st.popover("Save this analysis", icon=":material/bookmark_add:"):
         with st.form("saved_form", clear_on_submit=True, border=False):
             st.text_input("Name", max_chars=MAX_NAME, key="saved_name", placeholder="e.g. credit model, applicant 42")
@@ -250,25 +256,31 @@ def save_panel() -> None:
 
 
 def open_saved(analysis: int) -> None:
-    """Home's Open: that saved analysis becomes the session again (restored by :func:`begin` in this very run)."""
-    store().open_saved(st.session_state["token"], analysis)
+    """Home's Open: that saved analysis becomes the session again (restored by :func:`begin` in this very run; a
+    signed-in user's session that was never kept gets its token here)."""
+    token = st.session_state.get("token") or new_token()
+    store().open_saved(token, analysis, user=account.user())
+    st.session_state["token"] = token
     for key in ("setup", "saved_text", "whatif", "params", "cohorts"):
         st.session_state.pop(key, None)
     st.query_params.pop("row", None)
 
 
 def delete_saved(analysis: int) -> None:
-    store().delete_analysis(st.session_state["token"], analysis)
+    store().delete_analysis(st.session_state.get("token"), analysis, user=account.user())
 
 
 def saved_list() -> None:
-    """Home's list of the analyses saved under this session's token, each with Open, Delete and its share link."""
+    """Home's list of the analyses saved under this session's token (or by the signed-in user), each with Open,
+    Delete and its share link."""
     st.subheader("Your saved analyses")
-    token, saved = st.session_state.get("token"), store()
-    infos = saved.list_analyses(token) if token and saved is not None else []
+    token, saved, user = st.session_state.get("token"), store(), account.user()
+    infos = saved.list_analyses(token, user=user) if (token or user) and saved is not None else []
     if not infos:
+        whose = ("This list is your account's: it is here from any browser you sign in on." if user else
+                 "This list belongs to this session's address: keep it to come back.")
         st.caption("None yet. **Save this analysis** (in the sidebar) keeps the current one under a name, here and "
-                   "behind a link you can share. This list belongs to this session's address: keep it to come back.")
+                   f"behind a link you can share. {whose}")
         return
     for info in infos:
         with st.container(border=True, key=f"saved_{info.id}"):

@@ -1,0 +1,1 @@
+"""One Alembic revision per change of the saved analyses' schema, oldest first."""

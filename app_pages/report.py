@@ -13,6 +13,7 @@ from explain_core.report import (SECTION_TITLES, SECTIONS, build_row_report, nee
 from explain_core.report.cohorts import REPORT_KEY
 from explain_core.report.dependence import report_dependence, sev_feature
 from explain_core.views.sev import HYPERCUBE_FIGURE_MAX_GROUPS
+from explain_core.views.style import chart_name
 from explain_core.vocabulary import plain
 from ui import lens_runs, model_dependence, references, second_model, shared
 
@@ -130,4 +131,5 @@ if figures:
     st.caption("The report's figures (the same data as the pages' charts):")
     for tab, name in zip(st.tabs([FIGURE_TABS[n] for n in figures]), figures):
         with tab:
-            st.plotly_chart(report.figures[name], width="stretch", key=f"report_figure_{name}")
+            st.plotly_chart(report.figures[name], width="stretch", key=f"report_figure_{name}",
+                            alt=chart_name(report.figures[name]))

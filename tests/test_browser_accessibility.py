@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from urllib.parse import urlparse
 
-import pytest
 
 from conftest import RERUN_TIMEOUT_MS, missing
 from test_browser import charts_drawn, open_page
@@ -75,6 +74,19 @@ def visit(browser, server, scheme: str):
     return context, page, requests
 
 
+LIGHT = ("(light) => (getComputedStyle(document.querySelector('[data-testid=stApp]')).backgroundColor"
+         ".match(/\\d+/g) || []).slice(0, 3).map(Number).reduce((a, b) => a + b, 0) > 600 === light")
+
+
+def themes(page):
+    """For each theme, light then dark: the browser's colour preference switched on the page shown, once the app has
+    followed it (its background light or dark): one visit of a page checks both."""
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        page.wait_for_function(LIGHT, arg=scheme == "light")
+        yield scheme
+
+
 def test_every_request_goes_to_this_server_and_every_page_has_its_title(browser, streamlit_server, wait_for_app):
     context, page, requests = visit(browser, streamlit_server, "light")
     try:
@@ -96,31 +108,29 @@ def test_every_request_goes_to_this_server_and_every_page_has_its_title(browser,
     assert favicon and all(urlparse(f).netloc == host or f.startswith("data:") for f in favicon), favicon
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_text_contrast_in_both_themes(browser, streamlit_server, wait_for_app, scheme):
-    context, page, _ = visit(browser, streamlit_server, scheme)
+def test_text_contrast_in_both_themes(browser, streamlit_server, wait_for_app):
+    context, page, _ = visit(browser, streamlit_server, "light")
     measured = []
     try:
         page.goto(streamlit_server)
         wait_for_app(page)
-        background = page.evaluate("() => getComputedStyle(document.querySelector('[data-testid=stApp]'))"
-                                   ".backgroundColor")
-        assert (sum(rgb(background)) > 600) == (scheme == "light"), background  # the theme followed the browser
         for title, container, charts in (("The model", "mv_performance", 5), ("LENS", "lens_curve", 1),
                                          ("Linear", "lin_weights", 1)):
             open_page(page, wait_for_app, title)
             charts_drawn(page, container, charts)
             charts_ready(page)
-            measured += [dict(m, page=title) for m in page.evaluate(MEASURE)]
+            for scheme in themes(page):
+                measured += [dict(m, page=title, scheme=scheme) for m in page.evaluate(MEASURE)]
     finally:
         context.close()
     kinds = {m["kind"] for m in measured}
     assert {"chart", "caption", "label", "metric", "text", "heading", "button"} <= kinds, kinds
-    low = [(m["page"], m["kind"], m["text"], m["colour"], m["background"],
+    low = [(m["page"], m["scheme"], m["kind"], m["text"], m["colour"], m["background"],
             round(ratio(m["colour"], m["background"]), 2))
            for m in measured if ratio(m["colour"], m["background"]) < AA]
     assert not low, low
-    assert len([m for m in measured if m["kind"] == "chart"]) > 100  # ticks, axis titles, legends of 7 charts
+    for scheme in ("light", "dark"):  # ticks, axis titles, legends of 7 charts in each theme
+        assert len([m for m in measured if m["kind"] == "chart" and m["scheme"] == scheme]) > 100
 
 
 def pixel_contrast(png: bytes) -> float:
@@ -138,21 +148,23 @@ def pixel_contrast(png: bytes) -> float:
     return max(ratio(as_text(c), as_text(background)) for c in colours)
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_caption_contrast_measured_from_the_pixels(browser, streamlit_server, wait_for_app, scheme):
-    """Issue 55: captions measured 4.30:1 from the pixels on white (the text colour at 60%), below WCAG AA."""
-    context, page, _ = visit(browser, streamlit_server, scheme)
+def test_caption_contrast_measured_from_the_pixels(browser, streamlit_server, wait_for_app):
+    """Issue 55: captions measured 4.30:1 from the pixels on white (the text colour at 60%), below WCAG AA; in both
+    themes."""
+    context, page, _ = visit(browser, streamlit_server, "light")
+    measured = []
     try:
         page.goto(streamlit_server)
         wait_for_app(page)
         open_page(page, wait_for_app, "SEV")
         captions = page.locator("[data-testid=stCaptionContainer]")
-        measured = [(captions.nth(i).inner_text()[:40], pixel_contrast(captions.nth(i).screenshot()))
-                    for i in range(min(6, captions.count()))]
+        for scheme in themes(page):
+            measured += [(scheme, captions.nth(i).inner_text()[:40], pixel_contrast(captions.nth(i).screenshot()))
+                         for i in range(min(6, captions.count()))]
     finally:
         context.close()
-    assert len(measured) >= 3, measured
-    assert all(value >= AA for _, value in measured), measured
+    assert {scheme for scheme, *_ in measured} == {"light", "dark"} and len(measured) >= 6, measured
+    assert all(value >= AA for *_, value in measured), measured
 
 
 NAV = "[data-testid=stSidebarNav]"
@@ -215,11 +227,7 @@ def test_axe_finds_nothing_serious_and_every_chart_is_named_on_any_page(browser,
             charts_ready(page)
             unnamed += unnamed_charts(page, title)
             charts += page.locator("[data-testid=stPlotlyChart]").count()
-            for scheme in ("light", "dark"):
-                page.emulate_media(color_scheme=scheme)
-                page.wait_for_function("(light) => (getComputedStyle(document.querySelector('[data-testid=stApp]'))"
-                                       ".backgroundColor.match(/\\d+/g) || []).slice(0, 3).map(Number)"
-                                       ".reduce((a, b) => a + b, 0) > 600 === light", arg=scheme == "light")
+            for scheme in themes(page):
                 found += [(title, scheme, *f) for f in serious(axe.run(page, context={"exclude": [[NAV]]}).response)]
                 nav |= {f[0] for f in serious(axe.run(page, context={"include": [[NAV]]}).response)}
     finally:

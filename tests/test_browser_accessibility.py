@@ -74,13 +74,17 @@ def visit(browser, server, scheme: str):
     return context, page, requests
 
 
-LIGHT = ("(light) => (getComputedStyle(document.querySelector('[data-testid=stApp]')).backgroundColor"
-         ".match(/\\d+/g) || []).slice(0, 3).map(Number).reduce((a, b) => a + b, 0) > 600 === light")
+LIGHT = r"""(light) => {
+  const isLight = (c) => (c.match(/\d+/g) || []).slice(0, 3).map(Number).reduce((a, b) => a + b, 0) > 600;
+  const app = getComputedStyle(document.querySelector('[data-testid=stApp]')).backgroundColor;
+  const charts = [...document.querySelectorAll('[data-testid=stPlotlyChart] svg.main-svg')].map(s => s.style.background)
+    .filter(b => b && b !== 'transparent' && !b.startsWith('rgba(0, 0, 0, 0)'));
+  return isLight(app) === light && charts.every(b => isLight(b) === light); }"""
 
 
 def themes(page):
-    """For each theme, light then dark: the browser's colour preference switched on the page shown, once the app has
-    followed it (its background light or dark): one visit of a page checks both."""
+    """For each theme, light then dark: the browser's colour preference switched on the page shown, once the app and
+    its charts have followed it (their backgrounds light or dark): one visit of a page checks both."""
     for scheme in ("light", "dark"):
         page.emulate_media(color_scheme=scheme)
         page.wait_for_function(LIGHT, arg=scheme == "light")

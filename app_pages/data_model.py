@@ -23,6 +23,7 @@ from explain_core.saved.recipe import ModelRecipe
 from explain_core.vocabulary import (DEMO_LABELS, TEST_ROWS_WORDS, format_number, format_value, metrics_caveat,
                                            plain)
 from ui import boundary
+from ui import callbacks
 from ui import origins
 from ui import shared
 from ui import uploads
@@ -74,6 +75,7 @@ def data_section() -> bool:
                       format_func={"demo": "Bundled demo", "upload": "Upload a CSV or Parquet file"}.get)
     pending = False
     if source == "demo":
+        callbacks.applied("dm_build")  # a click on the upload's button, left when the source changed, is dropped
         demo_picker()
     else:
         pending = uploads.upload_form()
@@ -98,9 +100,12 @@ def demo_picker() -> None:
                         index=list(DEMO_KINDS).index("gbdt"),
                         help="Trained here on a seeded 80/20 split the first time, then cached. You can train "
                              "another model or upload one below.")
-    if c3.button("Load demo", key="dm_demo_load", icon=":material/play_arrow:", help=LOAD_DEMO_WORDS):
-        demo = shared.remembered_demo(name, kind)
-        uploads.set_working(demo.dataset, model_of(demo))
+    c3.button("Load demo", key="dm_demo_load", icon=":material/play_arrow:", help=LOAD_DEMO_WORDS,
+              on_click=boundary.guarded(callbacks.request), args=("dm_demo_load", (name, kind)))
+    if callbacks.requested("dm_demo_load", (name, kind)):
+        with callbacks.applying("dm_demo_load"):
+            demo = shared.remembered_demo(name, kind)
+            uploads.set_working(demo.dataset, model_of(demo))
     st.caption(LOAD_DEMO_WORDS)
 
 
@@ -131,6 +136,7 @@ def model_section(dataset: Dataset, dkey: str) -> TrainedModel | None:
     seed = int(st.number_input("Split seed", min_value=0, value=0, step=1, key="dm_seed",
                                help="Seeds the stratified 80/20 train/test split (and the training). The reference "
                                     "is computed on the training rows; metrics on both."))
+    callbacks.applied("dm_load_model" if mode == "train" else "dm_train")  # the other source's click is dropped
     if mode == "train":
         trained = train_form(dataset, dkey, seed)
     else:
@@ -161,14 +167,18 @@ def train_form(dataset: Dataset, dkey: str, seed: int) -> TrainedModel | None:
                         help="The SEV paper's settings: L2 logistic regression C = 0.01, L1 C = 1 (ridge/lasso for "
                              "regression), gradient boosting 200 trees of depth 3, MLP 128-128 with early stopping; "
                              "XGBoost and LightGBM with the same 200 trees of depth 3.")
-    if not c2.button("Train", key="dm_train", icon=":material/model_training:"):
+    c2.button("Train", key="dm_train", icon=":material/model_training:",
+              on_click=boundary.guarded(callbacks.request), args=("dm_train", (dkey, kind, seed)))
+    if not callbacks.requested("dm_train", (dkey, kind, seed)):
         return None
     label = kind_label(kind, dataset.task)
     try:
-        with st.status(f"Training {label} on {dataset.name}…", expanded=True) as status:
+        with callbacks.applying("dm_train"), st.status(f"Training {label} on {dataset.name}…",
+                                                       expanded=True) as status:
             st.write(f"Encoding {len(dataset.groups)} features and fitting on the 80/20 split (seed {seed})…")
             trained = shared.trained(dataset, dkey, kind, seed)
             origins.remember_model(trained.key, ModelRecipe("trained", kind, seed))
+            st.session_state["dm_model"] = trained
             status.update(label=f"Trained {label} on {dataset.name}", state="complete", expanded=False)
     except IntakeError as exc:
         st.error(plain(exc), icon=":material/error:")

@@ -246,7 +246,7 @@ st.subheader("Cumulative PN against τ")
 with st.container(key="lens_curve"):
     figure = pn_curve_figure(report.pn_curve, direction=report.direction)
     figure.add_vline(x=p.tau, line_dash="dot", line_color="grey", annotation_text=f"τ = {p.tau:g}")
-    st.plotly_chart(figure, key="lens_curve_chart")
+    st.plotly_chart(figure, key="lens_curve_chart", alt=pn_curve_text(report.pn_curve, p.tau))
     st.caption(plain(pn_curve_text(report.pn_curve, p.tau)))
     st.caption("How much of the outcome the τ-minimal factors account for as τ rises (LENS App. B): "
                "strict thresholds keep fewer, more reliable factors.")
@@ -256,7 +256,7 @@ st.subheader("PS by cardinality: LENS vs top-k SHAP")
 with st.container(key="lens_ps_by_size"):
     shap = shared.baselines_now().shap
     curve = shap_curve(context, shap)
-    st.plotly_chart(ps_by_size_figure(curve), key="lens_ps_by_size_chart")
+    st.plotly_chart(ps_by_size_figure(curve), key="lens_ps_by_size_chart", alt=ps_by_size_text(curve))
     st.caption(plain(ps_by_size_text(curve)))
     st.caption("For each k: the best PS of any factor of k features (LENS) beside the PS of the k features SHAP "
                "ranks highest (LENS §5.1, Fig. 2). LENS is at least as high by construction; the gap shows what "
@@ -361,7 +361,8 @@ with st.container(key="lens_causal"):
         else:
             causal_factors = table.loc[table["minimal in"] != "independent", "factor"]
             causal_groups = {g for f in causal_factors for g in f.split(", ")}
-            st.plotly_chart(dag_figure(graph.edges, depth, highlight=sorted(causal_groups)), key="lens_dag_chart")
+            st.plotly_chart(dag_figure(graph.edges, depth, highlight=sorted(causal_groups)), key="lens_dag_chart",
+                            alt=dag_text(graph.edges, sorted(causal_groups)))
             st.caption(plain(dag_text(graph.edges, sorted(causal_groups))))
             changed = int((table["minimal in"] != "both").sum())
             st.caption(f"{changed} of {len(table)} τ-minimal factors (factors of up to {int(causal.sizes.max())} "

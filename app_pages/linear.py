@@ -168,7 +168,7 @@ with st.container(key="lin_weights"):
     shown = folded_weights(weights)
     st.plotly_chart(weights_figure(shown.rename(columns=METHOD_LABELS),
                                    title=f"Weights of each explainer (k = {comparison.k}, σ = {comparison.sigma:g})"),
-                    key="lin_weights_chart")
+                    key="lin_weights_chart", alt=weights_text(shown))
     st.caption(plain(weights_text(shown)))
     st.caption("A positive weight: keeping that value pushes f towards this row's outcome. Drawn: the literals a "
                f"k-sparse explainer uses (at most k = {comparison.k} each); dense SHAP's other weights are summed on "
@@ -243,7 +243,8 @@ if request is not None:
                 result = sweep(s, s.key, query, *args)
             summary = result.summary("relevance")
             shown = summary.assign(method=summary["method"].map(lambda v: METHOD_LABELS.get(v, v)))
-            st.plotly_chart(sweep_figure(shown, result.parameter), key="lin_sweep_chart")
+            st.plotly_chart(sweep_figure(shown, result.parameter), key="lin_sweep_chart",
+                            alt=sweep_text(shown, result.parameter))
             st.caption(plain(sweep_text(shown, result.parameter)))
             with st.expander("Table"):
                 st.dataframe(shown, hide_index=True, key="lin_sweep_table")

@@ -13,6 +13,7 @@ from explain_core.report import (RowResults, build_row_report, plotly_export_ava
                                  write_pdf)
 from explain_core.report.cohorts import REPORT_KEY
 from explain_core.report.dependence import report_dependence
+from explain_core.views.style import chart_name
 from explain_core.vocabulary import plain
 from ui import lens_runs, model_dependence, references, second_model, shared
 
@@ -122,4 +123,5 @@ if figures:
     st.caption("The report's figures (the same data as the pages' charts):")
     for tab, name in zip(st.tabs([figure_tab(n) for n in figures]), figures):
         with tab:
-            st.plotly_chart(report.figures[name], width="stretch", key=f"report_figure_{name}")
+            st.plotly_chart(report.figures[name], width="stretch", key=f"report_figure_{name}",
+                            alt=chart_name(report.figures[name]))

@@ -9,6 +9,7 @@ from explain_core.sev.summaries import prevalence_table, sev_counts
 from explain_core.views.compare import flip_figure
 from explain_core.views.sev import (HYPERCUBE_FIGURE_MAX_GROUPS, feature_prevalence, hypercube_figure, lattice_figure,
                                     paths_figure, sev_histogram)
+from explain_core.views.style import chart_name
 from explain_core.views.summaries import sev_values_text
 from explain_core.vocabulary import (SEV_HELP, SEV_METHOD_HELP, SEV_METHOD_LABELS, UNCHANGED, format_value, plain,
                                            text_table)
@@ -131,10 +132,10 @@ with st.container(key="sev_cube"):
                    + " shortest path is drawn as the score after each move, up to the flip.")
         if result.explainable and result.value:
             start = ex.score if result.kind == "minus" else ref_score
-            st.plotly_chart(paths_figure(result, names, start, s.model.threshold), width="stretch",
-                            key="sev_paths_chart")
+            paths = paths_figure(result, names, start, s.model.threshold)
+            st.plotly_chart(paths, width="stretch", key="sev_paths_chart", alt=chart_name(paths))
     if fig is not None:
-        st.plotly_chart(fig, width="stretch", key="sev_cube_chart")
+        st.plotly_chart(fig, width="stretch", key="sev_cube_chart", alt=chart_name(fig))
     if len(names) <= HYPERCUBE_MAX_GROUPS:
         cube = shared.cube(s, s.key, shared.query())
         with st.expander(f"All {len(cube.scores)} vertices as a table", key="sev_cube_table",
@@ -166,7 +167,8 @@ else:
     with st.container(key="sev_wide"):
         left, right = st.columns(2)
         shared.chart(sev_histogram(wide.values, label=label), sev_values_text(wide.values, label), "sev_hist", left)
-        right.plotly_chart(feature_prevalence(wide.results, names), width="stretch", key="sev_prev")
+        prevalence = feature_prevalence(wide.results, names)
+        right.plotly_chart(prevalence, width="stretch", key="sev_prev", alt=chart_name(prevalence))
         counts = sev_counts(wide.values)
         explained = [v for v in wide.values if v is not None]
         more = (f" (the first {len(flagged):,} of {len(flagged_all):,}: this server's limit)"

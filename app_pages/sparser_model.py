@@ -10,6 +10,7 @@ from explain_core.sparse.losses import OBJECTIVES
 from explain_core.sparse.training import (TRAINABLE_KINDS, TrainingSettings, base_setup, skops_bytes, sparse_setup,
                                           train_sparse)
 from explain_core.views.sparse import history_figure, prevalence_figure, sev_distributions, sev_sankey
+from explain_core.views.style import chart_name
 from explain_core.views.summaries import history_text, sankey_text
 from explain_core.vocabulary import plain
 from ui import shared
@@ -126,12 +127,13 @@ kind = st.radio("Explanations shown", list(compared.kinds), horizontal=True, key
                 format_func=KIND_LABELS.get)
 label = KIND_LABELS[kind]
 left, right = st.columns(2)
-left.plotly_chart(sev_distributions({"before": compared.before.sev[kind].values,
-                                     "after": compared.after.sev[kind].values}, label=label),
-                  width="stretch", key="sparse_dist")
+distributions = sev_distributions({"before": compared.before.sev[kind].values,
+                                   "after": compared.after.sev[kind].values}, label=label)
+left.plotly_chart(distributions, width="stretch", key="sparse_dist", alt=chart_name(distributions))
 moves = compared.transitions(kind)
 shared.chart(sev_sankey(moves, label=label), sankey_text(moves, label=label), "sparse_sankey", right)
-st.plotly_chart(prevalence_figure(compared.prevalence(kind), label=label), width="stretch", key="sparse_prev")
+prevalence = prevalence_figure(compared.prevalence(kind), label=label)
+st.plotly_chart(prevalence, width="stretch", key="sparse_prev", alt=chart_name(prevalence))
 
 c1, c2, c3 = st.columns(3)
 if c1.button("Use this model for the session", icon=":material/swap_horiz:", key="sparse_use",

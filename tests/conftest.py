@@ -92,6 +92,17 @@ def streamlit_server(explain_cache_dir, explain_state_dir, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def paused_server(explain_cache_dir, explain_state_dir, tmp_path_factory):
+    """The app served with each run paused as it begins, before its look for a newer click and its callbacks
+    (``paused_runs.py``): a click sent right after another then reaches the server while the first one's run has
+    begun, every time (a loaded machine's timing, made certain)."""
+    log = tmp_path_factory.mktemp("paused") / "server.log"
+    env = {"EXPLAIN_CACHE_DIR": str(explain_cache_dir), "EXPLAIN_STATE_DIR": str(explain_state_dir)}
+    with serve(log, env, launcher=(str(Path(__file__).with_name("paused_runs.py")),)) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
 def browser():
     """Headless Debian Chromium through Playwright (fails in CI when missing, skips elsewhere)."""
     if not CHROMIUM.exists():

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SERVER_START_TIMEOUT = 60
+SERVER_START_TIMEOUT = 240  # seconds: at load 20+ a start (imports, the default demo from the cache) took over 60
 READ_TIMEOUT = 30  # seconds a visitor waits for the server's next message
 QUIET = 0.3  # seconds without a message after a finished run: the session's runs are over
 

@@ -1,5 +1,6 @@
 """Real-browser tests of the session (issue 26): a click on another page right after a new setup never breaks the
-app and always shows the new setup; a reload (F5) of an uploaded analysis brings that analysis back, not the demo."""
+app and always shows the new setup; a reload (F5) of an uploaded analysis brings that analysis back, not the demo;
+a commit button ("Use this data", "Load model") clicked right before another control still counts (issue 55)."""
 from __future__ import annotations
 
 import re
@@ -174,3 +175,38 @@ def test_a_reload_brings_the_uploaded_analysis_back(browser, streamlit_server, p
     page.locator(f'.st-key-sev_minus{LIVE} [data-testid="stMetricValue"]').wait_for()
     assert "loans" in sidebar_caption(page)
     assert f"Row {row}" in page.locator('[data-testid="stAlert"]').first.inner_text()
+
+
+def test_a_commit_click_followed_at_once_by_another_counts(browser, paused_server, wait_for_app, loans):
+    """Issue 55: under load a "Load model" click had no effect, and after a CSV upload the page stayed on the
+    previous data (a second click worked). Both buttons were read in the page's body: True only in their click's own
+    run, which a click on another control, reaching the server before that run got to the button, stopped, and the
+    next run had no trigger. On a server whose runs pause as they begin (every click then lands in that stretch),
+    "Use this data" followed at once by the model source, and "Load model" followed at once by a checkbox: each
+    button's work is done (its click is a callback's note, applied by the run)."""
+    from playwright.sync_api import expect
+
+    frame, model_path, _ = loans
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(RERUN_TIMEOUT_MS)
+    try:
+        page.goto(paused_server)
+        wait_for_app(page)
+        upload_csv(page, wait_for_app, "loans.csv", frame.to_csv(index=False).encode())
+        page.locator(f".st-key-dm_build{LIVE} button").first.click()
+        page.locator(f".st-key-dm_model_source{LIVE}").get_by_text("Upload a model file").click()
+        wait_for_app(page)
+        expect(page.get_by_text("Dataset loans:")).to_be_visible(timeout=20_000)
+        page.locator('.st-key-dm_model_file input[type="file"]').set_input_files(files=[str(model_path)])
+        page.locator(f".st-key-dm_load_model{LIVE} button").first.wait_for()
+        wait_for_app(page)
+        page.locator(f".st-key-dm_load_model{LIVE} button").first.click()
+        page.locator(f".st-key-dm_unseen{LIVE} label").first.click()
+        wait_for_app(page)
+        model = page.locator(f".st-key-dm_below [data-testid=stAlert]{LIVE}").filter(has_text="Model:")
+        expect(model).to_have_count(1, timeout=20_000)
+        expect(page.locator(f".st-key-dm_unseen{LIVE} input")).to_be_checked()
+        no_error(page)
+    finally:
+        context.close()

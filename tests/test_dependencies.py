@@ -64,11 +64,11 @@ def test_streamlit_runtime_runs_only_on_the_releases_it_was_written_for():
     another release is refused with the command that installs a supported one."""
     from ui import streamlit_runtime
 
-    assert "streamlit>=1.40,<1.80" in PROJECT["optional-dependencies"]["app"]  # the range SUPPORTED copies
-    for supported in ("1.40.0", "1.67.0", "1.79.9"):
+    assert "streamlit>=1.67,<1.80" in PROJECT["optional-dependencies"]["app"]  # the range SUPPORTED copies
+    for supported in ("1.67.0", "1.79.9"):
         streamlit_runtime.check_version(supported)
-    for other in ("1.39.2", "1.80.0", "2.1.0"):
-        with pytest.raises(ImportError, match=f"Streamlit {other} is not supported.*streamlit>=1.40,<1.80"):
+    for other in ("1.66.1", "1.80.0", "2.1.0"):
+        with pytest.raises(ImportError, match=f"Streamlit {other} is not supported.*streamlit>=1.67,<1.80"):
             streamlit_runtime.check_version(other)
 
 

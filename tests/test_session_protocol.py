@@ -3,12 +3,10 @@ a click at an exact point of the server's run, a :class:`held_server.Visitor` ca
 session ends on the page clicked, and that page shows the setup "Load demo" asked for."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from conftest import visible
-from held_server import Visitor, serve, visit
+from held_server import Visitor, visit
 
 DEMOS = [("German credit", "german_credit"), ("COMPAS recidivism", "compas")]  # each pair loads the other
 
@@ -42,16 +40,6 @@ def shows(visitor: Visitor, page: str, name: str) -> None:
     caption = next(visible(t).replace("**", "") for t in visitor.texts() if " · " in t)
     assert not visitor.errors, visitor.errors
     assert (visitor.shown_page(), caption.split("  \n")[0]) == (page, f"{name} · L2 logistic regression on {name}")
-
-
-@pytest.fixture(scope="module")
-def paused_server(explain_cache_dir, explain_state_dir, tmp_path_factory):
-    """The app served with each run paused as it begins, before its look for a newer click and its callbacks
-    (``paused_runs.py``)."""
-    log = tmp_path_factory.mktemp("paused") / "server.log"
-    env = {"EXPLAIN_CACHE_DIR": str(explain_cache_dir), "EXPLAIN_STATE_DIR": str(explain_state_dir)}
-    with serve(log, env, launcher=(str(Path(__file__).with_name("paused_runs.py")),)) as server:
-        yield server
 
 
 @pytest.mark.slow

@@ -6,6 +6,7 @@ import streamlit as st
 from explain_core.audit import audit_folders, read_audit
 from explain_core.audit.summary import VALUES_ONLY
 from explain_core.views.sev import feature_prevalence, sev_histogram
+from explain_core.views.style import chart_name
 from explain_core.vocabulary import plain
 from ui import shared
 
@@ -42,12 +43,14 @@ def section(session_key: str) -> None:
                       " This audit used another model, data or reference than this session."))
         left, right = st.columns(2)
         counts, prevalence = audit.counts(kind), audit.prevalence(kind)
-        left.plotly_chart(sev_histogram(counts, label=k["label"]), width="stretch", key="sev_audit_hist")
+        histogram = sev_histogram(counts, label=k["label"])
+        left.plotly_chart(histogram, width="stretch", key="sev_audit_hist", alt=chart_name(histogram))
         shared.download_buttons(f"audit_{kind}_distribution", counts, key="sev_audit_counts")
         if prevalence is None:
             right.caption(VALUES_ONLY)
         else:
-            right.plotly_chart(feature_prevalence(prevalence, s["groups"]), width="stretch", key="sev_audit_prev")
+            figure = feature_prevalence(prevalence, s["groups"])
+            right.plotly_chart(figure, width="stretch", key="sev_audit_prev", alt=chart_name(figure))
             shared.download_buttons(f"audit_{kind}_prevalence", prevalence, key="sev_audit_prevalence")
         with st.expander(f"The first {FIRST_ROWS:,} audited rows"):
             rows = audit.rows(limit=FIRST_ROWS)

@@ -11,6 +11,7 @@ folded into the run in progress (``runner.fastReruns`` off in ``.streamlit/confi
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 
 import streamlit as st
 
@@ -79,3 +80,48 @@ def choose_row_from(key: str, setup_key: str, row: int) -> None:
     """A row switcher's callback: the row chosen in widget ``key``, drawn for ``setup_key`` at ``row``."""
     if drawn_for(setup_key, row):
         shared.choose_row(st.session_state.get(key))
+
+
+REQUESTS = "requested_clicks"  # the session's commit-button clicks waiting to be applied: {button key: drawn for}
+
+
+def request(key: str, drawn_for=None) -> None:
+    """A commit button's ``on_click`` (``key``: its widget key; ``drawn_for``: what its page showed, e.g. the file's
+    hash): the click is noted before the rerun, and the run applies it (:func:`requested`, then :func:`applied`).
+
+    A button read in the page's body (``if st.button(...)``) is True only in its click's own run: a click on anything
+    else that reaches the server before that run gets to the button (a run is slow under load, or loading a model)
+    stops it at its next Streamlit call, and the next run has no trigger, so the click had no effect (issue 55).
+    A callback runs whole (:func:`~ui.streamlit_runtime.keep_callbacks_whole`) and its note stays until applied."""
+    st.session_state.setdefault(REQUESTS, {})[key] = drawn_for
+
+
+def requested(key: str, drawn_for=None) -> bool:
+    """Whether a click on button ``key``, drawn for ``drawn_for``, waits to be applied; a click drawn for something
+    else (a file since replaced) is dropped. Apply it idempotently and call :func:`applied` last: a run stopped
+    halfway leaves the note, and the next run applies it again."""
+    waiting = st.session_state.get(REQUESTS, {})
+    if key not in waiting:
+        return False
+    if waiting[key] != drawn_for:
+        applied(key)
+        return False
+    return True
+
+
+def applied(key: str) -> None:
+    """The click on button ``key`` has been applied (or refused, its message shown): it is no longer waiting."""
+    st.session_state.get(REQUESTS, {}).pop(key, None)
+
+
+@contextmanager
+def applying(key: str):
+    """Apply the click on button ``key`` in the block: it is :func:`applied` when the block ends, or fails (the
+    failure shown once, not retried on every run), but not when a newer click stops the run (Streamlit's
+    ``RerunException`` is no ``Exception``): the next run applies it again."""
+    try:
+        yield
+    except Exception:
+        applied(key)
+        raise
+    applied(key)

@@ -9,6 +9,7 @@ import streamlit as st
 
 from explain_core.inspection.threshold import threshold_sweep
 from explain_core.setup import Setup
+from explain_core.views.style import chart_name
 from explain_core.views.threshold import sweep_confusion_figure, sweep_figure, sweep_text
 from explain_core.vocabulary import plain
 from ui import origins
@@ -58,8 +59,9 @@ def threshold_section(s: Setup) -> None:
                       delta_color="off")
     st.caption(plain(sweep_text(result, chosen)))
     left, right = st.columns(2)  # as the page's other charts: room for the confusion matrix's title
-    left.plotly_chart(sweep_figure(result, chosen), width="stretch", key="mt_sweep")
-    right.plotly_chart(sweep_confusion_figure(result, chosen), width="stretch", key="mt_confusion")
+    left.plotly_chart(sweep_figure(result, chosen), width="stretch", key="mt_sweep", alt=sweep_text(result, chosen))
+    confusion = sweep_confusion_figure(result, chosen)
+    right.plotly_chart(confusion, width="stretch", key="mt_confusion", alt=chart_name(confusion))
     buttons = st.container(horizontal=True, vertical_alignment="center")
     if chosen == s.model.threshold:  # nothing to apply (a disabled button's text would not reach 4.5:1)
         buttons.caption("This is the threshold every page uses; choose another to apply it.")

@@ -20,6 +20,7 @@ from explain_core.sev.readings import SHOWN_FIRST
 from explain_core.views.readings import (counterfactual_reading, credibility_text, outcome_text, prototype_title,
                                          reference_reading)
 from explain_core.views.references import kinds_figure, points_figure
+from explain_core.views.style import chart_name
 from explain_core.vocabulary import (ASSIGNMENT_HELP, ASSIGNMENT_LABELS, REFERENCE_KIND_HELP,
                                            REFERENCE_KIND_LABELS, format_number, format_value, plain)
 from ui import shared
@@ -194,7 +195,8 @@ def dataset_view(s, p: Parameters) -> None:
                          turn_off={f"ref_wide_{s.key}": False}):
         table = kinds_table(s, s.key, flagged, params, s.restricted, kinds)
     with st.container(key="ref_kinds"):
-        st.plotly_chart(kinds_figure(table.table), width="stretch", key="ref_kinds_chart")
+        kinds = kinds_figure(table.table)
+        st.plotly_chart(kinds, width="stretch", key="ref_kinds_chart", alt=chart_name(kinds))
         fit = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in table.fit_seconds.items())
         st.caption(f"{len(flagged)} test rows predicted {plain(s.dataset.class_name(1))}; mean SEV over the explained "
                    f"rows, median ℓ∞ over those moving a numeric feature, credibility of the closest explanation; "
@@ -222,8 +224,8 @@ def counterfactual_section(s) -> None:
         st.markdown(plain(counterfactual_reading(summary)))
         st.table(summary.style.format({c: "{:.3f}" for c in summary.columns if c != "note"} | {"points": "{:.0f}"},
                                       na_rep="—"))
-        st.plotly_chart(points_figure({m.method: m.points for m in compared.methods}), width="stretch",
-                        key="cmp_points_chart")
+        points = points_figure({m.method: m.points for m in compared.methods})
+        st.plotly_chart(points, width="stretch", key="cmp_points_chart", alt=chart_name(points))
         held = f"; {', '.join(s.restricted)} held fixed by every method" if s.restricted else ""
         st.caption(plain(f"ℓ0 = features changed, ℓ∞ / ℓ1 = numeric changes in standard deviations of the other "
                          f"class's training rows, credibility = the share of real cases of "

@@ -18,6 +18,7 @@ from explain_core.intake.tables import safe_name
 from explain_core.saved.recipe import FileRef, ModelRecipe
 from explain_core.setup import Parameters, Setup, make_setup
 from explain_core.views.compare import attribution_figure
+from explain_core.views.style import chart_name
 from explain_core.vocabulary import plain
 from ui import origins
 from ui import shared
@@ -134,10 +135,10 @@ def second_model_row(s: Setup) -> None:
         st.markdown(f"Model {i + 1} (**{plain(name)}**) predicts **{plain(s.class_names[ex.explained_class])}**"
                     f" ({plain(s.score_text(ex.score))}): SEV⁻ = {ex.minus.shown}, moving {plain(found)}.")
     shaps = {f"model {i + 1} SHAP": shap.values for i, shap in enumerate(compared.shap)}
-    st.plotly_chart(attribution_figure(compared.shap[0].groups, shaps, units={k: shap.output for k, shap in
-                                                                          zip(shaps, compared.shap)},
-                                       title="SHAP of the row under each model"), width="stretch",
-                    key="cmp_second_shap")
+    figure = attribution_figure(compared.shap[0].groups, shaps, units={k: shap.output for k, shap in
+                                                                   zip(shaps, compared.shap)},
+                                title="SHAP of the row under each model")
+    st.plotly_chart(figure, width="stretch", key="cmp_second_shap", alt=chart_name(figure))
     st.caption("Of the dataset row itself (what-if edits are not applied here); each model against its own "
                "reference of the other class.")
     shared.download_buttons(f"two_models_row{shared.row()}", compared.row_table(), compared, key="cmp_second")

@@ -350,9 +350,10 @@ def row_banner() -> None:
 
 
 def chart(figure, words: str, key: str, where=None) -> None:
-    """A chart and, under it, the same message in words (its text alternative), in ``where`` (default: here)."""
+    """A chart and, under it, the same message in words (its text alternative, also the chart's accessible name), in
+    ``where`` (default: here)."""
     where = st if where is None else where
-    where.plotly_chart(figure, width="stretch", key=key)
+    where.plotly_chart(figure, width="stretch", key=key, alt=words)
     where.caption(plain(words))
 
 

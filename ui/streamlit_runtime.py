@@ -18,7 +18,7 @@ from pathlib import Path
 import streamlit as st
 from streamlit.runtime.scriptrunner import RerunData, get_script_run_ctx
 
-SUPPORTED = ((1, 40), (1, 80))  # streamlit>=1.40,<1.80, as pyproject.toml's app extra
+SUPPORTED = ((1, 67), (1, 80))  # streamlit>=1.67,<1.80, as pyproject.toml's app extra
 
 
 def check_version(version: str = st.__version__) -> None:

@@ -21,6 +21,8 @@ from explain_core.intake.tables import read_table, safe_name
 from explain_core.intake.trained import TrainedModel
 from explain_core.saved.recipe import DataRecipe, FileRef, ModelRecipe
 from explain_core.vocabulary import plain
+from ui import boundary
+from ui import callbacks
 from ui import origins
 from ui import shared
 
@@ -137,22 +139,32 @@ def upload_form() -> bool:
     drop, kinds = column_choices(frame, target)
     groups = onehot_editor([c for c in frame.columns if c != target])
     marking = holdout_choices(frame, target)
-    if st.button("Use this data", key="dm_build", type="primary", icon=":material/check:",
-                 help="Build the dataset from these choices; a model is then trained or uploaded for it."):
-        try:
-            table, held_out = marked_rows(frame, marking)
-            choices = dict(task=task, positive_class=positive, kinds=kinds, onehot_groups=onehot_groups(groups),
-                           drop=drop + ([marking[1]] if marking[0] == "column" else []), name=Path(name).stem,
-                           holdout=held_out)
-            dataset = make_dataset(table, target, **choices)
-        except IntakeError as exc:
-            st.error(plain(exc), icon=":material/error:")
-        else:
-            set_working(dataset, None)
-            data, kept = saved_table(file.getvalue(), name, table, marking)
-            origins.remember_data(dataset, DataRecipe.upload(FileRef.of(data, kept), target, **choices), data)
-            st.session_state["dm_built_from"] = (digest, name)
+    st.button("Use this data", key="dm_build", type="primary", icon=":material/check:",
+              help="Build the dataset from these choices; a model is then trained or uploaded for it.",
+              on_click=boundary.guarded(callbacks.request), args=("dm_build", (digest, name)))
+    if callbacks.requested("dm_build", (digest, name)):
+        with callbacks.applying("dm_build"):
+            build(file, name, digest, frame, (target, task, positive, drop, kinds, groups, marking))
     return st.session_state.get("dm_built_from") != (digest, name)
+
+
+def build(file, name: str, digest: str, frame: pd.DataFrame, choices: tuple) -> None:
+    """"Use this data": the dataset built from the form's ``choices`` (target, task, positive class, columns dropped,
+    kinds, one-hot groups, hold-out marking) becomes the one configured; a refused choice shows its message."""
+    target, task, positive, drop, kinds, groups, marking = choices
+    try:
+        table, held_out = marked_rows(frame, marking)
+        made = dict(task=task, positive_class=positive, kinds=kinds, onehot_groups=onehot_groups(groups),
+                    drop=drop + ([marking[1]] if marking[0] == "column" else []), name=Path(name).stem,
+                    holdout=held_out)
+        dataset = make_dataset(table, target, **made)
+    except IntakeError as exc:
+        st.error(plain(exc), icon=":material/error:")
+        return
+    set_working(dataset, None)
+    data, kept = saved_table(file.getvalue(), name, table, marking)
+    origins.remember_data(dataset, DataRecipe.upload(FileRef.of(data, kept), target, **made), data)
+    st.session_state["dm_built_from"] = (digest, name)
 
 
 def target_choices(frame: pd.DataFrame, digest: str):
@@ -348,23 +360,12 @@ def upload_model_form(dataset: Dataset, dkey: str, seed: int) -> TrainedModel | 
     if pending and pending[0] == digest and st.session_state.get("dm_trust_types"):
         confirmed = pending[1]
     result = None
-    if st.button("Load model", key="dm_load_model", type="primary", icon=":material/upload_file:"):
-        try:
-            result = load_cached(dataset, data, dkey, digest, name, seed, threshold, label, confirmed, by_order,
-                                 unseen)
-        except UntrustedModelError as exc:
-            st.session_state["dm_untrusted"] = (digest, exc.types, exc.checks) if exc.types else None
-            st.error(plain(exc), icon=":material/gpp_bad:")
-            show_type_checks(exc.checks)
-        except IntakeError as exc:
-            st.error(plain(exc), icon=":material/error:")
-        else:
-            origins.remember_model(result.key, ModelRecipe("file", seed=seed, file=FileRef.of(data, name),
-                                                           threshold=threshold, positive=label or None,
-                                                           trusted_types=tuple(confirmed), by_order=by_order), data)
-            if confirmed:  # trusted once for this file's content: not asked again in this session
-                st.session_state["dm_confirmed_types"][digest] = confirmed
-                st.session_state.pop("dm_untrusted", None)
+    st.button("Load model", key="dm_load_model", type="primary", icon=":material/upload_file:",
+              on_click=boundary.guarded(callbacks.request), args=("dm_load_model", digest))
+    if callbacks.requested("dm_load_model", digest):
+        with callbacks.applying("dm_load_model"):
+            result = load_model(dataset, dkey, (data, digest, name), (seed, threshold, label, confirmed, by_order,
+                                                                      unseen))
     pending = st.session_state.get("dm_untrusted")
     if result is None and pending and pending[0] == digest:
         st.checkbox(f"I trust the author of {plain(name)}: load it with these {len(pending[1])} unvetted types "
@@ -373,6 +374,31 @@ def upload_model_form(dataset: Dataset, dkey: str, seed: int) -> TrainedModel | 
                     help="Only classes whose loading runs no code can be confirmed; functions, and anything the "
                          "file calls while loading, are refused in every case. Tick this, then press Load model "
                          "again.")
+    return result
+
+
+def load_model(dataset: Dataset, dkey: str, file: tuple, choices: tuple) -> TrainedModel | None:
+    """"Load model": the ``file`` (its bytes, hash and name) loaded with the form's ``choices`` (seed, threshold,
+    positive label, confirmed types, by order, unseen) becomes the model configured; else None and the message."""
+    data, digest, name = file
+    seed, threshold, label, confirmed, by_order, unseen = choices
+    try:
+        result = load_cached(dataset, data, dkey, digest, name, seed, threshold, label, confirmed, by_order, unseen)
+    except UntrustedModelError as exc:
+        st.session_state["dm_untrusted"] = (digest, exc.types, exc.checks) if exc.types else None
+        st.error(plain(exc), icon=":material/gpp_bad:")
+        show_type_checks(exc.checks)
+        return None
+    except IntakeError as exc:
+        st.error(plain(exc), icon=":material/error:")
+        return None
+    origins.remember_model(result.key, ModelRecipe("file", seed=seed, file=FileRef.of(data, name),
+                                                   threshold=threshold, positive=label or None,
+                                                   trusted_types=tuple(confirmed), by_order=by_order), data)
+    if confirmed:  # trusted once for this file's content: not asked again in this session
+        st.session_state["dm_confirmed_types"][digest] = confirmed
+        st.session_state.pop("dm_untrusted", None)
+    st.session_state["dm_model"] = result
     return result
 
 

@@ -3,6 +3,7 @@ same objects can be shown in the app and written into a PDF report), the colours
 wrapped titles and the legend below the plot."""
 from __future__ import annotations
 
+import re
 import textwrap
 
 import plotly.graph_objects as go
@@ -51,6 +52,24 @@ def titled(text: str, width: int = 44) -> dict:
     lines = textwrap.wrap(str(text), width, break_long_words=False) or [""]
     return dict(text="<br>".join(lines), automargin=True, yref="container", y=1, yanchor="top", x=0, xanchor="left",
                 xref="container", pad=dict(t=22, l=8, b=10))
+
+
+def chart_name(figure: go.Figure) -> str:
+    """A chart's accessible name: its title as one line of plain text (the line breaks of :func:`titled` and any
+    markup dropped), for ``st.plotly_chart(alt=...)`` where no text alternative is drawn under the chart.
+
+    Parameters
+    ----------
+    figure : plotly.graph_objects.Figure
+        A figure with a title.
+
+    Returns
+    -------
+    str
+        The title's words; empty for a figure without a title.
+    """
+    text = figure.layout.title.text or ""
+    return " ".join(re.sub(r"<[^>]*>", " ", text).split())
 
 
 LEGEND_BELOW = dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left")

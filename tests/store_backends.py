@@ -22,7 +22,8 @@ import pytest
 
 from conftest import missing
 
-BIN = Path("/usr/lib/postgresql/15/bin")
+# Debian's postgresql package: the newest installed major version's programs
+BIN = max(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: int(p.parent.name), default=Path("/usr/lib/postgresql/bin"))
 USER = "explain"
 
 

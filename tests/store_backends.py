@@ -23,7 +23,8 @@ import pytest
 from conftest import missing
 
 # Debian's postgresql package: the newest installed major version's programs
-BIN = max(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: int(p.parent.name), default=Path("/usr/lib/postgresql/bin"))
+BIN = max(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: int(p.parent.name),
+          default=Path("/usr/lib/postgresql/bin"))
 USER = "explain"
 
 

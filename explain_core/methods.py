@@ -19,7 +19,7 @@ from .counterfactuals import DICE_METHODS, CounterfactualComparison
 from .lens import CORRECTIONS, DIRECTIONS, opposite_references
 from .lens.search import DEFAULT_BUDGET_ROWS, search_factors
 from .linear.compare import LinearExplanation
-from .parameters import LINEAR_METHODS
+from .parameters import FLIP_ORDER_NAMES, LINEAR_METHODS
 from .references import ASSIGNMENTS, REFERENCE_KINDS
 from .registry import AuditColumns, Method, Option, Section, method, methods, register
 from .sev.dispatch import METHODS as SEV_METHODS
@@ -204,7 +204,9 @@ def _flip_columns(setup, query: pd.DataFrame, label: int, params, memo: dict) ->
 register(Method(
     "baselines", "LIME and SHAP", lambda r: row_baselines(r.setup, r.query, r.params), "baselines",
     options=(Option("--lime-samples", "lime_samples", int, "LIME's samples"),
-             Option("--shap-background", "shap_background", int, "SHAP's background rows")),
+             Option("--shap-background", "shap_background", int, "SHAP's background rows"),
+             Option("--flip-order", "flip_order", str, "LIME-C / SHAP-C order: absolute (default) or signed (the "
+                    "paper's)", choices=tuple(sorted(FLIP_ORDER_NAMES)))),
     audit=AuditColumns((("lime_c", pa.int16()), ("shap_c", pa.int16())), _flip_columns),
     json_type=Baselines))
 

@@ -26,7 +26,8 @@ GIVEN = {"max_depth": "3", "lens_direction": "i2r", "lens_references": "40", "ta
          "k": "4", "m": "800", "linear_method": "iht", "time_limit": "3", "lime_samples": "300",
          "shap_background": "30", "reference_kind": "flexible", "flex_tau": "0.3", "flex_k": "3", "clusters": "4",
          "credible": "0.2", "dice_method": "genetic", "dice_count": "2", "sev_method": "exact",
-         "sev_budget": "2.5", "cluster_assignment": "nearest", "sev_budget_rows": "50000"}
+         "sev_budget": "2.5", "cluster_assignment": "nearest", "sev_budget_rows": "50000",
+         "flip_order": "signed"}
 
 
 def actions(command: str) -> dict[str, argparse.Action]:

@@ -7,7 +7,7 @@ start-up and one visit, right after the Report page's PDF (Home, Pick a row and 
 idle with the tab still open (the export's browser closes ``KALEIDO_IDLE_S`` = 30 s after its last figure). Target:
 no Chromium left and the server near 300 MB.
 
-    python bench/serving_memory.py      # about 3 minutes
+    python bench/serving_memory.py      # about 2 minutes
 """
 from __future__ import annotations
 

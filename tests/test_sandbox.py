@@ -368,8 +368,8 @@ def test_the_server_waits_for_a_reply_asleep_not_spinning(monkeypatch):
         for delay in (0.002, 0.05):
             waits.clear()
             later = threading.Timer(delay, os.write, (outbox, reply_bytes({"value": 7})))
+            start = time.perf_counter()  # before the timer starts: the reply cannot come sooner than ``delay`` after
             later.start()
-            start = time.perf_counter()
             assert worker._reply(5.0, None, "testing", Expect()) == {"value": 7}
             later.join()
             assert time.perf_counter() - start >= delay

@@ -59,7 +59,7 @@ def group_of_encoded(data, encoder) -> np.ndarray:
 
 @pytest.mark.parametrize("name,kind,n_queries,background", [
     ("compas", "l2_lr", 20, 100), ("compas", "gbdt", 20, 100), ("german_credit", "l2_lr", 20, 100),
-    ("german_credit", "gbdt", 20, 100), ("german_credit", "mlp", 8, 20),  # MLP: the slow model-agnostic path
+    ("german_credit", "gbdt", 20, 100), ("german_credit", "mlp", 4, 20),  # MLP: the slow model-agnostic path
 ])
 def test_flip_numbers_are_at_least_sev_minus(demo, name, kind, n_queries, background):
     data, trained, ref, positives = demo(name, kind)

@@ -63,7 +63,7 @@ def test_sparsest_is_the_minimum_over_typical_cases_by_brute_force(compas):
     s = compas
     depth = len(s.dataset.groups)
     fits = ReferenceFits(s, seed=0, assignment="sparsest")
-    q = queries_of(s, 25)
+    q = queries_of(s, 12)
     results = explain_kind(s, q, "cluster", fits, max_depth=depth)
     protos, density = fits[1].prototypes, fits[1].density
     valid, distance = protos.distances(q)

@@ -83,6 +83,26 @@ def upload_csv(page, wait_for_app, name: str, content: bytes) -> None:
     wait_for_app(page)
 
 
+def choose_model_file(page, wait_for_app, path) -> None:
+    """On Data & model, choose the model-upload source and set the file at ``path`` (not loaded yet)."""
+    page.locator(f'.st-key-dm_model_source{LIVE}').get_by_text("Upload a model file").click()
+    wait_for_app(page)
+    page.locator('.st-key-dm_model_file input[type="file"]').set_input_files(files=[str(path)])
+    wait_for_app(page)
+
+
+def upload_table_and_model(page, wait_for_app, name: str, content: bytes, model_path) -> None:
+    """On Data & model, upload the CSV ``content`` as ``name``, use its table, load the model file at
+    ``model_path`` and use the setup."""
+    upload_csv(page, wait_for_app, name, content)
+    page.locator(f".st-key-dm_build{LIVE} button").first.click()
+    wait_for_app(page)
+    choose_model_file(page, wait_for_app, model_path)
+    for key in ("dm_load_model", "dm_use"):
+        page.locator(f".st-key-{key}{LIVE} button").first.click()
+        wait_for_app(page)
+
+
 def choose_sidebar_row(page, wait_for_app, row: int, values: tuple[str, str]) -> float:
     """Pick ``row`` in the sidebar's row switcher; seconds until the SEV page shows its banner and ``values``."""
     select = page.locator(f'.st-key-sidebar_row{LIVE} [data-testid="stSelectbox"]')
@@ -358,10 +378,7 @@ def test_upload_an_xgboost_and_an_onnx_model_and_compare(browser, streamlit_serv
     # machine the run that applies the click can trail it; the click race itself is issue 55's)
     page.get_by_text("Dataset california_housing:").first.wait_for(timeout=60_000)
     for name, confirm in (("xgb.json", False), ("ridge.onnx", True)):
-        page.locator(f'.st-key-dm_model_source{LIVE}').get_by_text("Upload a model file").click()
-        wait_for_app(page)
-        page.locator('.st-key-dm_model_file input[type="file"]').set_input_files(files=[str(tmp_path / name)])
-        wait_for_app(page)
+        choose_model_file(page, wait_for_app, tmp_path / name)
         if confirm:
             page.locator(f'.st-key-dm_by_order{LIVE} label').click()
             wait_for_app(page)
@@ -395,10 +412,7 @@ def test_a_model_file_that_crashes_its_parser_leaves_the_server_and_other_sessio
     page.goto(streamlit_server)
     wait_for_app(page)
     open_page(page, wait_for_app, "Data & model")
-    page.locator(f'.st-key-dm_model_source{LIVE}').get_by_text("Upload a model file").click()
-    wait_for_app(page)
-    page.locator('.st-key-dm_model_file input[type="file"]').set_input_files(files=[str(tmp_path / "model.txt")])
-    wait_for_app(page)
+    choose_model_file(page, wait_for_app, tmp_path / "model.txt")
     page.locator(f'.st-key-dm_load_model{LIVE} button').first.click()
     wait_for_app(page)
     alert = page.locator('[data-testid="stAlertContentError"]').first.inner_text()

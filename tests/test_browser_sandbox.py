@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from held_server import serve
 from hostile import killer_pickle
-from test_browser import LIVE, metric, no_error, open_page
+from test_browser import LIVE, choose_model_file, metric, no_error, open_page
 
 from explain_core import explain_sev
 from explain_core.analysis import demo_setup
@@ -49,10 +49,7 @@ def test_a_model_that_kills_the_server_is_refused_and_other_sessions_go_on(
     page.goto(trusted_server)
     wait_for_app(page)
     open_page(page, wait_for_app, "Data & model")
-    page.locator(f'.st-key-dm_model_source{LIVE}').get_by_text("Upload a model file").click()
-    wait_for_app(page)
-    page.locator('.st-key-dm_model_file input[type="file"]').set_input_files(files=[str(tmp_path / "killer.pkl")])
-    wait_for_app(page)
+    choose_model_file(page, wait_for_app, tmp_path / "killer.pkl")
     page.locator(f'.st-key-dm_load_model{LIVE} button').first.click()
     wait_for_app(page)
     alert = page.locator('[data-testid="stAlertContentError"]').first.inner_text()

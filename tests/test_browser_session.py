@@ -18,7 +18,7 @@ from explain_core.analysis import make_setup, predicted_rows
 from explain_core.intake.data import make_dataset
 from explain_core.setup import model_from_upload
 from conftest import RERUN_TIMEOUT_MS
-from test_browser import LIVE, ROOT, metric, no_error, open_page, upload_csv
+from test_browser import LIVE, ROOT, metric, no_error, open_page, upload_csv, upload_table_and_model
 
 DELAYS = (0.0, 0.3, 1.0, 2.0, 4.0)  # seconds between the click that changes the setup and a click on a page
 
@@ -147,16 +147,7 @@ def test_a_reload_brings_the_uploaded_analysis_back(browser, streamlit_server, p
     frame, model_path, setup = loans
     page.goto(streamlit_server)
     wait_for_app(page)
-    upload_csv(page, wait_for_app, "loans.csv", frame.to_csv(index=False).encode())
-    page.locator(f".st-key-dm_build{LIVE} button").first.click()
-    wait_for_app(page)
-    page.locator(f".st-key-dm_model_source{LIVE}").get_by_text("Upload a model file").click()
-    wait_for_app(page)
-    page.locator('.st-key-dm_model_file input[type="file"]').set_input_files(files=[str(model_path)])
-    wait_for_app(page)
-    for key in ("dm_load_model", "dm_use"):
-        page.locator(f".st-key-{key}{LIVE} button").first.click()
-        wait_for_app(page)
+    upload_table_and_model(page, wait_for_app, "loans.csv", frame.to_csv(index=False).encode(), model_path)
     no_error(page)
     row = int(predicted_rows(setup)[3])
     open_page(page, wait_for_app, "SEV")

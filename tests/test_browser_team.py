@@ -22,7 +22,7 @@ import pytest
 
 import held_server
 from conftest import RERUN_TIMEOUT_MS, missing
-from test_browser import LIVE, no_error, upload_csv
+from test_browser import no_error, upload_table_and_model
 
 COOKIE_SECRET = secrets.token_urlsafe(32)  # one for all servers, as a team sets its replicas up
 ROW = 2  # the demo row Alice saves on PostgreSQL (not the demo's default row: checked)
@@ -132,27 +132,13 @@ def save(page, name: str) -> str:
     return dict(parse_qsl(urlsplit(link.inner_text().strip()).query))["share"]
 
 
-def upload_and_use(page, wait_for_app, csv: bytes, model_path) -> None:
-    """Upload the table and the model on Data & model and use them."""
-    upload_csv(page, wait_for_app, "loans.csv", csv)
-    page.locator(f".st-key-dm_build{LIVE} button").first.click()
-    wait_for_app(page)
-    page.locator(f".st-key-dm_model_source{LIVE}").get_by_text("Upload a model file").click()
-    wait_for_app(page)
-    page.locator('.st-key-dm_model_file input[type="file"]').set_input_files(files=[str(model_path)])
-    wait_for_app(page)
-    for key in ("dm_load_model", "dm_use"):
-        page.locator(f".st-key-{key}{LIVE} button").first.click()
-        wait_for_app(page)
-    page.locator('[data-testid="stSidebar"]').get_by_text(re.compile("^loans")).first.wait_for()
-
-
 def alice_saves(page, wait_for_app, servers, upload, step) -> dict:
     """Alice's uploaded analysis on SQLite and her demo at ROW on PostgreSQL; their tokens and share links."""
     sqlite, replica, _ = servers
     sign_in(page, wait_for_app, sqlite, "alice")
     step("Alice signed in (SQLite)")
-    upload_and_use(page, wait_for_app, *upload)
+    upload_table_and_model(page, wait_for_app, "loans.csv", *upload)
+    page.locator('[data-testid="stSidebar"]').get_by_text(re.compile("^loans")).first.wait_for()
     step("Alice uploaded a table and a model")
     saved = {"sqlite_share": save(page, "alice's loans"), "sqlite_token": query(page)["session"]}
     step("Alice saved on SQLite")

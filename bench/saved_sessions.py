@@ -9,10 +9,12 @@
   (``read_table`` + ``make_dataset`` + ``model_from_upload`` + ``make_setup``: what a first upload does). Ratio
   reload / upload, target ≤ 1.2: a reload is the upload's own work, nothing more.
 
-Medians of ``--repeats`` runs (the store in a temporary folder).
+Medians of ``--repeats`` runs (the store in a temporary folder: SQLite, or the PostgreSQL database of ``--url``,
+whose tables must be empty or this version's; the bench's records stay there).
 
     python bench/saved_sessions.py
     python bench/saved_sessions.py --mb 100 --repeats 3
+    python bench/saved_sessions.py --url postgresql+psycopg://explain@127.0.0.1:5432/bench
 """
 from __future__ import annotations
 
@@ -63,9 +65,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=50.0, help="size of each file in the write test (MB)")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--url", help="a database URL (postgresql+psycopg://…) instead of a SQLite file")
     args = parser.parse_args()
     folder = tempfile.mkdtemp()
-    store = SavedStore(folder)
+    store = SavedStore(folder, url=args.url)
+    print(f"store: {store.engine.dialect.name} ({store.where})")
     demo = demo_setup("compas", "gbdt")
     demo_state = lambda row=0: AnalysisState.of(demo, DataRecipe(demo="compas"), ModelRecipe("demo", "gbdt"),  # noqa: E731
                                                 parameters=Parameters(), row=row)

@@ -27,8 +27,23 @@ KEY_BYTES = (16, 64)  # the lengths of key accepted (Streamlit's browser token i
 
 
 def key_hash(key: bytes) -> bytes:
-    """What the store keeps of a browser's key: its SHA-256, apart from every token's hash; a malformed key is
-    refused (:class:`~explain_core.errors.IntakeError`)."""
+    """What the store keeps of a browser's key: its SHA-256, apart from every token's hash.
+
+    Parameters
+    ----------
+    key : bytes
+        The browser's key, 16 to 64 bytes.
+
+    Returns
+    -------
+    bytes
+        The hash.
+
+    Raises
+    ------
+    IntakeError
+        When ``key`` is not bytes of that length.
+    """
     if not isinstance(key, bytes) or not KEY_BYTES[0] <= len(key) <= KEY_BYTES[1]:
         raise IntakeError("This browser gave no usable key to keep the shared link through the sign-in; sign in, "
                           "then open the link again.")

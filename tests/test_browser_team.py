@@ -5,7 +5,8 @@ One flow covers both back ends. Alice signs in, uploads a table and a model and 
 through the sandbox), then saves the demo at a row of her choosing on PostgreSQL. In another browser her lists are
 there on both back ends, and the other replica restores her analysis at her row. Bob, signed in in a third context,
 sees none of her analyses and is refused her session tokens on both back ends, while her share link gives him a copy;
-he signs out and his and her links then open nothing but the sign-in."""
+he signs out and his and her links then open nothing but the sign-in. Signed out, he opens her share link again (a
+malformed one is refused): it is held through his sign-in, and the provider's round trip lands him on his copy, once."""
 from __future__ import annotations
 
 import contextlib
@@ -193,6 +194,29 @@ def bob_is_kept_out(page, wait_for_app, servers, saved, step) -> None:
         page.get_by_text("Sign in to work with the explorer").wait_for(timeout=RERUN_TIMEOUT_MS)
         assert "loans" not in home_list(page) and "compas" not in home_list(page)
     step("Bob signed out: links open only the sign-in")
+    share_through_sign_in(page, wait_for_app, replica, saved["pg_share"], (bobs, saved["pg_token"]))
+    step("Bob: a share link opened signed out, his copy after the sign-in")
+
+
+def share_through_sign_in(page, wait_for_app, server: str, share: str, others) -> None:
+    """Signed out, a share link is held through the sign-in: the provider's round trip (which returns to the first
+    page, without the link) lands on the user's own copy, once; a malformed link is refused on the sign-in page."""
+    page.goto(f"{server}/?{urlencode({'share': '../../x?next=https://evil.example'})}")
+    page.get_by_text("incomplete or mistyped").wait_for(timeout=RERUN_TIMEOUT_MS)
+    page.goto(f"{server}/?{urlencode({'share': share})}")
+    page.get_by_text("your own copy of it opens").wait_for(timeout=RERUN_TIMEOUT_MS)
+    page.locator(".st-key-account_sign_in button").click()
+    form = page.locator('input[name="sub"]')
+    form.wait_for(timeout=RERUN_TIMEOUT_MS)
+    form.fill("bob")
+    page.get_by_role("button", name="Authorize").click()
+    page.get_by_text("You opened the shared analysis").wait_for(timeout=RERUN_TIMEOUT_MS)
+    page.wait_for_url(re.compile(rf"row={ROW}\b.*session=|session=.*row={ROW}\b"), timeout=RERUN_TIMEOUT_MS)
+    assert "share" not in query(page) and query(page)["session"] not in others  # a new copy, his
+    page.goto(server)  # the held link was used once
+    page.locator(".st-key-account").get_by_text("bob@example.org").wait_for(timeout=RERUN_TIMEOUT_MS)
+    wait_for_app(page)
+    assert "You opened the shared analysis" not in home_list(page)
 
 
 def test_sign_in_own_analyses_share_and_sign_out(browser, servers, wait_for_app, upload):

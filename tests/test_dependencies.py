@@ -242,3 +242,25 @@ def test_no_new_function_takes_more_than_eight_parameters():
                     wide.add(f"{path.relative_to(ROOT)}:{node.name}")
     assert not wide - WIDE_LEFT, f"more than 8 parameters (use a parameter object): {sorted(wide - WIDE_LEFT)}"
     assert not WIDE_LEFT - wide, f"no longer wide, take them off WIDE_LEFT: {sorted(WIDE_LEFT - wide)}"
+
+
+def test_streamlit_xsrf_cookie_carries_a_browser_key():
+    """ui/streamlit_runtime.browser_key reads the token inside Streamlit's XSRF cookie (its name and masked format
+    are Streamlit's own), which Streamlit sets whenever sign-in is on; anything else is no key."""
+    import inspect
+    import os
+
+    from streamlit.web.server import server_util
+    from streamlit.web.server.starlette import starlette_app_utils
+    from streamlit.web.server.starlette.starlette_server_config import XSRF_COOKIE_NAME
+
+    from ui import streamlit_runtime
+
+    assert streamlit_runtime.XSRF_COOKIE == XSRF_COOKIE_NAME
+    assert 'secrets_singleton.get("auth"' in inspect.getsource(server_util.is_xsrf_enabled)  # on with sign-in
+    token = os.urandom(16)
+    for _ in range(5):  # masked anew on each page load: the same token
+        assert streamlit_runtime.xsrf_token(starlette_app_utils.generate_xsrf_token_string(token)) == token
+    for hostile in (None, 42, "", "2|", "1|00|00|1", "2|zzzzzzzz|" + "00" * 16 + "|1", "2|00000000|00|1",
+                    "2|00000000|" + "00" * 16 + "|1|x", "2|00000000|" + "00" * 65 + "|1", "00" * 16):
+        assert streamlit_runtime.xsrf_token(hostile) is None

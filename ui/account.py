@@ -1,12 +1,15 @@
 """Sign-in (optional, off by default): Streamlit's own ``st.login`` / ``st.user`` with the operator's OpenID Connect
 provider, on when ``.streamlit/secrets.toml`` has an ``[auth]`` section (docs/team-server.md).
 
-When on, a visitor signs in before any page is drawn (:func:`gate`); every analysis then belongs to its user
+When on, a visitor signs in before any page is drawn (:func:`gate`: a share link they opened is held through the
+sign-in by ``ui/saved.py``); every analysis then belongs to its user
 (:func:`user`: the provider's issuer and subject), the sidebar says who is signed in and offers Sign out
 (:func:`panel`), and the store keys a user's share links with the sign-in's cookie secret (:func:`secret`). When
 off, every function here says so and nothing else changes.
 """
 from __future__ import annotations
+
+from typing import Callable
 
 import streamlit as st
 
@@ -33,17 +36,24 @@ def secret() -> bytes | None:
     return str(st.secrets["auth"]["cookie_secret"]).encode() if enabled() else None
 
 
-def gate() -> None:
-    """With sign-in on and nobody signed in: say why, offer Sign in, and stop the run."""
-    if not enabled() or st.user.is_logged_in:
+def signed_out() -> bool:
+    """Whether sign-in is on and nobody is signed in (the run stops at :func:`gate`)."""
+    return enabled() and not st.user.is_logged_in
+
+
+def gate(note: tuple[str, str] | None = None, before_sign_in: Callable[[], None] | None = None) -> None:
+    """With sign-in on and nobody signed in: say why, and ``note`` (``("info" or "warning", text)``: what becomes of
+    a share link the visitor opened), offer Sign in (calling ``before_sign_in`` first), and stop the run."""
+    if not signed_out():
         return
     st.title("Explanation explorer")
     st.markdown("**Sign in to work with the explorer.** On this server every analysis belongs to its analyst: "
                 "yours are listed on Home from any browser, and nobody else can open them unless you share a link.")
-    if st.query_params.get("share"):
-        st.info("You opened a shared analysis: sign in, then open its link again to get your own copy.",
-                icon=":material/share:")
+    if note is not None:
+        (st.warning if note[0] == "warning" else st.info)(note[1], icon=":material/share:")
     if st.button("Sign in", key="account_sign_in", type="primary", icon=":material/login:"):
+        if before_sign_in is not None:
+            before_sign_in()
         st.login()
     st.stop()
 

@@ -2,16 +2,19 @@
 reload brings the same analysis back; "Save this analysis" (sidebar) keeps a named copy; Home lists the visitor's
 saved analyses — those saved under this session's token or, with sign-in on (``ui/account.py``), the signed-in
 user's from any browser, whose sessions no other user's or signed-out visit opens — with their share links
-(``?share=…``: whoever opens one gets their own copy, under a new token). The store and the recipes are
+(``?share=…``: whoever opens one gets their own copy, under a new token; a signed-out visitor's is held through
+their sign-in, :func:`held_share`). The store and the recipes are
 :mod:`explain_core.saved`'s; this module reads the session, calls them and says what happened. A restored model
 file is loaded by the upload's own cached loader (``ui/uploads.load_cached``: the same allow-lists and sandbox).
 """
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import time
 from dataclasses import replace
+from typing import Callable
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import numpy as np
@@ -23,15 +26,18 @@ from explain_core.inspection.filters import fitting
 from explain_core.intake.tables import read_table
 from explain_core.limits import limits
 from explain_core.saved import AnalysisState, Builders, DataRecipe, FileRef, ModelRecipe, SavedStore, new_token, rebuild
-from explain_core.saved.records import MAX_NAME
+from explain_core.saved.records import MAX_NAME, checked_token
+from explain_core.saved.schema import PENDING_S
 from explain_core.vocabulary import plain
 from ui import account
 from ui import boundary
 from ui import origins
 from ui import shared
+from ui import streamlit_runtime
 from ui import uploads
 
 SESSION, SHARE = "session", "share"  # the query parameters: this session's token, a saved analysis's share token
+LOG = logging.getLogger(__name__)
 
 
 @st.cache_resource(show_spinner=False)
@@ -154,8 +160,10 @@ def keep_origins() -> None:
 
 def begin() -> None:
     """A session's first run: open what the URL names (``?share=``: a copy of a saved analysis; ``?session=``: this
-    visitor's own session, after a reload); with sign-in on, nothing before the visitor signs in."""
-    account.gate()
+    visitor's own session, after a reload) or, right after a sign-in, the share link this browser held through it;
+    with sign-in on, nothing before the visitor signs in."""
+    if account.signed_out():
+        account.gate(*held_share())
     if "setup" in st.session_state:
         return
     share, name = st.query_params.get(SHARE), None
@@ -168,8 +176,53 @@ def begin() -> None:
         except IntakeError as exc:
             st.warning(f"{plain(exc)} A fresh session started on the demo.", icon=":material/link_off:")
             return
+    elif not token and saved is not None and account.user() is not None:
+        token, name = claim_held(saved)
     if token and saved is not None:
         restore(saved, token, name)
+
+
+def held_share() -> tuple[tuple[str, str] | None, Callable[[], None] | None]:
+    """For a signed-out visitor whose URL has a share link: what the sign-in page says of it, and what its Sign in
+    does first — hold the link for this browser (:mod:`explain_core.saved.pending`, keyed by
+    :func:`~ui.streamlit_runtime.browser_key`), so that it opens once they are signed in. A malformed link is
+    refused here; a browser without a key (or a server without a store) is asked to open the link again."""
+    share = st.query_params.get(SHARE)
+    if not share:
+        return None, None
+    try:
+        checked_token(share, "shared link")
+    except IntakeError as exc:
+        return ("warning", plain(exc)), None
+    key, saved = streamlit_runtime.browser_key(), store()
+    if key is None or saved is None:
+        return ("info", "You opened a shared analysis: sign in, then open its link again to get your own copy."), None
+    return (("info", f"You opened a shared analysis: sign in, and your own copy of it opens (within "
+                     f"{PENDING_S / 60:g} minutes, in this browser)."), lambda: hold(saved, key, share))
+
+
+def hold(saved: SavedStore, key: bytes, share: str) -> None:
+    """Sign in's first step with a share link: hold it for this browser (on failure, the sign-in goes on and the
+    link is still the visitor's)."""
+    try:
+        saved.hold_share(key, share)
+    except IntakeError as exc:
+        LOG.warning("A share link was not held through a sign-in: %s", exc)
+
+
+def claim_held(saved: SavedStore) -> tuple[str | None, str | None]:
+    """A signed-in session whose URL names nothing (as the sign-in comes back): the share link this browser held
+    through the sign-in, opened as the user's own copy (its session's token and the analysis's name); Nones when it
+    held none, or with a message when it cannot be opened."""
+    key = streamlit_runtime.browser_key()
+    if key is None:
+        return None, None
+    try:
+        return saved.claim_share(key, user=account.user()) or (None, None)
+    except IntakeError as exc:
+        st.warning(f"The shared analysis you opened before signing in cannot be opened. {plain(exc)}",
+                   icon=":material/link_off:")
+        return None, None
 
 
 def restore(saved: SavedStore, token: str, shared_name: str | None = None) -> None:

@@ -1,15 +1,18 @@
 """Every use of Streamlit's private internals, in one place and behind a version check.
 
-The app relies on two things Streamlit has no public API for: a run's widget callbacks run whole before a click that
-follows can stop that run (:func:`keep_callbacks_whole`), and a page switch asks for its rerun only while no click
-waits (:func:`rerun_to_page`, with :func:`page_hash`). Both read or wrap private names (``SafeSessionState``, the
-run context's ``pages_manager`` and ``script_requests`` with its ``_lock``, ``_state`` and ``_request_rerun_locked``,
-``RerunData``), checked by ``tests/test_dependencies.py``; they were written for the Streamlit releases that
+The app relies on three things Streamlit has no public API for: a run's widget callbacks run whole before a click that
+follows can stop that run (:func:`keep_callbacks_whole`), a page switch asks for its rerun only while no click
+waits (:func:`rerun_to_page`, with :func:`page_hash`), and a key the browser keeps through a sign-in's round trip
+(:func:`browser_key`: the token inside Streamlit's XSRF cookie). They read or wrap private names
+(``SafeSessionState``, the run context's ``pages_manager`` and ``script_requests`` with its ``_lock``, ``_state`` and
+``_request_rerun_locked``, ``RerunData``) or formats (the XSRF cookie's name and its masked token), checked by
+``tests/test_dependencies.py``; they were written for the Streamlit releases that
 pyproject.toml's ``app`` extra allows (:data:`SUPPORTED`), and importing this module with another release fails with
 the command that installs one of those.
 """
 from __future__ import annotations
 
+import binascii
 import functools
 import os
 import re
@@ -18,6 +21,8 @@ from pathlib import Path
 import streamlit as st
 from streamlit.runtime.scriptrunner import RerunData, get_script_run_ctx
 
+XSRF_COOKIE = "_streamlit_xsrf"  # Streamlit's XSRF cookie: "2|<mask, 4 bytes>|<token XOR mask>|<timestamp>" in hex
+XSRF_FORM = re.compile(r"2\|([0-9a-f]{8})\|([0-9a-f]{32,128})\|[0-9]{1,12}")
 SUPPORTED = ((1, 67), (1, 80))  # streamlit>=1.67,<1.80, as pyproject.toml's app extra
 
 
@@ -92,3 +97,20 @@ def rerun_to_page(page: str) -> None:
     with requests._lock:
         if requests._state == ScriptRequestType.CONTINUE:  # no click waiting
             requests._request_rerun_locked(switch)
+
+
+def xsrf_token(cookie: object) -> bytes | None:
+    """The token inside a value of Streamlit's XSRF cookie (its masked form unmasked); None for anything else."""
+    found = XSRF_FORM.fullmatch(cookie.strip('"') if isinstance(cookie, str) else "")
+    if found is None:
+        return None
+    mask, masked = (binascii.a2b_hex(part) for part in found.groups())
+    return bytes(byte ^ mask[i % 4] for i, byte in enumerate(masked))
+
+
+def browser_key() -> bytes | None:
+    """A key this browser carries through a sign-in's round trip (None when it has none): the token of Streamlit's
+    XSRF cookie, which Streamlit sets on every browser when sign-in is on, keeps as its value is masked anew on each
+    page load, and sends with the session (``st.context.cookies``). Only JavaScript of the app's own origin can read
+    it; it is the browser's until its cookies are cleared."""
+    return xsrf_token(st.context.cookies.get(XSRF_COOKIE))

@@ -18,7 +18,8 @@ from ..errors import IntakeError
 from ..limits import Limits, limits
 from . import blobs
 from .guard import BUSY_SECONDS, ERRORS, LOG, StoreError, guarded, kind_of, message, move_aside
-from .schema import URL_ENV, has_tables, lock_for_writing, make_engine, migrate, records, sqlite_file, state_root
+from .schema import (PENDING_S, URL_ENV, has_tables, lock_for_writing, make_engine, migrate, pending, records,
+                     sqlite_file, state_root)
 
 PURGE_EVERY_S = 600.0
 SECRET_ENV = "EXPLAIN_STATE_SECRET"
@@ -121,8 +122,9 @@ class Database:
 
     @guarded("removing expired analyses")
     def purge_expired(self) -> int:
-        """Delete every record not used for ``saved_days`` (with its files) and return the space to the system;
-        how many were deleted.
+        """Delete every record not used for ``saved_days`` (with its files) and every share link held through a
+        sign-in longer than :data:`~explain_core.saved.schema.PENDING_S`, and return the space to the system; how
+        many records were deleted.
 
         Returns
         -------
@@ -133,6 +135,7 @@ class Database:
             self._purged_at = self._now()
         with self._connect(write=True) as conn:
             gone = conn.execute(records.delete().where(R.used < self._expiry())).rowcount
+            conn.execute(pending.delete().where(pending.c.created < self._now() - PENDING_S))
             blobs.sweep(conn, self.files_folder)
         if gone and self.path is not None:
             with self.engine.connect() as conn:

@@ -26,7 +26,7 @@ from .guard import BUSY_SECONDS
 
 STATE_ENV, URL_ENV = "EXPLAIN_STATE_DIR", "EXPLAIN_STATE_URL"
 FILE_NAME = "saved-analyses.sqlite3"
-HEAD = "0002"
+HEAD = "0003"
 OLD_SQLITE_VERSION = 1  # the user_version of the store before migrations
 WRITE_LOCK = 56_0001  # PostgreSQL advisory lock id held by each write transaction
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -43,6 +43,11 @@ files = sa.Table(
     "files", metadata,
     sa.Column("record", sa.Integer, primary_key=True), sa.Column("sha256", sa.Text, primary_key=True),
     sa.Column("data", sa.LargeBinary), sa.Column("in_folder", sa.Boolean))
+PENDING_S = 600.0  # how long a signed-out visitor's share link is kept for their sign-in (:mod:`.pending`)
+pending = sa.Table(
+    "pending", metadata,
+    sa.Column("key_hash", sa.LargeBinary, primary_key=True), sa.Column("share_hash", sa.LargeBinary),
+    sa.Column("created", sa.Float))
 
 
 def state_root() -> Path:

@@ -8,7 +8,8 @@ names (the uploaded table, the model file), by SHA-256, their bytes in the datab
   changes, so a reload finds it; with sign-in on it also belongs to its user, and no one else's token opens it;
 - a **saved analysis**: a named copy a session made, listed for its *owner* — the session's token without sign-in,
   the signed-in user with it (then from any browser) — and opened through its own read-only share token. Opening a
-  share link copies it into a new session with a new token: nobody ever writes to another's record.
+  share link copies it into a new session with a new token: nobody ever writes to another's record. A share link a
+  signed-out visitor opened is held through their sign-in (:mod:`.pending`), then opened the same way.
 
 Only hashes of tokens and of users are stored (:mod:`.records`: a copy of the database gives no working link). Every
 query names one record, found by the hash of a token the caller holds (and, signed in, their user): nothing of one
@@ -30,8 +31,9 @@ import sqlalchemy as sa
 from ..errors import IntakeError, SavedNotFound
 from ..limits import over
 from . import blobs
-from .database import SECRET_ENV, Database
+from .database import SECRET_ENV
 from .guard import guarded
+from .pending import PendingShares
 from .records import SavedInfo, Stored, checked_name, checked_token, new_token, share_token, token_hash, user_hash
 from .schema import files as file_rows
 from .schema import records
@@ -39,7 +41,7 @@ from .schema import records
 R = records.c
 
 
-class SavedStore(Database):
+class SavedStore(PendingShares):
     """Sessions and saved analyses in one database (see the module's docstring). Each public call takes the
     caller's ``token`` and, with sign-in on, ``user`` (their identity, e.g. the provider's issuer and subject).
 
@@ -347,7 +349,11 @@ class SavedStore(Database):
             When the share token is unknown.
         """
         checked_token(share, "shared link")
-        expected = token_hash(share)
+        return self._open_shared(token_hash(share), user)
+
+    def _open_shared(self, expected: bytes, user: str | None) -> tuple[str, str]:
+        """:meth:`open_share` of the share token whose hash is ``expected`` (also a held link's,
+        :meth:`claim_share`)."""
         with self._connect(write=True) as conn:
             found = conn.execute(sa.select(R.id, R.name, R.share_hash).where(
                 R.share_hash == expected, R.used >= self._expiry())).first()

@@ -4,6 +4,11 @@ Three figures, each a median over ``--repeats`` with its spread, printed with th
 
 - **first visit**: a fresh server (started and healthy, its start-up work done), then ``/sev`` in a new browser:
   seconds until the SEV values and the hypercube are drawn (target ≤ 3 s);
+- **first visits of LENS, Linear, Compare and the floor** (``--first-visits``, instead of the rest): in each repeat
+  the floor — a fresh server of a script drawing one plotly chart, the least any first visit costs here (Streamlit's
+  page and scripts, plotly's 4.7 MB bundle) — then ``/sev``, ``/lens``, ``/linear``, ``/compare``, each on a fresh
+  server in a new browser context: seconds until the page's script has finished and every chart in view is drawn
+  (the accepted rule: within 0.5 s of the floor measured in the same run, beyond the page's own computation);
 - **a page after a row change**: on each page, a row never explained before is picked in the sidebar: seconds until
   the rerun has finished and every chart on the page is drawn (target ≤ 1.5 s on every page);
 - **Adult's Linear page**: the Adult demo (gradient boosting) loaded from Home, then the Linear page opened on a row
@@ -14,6 +19,7 @@ The demo models are trained and cached before any timing (in ``--cache``). The m
 quiet and say which it was (the load average is printed beside every figure).
 
     python bench/page_speed.py --repeats 3
+    python bench/page_speed.py --repeats 3 --first-visits
 """
 from __future__ import annotations
 
@@ -47,14 +53,29 @@ WATCH = """() => { window.__ran = false; const app = document.querySelector('[da
     .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']}); }"""
 
 
+# the first visit of a page has finished: its script ran and stopped, nothing stale, at least one chart, all drawn
+PAGE_DONE = """() => { const app = document.querySelector('[data-testid="stApp"]');
+  const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].filter(c => c.getClientRects().length);
+  return app?.getAttribute('data-test-script-state') === 'notRunning' && charts.length > 0
+    && !document.querySelector('[data-testid="stSkeleton"], [data-testid="stStatusWidget"],'
+                               + ' [data-testid="stElementContainer"][data-stale="true"]')
+    && charts.every(c => c.querySelector('.main-svg')); }"""
+FLOOR_SCRIPT = """import plotly.graph_objects as go
+import streamlit as st
+st.set_page_config(layout="wide")
+st.plotly_chart(go.Figure(go.Scatter(x=[0, 1, 2], y=[1, 3, 2])))
+"""
+FIRST_PAGES = ["floor", "sev", "lens", "linear", "compare"]
+
+
 def load() -> str:
     return f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
 
 
-def serve(cache: Path):
-    """A fresh server on a free port; returns (process, url) once it answers its health check."""
+def serve(cache: Path, script: str = "app.py"):
+    """A fresh server of ``script`` on a free port; returns (process, url) once it answers its health check."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
                              "--server.port", str(port), "--server.address", "127.0.0.1",
                              "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
                             cwd=ROOT, env={**os.environ, "EXPLAIN_CACHE_DIR": str(cache)},
@@ -115,6 +136,43 @@ def first_visit(browser, cache: Path) -> float:
         proc.wait()
 
 
+def first_page(browser, cache: Path, path: str) -> float:
+    """A fresh server, then ``/path`` in a new browser context: seconds until :data:`PAGE_DONE`. ``floor``: a
+    fresh server of :data:`FLOOR_SCRIPT` instead (one plotly chart), its page until that chart is drawn."""
+    if path == "sev":
+        return first_visit(browser, cache)
+    with tempfile.TemporaryDirectory() as folder:
+        script = Path(folder) / "floor.py"
+        script.write_text(FLOOR_SCRIPT)
+        proc, url = serve(cache, str(script) if path == "floor" else "app.py")
+        try:
+            context = browser.new_context(viewport={"width": 1400, "height": 900})
+            page = context.new_page()
+            start = time.perf_counter()
+            page.goto(url if path == "floor" else f"{url}/{path}")
+            page.wait_for_function(PAGE_DONE, polling="raf", timeout=120_000)
+            seconds = time.perf_counter() - start
+            context.close()
+            return seconds
+        finally:
+            proc.terminate()
+            proc.wait()
+
+
+def first_visits(browser, cache: Path, repeats: int) -> None:
+    """The floor and each explanation page's first visit, in turns, ``repeats`` times; medians beside the floor."""
+    times: dict[str, list[float]] = {p: [] for p in FIRST_PAGES}
+    for _ in range(repeats):
+        for path in FIRST_PAGES:
+            times[path].append(first_page(browser, cache, path))
+        print(f"first visits: {', '.join(f'{p} {v[-1]:.2f}' for p, v in times.items())} ({load()})", flush=True)
+    floor = statistics.median(times["floor"])
+    print(f"\nFirst visits, {repeats} repeats ({load()} at the end):")
+    for path, values in times.items():
+        print(f"  {path}: {spread(values)}" + (f"; {statistics.median(values) - floor:+.2f} s over the floor"
+                                              if path != "floor" else " (one plotly chart: the floor)"))
+
+
 def row_changes(browser, url: str) -> dict[str, float]:
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
@@ -164,6 +222,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "explain-bench-cache")
+    parser.add_argument("--first-visits", action="store_true",
+                        help="only the first visits of SEV, LENS, Linear and Compare beside the floor")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -172,6 +232,10 @@ def main() -> None:
                    env={**os.environ, "EXPLAIN_CACHE_DIR": str(args.cache), "PYTHONPATH": str(ROOT)})
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        if args.first_visits:
+            first_visits(browser, args.cache, args.repeats)
+            browser.close()
+            return
         first = []
         for _ in range(args.repeats):
             first.append(first_visit(browser, args.cache))

@@ -33,14 +33,15 @@ def test_demo_setup_and_sev_do_not_import_torch(explain_cache_dir):
     assert result == {"torch": False, "same": True, "types": result["types"]} and result["types"] > 100
 
 
-START = """
-import asyncio, json, sys
+HOME_MARK = "-- Home, through AppTest --"
+START = f"HOME_MARK = {HOME_MARK!r}\n" + """import asyncio, json, sys
 import streamlit as st
 from pathlib import Path
 import app
 from ui import references, shared
-from ui.start import EXPLAINER_MODULES
+from ui.start import LAZY_MODULES
 from explain_core.analysis import Parameters
+from streamlit.testing.v1 import AppTest
 
 calls, fitted = [], []
 load = shared.demo_setup
@@ -57,11 +58,15 @@ asyncio.run(start())
 warmed = len(fitted)
 s = shared.demo(*shared.DEFAULT_DEMO)  # a visitor's first request: served from the shared cache
 references.row_result(s, s.key, s.query(int(shared.flagged_rows(s)[0])), Parameters().references, s.restricted)
+started = sorted(m for m in LAZY_MODULES if m in sys.modules)
+print(HOME_MARK, file=sys.stderr, flush=True)  # AppTest's own run warns of a missing ScriptRunContext
+home = AppTest.from_file(app.__file__, default_timeout=120).run()  # a visitor's first page: Home, in this process
 print(json.dumps({"app": isinstance(app.app, st.App), "calls": calls,
                   "v1": (Path(app.__file__).parent / "pages").exists(),
                   "references": [warmed, len(fitted)],
                   "plots": "explain_core.views.sev" in sys.modules,
-                  "explainers": all(m in sys.modules for m in EXPLAINER_MODULES)}))
+                  "home": [not home.exception, home.title[0].value if home.title else None],
+                  "lazy": [started, sorted(m for m in LAZY_MODULES if m in sys.modules)]}))
 """
 
 
@@ -69,7 +74,9 @@ def test_the_server_start_loads_the_default_demo_once(explain_cache_dir):
     """``streamlit run app.py`` finds ``app`` (an ``st.App``); its start-up imports the figures, loads the default
     demo and explains its first flagged row toward real cases into the shared caches (a visitor's requests then hit
     them: the explanation is computed once), with Streamlit's v1 multipage mode off (no ``pages/`` folder), without
-    "missing ScriptRunContext" warnings (the live server's log is checked by tests/test_browser.py)."""
+    "missing ScriptRunContext" warnings (the live server's log is checked by tests/test_browser.py). Neither the
+    start-up nor a first visit to Home imports the heavy explainers' libraries (``ui.start.LAZY_MODULES``: shap with
+    numba and llvmlite, lime, OR-Tools' MathOpt, torch; issue 55: shap alone held ~109 MB of an idle server)."""
     from explain_core.analysis import DEFAULT_DEMO, demo_setup
 
     demo_setup()  # trained into the session's cache first, so the probe only loads it
@@ -77,5 +84,6 @@ def test_the_server_start_loads_the_default_demo_once(explain_cache_dir):
                          text=True, check=True)
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {
         "app": True, "calls": [list(DEFAULT_DEMO)], "v1": False, "references": [1, 1], "plots": True,
-        "explainers": True}
-    assert "ScriptRunContext" not in out.stderr, out.stderr
+        "home": [True, "Explanation explorer"], "lazy": [[], []]}
+    started = out.stderr.split(HOME_MARK)[0]
+    assert "ScriptRunContext" not in started, started

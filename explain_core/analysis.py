@@ -10,6 +10,7 @@ Results are the methods' own typed objects (:class:`~explain_core.sev.SEVExplana
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from math import comb
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
@@ -19,6 +20,7 @@ from .baselines import Attribution, FlipPath, explain_lime, explain_shap, flip_n
 from .counterfactuals import CounterfactualComparison, compare_counterfactuals
 from .errors import Unreadable
 from .vertices import ProgressFn, one_row
+from .vocabulary import count_noun
 from .lens import ALL_SUBSETS_UP_TO, LensContext, LensResult, lens_contexts, opposite_references
 from .lens.causal import DEFAULT_SCM, CausalGraph, ScmSettings, causal_contexts, fit_scm
 from .lens.causation import CausationProbabilities, probabilities_of_causation
@@ -399,10 +401,32 @@ def dataset_reference_kinds(setup: Setup, rows: Sequence[int], params: Reference
                          progress=progress)
 
 
+def budget_depth(setup: Setup, params: Parameters) -> tuple[int, str]:
+    """The depth a reference search may reach within ``params.sev_budget_rows``: ``params.max_depth``, or less where
+    the sets of features up to the next depth (one vertex each against one reference) would pass the budget; with
+    what a search left open at that depth reads, in words ('' when the budget does not bind)."""
+    movable = sum(name not in set(setup.restricted) for name in setup.dataset.layout.names)
+    sets = 0
+    for depth in range(1, min(params.max_depth, movable) + 1):
+        sets += comb(movable, depth)
+        if sets > params.sev_budget_rows and depth > 1:
+            return depth - 1, (f"no explanation of up to {count_noun(depth - 1, 'feature')}: the "
+                               f"{comb(movable, depth):,} sets of {depth} would pass the SEV search budget of "
+                               f"{params.sev_budget_rows:,} model rows per search — raise it to search deeper")
+    return params.max_depth, ""
+
+
 def row_counterfactuals(setup: Setup, query: pd.DataFrame, params: Parameters,
                         fits: ReferenceFits | None = None) -> CounterfactualComparison:
-    """SEV against each kind of reference beside DiCE's counterfactuals, with the shared metrics."""
+    """SEV against each kind of reference beside DiCE's counterfactuals, with the shared metrics; each search within
+    the SEV search budget (:func:`budget_depth`: a row left open there says so in its note)."""
     fits = reference_fits(setup, params) if fits is None else fits
-    return compare_counterfactuals(setup, one_row(query), fitted=fits, max_depth=params.max_depth,
-                                   credible=params.credible, dice_method=params.dice_method,
-                                   dice_count=params.dice_count, seed=params.seed)
+    depth, stopped = budget_depth(setup, params)
+    compared = compare_counterfactuals(setup, one_row(query), fitted=fits, max_depth=depth,
+                                       credible=params.credible, dice_method=params.dice_method,
+                                       dice_count=params.dice_count, seed=params.seed)
+    if not stopped:
+        return compared
+    left_open = f"no explanation (> {depth})"
+    return replace(compared, methods=tuple(replace(m, note=stopped) if m.note == left_open else m
+                                           for m in compared.methods))

@@ -3,10 +3,12 @@ reproducible with the seed; every method's ℓ0 / ℓ∞ / ℓ1 against a hand c
 through JSON."""
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
-from explain_core.analysis import demo_setup, predicted_rows
+from explain_core.analysis import Parameters, budget_depth, demo_setup, predicted_rows, row_counterfactuals
 from explain_core.counterfactuals import CounterfactualComparison, compare_counterfactuals, dice_points
 from explain_core.references import fit_references
 
@@ -82,3 +84,39 @@ def test_a_row_with_a_missing_value_gets_a_note_not_dices_advice(german, row):
     found = dice_points(german, gap, fitted, seed=0)
     assert found.points == () and found.note == ("DiCE cannot start from a row with a missing value "
                                                  "(duration_months and purpose missing here)")
+
+
+def _sets_up_to(movable: int, depth: int) -> int:
+    return sum(1 for d in range(1, depth + 1) for _ in itertools.combinations(range(movable), d))
+
+
+@pytest.mark.parametrize("budget", [5, 18, 171, 172, 1_000, 200_000])
+def test_the_budget_depth_is_the_deepest_whose_sets_fit_the_budget(german, budget):
+    """Against every set of the 18 movable groups counted one by one: the depth is the largest whose sets of up to
+    that many features fit the budget (never below 1, never above the maximum depth), and it names the next
+    layer's count."""
+    depth, words = budget_depth(german, Parameters(sev_budget_rows=budget))
+    fits = [d for d in range(1, Parameters().max_depth + 1) if _sets_up_to(18, d) <= budget]
+    assert depth == max([1, *fits])
+    if depth < Parameters().max_depth:
+        assert f"the {_sets_up_to(18, depth + 1) - _sets_up_to(18, depth):,} sets of {depth + 1}" in words
+        assert f"budget of {budget:,} model rows" in words
+    else:
+        assert words == ""
+
+
+def test_counterfactuals_stop_at_the_budget_and_say_so():
+    """A search the budget stops at depth 1 gives the points of a depth-1 search, and the kind it leaves open says
+    why in its note; where the budget does not bind, nothing changes."""
+    compas = demo_setup("compas", "l2_lr")
+    row = compas.query(int(predicted_rows(compas)[1]))
+    capped = row_counterfactuals(compas, row, Parameters(sev_budget_rows=10))
+    plain = compare_counterfactuals(compas, row, max_depth=1, seed=0)
+    assert [[p.values for p in m.points] for m in capped.methods[:-1]] == \
+        [[p.values for p in m.points] for m in plain.methods[:-1]]
+    left_open = [m for m in capped.methods[:-1] if not m.points]
+    assert left_open, "row 1's SEV¹ needs 2 features"
+    for m in left_open:
+        assert m.note == ("no explanation of up to 1 feature: the 21 sets of 2 would pass the SEV search budget of "
+                          "10 model rows per search — raise it to search deeper")
+    assert budget_depth(compas, Parameters()) == (Parameters().max_depth, "")

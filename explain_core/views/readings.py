@@ -121,8 +121,9 @@ def engine_sentence(result) -> str:
         text += " The greedy path's flip is listed; other minimal explanations of that size may exist."
     elif not result.complete:
         shown = len(result.explanations)
-        text += (" One minimal explanation is listed; there are more." if shown == 1 else
-                 f" The first {shown} minimal explanations are listed; there are more.")
+        text += (" One minimal explanation is listed" if shown == 1 else
+                 f" The first {shown} minimal explanations are listed") + \
+            "; the search for others stopped at its limit, so there may be more."
     return f"{text} {result.note}" if result.note else text
 
 

@@ -27,7 +27,8 @@ from ..reference import Reference
 from .engine import (DEFAULT_BUDGET_ROWS, DEFAULT_MAX_DEPTH, EXPLANATIONS, SEVExplanation, SEVResult, check_held,
                      sev_batch)
 from .engine import explain_sev as bfs_explain_sev
-from .exact_sev import DEFAULT_BUDGET, MAX_EXPLANATIONS, ExactEngine, exact_engine, exact_sev_batch, prepare
+from .exact_sev import (DEFAULT_BUDGET, MAX_EXPLANATIONS, ExactEngine, ExactSearch, exact_engine, exact_sev_batch,
+                        prepare)
 
 METHODS = ("auto", "bfs", "exact")
 """The SEV engines :func:`explain_sev` and :func:`sev_results` choose from: ``auto``, ``bfs``, ``exact``."""
@@ -135,9 +136,9 @@ def sev_results(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame,
     if not pending:
         return first
     try:
-        exact = exact_sev_batch(engine, queries.iloc[pending], reference, kind=kind, restricted=restricted,
-                                budget=budget, cap=cap, keep_scores=keep_scores, progress=progress,
-                                cleared=depth + 1 if depth else 0)
+        search = ExactSearch(kind=kind, restricted=restricted, budget=budget, cap=cap, keep_scores=keep_scores,
+                             cleared=depth + 1 if depth else 0)
+        exact = exact_sev_batch(engine, queries.iloc[pending], reference, search, progress=progress)
     except Unreadable as exc:
         note = _fallback(method, exc)
         return _noted(sev_batch(model, layout, queries, reference, **full), note)
@@ -191,9 +192,10 @@ def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Referen
     except Unreadable as exc:
         note = _fallback(method, exc)
         return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, **full), note)
-    found = {name: exact_sev_batch(engine, row, reference, kind="plus" if name == "plus" else "minus",
-                                   restricted=held, budget=budget, cap=cap, prepared=prepared,
-                                   cleared=depth + 1 if depth else 0)[0]
+    found = {name: exact_sev_batch(engine, row, reference,
+                                   ExactSearch(kind="plus" if name == "plus" else "minus", restricted=held,
+                                               budget=budget, cap=cap, cleared=depth + 1 if depth else 0),
+                                   prepared=prepared)[0]
              for name, held in pending}
     if ex is None:
         return SEVExplanation(row.iloc[0].rename(0), reference, layout, float(prepared.query_scores[0]),

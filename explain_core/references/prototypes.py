@@ -277,13 +277,13 @@ def fit_prototypes(model: ModelAdapter, dataset: Dataset, train_rows: Sequence[i
     sample_labels = distance[:, medoids].argmin(axis=1)
     other = model.label(frame) != explain_class
     complete = ~frame.isna().any(axis=1).to_numpy()  # a typical case has every value known, where one can
+    sampled = _Sampled(model, dataset, space, statistic, sample, distance, len(population), explain_class)
     prototypes = []
     for k in range(len(medoids)):
         rows = population[members == k]
         inside = np.flatnonzero((sample_labels == k) & other & complete)
         inside = inside if len(inside) else np.flatnonzero((sample_labels == k) & other)
-        prototypes.append(_prototype(model, dataset, space, k + 1, statistic, rows, sample, inside, distance,
-                                     sample_labels == k, len(population), explain_class))
+        prototypes.append(_prototype(sampled, k + 1, rows, inside, sample_labels == k))
     return PrototypeSet(explain_class, tuple(prototypes), statistic, rule, silhouette, len(sample), seed,
                         time.perf_counter() - started, ASSIGNMENTS[assignment], space=space)
 
@@ -311,10 +311,28 @@ def _cluster(distance: np.ndarray, clusters: int | None, seed: int,
     return np.asarray(result.medoids), rule, silhouette
 
 
-def _prototype(model, dataset, space, number, statistic, rows, sample, inside, distance, in_cluster, total,
-               explain_class) -> Prototype:
-    """The prototype of one cluster: medoid / nearest-to-median row among members predicted in the other class,
-    or the members' median profile."""
+@dataclass(frozen=True)
+class _Sampled:
+    """What every cluster's prototype is picked from: the model, the data and its population space, the statistic,
+    the sampled rows (positions in the data) with their distances, the population's size, the class explained."""
+
+    model: ModelAdapter
+    dataset: Dataset
+    space: PopulationSpace
+    statistic: str
+    sample: np.ndarray
+    distance: np.ndarray
+    total: int
+    explain_class: int
+
+
+def _prototype(sampled: _Sampled, number: int, rows: np.ndarray, inside: np.ndarray,
+               in_cluster: np.ndarray) -> Prototype:
+    """The prototype of cluster ``number`` (its population ``rows``; ``inside``: its sampled members predicted in
+    the other class, ``in_cluster``: the sample's members): medoid / nearest-to-median row among ``inside``, or the
+    members' median profile."""
+    model, dataset, space, statistic = sampled.model, sampled.dataset, sampled.space, sampled.statistic
+    sample, distance, total, explain_class = sampled.sample, sampled.distance, sampled.total, sampled.explain_class
     if statistic == "median" or len(inside) == 0:
         ref = make_reference(dataset, rows, statistic="median", population="all") if len(rows) else None
         row = None

@@ -29,9 +29,7 @@ from .setup import (DEFAULT_DEMO, LINEAR_METHODS, BaselineParameters, Counterfac
                     LinearParameters, Parameters, ReferenceParameters, SEVParameters, Setup, demo_setup, file_setup,
                     lens_max_size, make_setup, model_from_upload, trained_setup)
 from .sev.dispatch import explain_sev, sev_results
-from .sev.engine import DEFAULT_BUDGET_ROWS as SEV_BUDGET_ROWS
 from .sev.engine import SEVExplanation, SEVResult
-from .sev.exact_sev import DEFAULT_BUDGET
 from .sev.tree_sev import TreeSEVResult, tree_sev
 
 if TYPE_CHECKING:
@@ -101,26 +99,25 @@ def dataset_sev(setup: Setup, rows: Sequence[int], params: SEVParameters | Param
     where only the values are read (:func:`~explain_core.sev.sev_results`)."""
     rows = np.asarray(rows, dtype=int)
     held = setup.restricted if kind == "minus" else ()
-    results = frame_sev(setup, setup.dataset.features.iloc[rows], kind=kind, restricted=held,
-                        max_depth=params.max_depth, method=params.sev_method, budget=params.sev_budget,
-                        explanations=explanations, progress=progress, budget_rows=params.sev_budget_rows)
+    results = frame_sev(setup, setup.dataset.features.iloc[rows], params, kind=kind, restricted=held,
+                        explanations=explanations, progress=progress)
     return DatasetSEV(kind, rows, tuple(results))
 
 
-def frame_sev(setup: Setup, frame: pd.DataFrame, *, kind: str, restricted: Sequence[str], max_depth: int,
-              method: str = "auto", budget: float = DEFAULT_BUDGET, explanations: str = "all",
-              progress: ProgressFn | None = None, budget_rows: int = SEV_BUDGET_ROWS) -> list[SEVResult]:
-    """:func:`~explain_core.sev.sev_results` (the engine ``method`` picks; ``explanations`` ``all`` or ``first``) of
-    every row of ``frame`` (rows of the setup's data or others with its columns, e.g. one partition of an audit), one
-    batch per predicted class against its reference."""
+def frame_sev(setup: Setup, frame: pd.DataFrame, params: SEVParameters | Parameters, *, kind: str,
+              restricted: Sequence[str], explanations: str = "all",
+              progress: ProgressFn | None = None) -> list[SEVResult]:
+    """:func:`~explain_core.sev.sev_results` (the engine, depth and budgets of ``params``; ``explanations`` ``all``
+    or ``first``) of every row of ``frame`` (rows of the setup's data or others with its columns, e.g. one partition
+    of an audit), one batch per predicted class against its reference."""
     labels = setup.model.label(frame) if len(frame) else np.zeros(0, dtype=int)
     results: list[SEVResult | None] = [None] * len(frame)
     for label in np.unique(labels):
         at = np.flatnonzero(labels == label)
         found = sev_results(setup.model, setup.dataset.layout, frame.iloc[at], setup.reference_of_label(int(label)),
-                            kind=kind, restricted=restricted, max_depth=max_depth, method=method, budget=budget,
-                            keep_scores=False, explanations=explanations, progress=progress,
-                            budget_rows=budget_rows)
+                            kind=kind, restricted=restricted, max_depth=params.max_depth, method=params.sev_method,
+                            budget=params.sev_budget, keep_scores=False, explanations=explanations,
+                            progress=progress, budget_rows=params.sev_budget_rows)
         for i, result in zip(at, found):
             results[i] = result
     return results

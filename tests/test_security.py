@@ -96,7 +96,7 @@ def test_row1_a_pickle_loaded_while_trusted_is_not_served_from_the_cache_once_tr
     data = make_dataset(frame, "y")
     buffer = io.BytesIO()
     joblib.dump(LogisticRegression().fit(frame[["x"]], frame["y"]), buffer)
-    args = (data, buffer.getvalue(), data.key, "digest", "model.pkl", 0, None, "", (), False)
+    args = (data, buffer.getvalue(), uploads.ModelUpload(data.key, "digest", "model.pkl", 0, None, "", (), False))
     monkeypatch.setenv(TRUSTED_ENV, "1")
     assert uploads.load_cached(*args).model.sandboxed
     assert uploads.load_cached(*args) is uploads.load_cached(*args)  # cached while trusted

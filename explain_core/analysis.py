@@ -401,5 +401,4 @@ def row_counterfactuals(setup: Setup, query: pd.DataFrame, params: Parameters,
     """SEV against each kind of reference beside DiCE's counterfactuals, with the shared metrics."""
     fits = reference_fits(setup, params) if fits is None else fits
     return compare_counterfactuals(setup, one_row(query), fitted=fits, max_depth=params.max_depth,
-                                   credible=params.credible, dice_method=params.dice_method,
-                                   dice_count=params.dice_count, seed=params.seed)
+                                   credible=params.credible, dice=params)

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
+from .counterfactuals import DICE_METHODS, CounterfactualParameters
 from .errors import IntakeError, check_between, check_choice, check_count
 from .lens import CORRECTIONS, DIRECTIONS
 from .lens.search import DEFAULT_BUDGET_ROWS
@@ -89,18 +90,8 @@ class ReferenceParameters:
     seed: int = 0
 
 
-@dataclass(frozen=True)
-class CounterfactualParameters:
-    """What DiCE reads: its model-agnostic method (``random`` or ``genetic``), how many counterfactuals, the seed."""
-
-    dice_method: str = "random"
-    dice_count: int = 4
-    seed: int = 0
-
-
 def check_reference_parameters(p) -> None:
     """Valid reference kind, τ, k, number of typical cases, credible threshold and DiCE settings."""
-    from .counterfactuals import DICE_METHODS
     from .references import ASSIGNMENTS, REFERENCE_KINDS, check_flexible
 
     check_choice(p.reference_kind, REFERENCE_KINDS, "reference kind")

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from explain_core.analysis import demo_setup, predicted_rows
-from explain_core.counterfactuals import CounterfactualComparison, compare_counterfactuals, dice_points
+from explain_core.counterfactuals import (CounterfactualComparison, CounterfactualParameters, compare_counterfactuals,
+                                         dice_points)
 from explain_core.references import fit_references
 
 
@@ -23,7 +24,7 @@ def row(german):
 
 @pytest.fixture(scope="module")
 def comparison(german, row):
-    return compare_counterfactuals(german, row, seed=0)
+    return compare_counterfactuals(german, row, dice=CounterfactualParameters(seed=0))
 
 
 def test_every_point_flips_and_keeps_the_restricted_features(german, row, comparison):

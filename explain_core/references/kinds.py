@@ -27,7 +27,7 @@ from .fits import FittedReferences, ReferenceFits, fit_references
 from .outcome import (ClusterSEV, FlexibleSEV, ReferenceSEV, SingleSEV, TreeKindSEV, from_found, from_sev, measure,
                       spread_seconds)
 from .prototypes import Prototype, fewest, sparsest
-from .search import Candidates, Found, search_each
+from .search import Candidates, Found, SearchOptions, search_each
 
 REFERENCE_KINDS = {"single": "one reference (SEV¹)", "flexible": "a flexible reference (SEV^F)",
                    "cluster": "typical cases (SEV^©)", "tree": "values seen in training (SEVᵀ, tree models)"}
@@ -270,9 +270,10 @@ def _search(setup, queries, sets: Sequence[Candidates], fitted, max_depth, credi
     """:func:`~.search.search_each` over each set of candidates of rows the model predicts ``fitted.explain_class``
     (as :func:`explain_kind` groups them); with ``rated``, the flips' credibility is read in the search (the gate,
     SEV^F's other values) rather than only where the chosen flips are measured."""
-    return search_each(setup.model, setup.dataset.layout, queries, sets, fitted.space, restricted=setup.restricted,
-                       max_depth=max_depth, density=fitted.density if rated else None, threshold=credible,
-                       classes=np.full(len(queries), fitted.explain_class), fewest_only=fewest_only)
+    options = SearchOptions(restricted=setup.restricted, max_depth=max_depth,
+                            density=fitted.density if rated else None, threshold=credible,
+                            classes=np.full(len(queries), fitted.explain_class), fewest_only=fewest_only)
+    return search_each(setup.model, setup.dataset.layout, queries, sets, fitted.space, options)
 
 
 def _measured(setup, queries: pd.DataFrame, moves: Sequence[list], space, density,

@@ -19,7 +19,7 @@ from .baselines import Attribution, FlipPath, explain_lime, explain_shap, flip_n
 from .counterfactuals import CounterfactualComparison, compare_counterfactuals
 from .errors import Unreadable
 from .vertices import ProgressFn, one_row
-from .lens import ALL_SUBSETS_UP_TO, LensContext, LensResult, lens_contexts, opposite_references
+from .lens import ALL_SUBSETS_UP_TO, ContextOptions, LensContext, LensResult, lens_contexts, opposite_references
 from .lens.causal import DEFAULT_SCM, CausalGraph, ScmSettings, causal_contexts, fit_scm
 from .lens.causation import CausationProbabilities, probabilities_of_causation
 from .lens.search import LensSearch, SearchPlan, plan_search, search_factors
@@ -175,7 +175,7 @@ def row_lens_contexts(setup: Setup, query: pd.DataFrame, params: LensParameters 
                       progress: ProgressFn | None = None) -> dict[str, LensContext]:
     """Both LENS contexts (R2I, I2R) over ``lens_references`` seeded training rows predicted opposite."""
     return lens_contexts(setup.model, setup.dataset, query, _lens_references(setup, query, params),
-                         max_size=params.lens_max_size, progress=progress)
+                         ContextOptions(max_size=params.lens_max_size), progress=progress)
 
 
 def row_lens_causal(setup: Setup, query: pd.DataFrame, params: LensParameters | Parameters, graph: CausalGraph,
@@ -185,7 +185,7 @@ def row_lens_causal(setup: Setup, query: pd.DataFrame, params: LensParameters | 
     :func:`row_lens_contexts`."""
     scm = fit_scm(setup.dataset, graph, setup.train_rows, settings, seed=params.seed)
     return causal_contexts(setup.model, setup.dataset, query, _lens_references(setup, query, params), scm,
-                           max_size=params.lens_max_size, seed=params.seed, progress=progress)
+                           ContextOptions(max_size=params.lens_max_size), seed=params.seed, progress=progress)
 
 
 def row_causation(setup: Setup, query: pd.DataFrame, params: LensParameters | Parameters, graph: CausalGraph,

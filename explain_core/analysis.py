@@ -50,8 +50,7 @@ __all__ = ["DEFAULT_DEMO", "LINEAR_METHODS", "ROW_CHOICES", "Agreement", "Baseli
 def row_sev(setup: Setup, query: pd.DataFrame, params: SEVParameters | Parameters) -> SEVExplanation:
     """SEV⁺, SEV⁻ and (with restricted groups) SEV® of the query (SEV Defs. 3.1-3.3)."""
     return explain_sev(setup.model, setup.dataset, query, setup.reference_for(query), restricted=setup.restricted,
-                       max_depth=params.max_depth, method=params.sev_method, budget=params.sev_budget,
-                       budget_rows=params.sev_budget_rows)
+                       options=params)
 
 
 def row_tree_sev(setup: Setup, query: pd.DataFrame, params: SEVParameters | Parameters) -> TreeSEVResult | None:

@@ -14,23 +14,10 @@ from .lens import CORRECTIONS, DIRECTIONS
 from .lens.search import DEFAULT_BUDGET_ROWS
 from .limits import limits, over
 from .sev.dispatch import METHODS as SEV_METHODS
-from .sev.engine import DEFAULT_BUDGET_ROWS as SEV_BUDGET_ROWS
+from .sev.dispatch import SEVParameters
 from .sev.engine import DEFAULT_MAX_DEPTH
-from .sev.exact_sev import DEFAULT_BUDGET
 
 LINEAR_METHODS = {"iht": ("iht",), "exact": ("exact",), "both": ("iht", "exact")}
-
-@dataclass(frozen=True)
-class SEVParameters:
-    """What SEV reads: the engine (``auto``, ``bfs``, ``exact``: :mod:`~explain_core.sev.dispatch`), the breadth-first
-    search depth and its budget of model rows per search (a row it leaves open is bracketed), and the exact engine's
-    budget per search (CP-SAT deterministic seconds: the same answer on any machine)."""
-
-    max_depth: int = DEFAULT_MAX_DEPTH
-    sev_method: str = "auto"
-    sev_budget: float = DEFAULT_BUDGET
-    sev_budget_rows: int = SEV_BUDGET_ROWS
-
 
 @dataclass(frozen=True)
 class LensParameters:

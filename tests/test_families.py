@@ -14,7 +14,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 
-from explain_core import (ContextOptions, IntakeError, UntrustedModelError, explain_sev, lens_contexts,
+from explain_core import (ContextOptions, IntakeError, SEVParameters, UntrustedModelError, explain_sev, lens_contexts,
                           opposite_references)
 from explain_core.analysis import Parameters, make_setup, model_from_upload, row_baselines
 from explain_core.errors import ModelCallError
@@ -117,7 +117,7 @@ def explain_one_row(setup) -> None:
     data, model = setup.dataset, setup.model
     row = data.features.iloc[[int(setup.test_rows[0])]]
     reference = setup.reference_for(row)
-    ex = explain_sev(model, data, row, reference, max_depth=3)
+    ex = explain_sev(model, data, row, reference, options=SEVParameters(max_depth=3))
     assert ex.minus.status in ("explained", "beyond_depth", "unexplainable")
     refs = opposite_references(model, data, row, setup.train_rows, n=10)
     assert len(lens_contexts(model, data, row, refs, ContextOptions(max_size=2))["r2i"].masks) == 1 + 8 + 28

@@ -70,6 +70,32 @@ ASSIGNMENTS = {"nearest": f"nearest typical case by {MIXED_DISTANCE}",
 """The rules that give a row its typical case (SEV^©), with their wording."""
 ASSIGNMENT_RULE = ASSIGNMENTS["nearest"]
 DEFAULT_ASSIGNMENT = "sparsest"
+
+
+@dataclass(frozen=True)
+class Clustering:
+    """How :func:`fit_prototypes` clusters and picks the typical cases.
+
+    Parameters
+    ----------
+    clusters : int, optional
+        K, between 1 and 20 (None: by the rule of ``assignment``).
+    statistic : str
+        ``"medoid"``, ``"nearest_row"`` or ``"median"``.
+    seed : int
+        The sample's and k-medoids' seed.
+    assignment : str
+        ``"nearest"`` or ``"sparsest"``.
+    """
+
+    clusters: int | None = None
+    statistic: str = "medoid"
+    seed: int = 0
+    assignment: str = DEFAULT_ASSIGNMENT
+
+
+DEFAULT_CLUSTERING = Clustering()
+"""K by the default assignment's rule, medoids, seed 0."""
 """The default typical-case assignment: the one the row reaches by changing the fewest features."""
 
 
@@ -231,10 +257,9 @@ def sparsest(values: np.ndarray, distance: np.ndarray, passed: np.ndarray | None
 
 
 def fit_prototypes(model: ModelAdapter, dataset: Dataset, train_rows: Sequence[int], *, explain_class: int = 1,
-                   threshold: float | None = None, clusters: int | None = None, statistic: str = "medoid",
-                   seed: int = 0, assignment: str = DEFAULT_ASSIGNMENT) -> PrototypeSet:
-    """Cluster the training rows of the other class and pick one prototype per cluster (module docstring); with
-    ``clusters`` None, K by the rule of the ``assignment``.
+                   threshold: float | None = None, clustering: Clustering = DEFAULT_CLUSTERING) -> PrototypeSet:
+    """Cluster the training rows of the other class and pick one prototype per cluster (module docstring) as
+    ``clustering`` says; with ``clustering.clusters`` None, K by the rule of its ``assignment``.
 
     Parameters
     ----------
@@ -242,14 +267,8 @@ def fit_prototypes(model: ModelAdapter, dataset: Dataset, train_rows: Sequence[i
         The model.
     dataset, train_rows, explain_class, threshold
         As for :func:`~explain_core.references.credibility.fit_density`.
-    clusters : int, optional
-        K, between 1 and 20.
-    statistic : str
-        ``"medoid"``, ``"nearest_row"`` or ``"median"``.
-    seed : int
-        The sample's and k-medoids' seed.
-    assignment : str
-        ``"nearest"`` or ``"sparsest"``.
+    clustering : Clustering
+        K (or its rule), the statistic, the seed and the assignment.
 
     Returns
     -------
@@ -259,8 +278,10 @@ def fit_prototypes(model: ModelAdapter, dataset: Dataset, train_rows: Sequence[i
     Raises
     ------
     IntakeError
-        When ``statistic``, ``assignment`` or ``clusters`` is not valid, or the other class has no rows.
+        When the statistic, assignment or number of clusters is not valid, or the other class has no rows.
     """
+    clusters, statistic, seed, assignment = (clustering.clusters, clustering.statistic, clustering.seed,
+                                             clustering.assignment)
     check_choice(statistic, STATISTICS, "prototype statistic")
     check_choice(assignment, ASSIGNMENTS, "typical-case assignment")
     if clusters is not None and not 1 <= clusters <= 20:

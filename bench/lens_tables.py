@@ -26,7 +26,7 @@ from sklearn.model_selection import train_test_split
 from explain_core import load_demo
 from explain_core.intake.data import make_dataset
 from explain_core.intake.models import ModelAdapter
-from explain_core.lens import lens_contexts
+from explain_core.lens import ContextOptions, lens_contexts
 from explain_core.lens.causal import CausalGraph, ScmSettings, causal_contexts, fit_scm, german_graph
 
 COLUMNS = ["Age", "Sex", "Job", "Housing", "Savings", "Checking", "Credit", "Duration", "Purpose"]
@@ -102,13 +102,13 @@ def main() -> None:
     print(f"bench/lens_tables.py — LENS Table 4 — load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     model, data, query, references = the_papers_setup()
     print(f"input {INPUT}: model predicts {int(model.label(query)[0])}; {len(references)} references")
-    plain = lens_contexts(model, data, query, references, directions=["i2r"])["i2r"]
+    plain = lens_contexts(model, data, query, references, ContextOptions(directions=["i2r"]))["i2r"]
     compare("I2R, independent", PAPER["independent"], listed(plain))
     graph = authors_graph()
     for name, settings in (("the authors' sampling", ScmSettings(classifier="forest", propagate="later")),
                            ("App. C.1's text", ScmSettings(classifier="forest"))):
         ps = [listed(causal_contexts(model, data, query, references, fit_scm(data, graph, settings=settings, seed=s),
-                                     directions=["i2r"], seed=s)["i2r"]) for s in range(3)]
+                                     ContextOptions(directions=["i2r"]), seed=s)["i2r"]) for s in range(3)]
         mean = {f: float(np.mean([p.get(f, 0.0) for p in ps])) for f in set().union(*ps)}
         common = {f: v for f, v in mean.items() if all(f in p for p in ps)}
         compare(f"I2R, causal ({name}; factors listed under all 3 seeds, mean PS)", PAPER["causal"], common)

@@ -35,7 +35,7 @@ from explain_core import demo_model, load_demo  # noqa: E402
 from explain_core.baselines import explain_shap  # noqa: E402
 from explain_core.vertices import mix
 from explain_core.intake.layout import GroupLayout
-from explain_core.lens import lens_contexts, opposite_references, shap_curve  # noqa: E402
+from explain_core.lens import ContextOptions, lens_contexts, opposite_references, shap_curve  # noqa: E402
 from explain_core.reference import Reference  # noqa: E402
 
 TAU = 0.9
@@ -102,8 +102,8 @@ def main() -> None:
         default = contexts["r2i"].minimal_factors(TAU)
         result = default
         if not default.factors:  # search all factors of up to --max-size groups
-            result = lens_contexts(model, data, query, references, directions=["r2i"], max_size=args.max_size)["r2i"] \
-                .minimal_factors(TAU)
+            options = ContextOptions(directions=["r2i"], max_size=args.max_size)
+            result = lens_contexts(model, data, query, references, options)["r2i"].minimal_factors(TAU)
             log(f"input {i + 1}: no factor of ≤ 3 groups; {len(result.factors)} of ≤ {args.max_size} groups")
         outcome = contexts["r2i"].outcome
         full_groups, full_ps = greedy(model, layout, query, references, outcome, references)

@@ -51,7 +51,7 @@ def prepare(case: str, folder: Path):
     import pandas as pd
 
     import hostile
-    from explain_core import lens_contexts
+    from explain_core import ContextOptions, lens_contexts
     from explain_core.intake.data import make_dataset
     from explain_core.intake.demos import load_demo
     from explain_core.intake.loading import load_model_bytes, load_model_file
@@ -99,7 +99,7 @@ def prepare(case: str, folder: Path):
 
         model = ModelAdapter(Sum(), columns, "classification", score_kind="decision", threshold=0.0)
         refs = pd.concat([data.features] * 50, ignore_index=True)
-        return (lambda: lens_contexts(model, data, data.features.iloc[[1]], refs, max_size=30),
+        return (lambda: lens_contexts(model, data, data.features.iloc[[1]], refs, ContextOptions(max_size=30)),
                 "LENS, factors of up to 30 of 30 features, 100 references")
     if case == "linear_m":
         from explain_core.linear import explain_linear, group_space

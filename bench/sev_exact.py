@@ -43,7 +43,7 @@ from explain_core.intake.data import make_dataset
 from explain_core.intake.models import wrap_model
 from explain_core.intake.trained import TrainedModel
 from explain_core.sev import sev_results
-from explain_core.sev.exact_sev import exact_engine, exact_sev_batch
+from explain_core.sev.exact_sev import ExactSearch, exact_engine, exact_sev_batch
 
 LIMIT_S = 10.0
 
@@ -136,11 +136,11 @@ def wide(rows: int, bfs_rows: int) -> None:
         certify, listing, certified, listed, values, pure = [], [], 0, 0, [], 0
         for i in range(len(queries)):
             began = time.perf_counter()
-            first = exact_sev_batch(engine, queries.iloc[[i]], reference, cap=1, keep_scores=False)[0]
+            first = exact_sev_batch(engine, queries.iloc[[i]], reference, ExactSearch(cap=1, keep_scores=False))[0]
             certify.append(time.perf_counter() - began)
             certified += first.certified and certify[-1] <= LIMIT_S
             began = time.perf_counter()
-            full = exact_sev_batch(engine, queries.iloc[[i]], reference, keep_scores=False)[0]
+            full = exact_sev_batch(engine, queries.iloc[[i]], reference, ExactSearch(keep_scores=False))[0]
             listing.append(time.perf_counter() - began)
             listed += full.complete
             values.append(first.value)
@@ -175,7 +175,7 @@ def hard_rows(rows: int) -> None:
     by_value: dict = {}
     for i in range(len(queries)):
         began = time.perf_counter()
-        result = exact_sev_batch(engine, queries.iloc[[i]], reference, cap=1, keep_scores=False)[0]
+        result = exact_sev_batch(engine, queries.iloc[[i]], reference, ExactSearch(cap=1, keep_scores=False))[0]
         by_value.setdefault(result.shown, []).append(time.perf_counter() - began)
     print("| SEV⁻ | rows | certified: median | max |\n|---|---|---|---|")
     for value in sorted(by_value, key=lambda v: (len(v), v)):
@@ -276,7 +276,7 @@ def additive_wide(rows: int, background: int) -> None:
             for side in ("engine", "plain"):
                 wall, cpu = time.perf_counter(), time.process_time()
                 if side == "engine":
-                    value = exact_sev_batch(engine, query, reference, cap=1)[0].value
+                    value = exact_sev_batch(engine, query, reference, ExactSearch(cap=1))[0].value
                 else:
                     anchor = plain_cp_sat(model, data, query, reference)
                 times[side].append((time.perf_counter() - wall, time.process_time() - cpu))

@@ -45,7 +45,7 @@ from explain_core import make_reference
 from explain_core.intake.data import make_dataset
 from explain_core.intake.models import wrap_model
 from explain_core.sev import sev_results
-from explain_core.sev.exact_sev import exact_engine, exact_sev_batch, prepare, vertex_rows
+from explain_core.sev.exact_sev import ExactSearch, exact_engine, exact_sev_batch, prepare, vertex_rows
 from explain_core.sev.relu import ReluProblem
 from explain_core.sev.relu_mip import prove
 
@@ -109,7 +109,7 @@ def run(name: str, rows: int, budget: float, verbose: bool, anchors: list[str]) 
     for i in range(len(queries)):
         row = queries.iloc[[i]]
         t = time.perf_counter()
-        ours = exact_sev_batch(engine, row, reference, budget=budget, cap=1, keep_scores=False)[0]
+        ours = exact_sev_batch(engine, row, reference, ExactSearch(budget=budget, cap=1, keep_scores=False))[0]
         times["engine"].append(time.perf_counter() - t)
         t = time.perf_counter()
         auto = sev_results(model, data.layout, row, reference, budget=budget, explanations="first",

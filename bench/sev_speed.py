@@ -45,7 +45,7 @@ import time
 
 import numpy as np
 
-from explain_core import demo_model, explain_sev, load_demo, make_reference, sev_batch
+from explain_core import SEVParameters, demo_model, explain_sev, load_demo, make_reference, sev_batch
 from explain_core.vertices import DEFAULT_CHUNK_ROWS
 from explain_core.intake.encoding import encoded_model
 from explain_core.sev import DEFAULT_MAX_DEPTH
@@ -140,8 +140,8 @@ def one_row_times(model, data, subset, encoded, reference, paper, args) -> dict:
     modes interleaved row by row (after a warm-up pass of both over the first rows) so neither pays the other's
     warm-up or drift."""
     def ours(i: int, mode: str) -> float:
-        return timed(lambda: explain_sev(model, data, subset.iloc[[i]], reference, max_depth=args.max_depth,
-                                         explanations=mode))[0]
+        return timed(lambda: explain_sev(model, data, subset.iloc[[i]], reference, explanations=mode,
+                                         options=SEVParameters(max_depth=args.max_depth)))[0]
 
     def theirs(i: int, mode: str) -> float:
         return timed(lambda: [paper.sev(encoded[i], kind, args.max_depth, mode == "all") for kind in KINDS])[0]

@@ -23,11 +23,11 @@ from .intake.loading import load_model_file, model_from_file
 from .intake.models import ModelAdapter, wrap_model
 from .intake.tables import read_table
 from .intake.trained import TrainedModel
-from .lens import (Factor, LensContext, LensResult, Measures, feature_mad, lens_contexts, opposite_references,
-                   shap_curve)
+from .lens import (ContextOptions, Factor, LensContext, LensResult, Measures, feature_mad, lens_contexts,
+                   opposite_references, shap_curve)
 from .limits import Limits, limits
 from .reference import Reference, check_restricted, make_reference
-from .sev.dispatch import explain_sev
+from .sev.dispatch import SEVParameters, explain_sev
 from .sev.engine import SEVExplanation, SEVResult, hypercube, sev_batch
 from .sev.summaries import lattice_counts, prevalence_table, sev_counts
 
@@ -37,9 +37,9 @@ __all__ = [
     "ModelAdapter", "TrainedModel", "UntrustedModelError", "demo_model", "load_model_file", "model_from_file",
     "train_model", "wrap_model", "Reference", "check_restricted", "make_reference",
     "Attribution", "FlipPath", "explain_lime", "explain_shap", "flip_number",
-    "Factor", "LensContext", "LensResult", "Measures", "feature_mad", "lens_contexts",
+    "ContextOptions", "Factor", "LensContext", "LensResult", "Measures", "feature_mad", "lens_contexts",
     "opposite_references", "shap_curve",
-    "SEVExplanation", "SEVResult", "explain_sev", "hypercube", "sev_batch",
+    "SEVExplanation", "SEVParameters", "SEVResult", "explain_sev", "hypercube", "sev_batch",
     "feature_prevalence", "hypercube_figure", "lattice_counts", "lattice_figure", "prevalence_table",
     "sev_counts", "sev_histogram",
 ]

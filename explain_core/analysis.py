@@ -21,7 +21,7 @@ from .counterfactuals import CounterfactualComparison, compare_counterfactuals
 from .errors import Unreadable
 from .vertices import ProgressFn, one_row
 from .vocabulary import count_noun
-from .lens import ALL_SUBSETS_UP_TO, LensContext, LensResult, lens_contexts, opposite_references
+from .lens import ALL_SUBSETS_UP_TO, ContextOptions, LensContext, LensResult, lens_contexts, opposite_references
 from .lens.causal import DEFAULT_SCM, CausalGraph, ScmSettings, causal_contexts, fit_scm
 from .lens.causation import CausationProbabilities, probabilities_of_causation
 from .lens.search import LensSearch, SearchPlan, plan_search, search_factors
@@ -31,9 +31,7 @@ from .setup import (DEFAULT_DEMO, LINEAR_METHODS, BaselineParameters, Counterfac
                     LinearParameters, Parameters, ReferenceParameters, SEVParameters, Setup, demo_setup, file_setup,
                     lens_max_size, make_setup, model_from_upload, trained_setup)
 from .sev.dispatch import explain_sev, sev_results
-from .sev.engine import DEFAULT_BUDGET_ROWS as SEV_BUDGET_ROWS
 from .sev.engine import SEVExplanation, SEVResult
-from .sev.exact_sev import DEFAULT_BUDGET
 from .sev.tree_sev import TreeSEVResult, tree_sev
 
 if TYPE_CHECKING:
@@ -54,8 +52,7 @@ __all__ = ["DEFAULT_DEMO", "LINEAR_METHODS", "ROW_CHOICES", "Agreement", "Baseli
 def row_sev(setup: Setup, query: pd.DataFrame, params: SEVParameters | Parameters) -> SEVExplanation:
     """SEV⁺, SEV⁻ and (with restricted groups) SEV® of the query (SEV Defs. 3.1-3.3)."""
     return explain_sev(setup.model, setup.dataset, query, setup.reference_for(query), restricted=setup.restricted,
-                       max_depth=params.max_depth, method=params.sev_method, budget=params.sev_budget,
-                       budget_rows=params.sev_budget_rows)
+                       options=params)
 
 
 def row_tree_sev(setup: Setup, query: pd.DataFrame, params: SEVParameters | Parameters) -> TreeSEVResult | None:
@@ -103,26 +100,25 @@ def dataset_sev(setup: Setup, rows: Sequence[int], params: SEVParameters | Param
     where only the values are read (:func:`~explain_core.sev.sev_results`)."""
     rows = np.asarray(rows, dtype=int)
     held = setup.restricted if kind == "minus" else ()
-    results = frame_sev(setup, setup.dataset.features.iloc[rows], kind=kind, restricted=held,
-                        max_depth=params.max_depth, method=params.sev_method, budget=params.sev_budget,
-                        explanations=explanations, progress=progress, budget_rows=params.sev_budget_rows)
+    results = frame_sev(setup, setup.dataset.features.iloc[rows], params, kind=kind, restricted=held,
+                        explanations=explanations, progress=progress)
     return DatasetSEV(kind, rows, tuple(results))
 
 
-def frame_sev(setup: Setup, frame: pd.DataFrame, *, kind: str, restricted: Sequence[str], max_depth: int,
-              method: str = "auto", budget: float = DEFAULT_BUDGET, explanations: str = "all",
-              progress: ProgressFn | None = None, budget_rows: int = SEV_BUDGET_ROWS) -> list[SEVResult]:
-    """:func:`~explain_core.sev.sev_results` (the engine ``method`` picks; ``explanations`` ``all`` or ``first``) of
-    every row of ``frame`` (rows of the setup's data or others with its columns, e.g. one partition of an audit), one
-    batch per predicted class against its reference."""
+def frame_sev(setup: Setup, frame: pd.DataFrame, params: SEVParameters | Parameters, *, kind: str,
+              restricted: Sequence[str], explanations: str = "all",
+              progress: ProgressFn | None = None) -> list[SEVResult]:
+    """:func:`~explain_core.sev.sev_results` (the engine, depth and budgets of ``params``; ``explanations`` ``all``
+    or ``first``) of every row of ``frame`` (rows of the setup's data or others with its columns, e.g. one partition
+    of an audit), one batch per predicted class against its reference."""
     labels = setup.model.label(frame) if len(frame) else np.zeros(0, dtype=int)
     results: list[SEVResult | None] = [None] * len(frame)
     for label in np.unique(labels):
         at = np.flatnonzero(labels == label)
         found = sev_results(setup.model, setup.dataset.layout, frame.iloc[at], setup.reference_of_label(int(label)),
-                            kind=kind, restricted=restricted, max_depth=max_depth, method=method, budget=budget,
-                            keep_scores=False, explanations=explanations, progress=progress,
-                            budget_rows=budget_rows)
+                            kind=kind, restricted=restricted, max_depth=params.max_depth, method=params.sev_method,
+                            budget=params.sev_budget, keep_scores=False, explanations=explanations,
+                            progress=progress, budget_rows=params.sev_budget_rows)
         for i, result in zip(at, found):
             results[i] = result
     return results
@@ -180,7 +176,7 @@ def row_lens_contexts(setup: Setup, query: pd.DataFrame, params: LensParameters 
                       progress: ProgressFn | None = None) -> dict[str, LensContext]:
     """Both LENS contexts (R2I, I2R) over ``lens_references`` seeded training rows predicted opposite."""
     return lens_contexts(setup.model, setup.dataset, query, _lens_references(setup, query, params),
-                         max_size=params.lens_max_size, progress=progress)
+                         ContextOptions(max_size=params.lens_max_size), progress=progress)
 
 
 def row_lens_causal(setup: Setup, query: pd.DataFrame, params: LensParameters | Parameters, graph: CausalGraph,
@@ -190,7 +186,7 @@ def row_lens_causal(setup: Setup, query: pd.DataFrame, params: LensParameters | 
     :func:`row_lens_contexts`."""
     scm = fit_scm(setup.dataset, graph, setup.train_rows, settings, seed=params.seed)
     return causal_contexts(setup.model, setup.dataset, query, _lens_references(setup, query, params), scm,
-                           max_size=params.lens_max_size, seed=params.seed, progress=progress)
+                           ContextOptions(max_size=params.lens_max_size), seed=params.seed, progress=progress)
 
 
 def row_causation(setup: Setup, query: pd.DataFrame, params: LensParameters | Parameters, graph: CausalGraph,
@@ -423,8 +419,7 @@ def row_counterfactuals(setup: Setup, query: pd.DataFrame, params: Parameters,
     fits = reference_fits(setup, params) if fits is None else fits
     depth, stopped = budget_depth(setup, params)
     compared = compare_counterfactuals(setup, one_row(query), fitted=fits, max_depth=depth,
-                                       credible=params.credible, dice_method=params.dice_method,
-                                       dice_count=params.dice_count, seed=params.seed)
+                                       credible=params.credible, dice=params)
     if not stopped:
         return compared
     left_open = f"no explanation (> {depth})"

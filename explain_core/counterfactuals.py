@@ -34,6 +34,15 @@ OUTCOME = "__outcome__"
 
 
 @dataclass(frozen=True)
+class CounterfactualParameters:
+    """What DiCE reads: its model-agnostic method (``random`` or ``genetic``), how many counterfactuals, the seed."""
+
+    dice_method: str = "random"
+    dice_count: int = 4
+    seed: int = 0
+
+
+@dataclass(frozen=True)
 class MethodPoints:
     """One method's points for the row (closest first for SEV; DiCE's order), the seconds it took, and a note
     (what it could not do)."""
@@ -87,10 +96,11 @@ def sev_points(result: ReferenceSEV) -> MethodPoints:
 
 def compare_counterfactuals(setup, query: pd.DataFrame, *, kinds: Sequence[str] | None = None,
                             fitted: dict[int, FittedReferences] | None = None, max_depth: int = 6,
-                            credible: float | None = None, dice_method: str = "random", dice_count: int = 4,
-                            seed: int = 0) -> CounterfactualComparison:
+                            credible: float | None = None,
+                            dice: CounterfactualParameters = CounterfactualParameters()) -> CounterfactualComparison:
     """SEV against each of ``kinds`` (default: every kind the model allows; with ``credible``, the credible search)
-    and DiCE for the row."""
+    and DiCE for the row, with ``dice``'s method, count and seed (the seed also fits the references)."""
+    dice_method, dice_count, seed = dice.dice_method, dice.dice_count, dice.seed
     check_choice(dice_method, DICE_METHODS, "DiCE method")
     kinds = available_kinds(setup) if kinds is None else kinds
     fitted = {} if fitted is None else fitted

@@ -8,28 +8,16 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
+from .counterfactuals import DICE_METHODS, CounterfactualParameters
 from .errors import IntakeError, check_between, check_choice, check_count
 from .lens import CORRECTIONS, DIRECTIONS
 from .lens.search import DEFAULT_BUDGET_ROWS
 from .limits import limits, over
 from .sev.dispatch import METHODS as SEV_METHODS
-from .sev.engine import DEFAULT_BUDGET_ROWS as SEV_BUDGET_ROWS
+from .sev.dispatch import SEVParameters
 from .sev.engine import DEFAULT_MAX_DEPTH
-from .sev.exact_sev import DEFAULT_BUDGET
 
 LINEAR_METHODS = {"iht": ("iht",), "exact": ("exact",), "both": ("iht", "exact")}
-
-@dataclass(frozen=True)
-class SEVParameters:
-    """What SEV reads: the engine (``auto``, ``bfs``, ``exact``: :mod:`~explain_core.sev.dispatch`), the breadth-first
-    search depth and its budget of model rows per search (a row it leaves open is bracketed), and the exact engine's
-    budget per search (CP-SAT deterministic seconds: the same answer on any machine)."""
-
-    max_depth: int = DEFAULT_MAX_DEPTH
-    sev_method: str = "auto"
-    sev_budget: float = DEFAULT_BUDGET
-    sev_budget_rows: int = SEV_BUDGET_ROWS
-
 
 @dataclass(frozen=True)
 class LensParameters:
@@ -89,18 +77,8 @@ class ReferenceParameters:
     seed: int = 0
 
 
-@dataclass(frozen=True)
-class CounterfactualParameters:
-    """What DiCE reads: its model-agnostic method (``random`` or ``genetic``), how many counterfactuals, the seed."""
-
-    dice_method: str = "random"
-    dice_count: int = 4
-    seed: int = 0
-
-
 def check_reference_parameters(p) -> None:
     """Valid reference kind, τ, k, number of typical cases, credible threshold and DiCE settings."""
-    from .counterfactuals import DICE_METHODS
     from .references import ASSIGNMENTS, REFERENCE_KINDS, check_flexible
 
     check_choice(p.reference_kind, REFERENCE_KINDS, "reference kind")

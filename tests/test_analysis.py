@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from explain_core import IntakeError, explain_sev, make_reference, sev_batch
+from explain_core import IntakeError, SEVParameters, explain_sev, make_reference, sev_batch
 from explain_core.analysis import (Parameters, agreement, dataset_sev, demo_setup, flip_numbers, lens_report,
                                    predicted_rows, row_baselines, row_lens_contexts, row_linear, row_sev)
 from explain_core.intake.layout import GroupLayout
@@ -56,7 +56,7 @@ def test_dataset_sev_equals_one_row_at_a_time(demo):
     wide = dataset_sev(held, rows, Parameters(max_depth=4))
     for r, result in zip(rows, wide.results):
         one = explain_sev(demo.model, demo.dataset, demo.query(int(r)), demo.reference, restricted=("age",),
-                          max_depth=4).restricted
+                          options=SEVParameters(max_depth=4)).restricted
         assert (result.value, result.explanations, result.status) == (one.value, one.explanations, one.status)
     plus = dataset_sev(held, rows, Parameters(), kind="plus")
     assert plus.values == [explain_sev(demo.model, demo.dataset, demo.query(int(r)), demo.reference).plus.value

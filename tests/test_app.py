@@ -11,7 +11,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from conftest import drawn, visible
-from explain_core import IntakeError, explain_sev
+from explain_core import IntakeError, SEVParameters, explain_sev
 from explain_core.analysis import (DEFAULT_DEMO, Parameters, agreement, demo_setup, lens_report, predicted_rows,
                                    row_baselines, row_lens_contexts, row_linear, row_tree_sev)
 from explain_core.sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
@@ -38,7 +38,7 @@ def flagged(demo) -> list[int]:
 
 def expected(demo, row, restricted=(), depth=6):
     return explain_sev(demo.model, demo.dataset, demo.dataset.features.iloc[[row]], demo.reference,
-                       restricted=tuple(restricted), max_depth=depth)
+                       restricted=tuple(restricted), options=SEVParameters(max_depth=depth))
 
 
 def open_page(page: str | None = None) -> AppTest:
@@ -298,7 +298,8 @@ def test_sev_page_says_which_engine_answered_and_shows_sev_t_checked_by_the_mode
     assert any(c.startswith("Checked by the model at that point: ") and "(confirmed)" in c for c in captions)
     at.selectbox(key="sev_method").select("exact").run()
     assert not at.exception and at.session_state["params"].sev_method == "exact"
-    exact = explain_sev(demo.model, demo.dataset, demo.query(flagged[0]), demo.reference, method="exact")
+    exact = explain_sev(demo.model, demo.dataset, demo.query(flagged[0]), demo.reference,
+                        options=SEVParameters(sev_method="exact"))
     assert exact.minus.engine != "bfs" and engine_sentence(exact.minus) in [visible(c) for c in at.caption.values]
     assert_shows(at, exact)
 

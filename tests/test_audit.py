@@ -21,7 +21,7 @@ from explain_core import IntakeError
 from explain_core.analysis import dataset_sev, demo_setup
 from explain_core.audit import AuditOptions, Cluster, explain_partition, read_audit, run_audit
 from explain_core.intake.data import make_dataset
-from explain_core.lens import lens_contexts, opposite_references
+from explain_core.lens import ContextOptions, lens_contexts, opposite_references
 from explain_core.setup import Parameters, lens_max_size, trained_setup
 from explain_core.sev.summaries import prevalence_table, sev_counts
 
@@ -271,8 +271,8 @@ def test_lens_factor_and_flip_numbers_per_row(adult, tmp_path):
     for i, got in frame.iterrows():
         query = rows.iloc[[i]]
         refs = opposite_references(setup.model, setup.dataset, query, setup.train_rows, n=30, seed=0)
-        context = lens_contexts(setup.model, setup.dataset, query, refs, directions=("r2i",),
-                                max_size=lens_max_size(setup, params))["r2i"]
+        context = lens_contexts(setup.model, setup.dataset, query, refs,
+                                ContextOptions(directions=("r2i",), max_size=lens_max_size(setup, params)))["r2i"]
         sufficient = [context.factor(j) for j in range(len(context.masks)) if context.ps[j] >= 0.8]
         if got["factor_status"] == "none":
             assert not sufficient

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from explain_core.analysis import Parameters, budget_depth, demo_setup, predicted_rows, row_counterfactuals
-from explain_core.counterfactuals import CounterfactualComparison, compare_counterfactuals, dice_points
+from explain_core.counterfactuals import (CounterfactualComparison, CounterfactualParameters, compare_counterfactuals,
+                                         dice_points)
 from explain_core.references import fit_references
 
 
@@ -25,7 +26,7 @@ def row(german):
 
 @pytest.fixture(scope="module")
 def comparison(german, row):
-    return compare_counterfactuals(german, row, seed=0)
+    return compare_counterfactuals(german, row, dice=CounterfactualParameters(seed=0))
 
 
 def test_every_point_flips_and_keeps_the_restricted_features(german, row, comparison):
@@ -111,7 +112,7 @@ def test_counterfactuals_stop_at_the_budget_and_say_so():
     compas = demo_setup("compas", "l2_lr")
     row = compas.query(int(predicted_rows(compas)[1]))
     capped = row_counterfactuals(compas, row, Parameters(sev_budget_rows=10))
-    plain = compare_counterfactuals(compas, row, max_depth=1, seed=0)
+    plain = compare_counterfactuals(compas, row, max_depth=1, dice=CounterfactualParameters(seed=0))
     assert [[p.values for p in m.points] for m in capped.methods[:-1]] == \
         [[p.values for p in m.points] for m in plain.methods[:-1]]
     left_open = [m for m in capped.methods[:-1] if not m.points]

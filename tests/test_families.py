@@ -14,7 +14,8 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 
-from explain_core import IntakeError, UntrustedModelError, explain_sev, lens_contexts, opposite_references
+from explain_core import (ContextOptions, IntakeError, SEVParameters, UntrustedModelError, explain_sev, lens_contexts,
+                          opposite_references)
 from explain_core.analysis import Parameters, make_setup, model_from_upload, row_baselines
 from explain_core.errors import ModelCallError
 from explain_core.intake.data import make_dataset
@@ -116,10 +117,10 @@ def explain_one_row(setup) -> None:
     data, model = setup.dataset, setup.model
     row = data.features.iloc[[int(setup.test_rows[0])]]
     reference = setup.reference_for(row)
-    ex = explain_sev(model, data, row, reference, max_depth=3)
+    ex = explain_sev(model, data, row, reference, options=SEVParameters(max_depth=3))
     assert ex.minus.status in ("explained", "beyond_depth", "unexplainable")
     refs = opposite_references(model, data, row, setup.train_rows, n=10)
-    assert len(lens_contexts(model, data, row, refs, max_size=2)["r2i"].masks) == 1 + 8 + 28
+    assert len(lens_contexts(model, data, row, refs, ContextOptions(max_size=2))["r2i"].masks) == 1 + 8 + 28
     lin = explain_linear(group_space(model, data, row, reference), k=3, m=200)
     assert lin.scores.anchoring_gap < 1e-9
 

@@ -13,7 +13,7 @@ from explain_core.baselines import Attribution
 from explain_core.intake.data import make_dataset
 from explain_core.intake.layout import GroupLayout
 from explain_core.intake.models import ModelAdapter
-from explain_core.lens import factor_masks, lens_contexts, opposite_references, shap_curve
+from explain_core.lens import ContextOptions, factor_masks, lens_contexts, opposite_references, shap_curve
 from explain_core.reference import Reference
 from explain_core.sev import sev
 
@@ -50,7 +50,8 @@ def boolean_context(fn, direction, n_refs=5):
     frame = pd.DataFrame({"x1": [1] + [0] * n_refs, "x2": [1] + [0] * n_refs})
     model = model_of(lambda f: fn(f["x1"].to_numpy() == 1, f["x2"].to_numpy() == 1).astype(float), ["x1", "x2"])
     data = dataset_of(frame, kinds={"x1": "numeric", "x2": "numeric"})
-    return lens_contexts(model, data, frame.iloc[[0]], frame.iloc[1:], directions=[direction])[direction]
+    return lens_contexts(model, data, frame.iloc[[0]], frame.iloc[1:],
+                         ContextOptions(directions=[direction]))[direction]
 
 
 def test_and_needs_both_features_r2i_and_either_flips_it_i2r():
@@ -73,8 +74,8 @@ def test_cost_order_keeps_a_superset_with_a_cheaper_intervention():
     frame = pd.DataFrame({"a": [0, 5, 1], "b": [0, 0, 1]})
     model = model_of(lambda f: ((f["a"] >= 3) | ((f["a"] >= 1) & (f["b"] == 1))).to_numpy(float), ["a", "b"])
     data = dataset_of(frame, kinds={"a": "numeric", "b": "numeric"})
-    ctx = lens_contexts(model, data, frame.iloc[[0]], frame.iloc[1:], directions=["i2r"],
-                        mad={"a": 1.0, "b": 1.0})["i2r"]
+    ctx = lens_contexts(model, data, frame.iloc[[0]], frame.iloc[1:],
+                        ContextOptions(directions=["i2r"], mad={"a": 1.0, "b": 1.0}))["i2r"]
     assert factors(ctx.minimal_factors(0.5)) == {frozenset({"a"})}
     by_cost = ctx.minimal_factors(0.5, order="cost")
     assert factors(by_cost) == {frozenset({"a"}), frozenset({"a", "b"})}
@@ -200,8 +201,8 @@ def test_minimal_factors_equal_brute_force(seed):
     model, data, frame, groups, mad = random_case(rng)
     p = len(groups)
     max_size = int(rng.integers(0, p + 1))
-    contexts = lens_contexts(model, data, frame.iloc[[0]], frame.iloc[1:], max_size=max_size, mad=mad,
-                             chunk_rows=int(rng.choice([7, 100_000])))
+    contexts = lens_contexts(model, data, frame.iloc[[0]], frame.iloc[1:],
+                             ContextOptions(max_size=max_size, mad=mad, chunk_rows=int(rng.choice([7, 100_000]))))
     for direction, ctx in contexts.items():
         hits, costs, subsets, outcome = brute_force(model, frame, groups, mad, direction, max_size)
         assert ctx.outcome == outcome
@@ -224,7 +225,7 @@ def test_minimal_factors_equal_brute_force(seed):
 def test_remark1_measures_are_the_confusion_matrix_of_c_against_f(seed):
     rng = np.random.default_rng(1000 + seed)
     model, data, frame, groups, mad = random_case(rng)
-    ctx = lens_contexts(model, data, frame.iloc[[0]], frame.iloc[1:], mad=mad)["r2i"]
+    ctx = lens_contexts(model, data, frame.iloc[[0]], frame.iloc[1:], ContextOptions(mad=mad))["r2i"]
     hits, _, subsets, _ = brute_force(model, frame, groups, mad, "r2i", len(groups))
     chosen = [j for j in range(len(subsets)) if rng.random() < 0.4] or [0]
     c = np.isin(np.arange(len(subsets)), chosen)[None, :].repeat(len(hits), axis=0)
@@ -244,7 +245,7 @@ def test_sev_is_the_smallest_tau_one_factor_for_a_single_reference(seed):
     p, layout = len(groups), GroupLayout.of(data)
     reference = Reference(frame.iloc[1].to_dict(), "test")
     query = frame.iloc[[0]]
-    contexts = lens_contexts(model, data, query, reference.as_frame(data.columns), max_size=p, mad=mad)
+    contexts = lens_contexts(model, data, query, reference.as_frame(data.columns), ContextOptions(max_size=p, mad=mad))
     for kind, direction in (("minus", "i2r"), ("plus", "r2i")):
         engine = sev(model, layout, query, reference, kind=kind, max_depth=p)
         found = contexts[direction].minimal_factors(1.0).factors
@@ -266,7 +267,7 @@ def gaussian_population(n, seed):
     frame = pd.DataFrame(np.vstack([np.ones((1, 3)), rng.normal(size=(n, 3))]), columns=cols)
     model = model_of(lambda f: (f[cols].to_numpy(float).sum(axis=1) > 1.5).astype(float), cols)
     data = dataset_of(frame, kinds={c: "numeric" for c in cols})
-    return lens_contexts(model, data, frame.iloc[[0]], frame.iloc[1:], directions=["r2i"])["r2i"]
+    return lens_contexts(model, data, frame.iloc[[0]], frame.iloc[1:], ContextOptions(directions=["r2i"]))["r2i"]
 
 
 def subsample(ctx, rows):
@@ -294,7 +295,7 @@ def test_alpha_bounds_false_positives_on_a_null():
     frame = pd.DataFrame({"g": values})
     model = model_of(lambda f: ((f["g"] >= 0) & (f["g"] < 0.79)).to_numpy(float), ["g"])
     data = dataset_of(frame, kinds={"g": "numeric"})
-    population = lens_contexts(model, data, frame.iloc[[0]], frame.iloc[1:], directions=["i2r"])["i2r"]
+    population = lens_contexts(model, data, frame.iloc[[0]], frame.iloc[1:], ContextOptions(directions=["i2r"]))["i2r"]
     assert population.ps[1] == 0.79
     rng = np.random.default_rng(5)
     trials = [subsample(population, rng.choice(10_000, 100)) for _ in range(1000)]
@@ -311,7 +312,7 @@ def test_alpha_bounds_false_positives_on_a_null():
 def test_cumulative_pn_is_non_increasing_in_tau(seed):
     rng = np.random.default_rng(3000 + seed)
     model, data, frame, groups, mad = random_case(rng)
-    for ctx in lens_contexts(model, data, frame.iloc[[0]], frame.iloc[1:], mad=mad).values():
+    for ctx in lens_contexts(model, data, frame.iloc[[0]], frame.iloc[1:], ContextOptions(mad=mad)).values():
         for alpha, order in itertools.product([None, 0.2], ["subset", "cost"]):
             curve = ctx.pn_curve(np.linspace(0.0, 1.0, 21), alpha=alpha, order=order)["cumulative_pn"].to_numpy()
             if not np.isnan(curve).all():
@@ -329,13 +330,14 @@ def test_each_distinct_row_is_scored_once_in_one_call_with_progress():
     counted = dataclasses.replace(model)
     counted.score = lambda f: calls.append(len(f)) or model.score(f)
     seen = []
-    one = lens_contexts(counted, data, frame.iloc[[0]], refs, mad=mad, progress=lambda f, msg: seen.append(f))
+    one = lens_contexts(counted, data, frame.iloc[[0]], refs, ContextOptions(mad=mad),
+                        progress=lambda f, msg: seen.append(f))
     samples = 2 * len(refs) * 2 ** len(groups)
     assert len(calls) == 2 and calls[-1] == 1  # one batch, then the input's own label
     assert calls[0] <= samples // 4  # repeated references, and R2I = I2R vertices, are scored once
     assert seen == sorted(seen) and seen[-1] == 1.0
     calls.clear()
-    chunked = lens_contexts(counted, data, frame.iloc[[0]], refs, mad=mad, chunk_rows=5)
+    chunked = lens_contexts(counted, data, frame.iloc[[0]], refs, ContextOptions(mad=mad, chunk_rows=5))
     assert max(calls) <= 5 and len(calls) > 2
     for d in one:
         np.testing.assert_array_equal(one[d].labels, chunked[d].labels)
@@ -358,7 +360,7 @@ def test_opposite_references_are_seeded_and_predicted_opposite():
 
 def test_real_dataset_rows_match_hand_built_interventions(german_lens_case):
     data, model, query, refs = german_lens_case
-    contexts = lens_contexts(model, data, query, refs, max_size=2)
+    contexts = lens_contexts(model, data, query, refs, ContextOptions(max_size=2))
     assert factor_masks(len(data.groups), 2).shape == contexts["r2i"].masks.shape == (1 + 20 + 190, 20)
     rng = np.random.default_rng(0)
     for direction, ctx in contexts.items():
@@ -372,7 +374,7 @@ def test_real_dataset_rows_match_hand_built_interventions(german_lens_case):
 def test_shap_curve_compares_best_subsets_with_top_attributions():
     rng = np.random.default_rng(11)
     model, data, frame, groups, mad = random_case(rng, min_groups=4)
-    ctx = lens_contexts(model, data, frame.iloc[[0]], frame.iloc[1:], mad=mad)["r2i"]
+    ctx = lens_contexts(model, data, frame.iloc[[0]], frame.iloc[1:], ContextOptions(mad=mad))["r2i"]
     hits, _, subsets, _ = brute_force(model, frame, groups, mad, "r2i", len(groups))
     names = tuple(data.group_names)
     attribution = Attribution("SHAP", names, rng.normal(size=len(names)), 0.0, "probability", "test")

@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import norm
 
 from explain_core.errors import IntakeError
-from explain_core.lens import lens_contexts
+from explain_core.lens import ContextOptions, lens_contexts
 from explain_core.lens.causal import (GERMAN_PARENTS, CausalGraph, ScmSettings, causal_contexts, differences,
                                       fit_scm, german_graph, german_layered_graph, intervene)
 from test_lens import dataset_of, model_of, random_case
@@ -20,9 +20,9 @@ def test_empty_graph_equals_the_independent_contexts_exactly(seed):
     rng = np.random.default_rng(8000 + seed)
     model, data, frame, groups, mad = random_case(rng)
     size = int(rng.integers(0, len(groups) + 1))
-    plain = lens_contexts(model, data, frame.iloc[[0]], frame.iloc[1:], max_size=size, mad=mad)
+    plain = lens_contexts(model, data, frame.iloc[[0]], frame.iloc[1:], ContextOptions(max_size=size, mad=mad))
     causal = causal_contexts(model, data, frame.iloc[[0]], frame.iloc[1:], fit_scm(data, CausalGraph()),
-                             max_size=size, mad=mad, seed=seed)
+                             ContextOptions(max_size=size, mad=mad), seed=seed)
     for d in plain:
         np.testing.assert_array_equal(causal[d].labels, plain[d].labels)
         np.testing.assert_array_equal(causal[d].masks, plain[d].masks)
@@ -59,10 +59,10 @@ def test_ps_converges_to_its_closed_form_on_a_hand_built_scm(noise):
     flips = norm.cdf(1.5) if noise == "abduction" else norm.cdf(3 / np.sqrt(5))
     assert causal["i2r"].ps[a] == pytest.approx(flips, abs=0.015)
     by_c = model_of(lambda f: (f["c"] == "hi").to_numpy(float), ["a", "b", "c"])
-    causal = causal_contexts(by_c, data, query, refs, scm, directions=["r2i"], seed=1)
+    causal = causal_contexts(by_c, data, query, refs, scm, ContextOptions(directions=["r2i"]), seed=1)
     # R2I do(a = 2): c is drawn again from P(hi | a = 2) = sigmoid(4) wherever a changed (every reference)
     assert causal["r2i"].ps[a] == pytest.approx(1 / (1 + np.exp(-4)), abs=0.01)
-    again = causal_contexts(by_c, data, query, refs, scm, directions=["r2i"], seed=1)
+    again = causal_contexts(by_c, data, query, refs, scm, ContextOptions(directions=["r2i"]), seed=1)
     np.testing.assert_array_equal(again["r2i"].labels, causal["r2i"].labels)  # seeded
 
 
@@ -141,8 +141,9 @@ def test_every_column_kind_is_a_node_and_gives_the_text_codes_answer(kind, dtype
 def test_differences_list_where_the_causal_answer_differs():
     data, frame, scm = gaussian_scm(2_000, seed=1)
     by_b = model_of(lambda f: (f["b"].to_numpy(float) > 3).astype(float), ["a", "b", "c"])
-    plain = lens_contexts(by_b, data, frame.iloc[[0]], frame.iloc[1:], directions=["r2i"])["r2i"]
-    causal = causal_contexts(by_b, data, frame.iloc[[0]], frame.iloc[1:], scm, directions=["r2i"])["r2i"]
+    plain = lens_contexts(by_b, data, frame.iloc[[0]], frame.iloc[1:], ContextOptions(directions=["r2i"]))["r2i"]
+    causal = causal_contexts(by_b, data, frame.iloc[[0]], frame.iloc[1:], scm,
+                             ContextOptions(directions=["r2i"]))["r2i"]
     table = differences(plain, causal, 0.8)
     where = dict(zip(table["factor"], table["minimal in"]))
     assert where["a"] == "causal" and where["b"] == "both"  # only the causal context carries a's effect on b

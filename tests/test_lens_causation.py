@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from scipy.optimize import linprog
 
+from explain_core.lens import ContextOptions
 from explain_core.lens.causal import CausalGraph, ScmSettings, causal_contexts, fit_scm
 from explain_core.lens.causation import (Bounds, CausationProbabilities, Observed, probabilities_of_causation,
                                          tian_pearl_bounds)
@@ -61,12 +62,14 @@ def test_lens_proposition_4_on_the_boolean_scm():
     data, frame, scm, model, query = boolean_case()
     result = probabilities_of_causation(model, data, query, frame, scm, ["a"])
     x, y, *_ = enumerated()
-    r2i = causal_contexts(model, data, query, frame[~x & ~y], scm, directions=["r2i"], max_size=1)["r2i"]
+    r2i = causal_contexts(model, data, query, frame[~x & ~y], scm,
+                          ContextOptions(directions=["r2i"], max_size=1))["r2i"]
     assert r2i.ps[r2i.index(["a"])] == pytest.approx(result.ps)
-    necessity = [causal_contexts(model, data, frame.iloc[[i]], frame[~x], scm, directions=["i2r"], max_size=1)["i2r"]
+    necessity = [causal_contexts(model, data, frame.iloc[[i]], frame[~x], scm,
+                                 ContextOptions(directions=["i2r"], max_size=1))["i2r"]
                  for i in np.flatnonzero(x & y)]
     assert np.mean([c.ps[c.index(["a"])] for c in necessity]) == pytest.approx(result.pn)
-    both = causal_contexts(model, data, query, frame, scm, max_size=1)
+    both = causal_contexts(model, data, query, frame, scm, ContextOptions(max_size=1))
     assert result.lens_sufficiency == pytest.approx(both["r2i"].ps[both["r2i"].index(["a"])])
     assert result.lens_necessity == pytest.approx(both["i2r"].ps[both["i2r"].index(["a"])])
     assert result.lens_necessity == pytest.approx(3 / 8)  # the input (u = 1) under a = 0: b = 1, y' for the 3 at x'

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from explain_core.lens import DIRECTIONS, LensContext, lens_contexts
+from explain_core.lens import DIRECTIONS, ContextOptions, LensContext, lens_contexts
 from explain_core.lens.search import search_factors
 from explain_core.lens.stats import holm, power_limit, references_needed
 from test_lens import brute_force, brute_holm, brute_minimal, random_case
@@ -145,7 +145,7 @@ def test_the_same_inputs_give_the_same_factors_on_a_slow_machine(german_lens_cas
 def test_encoded_rows_give_the_labels_of_raw_rows(german_lens_case):
     """A Pipeline with column-wise encoding is scored on mixed encoded rows: the same labels as raw rows."""
     data, model, query, refs = german_lens_case
-    raw = lens_contexts(model, data, query, refs, max_size=2)
+    raw = lens_contexts(model, data, query, refs, ContextOptions(max_size=2))
     for direction in DIRECTIONS:
         found = search_factors(model, data, query, refs, direction=direction, tau=1.0, max_size=2, budget_rows=None)
         ctx = found.context

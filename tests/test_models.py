@@ -434,7 +434,7 @@ def test_regression_prediction_at_the_threshold_is_positive():
 def test_engines_label_tie_rows_as_predict_does():
     """LENS and SEV read labels through the same rule: intervened rows at the tie get predict's label."""
     from explain_core.intake.layout import GroupLayout
-    from explain_core.lens import lens_contexts
+    from explain_core.lens import ContextOptions, lens_contexts
     from explain_core.reference import Reference
     from explain_core.sev import sev
 
@@ -446,7 +446,7 @@ def test_engines_label_tie_rows_as_predict_does():
     data = make_dataset(frame, "y", kinds={"a": "numeric", "b": "numeric"})
     model = wrap_model(Tie2((0, 1), ("a", "b")), data)
     query, refs = data.features.iloc[[0]], data.features.iloc[1:]
-    ctx = lens_contexts(model, data, query, refs, directions=["r2i"])["r2i"]
+    ctx = lens_contexts(model, data, query, refs, ContextOptions(directions=["r2i"]))["r2i"]
     for r in range(len(refs)):
         for j in range(len(ctx.masks)):
             keep = ctx.masks[j]

@@ -17,9 +17,10 @@ from explain_core.analysis import demo_setup, predicted_rows, trained_setup
 from explain_core.intake.data import make_dataset
 from explain_core.reference import Reference, make_reference
 from explain_core import IntakeError
-from explain_core.references import (Candidates, ClusterSEV, FlexibleSEV, KindsTable, PrototypeSet, ReferenceFits,
-                                     SingleSEV, TreeKindSEV, available_kinds, compare_kinds, explain_kind, fit_density,
-                                     fit_prototypes, fit_references, flexible_candidates, flexible_windows, search)
+from explain_core.references import (Candidates, ClusterSEV, Clustering, FlexibleSEV, KindsTable, PrototypeSet,
+                                     ReferenceFits, SingleSEV, TreeKindSEV, available_kinds, compare_kinds,
+                                     explain_kind, fit_density, fit_prototypes, fit_references, flexible_candidates,
+                                     flexible_windows, search)
 from explain_core.references.kinds import row_series
 from explain_core.references.space import PopulationSpace
 from explain_core.sev import sev_batch, tree_sev
@@ -263,7 +264,7 @@ def test_prototypes_are_real_training_rows_of_the_other_class(small, statistic):
     """Acceptance check 6 and the issue: every typical case is a real training row of the other class, predicted
     in it, its one-hot blocks summing to 1; the assignment is the nearest valid one by the stated distance."""
     s = small
-    protos = fit_prototypes(s.model, s.dataset, s.train_rows, clusters=3, statistic=statistic)
+    protos = fit_prototypes(s.model, s.dataset, s.train_rows, clustering=Clustering(clusters=3, statistic=statistic))
     assert len(protos.prototypes) == 3 and all(p.valid for p in protos.prototypes)
     features = s.dataset.features
     for p in protos.prototypes:
@@ -290,9 +291,9 @@ def mixed_by_hand(dataset, row, centre, space) -> float:
 
 
 def test_number_of_typical_cases_is_chosen_by_the_medoid_silhouette(small):
-    protos = fit_prototypes(small.model, small.dataset, small.train_rows, assignment="nearest")
+    protos = fit_prototypes(small.model, small.dataset, small.train_rows, clustering=Clustering(assignment="nearest"))
     assert 2 <= len(protos.prototypes) <= 8 and "medoid silhouette" in protos.rule and protos.silhouette is not None
-    again = fit_prototypes(small.model, small.dataset, small.train_rows, assignment="nearest")
+    again = fit_prototypes(small.model, small.dataset, small.train_rows, clustering=Clustering(assignment="nearest"))
     assert [p.row for p in again.prototypes] == [p.row for p in protos.prototypes]  # seeded
 
 

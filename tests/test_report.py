@@ -24,7 +24,7 @@ from pypdf import PdfReader
 import explain_core.report as rep
 from explain_core.report import figures
 from conftest import missing, visible
-from explain_core import demo_model, explain_sev, load_demo, make_reference
+from explain_core import SEVParameters, demo_model, explain_sev, load_demo, make_reference
 from explain_core.analysis import Parameters, dataset_sev, demo_setup
 from explain_core.cli.main import main as cli_main
 from explain_core.lens import lens_contexts, opposite_references
@@ -170,7 +170,8 @@ def test_unicode_renders_with_an_embedded_dejavu_font(pdfs):
 
 def test_sev_numbers_and_tables_equal_explain_sev(pdfs, report, demo, row):
     data, trained, reference = demo
-    ex = explain_sev(trained.model, data, data.features.iloc[[row]], reference, max_depth=PARAMS.max_depth)
+    ex = explain_sev(trained.model, data, data.features.iloc[[row]], reference,
+                     options=SEVParameters(max_depth=PARAMS.max_depth))
     assert (report.headline.sev_minus, report.headline.sev_plus) == (shown(ex.minus), shown(ex.plus))
     for renderer in ("auto", "matplotlib"):
         all_lines = lines(pdfs[renderer][0])
@@ -448,7 +449,7 @@ def test_sev_reading_sentences(setup, positive_rows, demo):
                                f"({value_text(reference.values[a])}, {value_text(reference.values[b])}) flips the "
                                f"prediction to {other}; no single feature does")
 
-    ex = explain_sev(setup.model, setup.dataset, setup.query(two), reference, max_depth=1)
+    ex = explain_sev(setup.model, setup.dataset, setup.query(two), reference, options=SEVParameters(max_depth=1))
     if ex.minus.status == "limit":  # a bracket (issue 52): never "no set of up to 1 feature"
         assert sev_reading(setup, ex).startswith(f"SEV⁻ is between 2 and {ex.minus.upper}: ")
     else:  # the greedy path's pair met the proved lower bound 2: the value, proved

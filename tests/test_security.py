@@ -28,7 +28,7 @@ from explain_core.intake.loading import load_model_bytes
 from explain_core.intake.models import ModelAdapter, wrap_model
 from explain_core.intake.skops_policy import ALLOWED_TYPES, check_types, danger
 from explain_core.intake.tables import read_table, safe_name
-from explain_core.lens import opposite_references
+from explain_core.lens import ContextOptions, opposite_references
 from explain_core.linear import explain_linear, group_space
 from explain_core.report import write_index
 from explain_core.setup import model_from_upload
@@ -96,7 +96,7 @@ def test_row1_a_pickle_loaded_while_trusted_is_not_served_from_the_cache_once_tr
     data = make_dataset(frame, "y")
     buffer = io.BytesIO()
     joblib.dump(LogisticRegression().fit(frame[["x"]], frame["y"]), buffer)
-    args = (data, buffer.getvalue(), data.key, "digest", "model.pkl", 0, None, "", (), False)
+    args = (data, buffer.getvalue(), uploads.ModelUpload(data.key, "digest", "model.pkl", 0, None, "", (), False))
     monkeypatch.setenv(TRUSTED_ENV, "1")
     assert uploads.load_cached(*args).model.sandboxed
     assert uploads.load_cached(*args) is uploads.load_cached(*args)  # cached while trusted
@@ -258,7 +258,7 @@ def test_row5_lens_factor_size_is_bounded_before_any_factor_is_built():
     refs = data.features.iloc[[0]]
     with pytest.raises(IntakeError, match=r"factors of up to 30 of 30 features, 1 reference rows and 2 context\(s\): "
                                           r".* \(here at most \d+ fits\)"):
-        lens_contexts(model, data, data.features.iloc[[1]], refs, max_size=30)
+        lens_contexts(model, data, data.features.iloc[[1]], refs, ContextOptions(max_size=30))
 
 
 class _Sum:

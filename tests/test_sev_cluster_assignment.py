@@ -20,7 +20,7 @@ from explain_core.analysis import demo_setup, predicted_rows, reference_fits
 from explain_core.references import (ASSIGNMENTS, DEFAULT_ASSIGNMENT, ClusterSEV, ReferenceFits, compare_kinds,
                                      explain_kind, fit_references)
 from explain_core.references.prototypes import fewest, sparsest
-from explain_core.references.search import search, search_each
+from explain_core.references.search import SearchOptions, search, search_each
 from explain_core.saved.recipe import AnalysisState, DataRecipe, ModelRecipe
 from explain_core.setup import Parameters, ReferenceParameters
 
@@ -106,7 +106,7 @@ def test_one_search_over_every_typical_case_is_each_searched_alone(compas, gate,
     q = queries_of(s, 30)
     options = {"restricted": restricted, "max_depth": depth, "density": fits[1].density, "threshold": gate,
                "classes": np.ones(len(q), int)}
-    together = search_each(s.model, s.dataset.layout, q, sets, fits[1].space, **options)
+    together = search_each(s.model, s.dataset.layout, q, sets, fits[1].space, SearchOptions(**options))
     alone = [search(s.model, s.dataset.layout, q, c, fits[1].space, **options) for c in sets]
     assert together == alone
     if not restricted:

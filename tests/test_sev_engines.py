@@ -22,9 +22,9 @@ from explain_core.intake.encoding import make_encoder
 from explain_core.intake.models import wrap_model
 from explain_core.reference import Reference, make_reference
 from explain_core.setup import Parameters
-from explain_core.sev import SEVResult, explain_sev, sev_batch, sev_results
+from explain_core.sev import SEVParameters, SEVResult, explain_sev, sev_batch, sev_results
 from explain_core.sev.engine import SEVExplanation
-from explain_core.sev.exact_sev import exact_engine, exact_sev_batch
+from explain_core.sev.exact_sev import ExactSearch, exact_engine, exact_sev_batch
 from explain_core.sev.readers import read_inputs, read_structure
 from explain_core.sev.trees import ensemble_from_plain
 
@@ -54,7 +54,7 @@ def parity(model, data, queries, reference, restricted=()):
     engine = exact_engine(model, layout)
     out = []
     for kind, held in (("minus", ()), ("plus", ()), ("minus", restricted)):
-        exact = exact_sev_batch(engine, queries, reference, kind=kind, restricted=held)
+        exact = exact_sev_batch(engine, queries, reference, ExactSearch(kind=kind, restricted=held))
         bfs = sev_batch(model, layout, queries, reference, kind=kind, restricted=held, max_depth=layout.size)
         for a, b in zip(exact, bfs):
             assert (a.value, a.status, set(a.explanations)) == (b.value, b.status, set(b.explanations)), kind
@@ -150,14 +150,14 @@ def test_the_budget_is_deterministic_work_and_a_spent_budget_says_so():
     reference = make_reference(data)
     row = data.features.iloc[np.flatnonzero(model.label(data.features) == 1)[:1]]
     engine = exact_engine(model, data.layout)
-    full = exact_sev_batch(engine, row, reference, shallow=0)[0]
-    cut = [exact_sev_batch(engine, row, reference, shallow=0, budget=1e-4)[0] for _ in range(2)]
+    full = exact_sev_batch(engine, row, reference, ExactSearch(shallow=0))[0]
+    cut = [exact_sev_batch(engine, row, reference, ExactSearch(shallow=0, budget=1e-4))[0] for _ in range(2)]
     assert cut[0].status == "limit" and not cut[0].certified and cut[0].bound <= full.value
     assert dataclasses.replace(cut[0], vertex_masks=None, vertex_scores=None) == \
         dataclasses.replace(cut[1], vertex_masks=None, vertex_scores=None)
     assert cut[0].shown in (f"{cut[0].bound}–{cut[0].value}", f"≥ {cut[0].bound}") and \
         "budget ran out" in cut[0].message
-    again = exact_sev_batch(engine, row, reference, shallow=0)[0]
+    again = exact_sev_batch(engine, row, reference, ExactSearch(shallow=0))[0]
     assert (again.value, again.explanations) == (full.value, full.explanations)
 
 
@@ -185,7 +185,7 @@ def test_auto_keeps_the_bfs_on_narrow_data_and_exact_can_be_asked_for():
     model = wrap_model(GradientBoostingClassifier(n_estimators=20, max_depth=2).fit(data.features, data.y), data)
     row, reference = data.features.iloc[[0]], make_reference(data)
     auto = explain_sev(model, data, row, reference, restricted=["x0"])
-    exact = explain_sev(model, data, row, reference, restricted=["x0"], method="exact")
+    exact = explain_sev(model, data, row, reference, restricted=["x0"], options=SEVParameters(sev_method="exact"))
     assert {auto.minus.engine, auto.plus.engine} == {"bfs"} and exact.minus.engine != "bfs"
     for which in ("minus", "plus", "restricted"):
         a, b = getattr(auto, which), getattr(exact, which)
@@ -206,14 +206,16 @@ def test_restricted_features_that_are_not_the_datas_are_refused_by_every_engine(
     unknown = "Unknown restricted features: X0, z; choose from x0, x1"
     for method in ("auto", "bfs", "exact"):
         with pytest.raises(IntakeError, match=unknown):
-            explain_sev(model, data, row, reference, restricted=["X0", "x1", "z"], method=method)
+            explain_sev(model, data, row, reference, restricted=["X0", "x1", "z"],
+                        options=SEVParameters(sev_method=method))
         with pytest.raises(IntakeError, match=unknown):
             sev_results(model, layout, row, reference, restricted=["X0", "x1", "z"], method=method)
     with pytest.raises(IntakeError, match=unknown):
         sev_batch(model, layout, row, reference, restricted=["X0", "x1", "z"])
     with pytest.raises(IntakeError, match=unknown):
-        exact_sev_batch(exact_engine(model, layout), row, reference, restricted=["X0", "x1", "z"])
-    held = explain_sev(model, data, row, reference, restricted=["x1"], method="exact").restricted
+        exact_sev_batch(exact_engine(model, layout), row, reference, ExactSearch(restricted=["X0", "x1", "z"]))
+    held = explain_sev(model, data, row, reference, restricted=["x1"],
+                       options=SEVParameters(sev_method="exact")).restricted
     assert held.restricted == ("x1",) and all("x1" not in e for e in held.explanations)
 
 def test_a_model_the_exact_engine_cannot_read_falls_back_with_a_note_or_refuses():
@@ -225,10 +227,10 @@ def test_a_model_the_exact_engine_cannot_read_falls_back_with_a_note_or_refuses(
             data.features, data.y)  # a ReLU network is read (tests/test_sev_relu.py); a tanh one is not
     model = wrap_model(mlp, data)
     row, reference = data.features.iloc[[0]], make_reference(data)
-    ex = explain_sev(model, data, row, reference, max_depth=2)
+    ex = explain_sev(model, data, row, reference, options=SEVParameters(max_depth=2))
     assert ex.minus.engine == "bfs" and "tanh" in ex.minus.note
     with pytest.raises(IntakeError, match="exact SEV engine cannot be used"):
-        explain_sev(model, data, row, reference, method="exact")
+        explain_sev(model, data, row, reference, options=SEVParameters(sev_method="exact"))
     with pytest.raises(IntakeError, match="SEV method"):
         Parameters(sev_method="fastest")
 

@@ -21,7 +21,7 @@ from explain_core.intake.models import wrap_model
 from explain_core.intake.onnx_model import OnnxModel
 from explain_core.reference import Reference
 from explain_core.sev import sev_batch, sev_results
-from explain_core.sev.exact_sev import exact_engine, exact_sev_batch, prepare
+from explain_core.sev.exact_sev import ExactSearch, exact_engine, exact_sev_batch, prepare
 from explain_core.sev.relu import ReluProblem
 from explain_core.sev.relu_mip import prove
 from explain_core.errors import Unreadable
@@ -111,8 +111,9 @@ def test_the_mip_equals_the_full_bfs_on_small_networks(seed):
     mip_only = seed % 4 in (1, 2)  # no BFS layers first: the MIP answers from the first move
     for kind, held in (("minus", ()), ("plus", ()), ("minus", restricted)):
         bfs = sev_batch(model, layout, queries, reference, kind=kind, restricted=held, max_depth=layout.size)
-        exact = exact_sev_batch(engine, queries, reference, kind=kind, restricted=held, prepared=prepared,
-                                shallow=0 if mip_only else 2_000)
+        exact = exact_sev_batch(engine, queries, reference,
+                                ExactSearch(kind=kind, restricted=held, shallow=0 if mip_only else 2_000),
+                                prepared=prepared)
         assert_same(exact, bfs, f"{seed} {kind} {held}")
         assert_flips(model, layout, queries, reference, exact, kind)
         if mip_only:
@@ -180,7 +181,7 @@ def plain_case(seed: int):
 def values(model, data, queries, reference, kind="minus"):
     engine = exact_engine(model, data.layout)
     return [(r.value, r.explanations, r.certified) for r in
-            exact_sev_batch(engine, queries, reference, kind=kind, shallow=0)]
+            exact_sev_batch(engine, queries, reference, ExactSearch(kind=kind, shallow=0))]
 
 
 def test_the_skl2onnx_export_of_an_mlp_gives_the_sklearn_answers():
@@ -191,8 +192,8 @@ def test_the_skl2onnx_export_of_an_mlp_gives_the_sklearn_answers():
     for kind in ("minus", "plus"):
         assert values(onnx, data, queries, reference, kind) == values(sk, data, queries, reference, kind)
         bfs = sev_batch(onnx, data.layout, queries, reference, kind=kind, max_depth=data.layout.size)
-        assert_same(exact_sev_batch(exact_engine(onnx, data.layout), queries, reference, kind=kind, shallow=0), bfs,
-                    kind)
+        exact = exact_sev_batch(exact_engine(onnx, data.layout), queries, reference, ExactSearch(kind=kind, shallow=0))
+        assert_same(exact, bfs, kind)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -206,7 +207,7 @@ def test_a_torch_export_equals_the_full_bfs(seed):
     engine = exact_engine(model, data.layout)
     for kind in ("minus", "plus"):
         bfs = sev_batch(model, data.layout, queries, reference, kind=kind, max_depth=data.layout.size)
-        exact = exact_sev_batch(engine, queries, reference, kind=kind, shallow=0)
+        exact = exact_sev_batch(engine, queries, reference, ExactSearch(kind=kind, shallow=0))
         assert_same(exact, bfs, f"{seed} {kind}")
         assert_flips(model, data.layout, queries, reference, exact, kind)
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from explain_core.analysis import demo_setup
-from explain_core.references import fit_prototypes
+from explain_core.references import Clustering, fit_prototypes
 from explain_core.setup import SEVParameters
 from explain_core.sparse.losses import all_opt_references, pos_base
 from explain_core.sparse.references import flexible_reference
@@ -38,7 +38,7 @@ def compas_lr():
 def test_each_row_is_trained_towards_its_own_typical_case(kind):
     s = demo_setup("compas", kind)
     problem = prepare(s, TrainingSettings(objective="all_opt_cluster"), device="cpu")
-    prototypes = fit_prototypes(s.model, s.dataset, s.train_rows, seed=0, assignment="nearest")
+    prototypes = fit_prototypes(s.model, s.dataset, s.train_rows, clustering=Clustering(seed=0, assignment="nearest"))
     train = s.dataset.features.iloc[s.train_rows]
     assigned, _ = prototypes.assign(train)
     idx = torch.arange(5)

@@ -65,8 +65,9 @@ def builders() -> Builders:
 def load_file(dataset, data: bytes, filename: str, *, seed: int, threshold, positive_class, trusted_types,
               by_order: bool):
     """A saved model file loaded exactly as its upload was (``load_cached``: same key, same safe loader)."""
-    return uploads.load_cached(dataset, data, dataset.key, hashlib.sha1(data).hexdigest(), filename, seed, threshold,
-                               "" if positive_class is None else positive_class, tuple(trusted_types), by_order)
+    return uploads.load_cached(dataset, data, uploads.ModelUpload(
+        dataset.key, hashlib.sha1(data).hexdigest(), filename, seed, threshold,
+        "" if positive_class is None else positive_class, tuple(trusted_types), by_order))
 
 
 # --- the session's state -----------------------------------------------------------------------------------------

@@ -64,8 +64,8 @@ def build_second(s: Setup, source: str, kind: str | None, upload) -> Setup | Non
         return built
     if source == "file":
         data, name = upload.getvalue(), safe_name(upload.name, "model")
-        trained = uploads.load_cached(s.dataset, data, s.dataset.key, hashlib.sha1(data).hexdigest(), name, seed,
-                                      None, "", (), False)
+        upload = uploads.ModelUpload(s.dataset.key, hashlib.sha1(data).hexdigest(), name, seed, None, "", (), False)
+        trained = uploads.load_cached(s.dataset, data, upload)
         origins.remember_model(trained.key, ModelRecipe("file", seed=seed, file=FileRef.of(data, name)), data)
         return make_setup(s.dataset, trained)
     run = st.session_state.get("sparse_run")

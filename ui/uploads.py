@@ -76,9 +76,11 @@ def read_upload(data: bytes, digest: str, filename: str) -> pd.DataFrame:
     return kept[1]
 
 
-class UploadKey(NamedTuple):
-    """What an uploaded model's load depends on: the cache's key (trusted mode included: a pickle loaded while the
-    operator trusted uploads is not served from the cache once they no longer do)."""
+class ModelUpload(NamedTuple):
+    """An uploaded model file and the choices it is loaded with: the dataset's key, the file's content hash and
+    name, the split's seed, the threshold (None: the model's), the positive label ("": the model's), the pickled
+    types the visitor confirmed, whether unnamed inputs are the dataset's columns in order, and whether the model
+    saw none of the rows (:func:`~explain_core.setup.model_from_upload`)."""
 
     dataset_key: str
     digest: str
@@ -88,25 +90,31 @@ class UploadKey(NamedTuple):
     positive: str
     trusted_types: tuple[str, ...]
     by_order: bool
-    unseen: bool
+    unseen: bool = False
+
+
+class UploadKey(NamedTuple):
+    """What an uploaded model's load depends on: the cache's key, the upload and the operator's trusted mode (a
+    pickle loaded while the operator trusted uploads is not served from the cache once they no longer do)."""
+
+    upload: ModelUpload
     trusted: bool
 
 
-def load_cached(_dataset: Dataset, _data: bytes, dataset_key: str, digest: str, filename: str, seed: int,
-                threshold: float | None, positive: str, trusted_types: tuple[str, ...], by_order: bool,
-                unseen: bool = False) -> TrainedModel:
+def load_cached(_dataset: Dataset, _data: bytes, upload: ModelUpload) -> TrainedModel:
     """An uploaded model file (by content hash) loaded with explain_core's safe loader, wrapped and evaluated,
     cached per :class:`UploadKey`. Trusted mode is the operator's (:func:`ui.shared.operator_trusted`), never a
     visitor's choice."""
-    return _loaded(_dataset, _data, UploadKey(dataset_key, digest, filename, seed, threshold, positive,
-                                              tuple(trusted_types), by_order, unseen, shared.operator_trusted()))
+    upload = upload._replace(trusted_types=tuple(upload.trusted_types))
+    return _loaded(_dataset, _data, UploadKey(upload, shared.operator_trusted()))
 
 
 @st.cache_resource(show_spinner="Loading the model file…", max_entries=4, ttl="1h")
 def _loaded(_dataset: Dataset, _data: bytes, key: UploadKey) -> TrainedModel:
-    return model_from_upload(_dataset, _data, key.filename, seed=key.seed, threshold=key.threshold,
-                             positive_class=key.positive or None, trusted=key.trusted,
-                             trusted_types=key.trusted_types, by_order=key.by_order, unseen=key.unseen)
+    up = key.upload
+    return model_from_upload(_dataset, _data, up.filename, seed=up.seed, threshold=up.threshold,
+                             positive_class=up.positive or None, trusted=key.trusted,
+                             trusted_types=up.trusted_types, by_order=up.by_order, unseen=up.unseen)
 
 
 # --- a table ------------------------------------------------------------------------------------------------------
@@ -383,7 +391,8 @@ def load_model(dataset: Dataset, dkey: str, file: tuple, choices: tuple) -> Trai
     data, digest, name = file
     seed, threshold, label, confirmed, by_order, unseen = choices
     try:
-        result = load_cached(dataset, data, dkey, digest, name, seed, threshold, label, confirmed, by_order, unseen)
+        result = load_cached(dataset, data, ModelUpload(dkey, digest, name, seed, threshold, label, confirmed,
+                                                        by_order, unseen))
     except UntrustedModelError as exc:
         st.session_state["dm_untrusted"] = (digest, exc.types, exc.checks) if exc.types else None
         st.error(plain(exc), icon=":material/gpp_bad:")

@@ -200,9 +200,7 @@ def _sev_columns(setup: Setup, batch: pd.DataFrame, params: Parameters, explanat
         runs["restricted"] = (setup, "minus", setup.restricted)
     out = {}
     for name, (run_setup, kind, held) in runs.items():
-        results = frame_sev(run_setup, batch, kind=kind, restricted=held, max_depth=params.max_depth,
-                            method=params.sev_method, budget=params.sev_budget, explanations=explanations,
-                            budget_rows=params.sev_budget_rows)
+        results = frame_sev(run_setup, batch, params, kind=kind, restricted=held, explanations=explanations)
         out[f"sev_{name}"] = [r.value for r in results]
         out[f"sev_{name}_status"] = [r.status for r in results]
         out[f"sev_{name}_explanations"] = [[list(e) for e in r.explanations] for r in results]

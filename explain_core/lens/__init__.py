@@ -9,12 +9,12 @@ mode's binomial tests and Holm's correction.
 from .attribution import AttributionCurve, shap_curve
 from .context import DIRECTIONS, ORDERS, LensContext
 from .factors import Factor, LensResult, Measures
-from .sampling import (ALL_SUBSETS_UP_TO, DEFAULT_MAX_SIZE, DEFAULT_REFERENCES, check_budget, default_max_size,
-                       factor_count, factor_masks, feature_mad, largest_factor_size, lens_contexts,
+from .sampling import (ALL_SUBSETS_UP_TO, DEFAULT_MAX_SIZE, DEFAULT_REFERENCES, ContextOptions, check_budget,
+                       default_max_size, factor_count, factor_masks, feature_mad, largest_factor_size, lens_contexts,
                        opposite_references)
 from .stats import CORRECTIONS
 
 __all__ = ["ALL_SUBSETS_UP_TO", "CORRECTIONS", "DEFAULT_MAX_SIZE", "DEFAULT_REFERENCES", "DIRECTIONS", "ORDERS",
-           "AttributionCurve", "Factor", "LensContext", "LensResult", "Measures", "check_budget", "default_max_size",
-           "factor_count",
+           "AttributionCurve", "ContextOptions", "Factor", "LensContext", "LensResult", "Measures", "check_budget",
+           "default_max_size", "factor_count",
            "factor_masks", "feature_mad", "largest_factor_size", "lens_contexts", "opposite_references", "shap_curve"]

@@ -29,11 +29,12 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 
 from ..errors import IntakeError, check_choice, names_method
-from ..vertices import DEFAULT_CHUNK_ROWS, ProgressFn, one_row
+from ..vertices import ProgressFn, one_row
 from ..intake.data import Dataset
 from ..intake.models import ModelAdapter
 from .context import DIRECTIONS, LensContext
-from .sampling import _differs, _group_distances, check_budget, default_max_size, factor_masks, feature_mad
+from .sampling import (DEFAULT_CONTEXTS, ContextOptions, _differs, _group_distances, check_budget, default_max_size,
+                       factor_masks, feature_mad)
 
 # LENS Fig. 5 over the Kaggle German credit's 9 features, on the bundled UCI data's groups, read layer by layer
 # (Age, Sex | Job, Savings, Housing, Checking | Credit amount, Duration | Purpose): each node's parents are the
@@ -276,12 +277,13 @@ def _same(a: pd.Series, b: pd.Series) -> np.ndarray:
 
 
 @names_method("causal LENS")
-def causal_contexts(model: ModelAdapter, dataset: Dataset, query, references: pd.DataFrame, scm: StructuralModel, *,
-                    directions: Sequence[str] = DIRECTIONS, max_size: int | None = None, seed: int = 0,
-                    mad: dict[str, float] | None = None, chunk_rows: int = DEFAULT_CHUNK_ROWS,
+def causal_contexts(model: ModelAdapter, dataset: Dataset, query, references: pd.DataFrame, scm: StructuralModel,
+                    options: ContextOptions = DEFAULT_CONTEXTS, *, seed: int = 0,
                     progress: ProgressFn | None = None) -> dict[str, LensContext]:
     """R2I / I2R contexts whose interventions propagate through ``scm`` (one sample per reference × factor;
-    the categorical resampling is seeded). Costs are those of the intervention targets (§5.3)."""
+    the categorical resampling is seeded by ``seed``), scored as ``options`` say (:func:`~.sampling.lens_contexts`).
+    Costs are those of the intervention targets (§5.3)."""
+    directions, max_size, mad, chunk_rows = options.directions, options.max_size, options.mad, options.chunk_rows
     for d in directions:
         check_choice(d, DIRECTIONS, "LENS context")
     layout = dataset.layout

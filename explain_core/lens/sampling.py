@@ -10,6 +10,7 @@ opposite class. All rows are built as arrays, each distinct row is scored once, 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from math import comb
 from typing import Sequence
 
@@ -154,26 +155,14 @@ def feature_mad(dataset: Dataset, rows: Sequence[int] | None = None) -> dict[str
     return out
 
 
-@names_method("LENS")
-def lens_contexts(model: ModelAdapter, dataset: Dataset, query, references: pd.DataFrame, *,
-                  directions: Sequence[str] = DIRECTIONS, max_size: int | None = None,
-                  mad: dict[str, float] | None = None, chunk_rows: int = DEFAULT_CHUNK_ROWS,
-                  progress: ProgressFn | None = None) -> dict[str, LensContext]:
-    """Score every (reference × factor) sample of the R2I / I2R contexts of one query (§3, §5).
-
-    ``references``: rows of the dataset's features (see :func:`opposite_references`, or
-    ``reference.as_frame(dataset.columns)`` for the single SEV reference point). Factors: all sets of
-    at most ``max_size`` groups (default :func:`default_max_size`). ``mad`` sets the cost scale of
-    numeric groups (default, and for groups it leaves out: :func:`feature_mad` over all rows). Rows
-    identical across references, factors and directions are scored once; at most ``chunk_rows`` rows
-    go to one model call.
+@dataclass(frozen=True)
+class ContextOptions:
+    """Which LENS contexts :func:`lens_contexts` (and :func:`~explain_core.lens.causal.causal_contexts`) score and
+    how: the directions, the largest factor (None: :func:`default_max_size`), the cost scale of numeric groups
+    (default, and for groups it leaves out: :func:`feature_mad` over all rows), the rows per model call.
 
     Parameters
     ----------
-    model, dataset, query
-        As for :func:`opposite_references`.
-    references : pandas.DataFrame
-        The reference rows.
     directions : sequence of str
         ``"r2i"`` and / or ``"i2r"``.
     max_size : int, optional
@@ -182,6 +171,39 @@ def lens_contexts(model: ModelAdapter, dataset: Dataset, query, references: pd.D
         Cost scale of numeric groups.
     chunk_rows : int
         Rows per model call.
+    """
+
+    directions: Sequence[str] = DIRECTIONS
+    max_size: int | None = None
+    mad: dict[str, float] | None = field(default=None, hash=False)
+    chunk_rows: int = DEFAULT_CHUNK_ROWS
+
+
+DEFAULT_CONTEXTS = ContextOptions()
+"""Both directions, factors up to :func:`default_max_size`, the data's own cost scale."""
+
+
+@names_method("LENS")
+def lens_contexts(model: ModelAdapter, dataset: Dataset, query, references: pd.DataFrame,
+                  options: ContextOptions = DEFAULT_CONTEXTS, *,
+                  progress: ProgressFn | None = None) -> dict[str, LensContext]:
+    """Score every (reference × factor) sample of the R2I / I2R contexts of one query (§3, §5).
+
+    ``references``: rows of the dataset's features (see :func:`opposite_references`, or
+    ``reference.as_frame(dataset.columns)`` for the single SEV reference point). Factors: all sets of
+    at most ``options.max_size`` groups (default :func:`default_max_size`). ``options.mad`` sets the cost scale
+    of numeric groups (default, and for groups it leaves out: :func:`feature_mad` over all rows). Rows
+    identical across references, factors and directions are scored once; at most ``options.chunk_rows`` rows
+    go to one model call.
+
+    Parameters
+    ----------
+    model, dataset, query
+        As for :func:`opposite_references`.
+    references : pandas.DataFrame
+        The reference rows.
+    options : ContextOptions
+        The directions, the largest factor, the cost scale of numeric groups, the rows per model call.
     progress : callable, optional
         ``progress(fraction, message)``.
 
@@ -196,6 +218,7 @@ def lens_contexts(model: ModelAdapter, dataset: Dataset, query, references: pd.D
         When no direction or reference is given, a direction is unknown, or the samples pass the ``lens_samples``
         limit.
     """
+    directions, max_size, mad, chunk_rows = options.directions, options.max_size, options.mad, options.chunk_rows
     if not directions:
         raise IntakeError(f"Choose at least one LENS context among {', '.join(DIRECTIONS)}.")
     for d in directions:

@@ -97,13 +97,31 @@ def compare(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int = 5000, 
     IntakeError
         When a method is unknown or the samples pass the ``linear_samples`` limit.
     """
-    return _compare(space, k, sigma, m, seed, tuple(methods), time_limit, relevance_samples, shap_background,
-                    holdout_m or m)
+    return _compare(space, _Fitting(k, sigma, m, seed, tuple(methods), time_limit, relevance_samples,
+                                    shap_background, holdout_m or m))
 
 
-def _compare(space: LiteralSpace, k: int, sigma: float, m: int, seed: int, methods: tuple[str, ...],
-             time_limit: float, relevance_samples: int, shap_background: int, holdout_m: int) -> Comparison:
+@dataclass(frozen=True)
+class _Fitting:
+    """One fit of the explainers: the sparsity budget ``k``, σ, the ``m`` samples fitted on and the ``holdout_m``
+    scored on, the seed, the methods, the exact fit's seconds, the relevance's Monte Carlo draws and SHAP's
+    background rows."""
+
+    k: int
+    sigma: float
+    m: int
+    seed: int
+    methods: tuple[str, ...]
+    time_limit: float
+    relevance_samples: int
+    shap_background: int
+    holdout_m: int
+
+
+def _compare(space: LiteralSpace, fitting: _Fitting) -> Comparison:
     """The one fitting pipeline: IHT (always: the exact fit's incumbent), then each method asked for."""
+    k, sigma, m, seed, methods = fitting.k, fitting.sigma, fitting.m, fitting.seed, fitting.methods
+    time_limit, relevance_samples, holdout_m = fitting.time_limit, fitting.relevance_samples, fitting.holdout_m
     for method in methods:
         check_choice(method, METHODS, "linear explainer")
     check_samples(max(m, holdout_m))
@@ -124,7 +142,7 @@ def _compare(space: LiteralSpace, k: int, sigma: float, m: int, seed: int, metho
         fits["lime"] = (lime_fit(train, k, seed=seed), time.monotonic() - t0, "")
     if "shap" in methods or "shap_k" in methods:
         t0 = time.monotonic()
-        values = kernel_shap(space, sigma, seed=seed, background=shap_background)
+        values = kernel_shap(space, sigma, seed=seed, background=fitting.shap_background)
         spent = time.monotonic() - t0
         fits["shap"] = (values.dense, spent, f"phi0 {values.phi0:.3f}")
         fits["shap_k"] = (values.truncated(k), spent, f"top {k - 1} of {len(values.phi)} + bias")
@@ -307,8 +325,8 @@ def explain_linear(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int =
     methods = tuple(dict.fromkeys(("iht", solver))) if methods is None else tuple(methods)
     if solver not in methods:
         raise IntakeError(f"The linear solver {solver!r} must be among the methods fitted ({', '.join(methods)}).")
-    comparison = _compare(space, k, sigma, m, seed, methods, time_limit, relevance_samples, shap_background,
-                          holdout_m or m)
+    comparison = _compare(space, _Fitting(k, sigma, m, seed, methods, time_limit, relevance_samples, shap_background,
+                                          holdout_m or m))
     return LinearExplanation(space.names, space.x, comparison.fx, space.target, comparison, space.groups)
 
 

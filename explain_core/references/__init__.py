@@ -9,7 +9,7 @@ from .fits import FittedReferences, ReferenceFits, fit_references
 from .kinds import REFERENCE_KINDS, available_kinds, explain_kind
 from .outcome import (KIND_LABELS, RULE_LABELS, ClusterSEV, FlexibleSEV, ReferenceSEV, SingleSEV, TreeKindSEV,
                       kind_label, summary_row)
-from .prototypes import ASSIGNMENTS, DEFAULT_ASSIGNMENT, Prototype, PrototypeSet, fit_prototypes
+from .prototypes import ASSIGNMENTS, DEFAULT_ASSIGNMENT, Clustering, Prototype, PrototypeSet, fit_prototypes
 from .search import Candidates, search
 from .space import Destination, PopulationSpace, population_rows
 from .table import KindsTable, compare_kinds
@@ -25,6 +25,7 @@ __all__ = [
                     "RULE_LABELS",
                     "Candidates",
                     "ClusterSEV",
+                    "Clustering",
                     "Destination",
                     "FittedReferences",
                     "FlexibleSEV",

@@ -12,7 +12,7 @@ from ..cache import Memo, memo_field
 from ..errors import check_choice
 from .credibility import ReferenceDensity, fit_density
 from .flexible import FlexibleWindow, flexible_candidates, flexible_windows
-from .prototypes import ASSIGNMENTS, DEFAULT_ASSIGNMENT, Prototype, PrototypeSet, fit_prototypes
+from .prototypes import ASSIGNMENTS, DEFAULT_ASSIGNMENT, Clustering, Prototype, PrototypeSet, fit_prototypes
 from .search import Candidates
 from .space import PopulationSpace, population_rows
 
@@ -85,9 +85,11 @@ class FittedReferences:
     @property
     def prototypes(self) -> PrototypeSet:
         s = self.setup
+        clustering = Clustering(clusters=self.clusters, statistic=self.statistic, seed=self.seed,
+                                assignment=self.assignment)
         return self._fit("prototypes", lambda: fit_prototypes(
             s.model, s.dataset, s.train_rows, explain_class=self.explain_class, threshold=self._threshold,
-            clusters=self.clusters, statistic=self.statistic, seed=self.seed, assignment=self.assignment))
+            clustering=clustering))
 
     def candidates(self, prototype: Prototype | None = None) -> Candidates:
         """SEV¹'s candidates of the setup's reference or of a typical case (kept: their model inputs are too).

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import fields
+from dataclasses import dataclass, fields
 
 import numpy as np
 import pandas as pd
@@ -27,7 +27,7 @@ from .fits import FittedReferences, ReferenceFits, fit_references
 from .outcome import (ClusterSEV, FlexibleSEV, ReferenceSEV, SingleSEV, TreeKindSEV, from_found, from_sev, measure,
                       spread_seconds)
 from .prototypes import Prototype, fewest, sparsest
-from .search import Candidates, Found, search_each
+from .search import Candidates, Found, SearchOptions, search_each
 
 REFERENCE_KINDS = {"single": "one reference (SEV¹)", "flexible": "a flexible reference (SEV^F)",
                    "cluster": "typical cases (SEV^©)", "tree": "values seen in training (SEVᵀ, tree models)"}
@@ -126,23 +126,33 @@ def _common(setup, fitted: FittedReferences, credible: float | None) -> dict:
 
 def _single(setup, queries, fitted, max_depth, credible) -> list[SingleSEV]:
     started = time.perf_counter()
-    plain, moves = _single_search(setup, queries, fitted, max_depth, credible)
-    return _single_results(setup, queries, fitted, credible, plain, moves, started)
+    searched = _single_search(setup, queries, fitted, max_depth, credible)
+    return _single_results(setup, queries, fitted, credible, searched, started)
 
 
-def _single_search(setup, queries, fitted, max_depth, credible) -> tuple[list[tuple], list[list[tuple]]]:
-    """SEV⁻ of the rows against ``fitted.reference`` (the credible search with ``credible``): per row (value,
-    status, class, depth, credible), and per row its moves."""
+@dataclass(frozen=True)
+class _Searched:
+    """The rows' search outcomes, each (value, status, class, depth, credible), and each row's moves; with the
+    sparsest rule, each row's reference and its position in the queries (repeats allowed)."""
+
+    outcomes: list[tuple]
+    moves: list[list[tuple]]
+    references: Sequence | None = None
+    at: np.ndarray | None = None
+
+
+def _single_search(setup, queries, fitted, max_depth, credible) -> _Searched:
+    """SEV⁻ of the rows against ``fitted.reference`` (the credible search with ``credible``)."""
     ref, layout = fitted.reference, setup.dataset.layout
     if credible is None:
         scorer = VertexScorer(setup.model, layout, queries, ref)
         results = sev_batch(setup.model, layout, queries, ref, kind="minus", restricted=setup.restricted,
                             max_depth=max_depth, keep_scores=False, scorer=scorer)
         plain = [(r.value, r.status, r.explained_class, r.max_depth, None) for r in results]
-        return plain, from_sev(layout, results, ref, scorer)
+        return _Searched(plain, from_sev(layout, results, ref, scorer))
     candidates = fitted.candidates()
     results = _search(setup, queries, (candidates,), fitted, max_depth, credible)[0]
-    return [_outcome(f) for f in results], [from_found(f, layout, candidates) for f in results]
+    return _Searched([_outcome(f) for f in results], [from_found(f, layout, candidates) for f in results])
 
 
 def _outcome(found: Found, depth: int | None = None) -> tuple:
@@ -152,16 +162,15 @@ def _outcome(found: Found, depth: int | None = None) -> tuple:
         found.credible
 
 
-def _single_results(setup, queries, fitted, credible, plain, moves, started: float,
-                    references: Sequence | None = None, at: np.ndarray | None = None) -> list[SingleSEV]:
+def _single_results(setup, queries, fitted, credible, searched: _Searched, started: float) -> list[SingleSEV]:
     """The rows' :class:`SingleSEV` s from their search outcomes and moves, measured in one batch; against
-    ``fitted.reference``, or row by row against ``references``; for the rows of ``queries`` at positions ``at``
-    (repeats allowed) when given."""
-    out = _measured(setup, queries, moves, fitted.space, fitted.density, at)
+    ``fitted.reference``, or row by row against ``searched.references``; for the rows of ``queries`` at positions
+    ``searched.at`` when given."""
+    out = _measured(setup, queries, searched.moves, fitted.space, fitted.density, searched.at)
     seconds = spread_seconds(time.perf_counter() - started, len(out))
-    references = [fitted.reference] * len(out) if references is None else references
+    references = [fitted.reference] * len(out) if searched.references is None else searched.references
     return [SingleSEV(v, st, c, d, q, ref, dest, credible=cr, seconds=seconds, **_common(setup, fitted, credible))
-            for (v, st, c, d, cr), (q, dest), ref in zip(plain, out, references)]
+            for (v, st, c, d, cr), (q, dest), ref in zip(searched.outcomes, out, references)]
 
 
 def _flexible(setup, queries, fitted, max_depth, credible) -> list[FlexibleSEV]:
@@ -217,9 +226,10 @@ def _sparsest(setup, queries, proxies, distance, max_depth, credible, started) -
     passed = None if credible is None else np.array([[bool(f.credible) for f in column] for column in found]).T
     rows, columns = np.nonzero(fewest(value, passed))
     pairs = list(zip(rows.tolist(), columns.tolist()))
-    results = _single_results(setup, queries, proxies[0], credible, [_outcome(found[k][i], depth) for i, k in pairs],
-                              [from_found(found[k][i], layout, sets[k]) for i, k in pairs], started,
-                              [proxies[k].reference for _, k in pairs], at=rows)
+    searched = _Searched([_outcome(found[k][i], depth) for i, k in pairs],
+                         [from_found(found[k][i], layout, sets[k]) for i, k in pairs],
+                         [proxies[k].reference for _, k in pairs], at=rows)
+    results = _single_results(setup, queries, proxies[0], credible, searched, started)
     credibility = np.full(value.shape, -np.inf)
     credibility[rows, columns] = [-np.inf if r.first is None or r.first.credibility is None else r.first.credibility
                                   for r in results]
@@ -260,9 +270,10 @@ def _search(setup, queries, sets: Sequence[Candidates], fitted, max_depth, credi
     """:func:`~.search.search_each` over each set of candidates of rows the model predicts ``fitted.explain_class``
     (as :func:`explain_kind` groups them); with ``rated``, the flips' credibility is read in the search (the gate,
     SEV^F's other values) rather than only where the chosen flips are measured."""
-    return search_each(setup.model, setup.dataset.layout, queries, sets, fitted.space, restricted=setup.restricted,
-                       max_depth=max_depth, density=fitted.density if rated else None, threshold=credible,
-                       classes=np.full(len(queries), fitted.explain_class), fewest_only=fewest_only)
+    options = SearchOptions(restricted=setup.restricted, max_depth=max_depth,
+                            density=fitted.density if rated else None, threshold=credible,
+                            classes=np.full(len(queries), fitted.explain_class), fewest_only=fewest_only)
+    return search_each(setup.model, setup.dataset.layout, queries, sets, fitted.space, options)
 
 
 def _measured(setup, queries: pd.DataFrame, moves: Sequence[list], space, density,

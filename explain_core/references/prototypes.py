@@ -70,6 +70,32 @@ ASSIGNMENTS = {"nearest": f"nearest typical case by {MIXED_DISTANCE}",
 """The rules that give a row its typical case (SEV^©), with their wording."""
 ASSIGNMENT_RULE = ASSIGNMENTS["nearest"]
 DEFAULT_ASSIGNMENT = "sparsest"
+
+
+@dataclass(frozen=True)
+class Clustering:
+    """How :func:`fit_prototypes` clusters and picks the typical cases.
+
+    Parameters
+    ----------
+    clusters : int, optional
+        K, between 1 and 20 (None: by the rule of ``assignment``).
+    statistic : str
+        ``"medoid"``, ``"nearest_row"`` or ``"median"``.
+    seed : int
+        The sample's and k-medoids' seed.
+    assignment : str
+        ``"nearest"`` or ``"sparsest"``.
+    """
+
+    clusters: int | None = None
+    statistic: str = "medoid"
+    seed: int = 0
+    assignment: str = DEFAULT_ASSIGNMENT
+
+
+DEFAULT_CLUSTERING = Clustering()
+"""K by the default assignment's rule, medoids, seed 0."""
 """The default typical-case assignment: the one the row reaches by changing the fewest features."""
 
 
@@ -231,10 +257,9 @@ def sparsest(values: np.ndarray, distance: np.ndarray, passed: np.ndarray | None
 
 
 def fit_prototypes(model: ModelAdapter, dataset: Dataset, train_rows: Sequence[int], *, explain_class: int = 1,
-                   threshold: float | None = None, clusters: int | None = None, statistic: str = "medoid",
-                   seed: int = 0, assignment: str = DEFAULT_ASSIGNMENT) -> PrototypeSet:
-    """Cluster the training rows of the other class and pick one prototype per cluster (module docstring); with
-    ``clusters`` None, K by the rule of the ``assignment``.
+                   threshold: float | None = None, clustering: Clustering = DEFAULT_CLUSTERING) -> PrototypeSet:
+    """Cluster the training rows of the other class and pick one prototype per cluster (module docstring) as
+    ``clustering`` says; with ``clustering.clusters`` None, K by the rule of its ``assignment``.
 
     Parameters
     ----------
@@ -242,14 +267,8 @@ def fit_prototypes(model: ModelAdapter, dataset: Dataset, train_rows: Sequence[i
         The model.
     dataset, train_rows, explain_class, threshold
         As for :func:`~explain_core.references.credibility.fit_density`.
-    clusters : int, optional
-        K, between 1 and 20.
-    statistic : str
-        ``"medoid"``, ``"nearest_row"`` or ``"median"``.
-    seed : int
-        The sample's and k-medoids' seed.
-    assignment : str
-        ``"nearest"`` or ``"sparsest"``.
+    clustering : Clustering
+        K (or its rule), the statistic, the seed and the assignment.
 
     Returns
     -------
@@ -259,8 +278,10 @@ def fit_prototypes(model: ModelAdapter, dataset: Dataset, train_rows: Sequence[i
     Raises
     ------
     IntakeError
-        When ``statistic``, ``assignment`` or ``clusters`` is not valid, or the other class has no rows.
+        When the statistic, assignment or number of clusters is not valid, or the other class has no rows.
     """
+    clusters, statistic, seed, assignment = (clustering.clusters, clustering.statistic, clustering.seed,
+                                             clustering.assignment)
     check_choice(statistic, STATISTICS, "prototype statistic")
     check_choice(assignment, ASSIGNMENTS, "typical-case assignment")
     if clusters is not None and not 1 <= clusters <= 20:
@@ -277,13 +298,13 @@ def fit_prototypes(model: ModelAdapter, dataset: Dataset, train_rows: Sequence[i
     sample_labels = distance[:, medoids].argmin(axis=1)
     other = model.label(frame) != explain_class
     complete = ~frame.isna().any(axis=1).to_numpy()  # a typical case has every value known, where one can
+    sampled = _Sampled(model, dataset, space, statistic, sample, distance, len(population), explain_class)
     prototypes = []
     for k in range(len(medoids)):
         rows = population[members == k]
         inside = np.flatnonzero((sample_labels == k) & other & complete)
         inside = inside if len(inside) else np.flatnonzero((sample_labels == k) & other)
-        prototypes.append(_prototype(model, dataset, space, k + 1, statistic, rows, sample, inside, distance,
-                                     sample_labels == k, len(population), explain_class))
+        prototypes.append(_prototype(sampled, k + 1, rows, inside, sample_labels == k))
     return PrototypeSet(explain_class, tuple(prototypes), statistic, rule, silhouette, len(sample), seed,
                         time.perf_counter() - started, ASSIGNMENTS[assignment], space=space)
 
@@ -311,10 +332,28 @@ def _cluster(distance: np.ndarray, clusters: int | None, seed: int,
     return np.asarray(result.medoids), rule, silhouette
 
 
-def _prototype(model, dataset, space, number, statistic, rows, sample, inside, distance, in_cluster, total,
-               explain_class) -> Prototype:
-    """The prototype of one cluster: medoid / nearest-to-median row among members predicted in the other class,
-    or the members' median profile."""
+@dataclass(frozen=True)
+class _Sampled:
+    """What every cluster's prototype is picked from: the model, the data and its population space, the statistic,
+    the sampled rows (positions in the data) with their distances, the population's size, the class explained."""
+
+    model: ModelAdapter
+    dataset: Dataset
+    space: PopulationSpace
+    statistic: str
+    sample: np.ndarray
+    distance: np.ndarray
+    total: int
+    explain_class: int
+
+
+def _prototype(sampled: _Sampled, number: int, rows: np.ndarray, inside: np.ndarray,
+               in_cluster: np.ndarray) -> Prototype:
+    """The prototype of cluster ``number`` (its population ``rows``; ``inside``: its sampled members predicted in
+    the other class, ``in_cluster``: the sample's members): medoid / nearest-to-median row among ``inside``, or the
+    members' median profile."""
+    model, dataset, space, statistic = sampled.model, sampled.dataset, sampled.space, sampled.statistic
+    sample, distance, total, explain_class = sampled.sample, sampled.distance, sampled.total, sampled.explain_class
     if statistic == "median" or len(inside) == 0:
         ref = make_reference(dataset, rows, statistic="median", population="all") if len(rows) else None
         row = None

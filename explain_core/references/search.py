@@ -262,27 +262,45 @@ def search(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, cand
         The coordinates distances are measured in.
     **options
         ``restricted``, ``max_depth``, ``density``, ``threshold`` (the credible gate), ``slack``, ``chunk_rows``,
-        ``classes``, ``fewest_only``: as :func:`search_each` takes them.
+        ``classes``, ``fewest_only``: the fields of :class:`SearchOptions`.
 
     Returns
     -------
     list of Found
         One outcome per query: its SEV, status, depth searched and accepted flips.
     """
-    return search_each(model, layout, queries, (candidates,), space, **options)[0]
+    return search_each(model, layout, queries, (candidates,), space, SearchOptions(**options))[0]
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """How :func:`search_each` searches: the groups held (``restricted``), the deepest layer, the credible gate
+    (``density`` and its ``threshold``; None: no gate), how many sizes past a row's first flip the search goes on
+    when nothing credible is found (``slack``), the rows per model call, the queries' classes (when the caller has
+    them; else scored), and ``fewest_only`` (SEV^©'s sparsest rule: see :func:`search_each`)."""
+
+    restricted: Sequence[str] = ()
+    max_depth: int = 6
+    density: ReferenceDensity | None = None
+    threshold: float | None = None
+    slack: int = 1
+    chunk_rows: int = DEFAULT_CHUNK_ROWS
+    classes: np.ndarray | None = None
+    fewest_only: bool = False
 
 
 def search_each(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, candidates: Sequence[Candidates],
-                space: PopulationSpace, *, restricted: Sequence[str] = (), max_depth: int = 6,
-                density: ReferenceDensity | None = None, threshold: float | None = None, slack: int = 1,
-                chunk_rows: int = DEFAULT_CHUNK_ROWS, classes: np.ndarray | None = None,
-                fewest_only: bool = False) -> list[list[Found]]:
+                space: PopulationSpace, options: SearchOptions = SearchOptions()) -> list[list[Found]]:
     """SEV⁻ of every query over each set of ``candidates`` (module docstring), per set the queries' outcomes: one
     search whose layers score every (set, query) pair left in the same model calls. Each query is explained for its
-    predicted class (``classes``, when the caller has them; else scored here). Per moved set of groups, the closest
-    flipping choice of values is kept (smallest ℓ∞, then ℓ1). With ``fewest_only`` (SEV^©'s sparsest rule, which
-    takes the sets that explain a query with the fewest groups, credibly when gated), a query's other sets are not
-    searched past the layer where one of them explains it: they come back unexplained (beyond that depth)."""
+    predicted class (``options.classes``, when the caller has them; else scored here). Per moved set of groups, the
+    closest flipping choice of values is kept (smallest ℓ∞, then ℓ1). With ``options.fewest_only`` (SEV^©'s
+    sparsest rule, which takes the sets that explain a query with the fewest groups, credibly when gated), a query's
+    other sets are not searched past the layer where one of them explains it: they come back unexplained (beyond
+    that depth)."""
+    restricted, max_depth, density = options.restricted, options.max_depth, options.density
+    threshold, slack, chunk_rows = options.threshold, options.slack, options.chunk_rows
+    classes, fewest_only = options.classes, options.fewest_only
     n = len(queries)
     if n == 0:
         return [[] for _ in candidates]

@@ -13,7 +13,7 @@ vertex and caps the exact engine's list at one; ``"all"`` lists every minimal ex
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from math import comb
 
 import pandas as pd
@@ -27,12 +27,41 @@ from ..reference import Reference
 from .engine import (DEFAULT_BUDGET_ROWS, DEFAULT_MAX_DEPTH, EXPLANATIONS, SEVExplanation, SEVResult, check_held,
                      sev_batch)
 from .engine import explain_sev as bfs_explain_sev
-from .exact_sev import DEFAULT_BUDGET, MAX_EXPLANATIONS, ExactEngine, exact_engine, exact_sev_batch, prepare
+from .exact_sev import (DEFAULT_BUDGET, MAX_EXPLANATIONS, ExactEngine, ExactSearch, exact_engine, exact_sev_batch,
+                        prepare)
 
 METHODS = ("auto", "bfs", "exact")
 """The SEV engines :func:`explain_sev` and :func:`sev_results` choose from: ``auto``, ``bfs``, ``exact``."""
 AUTO_BFS_GROUPS = 12  # up to this many groups the BFS is faster than the exact engines (bench/sev_exact.py)
 AUTO_BFS_VERTICES = 10_000  # on wider data, auto's BFS layers per query before the exact engine takes over
+
+
+@dataclass(frozen=True)
+class SEVParameters:
+    """What SEV reads: the engine (``auto``, ``bfs``, ``exact``: :mod:`~explain_core.sev.dispatch`), the breadth-first
+    search depth and its budget of model rows per search (a row it leaves open is bracketed), and the exact engine's
+    budget per search (CP-SAT deterministic seconds: the same answer on any machine).
+
+    Parameters
+    ----------
+    max_depth : int
+        The BFS's deepest layer.
+    sev_method : str
+        ``"auto"``, ``"bfs"`` or ``"exact"``.
+    sev_budget : float
+        CP-SAT deterministic seconds per search.
+    sev_budget_rows : int
+        The BFS's model rows per query; a row it leaves open gets a bracket.
+    """
+
+    max_depth: int = DEFAULT_MAX_DEPTH
+    sev_method: str = "auto"
+    sev_budget: float = DEFAULT_BUDGET
+    sev_budget_rows: int = DEFAULT_BUDGET_ROWS
+
+
+DEFAULT_SEV = SEVParameters()
+"""The default engine (``auto``), depth and budgets."""
 
 
 def choose_engine(model: ModelAdapter, layout: GroupLayout, method: str = "auto") -> tuple[ExactEngine | None, str]:
@@ -135,9 +164,9 @@ def sev_results(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame,
     if not pending:
         return first
     try:
-        exact = exact_sev_batch(engine, queries.iloc[pending], reference, kind=kind, restricted=restricted,
-                                budget=budget, cap=cap, keep_scores=keep_scores, progress=progress,
-                                cleared=depth + 1 if depth else 0)
+        search = ExactSearch(kind=kind, restricted=restricted, budget=budget, cap=cap, keep_scores=keep_scores,
+                             cleared=depth + 1 if depth else 0)
+        exact = exact_sev_batch(engine, queries.iloc[pending], reference, search, progress=progress)
     except Unreadable as exc:
         note = _fallback(method, exc)
         return _noted(sev_batch(model, layout, queries, reference, **full), note)
@@ -146,11 +175,11 @@ def sev_results(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame,
 
 @names_method("SEV")
 def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Reference, *,
-                restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH, method: str = "auto",
-                budget: float = DEFAULT_BUDGET, explanations: str = "all",
-                budget_rows: int = DEFAULT_BUDGET_ROWS) -> SEVExplanation:
-    """SEV⁺, SEV⁻ and SEV® (when ``restricted`` is given) of one query row of ``dataset``, by the engine ``method``
-    picks (:func:`choose_engine`); ``explanations`` and ``budget_rows``: see :func:`sev_results`.
+                restricted: Sequence[str] = (), explanations: str = "all",
+                options: SEVParameters = DEFAULT_SEV) -> SEVExplanation:
+    """SEV⁺, SEV⁻ and SEV® (when ``restricted`` is given) of one query row of ``dataset``, by the engine
+    ``options.sev_method`` picks (:func:`choose_engine`) within its depth and budgets; ``explanations``: see
+    :func:`sev_results`.
 
     Parameters
     ----------
@@ -160,8 +189,10 @@ def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Referen
         Its data.
     query : pandas.DataFrame or pandas.Series
         The row.
-    reference, restricted, max_depth, method, budget, explanations, budget_rows
+    reference, restricted, explanations
         As for :func:`sev_results`.
+    options : SEVParameters
+        The engine, the BFS's depth and its budget of model rows, the exact engine's budget.
 
     Returns
     -------
@@ -171,13 +202,15 @@ def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Referen
     Raises
     ------
     IntakeError
-        When ``method`` or a restricted group is not valid, or ``method="exact"`` and the model cannot be read.
+        When the method or a restricted group is not valid, or the method is ``"exact"`` and the model cannot be
+        read.
     """
+    method, max_depth, budget = options.sev_method, options.max_depth, options.sev_budget
     layout, row, cap = dataset.layout, one_row(query), _listed(explanations)
     check_held(layout, "minus", restricted)
     engine, note = choose_engine(model, layout, method)
     bfs = dict(restricted=restricted, explanations=explanations)
-    full = dict(max_depth=max_depth, budget_rows=budget_rows, bracket=True, **bfs)
+    full = dict(max_depth=max_depth, budget_rows=options.sev_budget_rows, bracket=True, **bfs)
     if engine is None:
         return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, **full), note)
     depth = first_layers(method, layout.size, max_depth)
@@ -191,9 +224,10 @@ def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Referen
     except Unreadable as exc:
         note = _fallback(method, exc)
         return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, **full), note)
-    found = {name: exact_sev_batch(engine, row, reference, kind="plus" if name == "plus" else "minus",
-                                   restricted=held, budget=budget, cap=cap, prepared=prepared,
-                                   cleared=depth + 1 if depth else 0)[0]
+    found = {name: exact_sev_batch(engine, row, reference,
+                                   ExactSearch(kind="plus" if name == "plus" else "minus", restricted=held,
+                                               budget=budget, cap=cap, cleared=depth + 1 if depth else 0),
+                                   prepared=prepared)[0]
              for name, held in pending}
     if ex is None:
         return SEVExplanation(row.iloc[0].rename(0), reference, layout, float(prepared.query_scores[0]),

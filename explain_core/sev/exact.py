@@ -25,6 +25,7 @@ from .trees import TreeEnsemble
 
 MAX_ROUNDS = 50  # re-solves after cutting off vertices the model did not confirm
 STATUSES = ("optimal", "no flip exists", "limit reached")
+WORKERS, SEED = 1, 0  # CP-SAT runs on one worker with a fixed seed: the same answer on any machine
 Rescore = Callable[[list[np.ndarray]], np.ndarray]  # option choices (one array per vertex) → the model confirms a flip
 
 
@@ -184,13 +185,13 @@ def _choices(lits: list[list], solver) -> np.ndarray:
                      for group in lits], dtype=np.int64)
 
 
-def _solver(budget: float, workers: int, seed: int):
-    """One deterministic CP-SAT run: ``workers`` threads, a fixed seed, ``budget`` deterministic seconds; the LP
-    relaxation at its fullest (``linearization_level`` 2: the node-based leaf bounds are tight), one presolve pass
-    (measured on bench/sev_exact.py's models: a third faster than presolving to a fixed point)."""
+def _solver(budget: float):
+    """One deterministic CP-SAT run: :data:`WORKERS` threads, a fixed seed (:data:`SEED`), ``budget`` deterministic
+    seconds; the LP relaxation at its fullest (``linearization_level`` 2: the node-based leaf bounds are tight), one
+    presolve pass (measured on bench/sev_exact.py's models: a third faster than presolving to a fixed point)."""
     solver = cp().CpSolver()
-    solver.parameters.num_workers = workers
-    solver.parameters.random_seed = seed
+    solver.parameters.num_workers = WORKERS
+    solver.parameters.random_seed = SEED
     solver.parameters.linearization_level = 2
     solver.parameters.max_presolve_iterations = 1  # presolve to a fixed point costs more than it saves here
     solver.parameters.max_deterministic_time = max(budget, 1e-3)
@@ -247,7 +248,7 @@ def shallow_search(problem: FlipProblem, rescore: Rescore, max_vertices: int, st
 
 
 def solve_flip(problem: FlipProblem, rescore: Rescore, *, budget: float = 10.0, list_budget: float = 10.0,
-               cap: int = 256, shallow: int = 2_000, cleared: int = 0, workers: int = 1, seed: int = 0) -> FlipOutcome:
+               cap: int = 256, shallow: int = 2_000, cleared: int = 0) -> FlipOutcome:
     """The fewest moves that flip the decision, each solution confirmed by ``rescore``, and the other minimal
     solutions up to ``cap`` (``complete`` says whether that is all of them). The first layers are evaluated on the
     trees directly while they hold at most ``shallow`` vertices; then CP-SAT, within ``budget`` deterministic
@@ -263,7 +264,7 @@ def solve_flip(problem: FlipProblem, rescore: Rescore, *, budget: float = 10.0, 
     spent, bound = 0.0, cleared
     for _ in range(MAX_ROUNDS):
         built.model.minimize(objective)
-        solver = _solver(budget - spent, workers, seed)
+        solver = _solver(budget - spent)
         status = solver.solve(built.model)
         spent += solver.deterministic_time
         if status == cp().INFEASIBLE:
@@ -277,7 +278,7 @@ def solve_flip(problem: FlipProblem, rescore: Rescore, *, budget: float = 10.0, 
                                (first,) if confirmed else (), False, spent)
         bound = k
         if confirmed:
-            others, complete, work = _list_others(built, objective, k, first, rescore, cap, list_budget, workers, seed)
+            others, complete, work = _list_others(built, objective, k, first, rescore, cap, list_budget)
             return FlipOutcome("optimal", k, k, (first, *others), complete, spent + work)
         built.cut(first)  # within the band and not confirmed: the model says no
     return FlipOutcome("limit reached", None, bound, (), False, spent)
@@ -288,8 +289,8 @@ def _bound(solver) -> int:
     return math.ceil(value - 1e-9) if math.isfinite(value) else 0
 
 
-def _list_others(built: _Model, objective, k: int, first: np.ndarray, rescore: Rescore, cap: int, budget: float,
-                 workers: int, seed: int) -> tuple[list[np.ndarray], bool, float]:
+def _list_others(built: _Model, objective, k: int, first: np.ndarray, rescore: Rescore, cap: int,
+                 budget: float) -> tuple[list[np.ndarray], bool, float]:
     """The other model-confirmed solutions of exactly ``k`` moves. Neighbours first (one moved group swapped for
     another, evaluated on the trees, each crossing one confirmed by the model), then a CP-SAT run with every vertex
     seen cut off looks for one more: when there is none the list is complete. Stops at ``cap`` solutions in all or
@@ -309,7 +310,7 @@ def _list_others(built: _Model, objective, k: int, first: np.ndarray, rescore: R
             confirmed += frontier
         if len(confirmed) + 1 >= cap or spent >= budget:
             return confirmed[:cap - 1], False, spent
-        solver = _solver(budget - spent, workers, seed)
+        solver = _solver(budget - spent)
         status = solver.solve(built.model)
         spent += solver.deterministic_time
         if status == cp().INFEASIBLE:

@@ -104,33 +104,47 @@ def prepare(engine: ExactEngine, queries: pd.DataFrame, reference: Reference) ->
                     scorer)
 
 
-def exact_sev_batch(engine: ExactEngine, queries: pd.DataFrame, reference: Reference, *, kind: str = "minus",
-                    restricted: Sequence[str] = (), budget: float = DEFAULT_BUDGET, cap: int = MAX_EXPLANATIONS,
-                    keep_scores: bool = True, prepared: Prepared | None = None, progress=None,
-                    shallow: int = SHALLOW_VERTICES, cleared: int = 0) -> list[SEVResult]:
-    """SEV of every query (each for its own predicted class), one exact search each (:func:`prepare` them once to
-    share the work between searches); ``shallow`` and ``cleared``: see :func:`~.exact.solve_flip`."""
-    check_held(engine.layout, kind, restricted)
+@dataclass(frozen=True)
+class ExactSearch:
+    """What one exact search reads: which SEV (``kind``), the groups held (``restricted``), the solver's budget
+    (CP-SAT deterministic seconds), the minimal explanations listed at most (``cap``), whether the vertices scored
+    are kept (``keep_scores``: the paths figure), and ``shallow`` and ``cleared`` (see :func:`~.exact.solve_flip`)."""
+
+    kind: str = "minus"
+    restricted: Sequence[str] = ()
+    budget: float = DEFAULT_BUDGET
+    cap: int = MAX_EXPLANATIONS
+    keep_scores: bool = True
+    shallow: int = SHALLOW_VERTICES
+    cleared: int = 0
+
+
+def exact_sev_batch(engine: ExactEngine, queries: pd.DataFrame, reference: Reference,
+                    search: ExactSearch = ExactSearch(), *, prepared: Prepared | None = None,
+                    progress=None) -> list[SEVResult]:
+    """SEV of every query (each for its own predicted class), one exact search each, as ``search`` says
+    (:func:`prepare` them once to share the work between searches)."""
+    check_held(engine.layout, search.kind, search.restricted)
     if len(queries) == 0:
         return []
     prepared = prepared or prepare(engine, queries, reference)
     out = []
     for i in range(len(prepared.queries)):
-        out.append(_one(engine, prepared, i, reference, kind, restricted, budget, cap, keep_scores, (shallow, cleared)))
+        out.append(_one(engine, prepared, i, reference, search))
         if progress:
-            progress((i + 1) / len(prepared.queries), f"{kind}: {i + 1} of {len(prepared.queries)} rows solved")
+            progress((i + 1) / len(prepared.queries), f"{search.kind}: {i + 1} of {len(prepared.queries)} rows solved")
     return out
 
 
-def _one(engine: ExactEngine, prepared: Prepared, i: int, reference: Reference, kind: str,
-         restricted: Sequence[str], budget: float, cap: int, keep: bool, layers: tuple[int, int]) -> SEVResult:
+def _one(engine: ExactEngine, prepared: Prepared, i: int, reference: Reference, search: ExactSearch) -> SEVResult:
     layout, cal, model = engine.layout, prepared.cal, engine.model
+    kind, budget, cap, layers = search.kind, search.budget, search.cap, (search.shallow, search.cleared)
     read, query, c = cal.read, prepared.queries.iloc[[i]], int(prepared.classes[i])
     xq, xr = cal.inputs[i], cal.inputs[len(prepared.queries)]
     p, minus = layout.size, kind == "minus"
     same = np.ones(p, dtype=bool)
     np.logical_and.at(same, read.feature_group, xq == xr)
-    held = np.isin(np.array(layout.names, dtype=object), list(restricted))
+    held = np.isin(np.array(layout.names, dtype=object), list(search.restricted))
     movable = ~same & ~held
     start, other = (xq, xr) if minus else (xr, xq)
     target = 1 - c if minus else c
@@ -167,10 +181,10 @@ def _one(engine: ExactEngine, prepared: Prepared, i: int, reference: Reference, 
             outcome = solve_flip(problem, rescore, budget=budget, list_budget=budget, cap=cap, shallow=layers[0],
                                  cleared=layers[1])
     explanations = sorted(tuple(int(g) for g in np.flatnonzero(ch)) for ch in outcome.solutions)
-    if keep and outcome.value:
+    if search.keep_scores and outcome.value:
         _score_paths(explanations, p, masks_of, rescore)
-    return _result(kind, outcome, outcome.solver, explanations, layout, restricted, c, prepared.reference_class,
-                   seen if keep else [], int(p - held.sum()), budget)
+    return _result(search, outcome, explanations, layout, c, prepared.reference_class,
+                   seen if search.keep_scores else [], int(p - held.sum()))
 
 
 def vertex_rows(layout: GroupLayout, query: pd.DataFrame, reference: Reference, masks: np.ndarray) -> pd.DataFrame:
@@ -196,9 +210,9 @@ def _score_paths(explanations: list[tuple[int, ...]], p: int, masks_of, rescore)
         rescore(choices)
 
 
-def _result(kind: str, outcome: FlipOutcome, name: str, explanations, layout: GroupLayout, restricted, c: int,
-            reference_class: int, seen, movable: int, budget: float) -> SEVResult:
-    names = layout.names
+def _result(search: ExactSearch, outcome: FlipOutcome, explanations, layout: GroupLayout, c: int,
+            reference_class: int, seen, movable: int) -> SEVResult:
+    names, name, budget = layout.names, outcome.solver, search.budget
     note = ""
     if outcome.status == "limit reached":
         spent = BUDGET_WORDS.get(name, "CP-SAT's budget ({:g} deterministic seconds)").format(
@@ -207,8 +221,8 @@ def _result(kind: str, outcome: FlipOutcome, name: str, explanations, layout: Gr
     elif not outcome.complete:
         note = f"The first {len(explanations)} minimal explanations are listed; more exist."
     named = tuple(tuple(names[g] for g in e) for e in explanations)
-    return SEVResult(kind=kind, value=outcome.value, explanations=named,
-                     status=STATUS[outcome.status], explained_class=c, max_depth=movable, restricted=tuple(restricted),
+    return SEVResult(kind=search.kind, value=outcome.value, explanations=named, status=STATUS[outcome.status],
+                     explained_class=c, max_depth=movable, restricted=tuple(search.restricted),
                      reference_class=reference_class,
                      vertex_masks=np.concatenate([m for m, _ in seen]) if seen else None,
                      vertex_scores=np.concatenate([s for _, s in seen]) if seen else None,

@@ -155,13 +155,13 @@ def tree_sev(model: ModelAdapter, dataset: Dataset, query, rows=None, *, restric
 
     if read.structure.n_trees == 1:
         choice, conditions, status = _negative_paths(problem, rescore)
-        engine, bound = "negative paths", None
+        found = _Found(choice, status, "negative paths", None, conditions)
     else:
         outcome = solve_flip(problem, rescore, budget=budget, cap=1, shallow=0)
-        choice = outcome.solutions[0] if outcome.solutions else None
-        conditions, engine, bound = None, "cp-sat", outcome.bound
-        status = {"optimal": "explained", "no flip exists": "unexplainable"}.get(outcome.status, "limit")
-    return _result(layout, frame, option_rows, choice, checked, c, status, engine, bound, conditions)
+        found = _Found(outcome.solutions[0] if outcome.solutions else None,
+                       {"optimal": "explained", "no flip exists": "unexplainable"}.get(outcome.status, "limit"),
+                       "cp-sat", outcome.bound, None)
+    return _result(layout, frame, option_rows, checked, c, found)
 
 
 def _one_move(layout, frame: pd.DataFrame, owner: list[int], labels: np.ndarray, target: int, row: pd.DataFrame,
@@ -272,9 +272,22 @@ def _negative_paths(problem: FlipProblem, rescore) -> tuple[np.ndarray | None, i
     return None, None, "unexplainable"
 
 
-def _result(layout, frame, option_rows, choice, checked, c, status, engine, bound, conditions) -> TreeSEVResult:
+@dataclass(frozen=True)
+class _Found:
+    """What the search found: the options chosen (None: no flip found), its status, the engine, the proven bound,
+    and the conditions violated (a single tree's negative paths)."""
+
+    choice: np.ndarray | None
+    status: str
+    engine: str
+    bound: int | None
+    conditions: int | None
+
+
+def _result(layout, frame, option_rows, checked, c, found: _Found) -> TreeSEVResult:
+    choice, status, engine, conditions = found.choice, found.status, found.engine, found.conditions
     if choice is None:
-        return TreeSEVResult(None, (), {}, None, None, c, status, engine, status != "limit", bound, None)
+        return TreeSEVResult(None, (), {}, None, None, c, status, engine, status != "limit", found.bound, None)
     moved = tuple(layout.names[g] for g in np.flatnonzero(choice))
     point = _point(frame, option_rows, choice, layout).iloc[0]
     changed = {col: _plain(point[col]) for g in np.flatnonzero(choice) for col in layout.groups[g].columns}

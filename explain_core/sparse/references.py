@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..references import compare_kinds, fit_prototypes, flexible_windows
+from ..references import Clustering, compare_kinds, fit_prototypes, flexible_windows
 from ..references.kinds import ReferenceFits
 from ..references.outcome import KIND_LABELS
 from .losses import REFERENCE_SET_OBJECTIVES, one_step_vertices
@@ -61,7 +61,8 @@ def reference_rows(setup, objective: str, parts, columns) -> tuple[list[np.ndarr
         return parts.encode(pd.DataFrame([values], columns=columns)[columns])[0]
 
     if objective == "all_opt_cluster":
-        prototypes = fit_prototypes(setup.model, setup.dataset, setup.train_rows, seed=0, assignment="nearest")
+        prototypes = fit_prototypes(setup.model, setup.dataset, setup.train_rows,
+                                    clustering=Clustering(seed=0, assignment="nearest"))
         assigned, _ = prototypes.assign(train)
         encoded = np.array([encode(p.reference.values) for p in prototypes.prototypes])
         return [encoded[assigned]], encoded[[i for i, p in enumerate(prototypes.prototypes) if p.valid]]

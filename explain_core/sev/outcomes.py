@@ -4,7 +4,7 @@ paper's table (Fig. 1c/1d). The searches that fill them: :mod:`.engine` (the BFS
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass, fields
 
 import pandas as pd
 import numpy as np
@@ -99,6 +99,23 @@ class SEVResult(Explanation):
     def __post_init__(self):
         if self.certified is None:
             object.__setattr__(self, "certified", self.status in ("explained", "unexplainable"))
+
+    @classmethod
+    def many(cls, common: dict, each: list[dict]) -> list[SEVResult]:
+        """``[SEVResult(**common, **one) for one in each]`` built without the dataclass's field-by-field
+        ``__init__`` (a dataset-wide search builds one per row: this takes a fraction of the time), the same
+        objects."""
+        base = {f.name: f.default for f in fields(cls) if f.default is not MISSING}
+        base.update(common)
+        out = []
+        for one in each:
+            values = dict(base, **one)
+            if values["certified"] is None:
+                values["certified"] = values["status"] in ("explained", "unexplainable")
+            result = object.__new__(cls)
+            result.__dict__.update(values)
+            out.append(result)
+        return out
 
     @property
     def method(self) -> str:

@@ -171,7 +171,7 @@ class VertexScorer:
         found = np.full(len(pick), np.nan)
         column = np.full(len(masks), -1)
         # only masks keeping as many query groups as one scored ahead can be one (a later layer's have none)
-        cand = np.flatnonzero(np.isin(masks.sum(axis=1), self._ahead_kept)) if len(masks) > 1 else range(len(masks))
+        cand = np.flatnonzero((masks.sum(axis=1)[:, None] == self._ahead_kept).any(axis=1))
         column[cand] = [index.get(masks[j].tobytes(), -1) for j in cand]
         i, j = np.divmod(pick, len(masks))
         have = column[j] >= 0

@@ -83,6 +83,15 @@ def _plus_origin(search: _Search, scorer: VertexScorer, reference_class: int, p:
             search.found[qi] = (0, [()])
 
 
+def _without(queries: np.ndarray, found) -> np.ndarray:
+    """``queries`` (sorted, distinct) less those in ``found``, in order."""
+    if not found:
+        return queries
+    out = np.ones(int(queries.max()) + 1 if len(queries) else 0, dtype=bool)
+    out[[qi for qi in found if qi < len(out)]] = False
+    return queries[out[queries]]
+
+
 def _fresh(same: np.ndarray, moved: np.ndarray) -> np.ndarray:
     """(queries, vertices): True where no moved group has equal query and reference values. A vertex moving such a
     group is the same point as a vertex of an earlier layer, which did not flip: it is skipped."""
@@ -95,6 +104,24 @@ def _first_layer_ahead(scorer: VertexScorer, kind: str, movable: list[int]) -> N
     start = kind == "minus"
     masks = next(layer_masks(scorer.layout.size, movable, 1, start, len(movable)))
     scorer.ahead(masks, _fresh(scorer.same, masks != start))
+
+
+def _collect(flips: dict, search: _Search, part: np.ndarray, flipped: np.ndarray, moved: np.ndarray,
+             moved_names: dict[int, tuple[str, ...]]) -> None:
+    """Add each query's flipping vertices of one scored block to ``flips`` (the moved groups' names, in
+    combinations order; with ``search.first`` the block's first only: a query leaves the layer once it has one)."""
+    rows, vertices = np.nonzero(flipped)  # row-major: each query's vertices together, in order
+    if len(rows) == 0:
+        return
+    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+    ends = starts + 1 if search.first else np.r_[starts[1:], len(rows)]
+    vertices = vertices.tolist()
+    for qi, a, b in zip(part[rows[starts]].tolist(), starts.tolist(), ends.tolist()):
+        found = flips.setdefault(qi, [])
+        for j in vertices[a:b]:
+            if j not in moved_names:
+                moved_names[j] = tuple(itertools.compress(search.names, moved[j]))
+            found.append(moved_names[j])
 
 
 def _search_layer(search: _Search, model: ModelAdapter, scorer: VertexScorer, pending: np.ndarray,
@@ -119,15 +146,9 @@ def _search_layer(search: _Search, model: ModelAdapter, scorer: VertexScorer, pe
             if search.keep_scores:
                 for row, qi in enumerate(part):
                     search.see(qi, masks[fresh[row]], scores[row][fresh[row]])
-            rows, vertices = np.nonzero(flipped)
-            for qi, j in zip(part[rows].tolist(), vertices.tolist()):
-                if search.first and qi in flips:
-                    continue
-                if j not in moved_names:
-                    moved_names[j] = tuple(itertools.compress(search.names, moved[j]))
-                flips.setdefault(qi, []).append(moved_names[j])
+            _collect(flips, search, part, flipped, moved, moved_names)
         if search.first:
-            searching = np.setdiff1d(searching, list(flips), assume_unique=True)
+            searching = _without(searching, flips)
             if len(searching) == 0:
                 break
     return flips
@@ -136,20 +157,26 @@ def _search_layer(search: _Search, model: ModelAdapter, scorer: VertexScorer, pe
 def _results(search: _Search, status_if_missing: str, rows: list[int], **common) -> list[SEVResult]:
     """One :class:`SEVResult` per query from the finished search (``rows``: the model rows scored per query up
     to each depth)."""
-    missing = dict(value=None, explanations=(), status=status_if_missing, complete=True, rows=rows[-1])
-    common.update(first_flip=search.first, vertex_masks=None, vertex_scores=None)
-
-    def each(i: int, cls: int) -> dict:
+    base = SEVResult.defaults(first_flip=search.first, vertex_masks=None, vertex_scores=None, **common)
+    explained = dict(base, status="explained", certified=True)
+    missing = dict(base, value=None, explanations=(), status=status_if_missing, complete=True, rows=rows[-1],
+                   certified=status_if_missing in ("explained", "unexplainable"))
+    out, last = [], len(rows) - 1
+    for i, cls in enumerate(search.classes.tolist()):
         found = search.found.get(i)
-        one = missing.copy() if found is None else dict(
-            value=found[0], explanations=tuple(found[1]), status="explained",
-            complete=not (search.first and found[0]), rows=rows[min(found[0], len(rows) - 1)])
-        one["explained_class"] = cls
+        if found is None:
+            values = missing.copy()
+        else:
+            values = explained.copy()
+            depth = values["value"] = found[0]
+            values.update(explanations=tuple(found[1]), complete=not (search.first and depth),
+                          rows=rows[min(depth, last)])
+        values["explained_class"] = cls
         if search.seen_masks[i]:
-            one.update(vertex_masks=np.concatenate(search.seen_masks[i]),
-                       vertex_scores=np.concatenate(search.seen_scores[i]))
-        return one
-    return SEVResult.many(common, [each(i, cls) for i, cls in enumerate(search.classes.tolist())])
+            values.update(vertex_masks=np.concatenate(search.seen_masks[i]),
+                          vertex_scores=np.concatenate(search.seen_scores[i]))
+        out.append(SEVResult.of_fields(values))
+    return out
 
 
 def check_held(layout: GroupLayout, kind: str, restricted: Sequence[str]) -> None:
@@ -245,7 +272,7 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
             break
         flips = _search_layer(search, model, scorer, pending, movable, depth, chunk_rows)
         search.found.update({qi: (depth, hits) for qi, hits in flips.items()})
-        pending = np.setdiff1d(pending, list(flips), assume_unique=True)
+        pending = _without(pending, flips)
         rows.append(rows[-1] + comb(len(movable), depth))
         if progress:
             progress(1 - len(pending) / n, f"{kind}: depth {depth} done, {len(pending)} of {n} queries left")

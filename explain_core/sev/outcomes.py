@@ -101,21 +101,18 @@ class SEVResult(Explanation):
             object.__setattr__(self, "certified", self.status in ("explained", "unexplainable"))
 
     @classmethod
-    def many(cls, common: dict, each: list[dict]) -> list[SEVResult]:
-        """``[SEVResult(**common, **one) for one in each]`` built without the dataclass's field-by-field
-        ``__init__`` (a dataset-wide search builds one per row: this takes a fraction of the time), the same
-        objects."""
-        base = {f.name: f.default for f in fields(cls) if f.default is not MISSING}
-        base.update(common)
-        out = []
-        for one in each:
-            values = dict(base, **one)
-            if values["certified"] is None:
-                values["certified"] = values["status"] in ("explained", "unexplainable")
-            result = object.__new__(cls)
-            result.__dict__.update(values)
-            out.append(result)
-        return out
+    def defaults(cls, **values) -> dict:
+        """Every field with a default, then ``values``: a base for :meth:`of_fields`."""
+        return {f.name: f.default for f in fields(cls) if f.default is not MISSING} | values
+
+    @classmethod
+    def of_fields(cls, values: dict) -> SEVResult:
+        """``SEVResult(**values)`` for ``values`` naming every field (``certified`` filled in), built without the
+        dataclass's field-by-field ``__init__``: a dataset-wide search builds one per row, in a fraction of the
+        time. The same object."""
+        result = object.__new__(cls)
+        result.__dict__.update(values)
+        return result
 
     @property
     def method(self) -> str:

@@ -85,7 +85,9 @@ class VertexScorer:
     arrays for the final estimator — the same scores as encoding each mixed raw row, without per-call
     preprocessing. Otherwise vertices are mixed as raw rows (:func:`mix`) for the whole model. With
     ``first_layers`` (one query), the vertices of :func:`ahead_masks` (the first layers of both SEV⁻ and SEV⁺, the
-    second too on narrow data) are scored in the same model call as the query and the reference.
+    second too on narrow data) are scored in the same model call as the query and the reference. On encoded rows
+    the queries' and the reference's scores are computed when first read, so that :meth:`ahead` can add a search's
+    first layer to that same call.
     """
 
     def __init__(self, model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference,
@@ -93,7 +95,9 @@ class VertexScorer:
         self.model, self.layout, self.queries, self.reference = model, layout, queries, reference
         self.encoded = encoded_model(model, layout.groups)
         self.chunk_rows = max(1, chunk_rows)
-        self._known: dict[bytes, float] = {}  # one query's vertex scores computed ahead (first_layers)
+        self._ahead: tuple[dict[bytes, int], np.ndarray] | None = None  # scored ahead: mask → column, (n, m) scores
+        self._ahead_kept: list[int] = []  # the counts of query groups kept by the masks scored ahead
+        self._scores: np.ndarray | None = None  # the queries' scores, then the reference's
         columns = list(layout.columns)
         n = len(queries)
         self.compact = model.sandboxed  # vertices cross to its worker compact (MixedRows), mixed there
@@ -106,25 +110,73 @@ class VertexScorer:
             scores = self._chunked(model.score, pd.concat(parts, ignore_index=True))
             equal = np.column_stack([queries[c].to_numpy() == reference.values[c] for c in columns])
             column_group = np.array(layout.column_group)
+            self._keep(scores, n, ahead, np.ones((n, len(ahead)), bool))
         else:
             source = layout.source.features if layout.source is not None else None
             self._queries = self.encoded.encode_rows(queries, source, list(model.columns))
             self._reference = self.encoded.encode_reference(reference.values, model.columns)
-            p = layout.size
-            keep = np.vstack([np.ones((n, p), bool), np.zeros((1, p), bool), ahead])
-            which = np.concatenate([np.arange(n), np.zeros(1 + len(ahead), int)])
-            scores = self._chunked(lambda X: model.scores_of(self.encoded.estimator, X), self._mixed(which, keep))
             equal, column_group = self._queries == self._reference, self.encoded.column_group
-        self._known = dict(zip((m.tobytes() for m in ahead), scores[n + 1:].tolist()))
-        self.query_scores, self.reference_score = scores[:n], float(scores[n])
         differs = np.zeros((layout.size, n), dtype=bool)
         np.logical_or.at(differs, np.asarray(column_group), ~np.asarray(equal, dtype=bool).T)  # one pass, any p
         self.same = ~differs.T
+        if len(ahead) and self.encoded is not None:
+            self.ahead(ahead, np.ones((n, len(ahead)), bool))
+
+    def _first_scores(self) -> np.ndarray:
+        """The queries' scores, then the reference's (scored in one call when first read)."""
+        if self._scores is None:
+            self.ahead(np.zeros((0, self.layout.size), bool), np.zeros((len(self.queries), 0), bool))
+        return self._scores
+
+    @property
+    def query_scores(self) -> np.ndarray:
+        return self._first_scores()[:-1]
+
+    @property
+    def reference_score(self) -> float:
+        return float(self._first_scores()[-1])
+
+    def ahead(self, masks: np.ndarray, fresh: np.ndarray) -> None:
+        """Score the queries, the reference and the vertices ``masks`` of each query where ``fresh`` (n, m) is
+        True in one model call (chunked), before the queries' scores are first read; :meth:`scores` then reads
+        those vertices off. Does nothing once the queries are scored (or off encoded rows)."""
+        if self._scores is not None or self.encoded is None:
+            return
+        n, p = len(self.queries), self.layout.size
+        qi, vi = np.nonzero(fresh)
+        keep = np.vstack([np.ones((n, p), bool), np.zeros((1, p), bool), masks[vi]])
+        which = np.concatenate([np.arange(n), np.zeros(1, int), qi])
+        scores = self._chunked(lambda X: self.model.scores_of(self.encoded.estimator, X), self._mixed(which, keep))
+        self._keep(scores, n, masks, fresh)
+
+    def _keep(self, scores: np.ndarray, n: int, masks: np.ndarray, fresh: np.ndarray) -> None:
+        """Store the scores of one first call: the n queries, the reference, then the fresh (query, vertex) pairs
+        in row order."""
+        self._scores = scores[:n + 1]
+        if len(masks):
+            table = np.full(fresh.shape, np.nan)
+            table[fresh] = scores[n + 1:]
+            self._ahead = ({m.tobytes(): j for j, m in enumerate(masks)}, table)
+            self._ahead_kept = np.unique(masks.sum(axis=1)).tolist()
 
     def _chunked(self, score, X) -> np.ndarray:
         """``score`` over the rows of ``X`` in calls of at most ``chunk_rows`` rows."""
         pick = (lambda a, b: X.iloc[a:b]) if isinstance(X, pd.DataFrame) else (lambda a, b: X[a:b])
         return np.concatenate([score(pick(a, a + self.chunk_rows)) for a in range(0, len(X), self.chunk_rows)])
+
+    def _read_ahead(self, rows: np.ndarray, masks: np.ndarray, pick: np.ndarray) -> np.ndarray:
+        """The scores of the pairs ``pick`` (flat indices into (len(rows), len(masks))) scored ahead; NaN for the
+        rest."""
+        index, table = self._ahead
+        found = np.full(len(pick), np.nan)
+        column = np.full(len(masks), -1)
+        # only masks keeping as many query groups as one scored ahead can be one (a later layer's have none)
+        cand = np.flatnonzero((masks.sum(axis=1)[:, None] == self._ahead_kept).any(axis=1))
+        column[cand] = [index.get(masks[j].tobytes(), -1) for j in cand]
+        i, j = np.divmod(pick, len(masks))
+        have = column[j] >= 0
+        found[have] = table[rows[i[have]], column[j[have]]]
+        return found
 
     def scores(self, rows: np.ndarray, masks: np.ndarray, fresh: np.ndarray | None = None) -> np.ndarray:
         """(len(rows), len(masks)) scores: query ``rows[i]`` with the groups where ``masks[j]`` is False moved.
@@ -136,8 +188,8 @@ class VertexScorer:
         pick = np.flatnonzero(fresh)
         if len(pick) == 0:
             return out
-        if self._known and len(rows) == 1:  # the one-row path: vertices scored ahead are read off
-            known = np.array([self._known.get(masks[j].tobytes(), np.nan) for j in pick])
+        if self._ahead is not None:  # vertices scored ahead are read off
+            known = self._read_ahead(rows, masks, pick)
             out.flat[pick] = known
             pick = pick[np.isnan(known)]
             if len(pick) == 0:

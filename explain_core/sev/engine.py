@@ -83,6 +83,47 @@ def _plus_origin(search: _Search, scorer: VertexScorer, reference_class: int, p:
             search.found[qi] = (0, [()])
 
 
+def _without(queries: np.ndarray, found) -> np.ndarray:
+    """``queries`` (sorted, distinct) less those in ``found``, in order."""
+    if not found:
+        return queries
+    out = np.ones(int(queries.max()) + 1 if len(queries) else 0, dtype=bool)
+    out[[qi for qi in found if qi < len(out)]] = False
+    return queries[out[queries]]
+
+
+def _fresh(same: np.ndarray, moved: np.ndarray) -> np.ndarray:
+    """(queries, vertices): True where no moved group has equal query and reference values. A vertex moving such a
+    group is the same point as a vertex of an earlier layer, which did not flip: it is skipped."""
+    return (same.astype(np.uint8) @ moved.T.astype(np.uint8)) == 0
+
+
+def _first_layer_ahead(scorer: VertexScorer, kind: str, movable: list[int]) -> None:
+    """The search's first layer scored in the scorer's first call, with the queries and the reference (one model
+    call fewer: every query searches it, bar SEV⁺'s queries of the reference's class)."""
+    start = kind == "minus"
+    masks = next(layer_masks(scorer.layout.size, movable, 1, start, len(movable)))
+    scorer.ahead(masks, _fresh(scorer.same, masks != start))
+
+
+def _collect(flips: dict, search: _Search, part: np.ndarray, flipped: np.ndarray, moved: np.ndarray,
+             moved_names: dict[int, tuple[str, ...]]) -> None:
+    """Add each query's flipping vertices of one scored block to ``flips`` (the moved groups' names, in
+    combinations order; with ``search.first`` the block's first only: a query leaves the layer once it has one)."""
+    rows, vertices = np.nonzero(flipped)  # row-major: each query's vertices together, in order
+    if len(rows) == 0:
+        return
+    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+    ends = starts + 1 if search.first else np.r_[starts[1:], len(rows)]
+    vertices = vertices.tolist()
+    for qi, a, b in zip(part[rows[starts]].tolist(), starts.tolist(), ends.tolist()):
+        found = flips.setdefault(qi, [])
+        for j in vertices[a:b]:
+            if j not in moved_names:
+                moved_names[j] = tuple(itertools.compress(search.names, moved[j]))
+            found.append(moved_names[j])
+
+
 def _search_layer(search: _Search, model: ModelAdapter, scorer: VertexScorer, pending: np.ndarray,
                   movable: list[int], depth: int, chunk_rows: int) -> dict[int, list[tuple[str, ...]]]:
     """One BFS layer (SEV Def. 1's vertices at one depth) for the ``pending`` queries, in chunks of about
@@ -99,20 +140,15 @@ def _search_layer(search: _Search, model: ModelAdapter, scorer: VertexScorer, pe
         for part in np.array_split(searching, max(1, -(-len(searching) * len(masks) // chunk_rows))):
             # a vertex that moves a group whose query and reference values are equal is the same point as
             # a vertex of an earlier layer, which did not flip: it is skipped
-            fresh = (scorer.same[part].astype(np.uint8) @ moved.T.astype(np.uint8)) == 0
+            fresh = _fresh(scorer.same[part], moved)
             scores = scorer.scores(part, masks, fresh)
             flipped = fresh & search.flipped(part, model.labels_of(scores))
-            for row, qi in enumerate(part):
-                search.see(qi, masks[fresh[row]], scores[row][fresh[row]])
-            rows, vertices = np.nonzero(flipped)
-            for qi, j in zip(part[rows].tolist(), vertices.tolist()):
-                if search.first and qi in flips:
-                    continue
-                if j not in moved_names:
-                    moved_names[j] = tuple(itertools.compress(search.names, moved[j]))
-                flips.setdefault(qi, []).append(moved_names[j])
+            if search.keep_scores:
+                for row, qi in enumerate(part):
+                    search.see(qi, masks[fresh[row]], scores[row][fresh[row]])
+            _collect(flips, search, part, flipped, moved, moved_names)
         if search.first:
-            searching = np.setdiff1d(searching, list(flips), assume_unique=True)
+            searching = _without(searching, flips)
             if len(searching) == 0:
                 break
     return flips
@@ -121,16 +157,26 @@ def _search_layer(search: _Search, model: ModelAdapter, scorer: VertexScorer, pe
 def _results(search: _Search, status_if_missing: str, rows: list[int], **common) -> list[SEVResult]:
     """One :class:`SEVResult` per query from the finished search (``rows``: the model rows scored per query up
     to each depth)."""
-    def result(i: int) -> SEVResult:
-        depth, hits = search.found.get(i, (None, ()))
-        masks, scores = search.seen_masks[i], search.seen_scores[i]
-        return SEVResult(value=depth, explanations=tuple(hits), explained_class=int(search.classes[i]),
-                         status="explained" if i in search.found else status_if_missing,
-                         complete=not (search.first and depth), first_flip=search.first,
-                         vertex_masks=np.concatenate(masks) if masks else None,
-                         vertex_scores=np.concatenate(scores) if scores else None,
-                         rows=rows[min(depth, len(rows) - 1)] if depth is not None else rows[-1], **common)
-    return [result(i) for i in range(len(search.classes))]
+    base = SEVResult.defaults(first_flip=search.first, vertex_masks=None, vertex_scores=None, **common)
+    explained = dict(base, status="explained", certified=True)
+    missing = dict(base, value=None, explanations=(), status=status_if_missing, complete=True, rows=rows[-1],
+                   certified=status_if_missing in ("explained", "unexplainable"))
+    out, last = [], len(rows) - 1
+    for i, cls in enumerate(search.classes.tolist()):
+        found = search.found.get(i)
+        if found is None:
+            values = missing.copy()
+        else:
+            values = explained.copy()
+            depth = values["value"] = found[0]
+            values.update(explanations=tuple(found[1]), complete=not (search.first and depth),
+                          rows=rows[min(depth, last)])
+        values["explained_class"] = cls
+        if search.seen_masks[i]:
+            values.update(vertex_masks=np.concatenate(search.seen_masks[i]),
+                          vertex_scores=np.concatenate(search.seen_scores[i]))
+        out.append(SEVResult.of_fields(values))
+    return out
 
 
 def check_held(layout: GroupLayout, kind: str, restricted: Sequence[str]) -> None:
@@ -206,10 +252,13 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
     n = len(queries)
     if n == 0:
         return []
-    scorer = scorer or VertexScorer(model, layout, queries, reference, chunk_rows)
+    movable = [i for i in range(layout.size) if layout.names[i] not in set(restricted)]
+    if scorer is None:
+        scorer = VertexScorer(model, layout, queries, reference, chunk_rows)
+        if movable and max_depth >= 1 and (budget_rows is None or len(movable) <= budget_rows):
+            _first_layer_ahead(scorer, kind, movable)
     search = _Search(kind, layout.names, model.labels_of(scorer.query_scores), keep_scores, explanations == "first")
     reference_class = int(model.labels_of([scorer.reference_score])[0])
-    movable = [i for i in range(layout.size) if layout.names[i] not in set(restricted)]
     searched = searched_depth(len(movable), max_depth)
     cut = comb(len(movable), searched + 1) if searched < min(max_depth, len(movable)) else None
     if kind == "plus":
@@ -223,7 +272,7 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
             break
         flips = _search_layer(search, model, scorer, pending, movable, depth, chunk_rows)
         search.found.update({qi: (depth, hits) for qi, hits in flips.items()})
-        pending = np.setdiff1d(pending, list(flips), assume_unique=True)
+        pending = _without(pending, flips)
         rows.append(rows[-1] + comb(len(movable), depth))
         if progress:
             progress(1 - len(pending) / n, f"{kind}: depth {depth} done, {len(pending)} of {n} queries left")

@@ -3,7 +3,7 @@ signed-in user who held it gets their own copy, once; a hold expires, belongs to
 the next; malformed keys and links are refused before any lookup, and the store keeps only hashes."""
 from __future__ import annotations
 
-import os
+import random
 
 import pytest
 
@@ -14,6 +14,11 @@ from store_backends import rows
 
 SECRET = b"the server's secret"
 ALICE, BOB = "https://idp.example|alice", "https://idp.example|bob"
+
+
+def browser_key(seed: int) -> bytes:
+    """A browser's 16-byte key, the same in every run (and in every xdist worker's collection)."""
+    return random.Random(seed).randbytes(16)
 
 
 @pytest.fixture
@@ -34,7 +39,7 @@ def shared(team, state: str = '{"v": "alice"}', name: str = "alice's") -> str:
 
 
 def test_a_held_link_opens_once_as_the_users_own_copy(team, clock):
-    share, key = shared(team), os.urandom(16)
+    share, key = shared(team), browser_key(1)
     team.hold_share(key, share)
     clock[0] += PENDING_S - 1  # the provider's round trip took its time
     bobs, name = team.claim_share(key, user=BOB)
@@ -47,7 +52,7 @@ def test_a_held_link_opens_once_as_the_users_own_copy(team, clock):
 
 
 def test_a_hold_expires_and_belongs_to_one_browser(team, clock):
-    share, key, other = shared(team), os.urandom(16), os.urandom(16)
+    share, key, other = shared(team), browser_key(2), browser_key(3)
     team.hold_share(key, share)
     assert team.claim_share(other, user=BOB) is None  # another browser holds nothing
     clock[0] += PENDING_S + 1
@@ -60,7 +65,7 @@ def test_a_hold_expires_and_belongs_to_one_browser(team, clock):
 
 
 def test_a_browser_holds_its_last_link_only(team):
-    first, second, key = shared(team, name="first"), shared(team, name="second"), os.urandom(16)
+    first, second, key = shared(team, name="first"), shared(team, name="second"), browser_key(4)
     team.hold_share(key, first)
     team.hold_share(key, second)
     assert team.claim_share(key, user=BOB)[1] == "second"
@@ -68,7 +73,7 @@ def test_a_browser_holds_its_last_link_only(team):
 
 
 def test_the_shares_own_checks_decide(team):
-    share, key = shared(team), os.urandom(16)
+    share, key = shared(team), browser_key(5)
     team.hold_share(key, new_token())  # well formed, names nothing: held (a pointer), refused when claimed
     with pytest.raises(SavedNotFound, match="not on this server"):
         team.claim_share(key, user=BOB)
@@ -87,11 +92,12 @@ def test_the_shares_own_checks_decide(team):
                                    "a" * 42 + "/", "a" * 44, "a" * 43 + "\n", None, 42])
 def test_a_malformed_link_is_refused_before_any_lookup(team, share):
     with pytest.raises(SavedNotFound, match="incomplete or mistyped"):
-        team.hold_share(os.urandom(16), share)
+        team.hold_share(browser_key(6), share)
     assert rows(team, "SELECT COUNT(*) FROM pending") == [(0,)]
 
 
-@pytest.mark.parametrize("key", [b"", b"short", os.urandom(65), "a" * 16, None])
+@pytest.mark.parametrize("key", [b"", b"short", b"k" * 65, "a" * 16, None],
+                         ids=["empty", "short", "65 bytes", "text", "none"])
 def test_a_malformed_key_is_refused(team, key):
     share = shared(team)
     for call in (lambda: team.hold_share(key, share), lambda: team.claim_share(key, user=BOB)):
@@ -101,7 +107,7 @@ def test_a_malformed_key_is_refused(team, key):
 
 
 def test_only_hashes_are_kept(team):
-    share, key = shared(team), os.urandom(16)
+    share, key = shared(team), browser_key(7)
     team.hold_share(key, share)
     [(key_hash, share_hash)] = [(bytes(k), bytes(s)) for k, s in rows(team, "SELECT key_hash, share_hash FROM pending")]
     assert key not in key_hash and share.encode() not in share_hash

@@ -102,14 +102,36 @@ class SEVResult(Explanation):
 
     @classmethod
     def defaults(cls, **values) -> dict:
-        """Every field with a default, then ``values``: a base for :meth:`of_fields`."""
+        """Every field with a default, then ``values``: a base for :meth:`of_fields`.
+
+        Parameters
+        ----------
+        **values
+            Fields to set, by name.
+
+        Returns
+        -------
+        dict
+            Field name → value.
+        """
         return {f.name: f.default for f in fields(cls) if f.default is not MISSING} | values
 
     @classmethod
     def of_fields(cls, values: dict) -> SEVResult:
         """``SEVResult(**values)`` for ``values`` naming every field (``certified`` filled in), built without the
         dataclass's field-by-field ``__init__``: a dataset-wide search builds one per row, in a fraction of the
-        time. The same object."""
+        time. The same object.
+
+        Parameters
+        ----------
+        values : dict
+            Every field by name (as :meth:`defaults` gives them, completed).
+
+        Returns
+        -------
+        SEVResult
+            The result.
+        """
         result = object.__new__(cls)
         result.__dict__.update(values)
         return result

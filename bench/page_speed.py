@@ -119,21 +119,31 @@ def open_link(page, title: str) -> None:
     page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title, exact=True).click()
 
 
-def first_visit(browser, cache: Path) -> float:
-    proc, url = serve(cache)
+def timed_visit(browser, proc, url: str, done) -> float:
+    """Seconds from opening ``url`` in a new browser context until ``done(page)`` returns; then the server ``proc``
+    is stopped."""
     try:
         context = browser.new_context(viewport={"width": 1400, "height": 900})
         page = context.new_page()
         start = time.perf_counter()
-        page.goto(f"{url}/sev")
-        page.locator(f'.st-key-sev_minus{LIVE} [data-testid="stMetricValue"]').wait_for(timeout=120_000)
-        page.locator(f".st-key-sev_cube{LIVE} [data-testid='stPlotlyChart'] .main-svg").first.wait_for()
+        page.goto(url)
+        done(page)
         seconds = time.perf_counter() - start
         context.close()
         return seconds
     finally:
         proc.terminate()
         proc.wait()
+
+
+def _sev_drawn(page) -> None:
+    page.locator(f'.st-key-sev_minus{LIVE} [data-testid="stMetricValue"]').wait_for(timeout=120_000)
+    page.locator(f".st-key-sev_cube{LIVE} [data-testid='stPlotlyChart'] .main-svg").first.wait_for()
+
+
+def first_visit(browser, cache: Path) -> float:
+    proc, url = serve(cache)
+    return timed_visit(browser, proc, f"{url}/sev", _sev_drawn)
 
 
 def first_page(browser, cache: Path, path: str) -> float:
@@ -145,18 +155,8 @@ def first_page(browser, cache: Path, path: str) -> float:
         script = Path(folder) / "floor.py"
         script.write_text(FLOOR_SCRIPT)
         proc, url = serve(cache, str(script) if path == "floor" else "app.py")
-        try:
-            context = browser.new_context(viewport={"width": 1400, "height": 900})
-            page = context.new_page()
-            start = time.perf_counter()
-            page.goto(url if path == "floor" else f"{url}/{path}")
-            page.wait_for_function(PAGE_DONE, polling="raf", timeout=120_000)
-            seconds = time.perf_counter() - start
-            context.close()
-            return seconds
-        finally:
-            proc.terminate()
-            proc.wait()
+        return timed_visit(browser, proc, url if path == "floor" else f"{url}/{path}",
+                           lambda page: page.wait_for_function(PAGE_DONE, polling="raf", timeout=120_000))
 
 
 def first_visits(browser, cache: Path, repeats: int) -> None:

@@ -418,10 +418,5 @@ def row_counterfactuals(setup: Setup, query: pd.DataFrame, params: Parameters,
     the SEV search budget (:func:`budget_depth`: a row left open there says so in its note)."""
     fits = reference_fits(setup, params) if fits is None else fits
     depth, stopped = budget_depth(setup, params)
-    compared = compare_counterfactuals(setup, one_row(query), fitted=fits, max_depth=depth,
-                                       credible=params.credible, dice=params)
-    if not stopped:
-        return compared
-    left_open = f"no explanation (> {depth})"
-    return replace(compared, methods=tuple(replace(m, note=stopped) if m.note == left_open else m
-                                           for m in compared.methods))
+    return compare_counterfactuals(setup, one_row(query), fitted=fits, max_depth=depth, credible=params.credible,
+                                   dice=params, left_open=stopped)

@@ -89,25 +89,29 @@ class CounterfactualComparison(Explanation):
         return pd.DataFrame(rows).set_index("method")
 
 
-def sev_points(result: ReferenceSEV) -> MethodPoints:
-    note = "" if result.explainable else f"no explanation ({result.shown})"
+def sev_points(result: ReferenceSEV, left_open: str = "") -> MethodPoints:
+    """A reference search's points; one that found no explanation says so, in ``left_open``'s words where the
+    caller knows why the search stopped."""
+    note = "" if result.explainable else left_open or f"no explanation ({result.shown})"
     return MethodPoints(result.method, result.destinations, result.seconds, note)
 
 
 def compare_counterfactuals(setup, query: pd.DataFrame, *, kinds: Sequence[str] | None = None,
                             fitted: dict[int, FittedReferences] | None = None, max_depth: int = 6,
                             credible: float | None = None,
-                            dice: CounterfactualParameters = CounterfactualParameters()) -> CounterfactualComparison:
+                            dice: CounterfactualParameters = CounterfactualParameters(),
+                            left_open: str = "") -> CounterfactualComparison:
     """SEV against each of ``kinds`` (default: every kind the model allows; with ``credible``, the credible search)
-    and DiCE for the row, with ``dice``'s method, count and seed (the seed also fits the references)."""
+    and DiCE for the row, with ``dice``'s method, count and seed (the seed also fits the references); a search that
+    finds no explanation within ``max_depth`` says ``left_open`` where given (why the depth stops there)."""
     dice_method, dice_count, seed = dice.dice_method, dice.dice_count, dice.seed
     check_choice(dice_method, DICE_METHODS, "DiCE method")
     kinds = available_kinds(setup) if kinds is None else kinds
     fitted = {} if fitted is None else fitted
     label = int(setup.model.label(query)[0])
     part = fitted.setdefault(label, fit_references(setup, label, seed=seed))
-    methods = [sev_points(explain_kind(setup, query, kind, fitted, max_depth=max_depth, credible=credible)[0])
-               for kind in kinds]
+    methods = [sev_points(explain_kind(setup, query, kind, fitted, max_depth=max_depth, credible=credible)[0],
+                          left_open) for kind in kinds]
     methods.append(dice_points(setup, query, part, method=dice_method, count=dice_count, seed=seed))
     return CounterfactualComparison(query.iloc[0], tuple(setup.restricted), tuple(methods), dice_method, dice_count,
                                     seed)

@@ -9,7 +9,8 @@ figure in seconds with the model rows the sandboxed worker scored and the larges
   the bracket), and the same with the budget before issue 52 (none: the layer cap alone);
 * **LENS**: what the page does by itself (the search's plan in model rows, and a first pass within 200,000 rows),
   then the whole layered search (``row_lens``), which on wide data runs only when its button is clicked;
-* **Compare**: SEV + LIME/SHAP + the linear explanation (+ LENS when it does not wait for its button);
+* **Compare**: LIME/SHAP + the linear explanation (+ LENS when it does not wait for its button), SEV read from the
+  SEV page's cache as the app does (opened first, the page also pays the SEV page's line);
 * **Report**: ``build_row_report`` (the page) and ``write_pdf`` (its PDF, matplotlib figures) of the sections the page
   builds without a click (LENS and Agreement wait with LENS), reading the other pages' cached results from its
   :class:`~explain_core.report.RowResults` as the page does, and what the counterfactual and dependence sections
@@ -164,9 +165,9 @@ def main() -> int:
         with meter.timed("LENS: the whole search (after the click)"):
             lens = row_lens(setup, query, params)
         print(f"    {lens.note[:150]}")
-    with meter.timed("Compare page: SEV, LIME/SHAP, linear (+ LENS)", 15):
-        ex, base = row_sev(setup, query, params), row_baselines(setup, query, params)
-        lin = row_linear(setup, query, params)
+    with meter.timed("Compare page: LIME/SHAP, linear (+ LENS), SEV read from the SEV page's cache", 15):
+        base, lin = row_baselines(setup, query, params), row_linear(setup, query, params)  # as ui/shared.sev_now
+        # reads the SEV page's result (st.cache_data): a Compare page opened first also pays the SEV page's line
         agreement(setup.dataset.group_names, sev=ex, lens=None if waits else lens.factors, linear=lin,
                   baselines=base)
     sections = [s for s in report_sections() if not (waits and s in ("lens", "agreement"))]

@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from explain_core import load_demo  # noqa: E402
 from explain_core.intake.data import Dataset, make_dataset  # noqa: E402
 from explain_core.intake.demos import bundled_file, demo_cards  # noqa: E402
-from explain_core.linear.compare import compare  # noqa: E402
+from explain_core.linear.compare import FittingOptions, compare  # noqa: E402
 from explain_core.linear.boolean import BooleanEncoder, boolean_model, fit_boolean_encoder  # noqa: E402
 
 DATASETS = ("compas", "adult", "german_credit", "california_housing", "credit_approval", "student_performance_math")
@@ -205,7 +205,8 @@ def run(name: str, instances: int, drop_missing: bool = False, layout: bool = Fa
     rows = []
     rng = np.random.default_rng(0)
     for i, r in enumerate(rng.choice(model.test_rows, size=instances, replace=False)):
-        comp = compare(model.space(data.features.iloc[[r]]), 5, 1.0, 5000, seed=100 * i, methods=METHODS)
+        comp = compare(model.space(data.features.iloc[[r]]), 5, 1.0, 5000, seed=100 * i,
+                       options=FittingOptions(methods=METHODS))
         table = comp.table().reset_index()
         table["instance"], table["fx"] = i, comp.fx
         rows.append(table)

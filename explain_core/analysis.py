@@ -262,12 +262,12 @@ def lens_report(context: LensContext, params: LensParameters | Parameters, note:
 def row_linear(setup: Setup, query: pd.DataFrame, params: LinearParameters | Parameters) -> "LinearExplanation":
     """The linear explanation of the query (:func:`~explain_core.linear.explain_linear`): the IHT / exact fits of
     (P4) beside LIME (k−1 + intercept) and SHAP (dense and top k−1) on the same sample, PLE §6."""
-    from .linear.compare import explain_linear
+    from .linear.compare import FittingOptions, explain_linear
 
     fits = LINEAR_METHODS[params.linear_method]
+    options = FittingOptions(methods=fits + ("lime", "shap", "shap_k"), time_limit=params.time_limit)
     return explain_linear(linear_space(setup, query), params.k, params.sigma, params.m, seed=params.seed,
-                          solver="exact" if "exact" in fits else "iht", methods=fits + ("lime", "shap", "shap_k"),
-                          time_limit=params.time_limit)
+                          solver="exact" if "exact" in fits else "iht", options=options)
 
 
 def linear_space(setup: Setup, query: pd.DataFrame):
@@ -279,10 +279,10 @@ def linear_space(setup: Setup, query: pd.DataFrame):
 def linear_sweep(setup: Setup, query: pd.DataFrame, params: LinearParameters | Parameters, parameter: str,
                  values=None):
     """Relevance (and the other scores) of every method as ``parameter`` (k, sigma or m) varies (PLE Figs. 4-6)."""
-    from .linear.compare import sweep
+    from .linear.compare import FittingOptions, sweep
+    options = FittingOptions(methods=LINEAR_METHODS[params.linear_method] + ("lime",), time_limit=params.time_limit)
     return sweep([linear_space(setup, query)], parameter, values, k=params.k, sigma=params.sigma, m=params.m,
-                 seed=params.seed, methods=LINEAR_METHODS[params.linear_method] + ("lime",),
-                 time_limit=params.time_limit)
+                 seed=params.seed, options=options)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -134,7 +134,7 @@ def test_one_linear_pipeline_for_the_app_the_pdf_and_the_api(demo, row):
     """row_linear (the app's Linear page, the PDF) is explain_linear on the row's group space; its w, scores and
     certificate are its comparison's; compare() on the same space and seed gives the same fits."""
     from explain_core.analysis import linear_space
-    from explain_core.linear import LinearExplanation, compare, explain_linear
+    from explain_core.linear import FittingOptions, LinearExplanation, compare, explain_linear
 
     q = demo.query(row)
     for method in ("both", "iht", "exact"):
@@ -144,9 +144,9 @@ def test_one_linear_pipeline_for_the_app_the_pdf_and_the_api(demo, row):
                         if all(q[c].iloc[0] == demo.reference_for(q).values[c] for c in g.columns)}
         assert isinstance(lin, LinearExplanation) and at_reference
         assert lin.groups == tuple(g for g in demo.dataset.group_names if g not in at_reference)
-        api = explain_linear(linear_space(demo, q), 3, 1.0, 600, seed=0, solver=lin.solver,
-                             methods=[r.method for r in lin.comparison.results])
-        comp = compare(linear_space(demo, q), 3, 1.0, 600, seed=0, methods=[r.method for r in lin.comparison.results])
+        fitted = FittingOptions(methods=[r.method for r in lin.comparison.results])
+        api = explain_linear(linear_space(demo, q), 3, 1.0, 600, seed=0, solver=lin.solver, options=fitted)
+        comp = compare(linear_space(demo, q), 3, 1.0, 600, seed=0, options=fitted)
         for other in (api.comparison, comp):
             assert [r.method for r in other.results] == [r.method for r in lin.comparison.results]
             for a, b in zip(lin.comparison.results, other.results):
@@ -160,6 +160,6 @@ def test_one_linear_pipeline_for_the_app_the_pdf_and_the_api(demo, row):
         assert lin.table()["contribution"].sum() == pytest.approx(lin.fx)
         assert lin.support_groups(lin.solver) == tuple(g for g, s in zip(lin.groups, lin.w[1:]) if s)
     with pytest.raises(IntakeError, match="solver 'exact' must be among the methods"):
-        explain_linear(linear_space(demo, q), 3, m=200, methods=("iht", "lime"))
+        explain_linear(linear_space(demo, q), 3, m=200, options=FittingOptions(methods=("iht", "lime")))
     with pytest.raises(IntakeError, match="No .l1_relax. fit here"):
         row_linear(demo, q, Parameters(k=3, m=200, linear_method="iht")).comparison.result("l1_relax")

@@ -20,7 +20,7 @@ from explain_core.linear import (PAPER_IHT, LinearExplanation, Sample, anchoring
                                  gshp, iht, lemma4_bound, project_anchored, relevance)
 from explain_core.linear import problem as linear_problem
 from explain_core.linear.bounds import separable_bound
-from explain_core.linear.compare import compare, sweep
+from explain_core.linear.compare import FittingOptions, compare, sweep
 from explain_core.linear.surrogates import kernel_shap, lime_fit, to_z_space
 from explain_core.linear.exact import exact_fit
 from explain_core.linear.groups import _donors, _draw, group_space
@@ -515,10 +515,11 @@ def test_explain_linear_and_compare_end_to_end():
     assert ex.scores.relevance.method == "exact" and ex.scores.relevance.value <= ex.scores.bound + 1e-12
     table = ex.table()
     assert list(table["literal"]) == list(ex.support) and table["contribution"].sum() == pytest.approx(ex.fx)
-    comp = compare(space, 3, 1.0, 1000, seed=0, methods=("iht", "exact", "lime", "shap", "shap_k", "l1_relax"))
+    comp = compare(space, 3, 1.0, 1000, seed=0,
+                   options=FittingOptions(methods=("iht", "exact", "lime", "shap", "shap_k", "l1_relax")))
     t = comp.table()
     assert t.loc["exact", "empirical_fidelity"] <= t.loc["iht", "empirical_fidelity"] + 1e-12
     assert t.loc["l1_relax", "empirical_fidelity"] <= t.loc["exact", "empirical_fidelity"] + 1e-9
     assert t.loc["shap", "anchoring_gap"] < 1e-9 and t.loc["shap_k", "support_size"] <= 3
-    s = sweep([space], "k", (1, 2), m=500, methods=("iht", "lime"))
+    s = sweep([space], "k", (1, 2), m=500, options=FittingOptions(methods=("iht", "lime")))
     assert len(s.table) == 4 and set(s.summary()["method"]) == {"iht", "lime"}

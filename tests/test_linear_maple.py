@@ -9,7 +9,7 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import Ridge
 
 from explain_core.linear import maple as maple_module
-from explain_core.linear.compare import compare
+from explain_core.linear.compare import FittingOptions, compare
 from explain_core.linear.maple import maple, maple_fit, neighbourhood_weights, root_scores, weighted_ridge
 from explain_core.linear.space import draw_sample
 
@@ -82,7 +82,7 @@ def test_maple_beside_lime_in_the_boolean_space(monkeypatch):
     monkeypatch.setattr(maple_module, "N_ESTIMATORS", 40)
     v = np.array([0.1, 0.5, -0.4, 0.3, 0.0, 0.2, -0.1, 0.25])
     space = function_space(lambda Z: np.tanh(Z @ v + 0.3 * Z[:, 1] * Z[:, 2]), 8)
-    comp = compare(space, 3, 1.0, 600, seed=2, methods=("iht", "lime", "maple"))
+    comp = compare(space, 3, 1.0, 600, seed=2, options=FittingOptions(methods=("iht", "lime", "maple")))
     row, w = comp.table().loc["maple"], comp.result("maple").w
     assert row.support_size == np.count_nonzero(np.abs(w) > 1e-12) and row.max_abs_weight == np.abs(w).max()
     assert row.anchoring_gap == pytest.approx(abs(w @ space.x - comp.fx))

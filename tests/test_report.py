@@ -28,7 +28,7 @@ from explain_core import SEVParameters, demo_model, explain_sev, load_demo, make
 from explain_core.analysis import Parameters, dataset_sev, demo_setup
 from explain_core.cli.main import main as cli_main
 from explain_core.lens import lens_contexts, opposite_references
-from explain_core.linear.compare import compare
+from explain_core.linear.compare import FittingOptions, compare
 from explain_core.linear.groups import group_space
 from explain_core.report.replot import _colour
 from explain_core.sev.readings import explanation_lines
@@ -221,8 +221,8 @@ def test_lens_factors_equal_an_independent_lens_run(pdfs, report, demo, row):
 def test_linear_weights_equal_an_independent_comparison(pdfs, report, demo, row):
     data, trained, reference = demo
     space = group_space(trained.model, data, data.features.iloc[[row]], reference, rows=trained.train_rows)
-    comp = compare(space, PARAMS.k, PARAMS.sigma, PARAMS.m, seed=PARAMS.seed, methods=LINEAR_METHODS,
-                   time_limit=PARAMS.time_limit)
+    comp = compare(space, PARAMS.k, PARAMS.sigma, PARAMS.m, seed=PARAMS.seed,
+                   options=FittingOptions(methods=LINEAR_METHODS, time_limit=PARAMS.time_limit))
     assert [r.method for r in comp.results] == list(LINEAR_METHODS)
     for renderer in ("auto", "matplotlib"):
         all_lines = lines(pdfs[renderer][0])

@@ -17,8 +17,8 @@ Typical use::
 """
 from __future__ import annotations
 
-from .compare import (METHODS, SOLVERS, Comparison, LinearExplanation, MethodResult, check_samples, compare,
-                      explain_linear)
+from .compare import (METHODS, SOLVERS, Comparison, FittingOptions, LinearExplanation, MethodResult, check_samples,
+                      compare, explain_linear)
 from .exact import ExactFit, exact_fit
 from .iht import PAPER_IHT, IHTResult, device, gshp, iht, project_anchored
 from .metrics import RELEVANCE_SAMPLES, Relevance, Scores, anchoring_gap, lemma4_bound, relevance, score
@@ -27,8 +27,8 @@ from .groups import group_space
 from .boolean import boolean_model
 from .space import LiteralSpace, Sample, TargetScale, draw_sample, sample_neighbourhood
 
-__all__ = ["METHODS", "RELEVANCE_SAMPLES", "SOLVERS", "Comparison", "ExactFit", "GramProblem", "IHTResult",
-           "LinearExplanation", "LiteralSpace", "MethodResult", "PAPER_IHT", "Relevance", "Sample", "Scores",
-           "TargetScale", "anchoring_gap", "boolean_model", "check_samples", "compare", "device", "draw_sample",
-           "exact_fit", "explain_linear", "group_space", "gshp", "iht", "lemma4_bound", "project_anchored",
-           "relevance", "sample_neighbourhood", "score", "support_of"]
+__all__ = ["METHODS", "RELEVANCE_SAMPLES", "SOLVERS", "Comparison", "ExactFit", "FittingOptions", "GramProblem",
+           "IHTResult", "LinearExplanation", "LiteralSpace", "MethodResult", "PAPER_IHT", "Relevance", "Sample",
+           "Scores", "TargetScale", "anchoring_gap", "boolean_model", "check_samples", "compare", "device",
+           "draw_sample", "exact_fit", "explain_linear", "group_space", "gshp", "iht", "lemma4_bound",
+           "project_anchored", "relevance", "sample_neighbourhood", "score", "support_of"]

@@ -8,7 +8,7 @@ the linear explanation of a row (:func:`explain_linear`, the app, the PDF) is it
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -56,13 +56,47 @@ def check_samples(m: int) -> None:
 # ---------------------------------------------------------------------------------------------------
 # One task, every method on the same sample
 
+@dataclass(frozen=True)
+class FittingOptions:
+    """The rarely changed knobs of one fit of the explainers (:func:`compare`, :func:`explain_linear`,
+    :func:`sweep`): which explainers, the exact fit's seconds, the hold-out sample's size, the relevance's Monte
+    Carlo draws and SHAP's background rows. k, σ, m and the seed are the functions' own arguments.
+
+    Parameters
+    ----------
+    methods : sequence of str, optional
+        The explainers (see ``METHODS``); None: :func:`compare`'s and :func:`sweep`'s IHT, the exact fit and LIME,
+        :func:`explain_linear`'s IHT and its solver.
+    time_limit : float
+        The exact fit's seconds.
+    holdout_m : int, optional
+        Hold-out samples; None: m.
+    relevance_samples : int
+        Monte Carlo draws of the relevance.
+    shap_background : int
+        SHAP's background rows.
+    """
+
+    methods: Sequence[str] | None = None
+    time_limit: float = 10.0
+    holdout_m: int | None = None
+    relevance_samples: int = RELEVANCE_SAMPLES
+    shap_background: int = SHAP_BACKGROUND
+
+
+DEFAULT_FITTING = FittingOptions()
+"""The default explainers, the exact fit's 10 s, a hold-out of m samples, the default relevance draws and SHAP
+background."""
+COMPARED = ("iht", "exact", "lime")
+"""The explainers :func:`compare` and :func:`sweep` fit when ``options.methods`` is None."""
+
+
 @names_method("the linear explanations")
 def compare(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int = 5000, *, seed: int = 0,
-            methods: Sequence[str] = ("iht", "exact", "lime"), time_limit: float = 10.0,
-            relevance_samples: int = RELEVANCE_SAMPLES, shap_background: int = SHAP_BACKGROUND,
-            holdout_m: int | None = None) -> Comparison:
-    """Fit every method in ``methods`` (see ``METHODS``) on one sample of D_{x,σ} and score them on a
-    fresh one of ``holdout_m`` (default m) points (§6.1: all explainers receive the same sample).
+            options: FittingOptions = DEFAULT_FITTING) -> Comparison:
+    """Fit every method in ``options.methods`` (see ``METHODS``; default IHT, the exact fit and LIME) on one sample
+    of D_{x,σ} and score them on a fresh one of ``options.holdout_m`` (default m) points (§6.1: all explainers
+    receive the same sample).
 
     Parameters
     ----------
@@ -76,16 +110,8 @@ def compare(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int = 5000, 
         Samples.
     seed : int
         The samples' and explainers' seed.
-    methods : sequence of str
-        The explainers.
-    time_limit : float
-        The exact fit's seconds.
-    relevance_samples : int
-        Monte Carlo draws of the relevance.
-    shap_background : int
-        SHAP's background rows.
-    holdout_m : int, optional
-        Hold-out samples.
+    options : FittingOptions
+        The explainers, the exact fit's seconds, the hold-out samples, the relevance's draws, SHAP's background.
 
     Returns
     -------
@@ -97,31 +123,15 @@ def compare(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int = 5000, 
     IntakeError
         When a method is unknown or the samples pass the ``linear_samples`` limit.
     """
-    return _compare(space, _Fitting(k, sigma, m, seed, tuple(methods), time_limit, relevance_samples,
-                                    shap_background, holdout_m or m))
+    methods = COMPARED if options.methods is None else options.methods
+    return _compare(space, k, sigma, m, seed, replace(options, methods=tuple(methods)))
 
 
-@dataclass(frozen=True)
-class _Fitting:
-    """One fit of the explainers: the sparsity budget ``k``, σ, the ``m`` samples fitted on and the ``holdout_m``
-    scored on, the seed, the methods, the exact fit's seconds, the relevance's Monte Carlo draws and SHAP's
-    background rows."""
-
-    k: int
-    sigma: float
-    m: int
-    seed: int
-    methods: tuple[str, ...]
-    time_limit: float
-    relevance_samples: int
-    shap_background: int
-    holdout_m: int
-
-
-def _compare(space: LiteralSpace, fitting: _Fitting) -> Comparison:
-    """The one fitting pipeline: IHT (always: the exact fit's incumbent), then each method asked for."""
-    k, sigma, m, seed, methods = fitting.k, fitting.sigma, fitting.m, fitting.seed, fitting.methods
-    time_limit, relevance_samples, holdout_m = fitting.time_limit, fitting.relevance_samples, fitting.holdout_m
+def _compare(space: LiteralSpace, k: int, sigma: float, m: int, seed: int, options: FittingOptions) -> Comparison:
+    """The one fitting pipeline: IHT (always: the exact fit's incumbent), then each method asked for
+    (``options.methods``, a tuple)."""
+    methods, time_limit, relevance_samples = options.methods, options.time_limit, options.relevance_samples
+    holdout_m = options.holdout_m or m
     for method in methods:
         check_choice(method, METHODS, "linear explainer")
     check_samples(max(m, holdout_m))
@@ -142,7 +152,7 @@ def _compare(space: LiteralSpace, fitting: _Fitting) -> Comparison:
         fits["lime"] = (lime_fit(train, k, seed=seed), time.monotonic() - t0, "")
     if "shap" in methods or "shap_k" in methods:
         t0 = time.monotonic()
-        values = kernel_shap(space, sigma, seed=seed, background=fitting.shap_background)
+        values = kernel_shap(space, sigma, seed=seed, background=options.shap_background)
         spent = time.monotonic() - t0
         fits["shap"] = (values.dense, spent, f"phi0 {values.phi0:.3f}")
         fits["shap_k"] = (values.truncated(k), spent, f"top {k - 1} of {len(values.phi)} + bias")
@@ -273,14 +283,12 @@ class LinearExplanation(Explanation):
 
 @names_method("the linear explanation")
 def explain_linear(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int = 5000, *, seed: int = 0,
-                   solver: str = "exact", methods: Sequence[str] | None = None, time_limit: float = 10.0,
-                   holdout_m: int | None = None, relevance_samples: int = RELEVANCE_SAMPLES,
-                   shap_background: int = SHAP_BACKGROUND) -> LinearExplanation:
+                   solver: str = "exact", options: FittingOptions = DEFAULT_FITTING) -> LinearExplanation:
     """Fit (P4) on m samples of D_{x,σ}: IHT with :func:`iht`'s default (Alg. 1 from f(x)e₁ and from the
     projected anchored least-squares solution, steps η·{1, 2}, best polished iterate), then
-    (``solver="exact"``) the certified optimum within ``time_limit`` seconds; score it on a fresh sample
-    of ``holdout_m`` (default m) points. ``methods`` (default IHT and the solver; see ``METHODS``) are every
-    explainer fitted on the same sample, the solver among them: :func:`compare`'s pipeline.
+    (``solver="exact"``) the certified optimum within ``options.time_limit`` seconds; score it on a fresh sample
+    of ``options.holdout_m`` (default m) points. ``options.methods`` (default IHT and the solver; see ``METHODS``)
+    are every explainer fitted on the same sample, the solver among them: :func:`compare`'s pipeline.
 
     Parameters
     ----------
@@ -296,16 +304,9 @@ def explain_linear(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int =
         The samples' seed.
     solver : str
         ``"exact"`` or ``"iht"``: whose w is the explanation.
-    methods : sequence of str, optional
-        Explainers fitted beside.
-    time_limit : float
-        The exact fit's seconds.
-    holdout_m : int, optional
-        Hold-out samples.
-    relevance_samples : int
-        Monte Carlo draws of the relevance.
-    shap_background : int
-        SHAP's background rows.
+    options : FittingOptions
+        The explainers fitted beside (default IHT and the solver), the exact fit's seconds, the hold-out samples,
+        the relevance's draws, SHAP's background.
 
     Returns
     -------
@@ -315,18 +316,17 @@ def explain_linear(space: LiteralSpace, k: int = 5, sigma: float = 1.0, m: int =
     Raises
     ------
     IntakeError
-        When ``solver``, ``k``, ``m`` or ``sigma`` is not valid, the solver is not among ``methods``, or ``m``
+        When ``solver``, ``k``, ``m`` or ``sigma`` is not valid, the solver is not among the methods, or ``m``
         passes the ``linear_samples`` limit.
     """
     check_choice(solver, SOLVERS, "linear solver")
     check_count(k, 1, "k")
     check_count(m, 10, "m")
     check_between(sigma, "σ", 0)
-    methods = tuple(dict.fromkeys(("iht", solver))) if methods is None else tuple(methods)
+    methods = tuple(dict.fromkeys(("iht", solver))) if options.methods is None else tuple(options.methods)
     if solver not in methods:
         raise IntakeError(f"The linear solver {solver!r} must be among the methods fitted ({', '.join(methods)}).")
-    comparison = _compare(space, _Fitting(k, sigma, m, seed, methods, time_limit, relevance_samples, shap_background,
-                                          holdout_m or m))
+    comparison = _compare(space, k, sigma, m, seed, replace(options, methods=methods))
     return LinearExplanation(space.names, space.x, comparison.fx, space.target, comparison, space.groups)
 
 
@@ -352,10 +352,40 @@ class Sweep(Explanation):
 
 
 def sweep(spaces: Sequence[LiteralSpace], parameter: str, values: Sequence | None = None, *, k: int = 5,
-          sigma: float = 1.0, m: int = 5000, seed: int = 0, methods: Sequence[str] = ("iht", "exact", "lime"),
-          time_limit: float = 10.0, relevance_samples: int = RELEVANCE_SAMPLES) -> Sweep:
+          sigma: float = 1.0, m: int = 5000, seed: int = 0, options: FittingOptions = DEFAULT_FITTING) -> Sweep:
     """Vary ``parameter`` (``k``, ``sigma`` or ``m``; grid ``SWEEP_GRIDS`` by default) over every query
-    in ``spaces``, the other two held at ``k``, ``sigma``, ``m`` (§6.3: k = 5, σ = 1, m = 5000)."""
+    in ``spaces``, the other two held at ``k``, ``sigma``, ``m`` (§6.3: k = 5, σ = 1, m = 5000): :func:`compare`
+    on each, the i-th query with seed ``seed + 1000 i``.
+
+    Parameters
+    ----------
+    spaces : sequence of LiteralSpace
+        The queries and f.
+    parameter : str
+        ``"k"``, ``"sigma"`` or ``"m"``.
+    values : sequence, optional
+        The parameter's values; None: ``SWEEP_GRIDS[parameter]``.
+    k : int
+        The sparsity budget when ``parameter`` is not ``"k"``.
+    sigma : float
+        The neighbourhood's σ when ``parameter`` is not ``"sigma"``.
+    m : int
+        Samples when ``parameter`` is not ``"m"``.
+    seed : int
+        The first query's seed.
+    options : FittingOptions
+        As for :func:`compare` (default IHT, the exact fit and LIME).
+
+    Returns
+    -------
+    Sweep
+        One row per (value, query, method).
+
+    Raises
+    ------
+    IntakeError
+        When ``parameter`` or a method is unknown, or the samples pass the ``linear_samples`` limit.
+    """
     check_choice(parameter, SWEEP_GRIDS, "sweep parameter")
     values = tuple(SWEEP_GRIDS[parameter] if values is None else values)
     rows = []
@@ -363,6 +393,6 @@ def sweep(spaces: Sequence[LiteralSpace], parameter: str, values: Sequence | Non
         setting = {"k": k, "sigma": sigma, "m": m, parameter: value}
         for i, space in enumerate(spaces):
             comp = compare(space, int(setting["k"]), float(setting["sigma"]), int(setting["m"]), seed=seed + 1000 * i,
-                           methods=methods, time_limit=time_limit, relevance_samples=relevance_samples)
+                           options=options)
             rows += [{parameter: value, "instance": i, **row} for row in comp.table().reset_index().to_dict("records")]
     return Sweep(parameter, values, pd.DataFrame(rows))

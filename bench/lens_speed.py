@@ -35,7 +35,7 @@ from explain_core.intake.data import make_dataset
 from explain_core.intake.encoding import make_encoder
 from explain_core.intake.models import wrap_model
 from explain_core.lens import lens_contexts, opposite_references  # noqa: E402
-from explain_core.lens.search import DEFAULT_BUDGET_ROWS, search_factors  # noqa: E402
+from explain_core.lens.search import DEFAULT_BUDGET_ROWS, FactorSearch, search_factors  # noqa: E402
 
 TAU = 0.9
 PAPER_COLUMNS = {"age": "age", "sex": None, "job": "job", "housing": "housing", "savings_account": "savings_account",
@@ -140,7 +140,8 @@ def bench_wide(args) -> dict:
         query = data.features.iloc[[row]]
         refs = opposite_references(model, data, query, trained.train_rows, n=args.references, seed=args.seed + i)
         t = time.perf_counter()
-        found = search_factors(model, data, query, refs, direction="r2i", tau=TAU, budget_rows=args.budget)
+        found = search_factors(model, data, query, refs,
+                               FactorSearch(direction="r2i", tau=TAU, budget_rows=args.budget))
         times.append(time.perf_counter() - t)
         outcomes.append(found.stopped)
         label = int(model.label(query)[0])

@@ -23,7 +23,7 @@ from .vertices import ProgressFn, one_row
 from .vocabulary import count_noun
 from .lens import ALL_SUBSETS_UP_TO, ContextOptions, LensContext, LensResult, lens_contexts, opposite_references
 from .lens.causal import DEFAULT_SCM, CausalGraph, ScmSettings, causal_contexts, fit_scm
-from .lens.causation import CausationProbabilities, probabilities_of_causation
+from .lens.causation import CausationOptions, CausationProbabilities, probabilities_of_causation
 from .lens.search import LensSearch, SearchPlan, plan_search, search_factors
 from .references import KindsTable, ReferenceFits, ReferenceSEV, compare_kinds, explain_kind
 from .results import Explanation
@@ -197,7 +197,7 @@ def row_causation(setup: Setup, query: pd.DataFrame, params: LensParameters | Pa
     rng = np.random.default_rng(params.seed)
     rows = rng.choice(setup.train_rows, size=min(params.lens_references, len(setup.train_rows)), replace=False)
     return probabilities_of_causation(setup.model, setup.dataset, query, setup.dataset.features.iloc[np.sort(rows)],
-                                      scm, factor, seed=params.seed)
+                                      scm, factor, CausationOptions(seed=params.seed))
 
 
 def lens_searches(setup: Setup, params: LensParameters | Parameters) -> bool:
@@ -210,16 +210,13 @@ def row_lens_search(setup: Setup, query: pd.DataFrame, params: LensParameters | 
     """The layered search in the chosen context until the first size holding a τ-sufficient factor, within
     ``lens_budget_rows`` model rows scored (issue 26: the same answer on any machine and load)."""
     return search_factors(setup.model, setup.dataset, query, _lens_references(setup, query, params),
-                          direction=params.lens_direction, tau=params.tau, alpha=params.alpha,
-                          correction=params.lens_correction, max_size=params.lens_max_size,
-                          budget_rows=params.lens_budget_rows, progress=progress)
+                          params.factor_search, progress=progress)
 
 
 def row_lens_plan(setup: Setup, query: pd.DataFrame, params: LensParameters | Parameters) -> SearchPlan:
     """The most model rows :func:`row_lens_search` would score on this row (:func:`~explain_core.lens.search.
     plan_search`), counted before it runs."""
-    return plan_search(setup.dataset, query, _lens_references(setup, query, params), direction=params.lens_direction,
-                       max_size=params.lens_max_size, budget_rows=params.lens_budget_rows)
+    return plan_search(setup.dataset, query, _lens_references(setup, query, params), params.factor_search)
 
 
 def row_lens(setup: Setup, query: pd.DataFrame, params: LensParameters | Parameters,

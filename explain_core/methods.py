@@ -132,9 +132,7 @@ def _lens_columns(setup, query: pd.DataFrame, label: int, params, memo: dict) ->
     if label not in memo:  # opposite_references depends on the query only through its predicted class
         memo[label] = opposite_references(setup.model, setup.dataset, query, setup.train_rows,
                                           n=params.lens_references, seed=params.seed)
-    found = search_factors(setup.model, setup.dataset, query, memo[label], direction=params.lens_direction,
-                           tau=params.tau, alpha=params.alpha, correction=params.lens_correction,
-                           max_size=params.lens_max_size, budget_rows=params.lens_budget_rows)
+    found = search_factors(setup.model, setup.dataset, query, memo[label], params.factor_search)
     factors = found.result.factors
     if not factors:
         return {"factor": None, "factor_ps": None,

@@ -11,7 +11,7 @@ import numpy as np
 from .counterfactuals import DICE_METHODS, CounterfactualParameters
 from .errors import IntakeError, check_between, check_choice, check_count
 from .lens import CORRECTIONS, DIRECTIONS
-from .lens.search import DEFAULT_BUDGET_ROWS
+from .lens.search import DEFAULT_BUDGET_ROWS, FactorSearch
 from .limits import limits, over
 from .sev.dispatch import METHODS as SEV_METHODS
 from .sev.dispatch import SEVParameters
@@ -32,6 +32,21 @@ class LensParameters:
     seed: int = 0
     lens_correction: str = "holm"
     lens_budget_rows: int = DEFAULT_BUDGET_ROWS
+
+    @property
+    def factor_search(self) -> FactorSearch:
+        """The layered search's settings from these: the context, τ, α with its correction, the largest factor and
+        the budget (the search's own defaults for the rest).
+
+        Returns
+        -------
+        FactorSearch
+            What :func:`~explain_core.lens.search.search_factors` and :func:`~explain_core.lens.search.plan_search`
+            read.
+        """
+        return FactorSearch(direction=self.lens_direction, tau=self.tau, alpha=self.alpha,
+                            correction=self.lens_correction, max_size=self.lens_max_size,
+                            budget_rows=self.lens_budget_rows)
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from scipy.optimize import linprog
 
 from explain_core.lens import ContextOptions
 from explain_core.lens.causal import CausalGraph, ScmSettings, causal_contexts, fit_scm
-from explain_core.lens.causation import (Bounds, CausationProbabilities, Observed, probabilities_of_causation,
-                                         tian_pearl_bounds)
+from explain_core.lens.causation import (Bounds, CausationOptions, CausationProbabilities, Observed,
+                                         probabilities_of_causation, tian_pearl_bounds)
 from test_lens import dataset_of, model_of
 from test_lens_causal import gaussian_scm
 
@@ -128,7 +128,7 @@ def test_point_values_lie_inside_the_bounds_on_a_mixed_scm(noise):
                      ["a", "b", "c"])
     query = pd.DataFrame({"a": [1.0], "b": [2.5], "c": ["hi"]})
     for factor in (["c"], ["b", "c"]):
-        result = probabilities_of_causation(model, data, query, frame, scm, factor, draws=8, seed=3)
+        result = probabilities_of_causation(model, data, query, frame, scm, factor, CausationOptions(draws=8, seed=3))
         # no unit shares the input's b = 2.5: P(x, y) = 0 and PN is undefined, as are its bounds
         defined = ("pn", "ps", "pns") if factor == ["c"] else ("ps", "pns")
         assert factor == ["c"] or (np.isnan(result.pn) and np.isnan(result.pn_bounds.low))
@@ -137,6 +137,6 @@ def test_point_values_lie_inside_the_bounds_on_a_mixed_scm(noise):
             assert np.isfinite(value) and bounds.contains(value), (factor, name, value, bounds)
             assert bounds.high - bounds.low < 1 - 1e-9  # informative: narrower than [0, 1]
         assert CausationProbabilities.from_json(result.to_json()) == result
-        again = probabilities_of_causation(model, data, query, frame, scm, factor, draws=8, seed=3)
+        again = probabilities_of_causation(model, data, query, frame, scm, factor, CausationOptions(draws=8, seed=3))
         assert again == result  # seeded
     assert Bounds(0.2, 0.4).contains(0.4) and not Bounds(0.2, 0.4).contains(0.41)

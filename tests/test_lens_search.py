@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import binomtest
 
 from explain_core.lens import DIRECTIONS, ContextOptions, LensContext, lens_contexts
-from explain_core.lens.search import search_factors
+from explain_core.lens.search import FactorSearch, search_factors
 from explain_core.lens.stats import holm, power_limit, references_needed
 from test_lens import brute_force, brute_holm, brute_minimal, random_case
 
@@ -29,8 +29,9 @@ def test_first_layer_with_a_sufficient_factor_equals_brute_force(seed):
     for direction in ("r2i", "i2r"):
         tau = float(rng.choice([0.5, 0.8, 1.0]))
         expected, ps, subsets = minimal_by_brute_force(model, frame, groups, mad, direction, tau)
-        found = search_factors(model, data, frame.iloc[[0]], frame.iloc[1:], direction=direction, tau=tau, mad=mad,
-                               budget_rows=None, chunk_rows=int(rng.choice([3, 10_000])))
+        found = search_factors(model, data, frame.iloc[[0]], frame.iloc[1:],
+                               FactorSearch(direction=direction, tau=tau, budget_rows=None), mad=mad,
+                               chunk_rows=int(rng.choice([3, 10_000])))
         if expected:
             smallest = min(map(len, expected))
             assert {frozenset(f.groups) for f in found.result.factors} == {s for s in expected if len(s) == smallest}
@@ -53,8 +54,9 @@ def test_search_to_the_end_with_pruning_equals_alg1(seed):
     for direction, correction in itertools.product(("r2i", "i2r"), ("holm", "none")):
         tau = float(rng.choice([0.3, 0.6, 0.9]))
         expected, _, _ = minimal_by_brute_force(model, frame, groups, mad, direction, tau, alpha, correction)
-        found = search_factors(model, data, frame.iloc[[0]], frame.iloc[1:], direction=direction, tau=tau,
-                               alpha=alpha, correction=correction, until="all", mad=mad, budget_rows=None)
+        found = search_factors(model, data, frame.iloc[[0]], frame.iloc[1:],
+                               FactorSearch(direction=direction, tau=tau, alpha=alpha, correction=correction,
+                                            until="all", budget_rows=None), mad=mad)
         assert {frozenset(f.groups): (f.ps, f.hits) for f in found.result.factors} == \
             {s: (v[0], v[1]) for s, v in expected.items()}
         pruned = [frozenset(found.context.factor(j)) for j in range(len(found.context.masks))]
@@ -69,8 +71,8 @@ def test_each_row_is_scored_once_and_lower_layers_are_reused():
         calls = []
         counted = dataclasses.replace(model)
         counted.score = lambda f: calls.append(len(f)) or model.score(f)  # noqa: B023 (used in this iteration)
-        found = search_factors(counted, data, frame.iloc[[0]], refs, direction=direction, tau=1.0, until="all",
-                               mad=mad, budget_rows=None)
+        found = search_factors(counted, data, frame.iloc[[0]], refs,
+                               FactorSearch(direction=direction, tau=1.0, until="all", budget_rows=None), mad=mad)
         query = frame.iloc[0]
         differ = [{name for name, cols, _ in groups if any(query[c] != ref[c] for c in cols)}
                   for _, ref in frame.iloc[1:].iterrows()]
@@ -99,8 +101,8 @@ def test_the_budget_counts_model_rows_and_stops_with_an_honest_answer():
     through = np.cumsum([rows_needed(frame, groups, "r2i", s) for s in range(3)])  # rows of sizes 0, 1, 2
     assert through[2] > through[1]  # the premise: layer 2 needs rows
     for budget, reached in ((through[1], 1), (through[2] - 1, 1), (through[2], 2)):
-        found = search_factors(model, data, frame.iloc[[0]], frame.iloc[1:], tau=1.0, budget_rows=int(budget),
-                               mad=mad, chunk_rows=1)
+        found = search_factors(model, data, frame.iloc[[0]], frame.iloc[1:],
+                               FactorSearch(tau=1.0, budget_rows=int(budget)), mad=mad, chunk_rows=1)
         assert found.rows_scored == through[reached] <= budget
         if reached == 1:
             assert found.stopped == "budget" and found.searched_size == 1
@@ -114,8 +116,8 @@ def test_the_budget_counts_model_rows_and_stops_with_an_honest_answer():
         assert found.candidates == 2 ** len(groups)
         assert f"searched {found.searched:,} of {2 ** len(groups):,} candidate factors" in found.message
     n = len(frame) - 1
-    capped = search_factors(model, data, frame.iloc[[0]], frame.iloc[1:], tau=1.0, budget_rows=None, mad=mad,
-                            max_samples=n * (1 + len(groups)))
+    capped = search_factors(model, data, frame.iloc[[0]], frame.iloc[1:],
+                            FactorSearch(tau=1.0, budget_rows=None, max_samples=n * (1 + len(groups))), mad=mad)
     assert capped.stopped == "memory" and capped.searched_size == 1
 
 
@@ -125,13 +127,13 @@ def test_the_same_inputs_give_the_same_factors_on_a_slow_machine(german_lens_cas
     import time
 
     data, model, query, refs = german_lens_case
-    fast = search_factors(model, data, query, refs, tau=0.9, budget_rows=None)
+    fast = search_factors(model, data, query, refs, FactorSearch(tau=0.9, budget_rows=None))
     budget = fast.rows_scored - 1  # the last layer no longer fits: the search stops one size earlier
     calls = []
     slowed = dataclasses.replace(model)
     slowed.score = lambda frame: calls.append(1) or time.sleep(0.02) or model.score(frame)
     slowed.scores_of = lambda estimator, X: calls.append(1) or time.sleep(0.02) or model.scores_of(estimator, X)
-    runs = [search_factors(m, data, query, refs, tau=0.9, budget_rows=budget) for m in (model, slowed)]
+    runs = [search_factors(m, data, query, refs, FactorSearch(tau=0.9, budget_rows=budget)) for m in (model, slowed)]
     assert len(calls) > 1  # the slow model did the scoring
     for run in runs:
         assert run.stopped == "budget" and run.searched_size == fast.searched_size - 1
@@ -147,7 +149,8 @@ def test_encoded_rows_give_the_labels_of_raw_rows(german_lens_case):
     data, model, query, refs = german_lens_case
     raw = lens_contexts(model, data, query, refs, ContextOptions(max_size=2))
     for direction in DIRECTIONS:
-        found = search_factors(model, data, query, refs, direction=direction, tau=1.0, max_size=2, budget_rows=None)
+        found = search_factors(model, data, query, refs,
+                               FactorSearch(direction=direction, tau=1.0, max_size=2, budget_rows=None))
         ctx = found.context
         assert found.rows_scored > 0 and len(ctx.masks) > 1
         columns = [raw[direction].index(ctx.factor(j)) for j in range(len(ctx.masks))]
@@ -222,10 +225,9 @@ def test_the_plan_counts_the_rows_a_search_scores_before_any_model_call(seed):
         tau = float(rng.choice([0.6, 1.0]))
         budget = None if rng.random() < 0.3 else int(rng.integers(1, 4 * len(frame) * len(groups)))
         samples = None if rng.random() < 0.5 else int((len(frame) - 1) * rng.integers(1, 2 ** len(groups)))
-        found = search_factors(model, data, frame.iloc[[0]], frame.iloc[1:], direction=direction, tau=tau, mad=mad,
-                               budget_rows=budget, max_samples=samples)
-        plan = plan_search(data, frame.iloc[[0]], frame.iloc[1:], direction=direction, budget_rows=budget,
-                           max_samples=samples)
+        options = FactorSearch(direction=direction, tau=tau, budget_rows=budget, max_samples=samples)
+        found = search_factors(model, data, frame.iloc[[0]], frame.iloc[1:], options, mad=mad)
+        plan = plan_search(data, frame.iloc[[0]], frame.iloc[1:], options)
         assert plan.rows >= found.rows_scored and plan.size >= found.searched_size
         if found.stopped != "found":
             assert (plan.rows, plan.size, plan.stop) == (found.rows_scored, found.searched_size, found.stopped)

@@ -495,7 +495,7 @@ def _number(text: str) -> bool:
 
 def test_row5_page_controls_are_bounded_by_the_limits(monkeypatch):
     from explain_core.lens import largest_factor_size
-    from explain_core.lens.search import search_factors
+    from explain_core.lens.search import FactorSearch, search_factors
     from explain_core.limits import limits
 
     at = AppTest.from_file(APP, default_timeout=90).run()
@@ -514,8 +514,8 @@ def test_row5_page_controls_are_bounded_by_the_limits(monkeypatch):
     data = load_demo("german_credit")
     monkeypatch.setenv("EXPLAIN_MAX_LENS_SAMPLES", "10000")  # … and in memory (10 × lens_samples labels)
     query = data.features.iloc[[int(german.test_rows[0])]]
-    found = search_factors(german.model, data, query, data.features.iloc[german.train_rows[:100]], tau=1.0,
-                           budget_rows=None)
+    found = search_factors(german.model, data, query, data.features.iloc[german.train_rows[:100]],
+                           FactorSearch(tau=1.0, budget_rows=None))
     assert found.stopped == "memory" and len(found.context.masks) * 100 <= 100_000
     monkeypatch.delenv("EXPLAIN_MAX_LENS_SAMPLES")
     monkeypatch.setenv("EXPLAIN_MAX_TRAIN_ROWS", "500")

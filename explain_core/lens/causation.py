@@ -112,11 +112,64 @@ def tian_pearl_bounds(o: Observed) -> dict[str, Bounds]:
     return {"pns": pns, "pn": pn, "ps": ps}
 
 
+@dataclass(frozen=True)
+class CausationOptions:
+    """How :func:`probabilities_of_causation` simulates the counterfactuals: the units at x' each unit at x takes
+    under do(x'), the seed of those draws and of the SCM's noise, the rows per model call.
+
+    Parameters
+    ----------
+    draws : int
+        Units at x' whose values of the factor each unit at x takes under do(x') (all of them when fewer).
+    seed : int
+        Seeds the draws and the SCM's sampling.
+    chunk_rows : int
+        Rows per model call.
+    """
+
+    draws: int = DEFAULT_DRAWS
+    seed: int = 0
+    chunk_rows: int = DEFAULT_CHUNK_ROWS
+
+
+DEFAULT_CAUSATION = CausationOptions()
+""":data:`DEFAULT_DRAWS` draws, seed 0, the default rows per model call."""
+
+
 @names_method("probabilities of causation")
 def probabilities_of_causation(model: ModelAdapter, dataset: Dataset, query, units: pd.DataFrame,
-                               scm: StructuralModel, factor: Sequence[str], *, draws: int = DEFAULT_DRAWS,
-                               seed: int = 0, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> CausationProbabilities:
-    """PN, PS, PNS of ``factor`` over ``units`` (data rows) under ``scm``, their bounds and LENS's counterparts."""
+                               scm: StructuralModel, factor: Sequence[str],
+                               options: CausationOptions = DEFAULT_CAUSATION) -> CausationProbabilities:
+    """PN, PS, PNS of ``factor`` over ``units`` (data rows) under ``scm``, their bounds and LENS's counterparts.
+
+    Parameters
+    ----------
+    model : ModelAdapter
+        The model explained.
+    dataset : Dataset
+        The data.
+    query
+        The input row.
+    units : pandas.DataFrame
+        The units: data rows of either prediction.
+    scm : StructuralModel
+        The fitted SCM the interventions propagate through.
+    factor : sequence of str
+        The factor's feature groups.
+    options : CausationOptions
+        The draws under do(x'), the seed, the rows per model call.
+
+    Returns
+    -------
+    CausationProbabilities
+        The point values, their Tian–Pearl bounds and LENS's R2I and I2R sufficiency of the factor.
+
+    Raises
+    ------
+    IntakeError
+        When the factor is empty or names a group the data lacks.
+    """
+    draws, seed, chunk_rows = options.draws, options.seed, options.chunk_rows
     layout = dataset.layout
     mask = _factor_mask(layout.names, factor)
     query = one_row(query)[list(layout.columns)]

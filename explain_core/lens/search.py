@@ -99,24 +99,93 @@ class LensSearch(Explanation):
                 f"{self.best_ps:.3f}, for {{{best}}}. LENS {self.reach}.")
 
 
-@names_method("LENS search")
-def search_factors(model: ModelAdapter, dataset: Dataset, query, references: pd.DataFrame, *, direction: str = "r2i",
-                   tau: float = 0.9, alpha: float | None = None, correction: str = "holm", max_size: int | None = None,
-                   until: str = "first", budget_rows: int | None = DEFAULT_BUDGET_ROWS, max_samples: int | None = None,
-                   mad: dict[str, float] | None = None, chunk_rows: int = DEFAULT_CHUNK_ROWS,
-                   progress: ProgressFn | None = None) -> LensSearch:
-    """Search factors layer by layer (sizes 0 … ``max_size``, default all groups) for the τ-minimal ones.
+@dataclass(frozen=True)
+class FactorSearch:
+    """How :func:`search_factors` searches (and :func:`plan_search` counts its work): the context, τ with the
+    test and its correction, the largest factor, where the search stops, and its bounds of work and memory.
 
-    ``tau``, ``alpha``, ``correction`` as in :meth:`LensContext.minimal_factors` (Holm's family: every factor
-    of at most ``max_size`` groups, whether scored or not). ``budget_rows`` (None = no limit) bounds the model
-    rows scored after size 0: a layer is scored only when all the rows it needs fit in what is left, so the answer
-    never depends on the machine's speed. ``max_samples`` bounds the labels kept (references × factors; default
-    the smaller of ``limits().lens_samples`` × 10 and 5·10⁷).
+    Parameters
+    ----------
+    direction : str
+        The context, ``"r2i"`` or ``"i2r"``.
+    tau : float
+        The sufficiency threshold τ.
+    alpha : float, optional
+        The binomial test's level (None: exact mode, PS ≥ τ), as in :meth:`LensContext.minimal_factors`.
+    correction : str
+        The multiple-testing correction, ``"holm"`` (its family: every factor of at most ``max_size`` groups,
+        whether scored or not) or ``"none"``.
+    max_size : int, optional
+        The largest factor (None: all groups).
+    until : str
+        ``"first"``: stop at the first layer holding a τ-sufficient factor; ``"all"``: go on to ``max_size``,
+        skipping the supersets of factors accepted.
+    budget_rows : int, optional
+        The model rows scored after size 0 (None: no limit): a layer is scored only when all the rows it needs fit
+        in what is left, so the answer never depends on the machine's speed.
+    max_samples : int, optional
+        The labels kept (references × factors; None: the smaller of ``limits().lens_samples`` × 10 and 5·10⁷).
     """
+
+    direction: str = "r2i"
+    tau: float = 0.9
+    alpha: float | None = None
+    correction: str = "holm"
+    max_size: int | None = None
+    until: str = "first"
+    budget_rows: int | None = DEFAULT_BUDGET_ROWS
+    max_samples: int | None = None
+
+
+DEFAULT_SEARCH = FactorSearch()
+"""R2I, τ = 0.9 in exact mode, every size up to all groups until the first sufficient one, within
+:data:`DEFAULT_BUDGET_ROWS` model rows."""
+
+
+@names_method("LENS search")
+def search_factors(model: ModelAdapter, dataset: Dataset, query, references: pd.DataFrame,
+                   options: FactorSearch = DEFAULT_SEARCH, *, mad: dict[str, float] | None = None,
+                   chunk_rows: int = DEFAULT_CHUNK_ROWS, progress: ProgressFn | None = None) -> LensSearch:
+    """Search factors layer by layer (sizes 0 … ``options.max_size``, default all groups) for the τ-minimal ones,
+    as ``options`` say (:class:`FactorSearch`: τ, α and the correction as in :meth:`LensContext.minimal_factors`;
+    the budget of model rows, which keeps the answer independent of the machine's speed; the memory bound).
+
+    Parameters
+    ----------
+    model : ModelAdapter
+        The model explained.
+    dataset : Dataset
+        The data: its feature groups are the factors' elements.
+    query
+        The input row.
+    references : pandas.DataFrame
+        The reference rows.
+    options : FactorSearch
+        The context, τ, α with its correction, the largest factor, where to stop, the budget and memory bound.
+    mad : dict of str to float, optional
+        Cost scale of numeric groups (default, and for groups it leaves out: :func:`feature_mad` over all rows).
+    chunk_rows : int
+        Rows per model call.
+    progress : callable, optional
+        ``progress(fraction, message)``.
+
+    Returns
+    -------
+    LensSearch
+        The factors scored, the τ-minimal ones among them, and why and where the search stopped.
+
+    Raises
+    ------
+    IntakeError
+        When the direction, the stop or τ / α is invalid, no reference is given, or the data has more than
+        :data:`MAX_GROUPS` feature groups.
+    """
+    direction, tau, alpha, correction = options.direction, options.tau, options.alpha, options.correction
+    until, budget_rows = options.until, options.budget_rows
     layout = dataset.layout
     p = layout.size
-    max_size = _checked_search(direction, until, tau, alpha, len(references), p, max_size)
-    cap = max_samples or min(SEARCH_SAMPLES, 10 * limits().lens_samples)
+    max_size = _checked_search(direction, until, tau, alpha, len(references), p, options.max_size)
+    cap = options.max_samples or min(SEARCH_SAMPLES, 10 * limits().lens_samples)
     query = one_row(query)[list(layout.columns)]
     references = references[list(layout.columns)]
     differs = _differs(dataset, query, references)
@@ -177,17 +246,18 @@ class SearchPlan:
                 "memory bound", "complete": "every size is searched"}[self.stop]
 
 
-def plan_search(dataset: Dataset, query, references: pd.DataFrame, *, direction: str = "r2i",
-                max_size: int | None = None, budget_rows: int | None = DEFAULT_BUDGET_ROWS,
-                max_samples: int | None = None) -> SearchPlan:
-    """What :func:`search_factors` with these settings scores at most, from the references alone: layer k needs
+def plan_search(dataset: Dataset, query, references: pd.DataFrame,
+                options: FactorSearch = DEFAULT_SEARCH) -> SearchPlan:
+    """What :func:`search_factors` with these ``options`` scores at most, from the references alone: layer k needs
     C(|D_r|, k) rows per distinct reference r (the factors within the groups where r differs from the input), and
     the search stops before the layer that passes the budget or the memory bound (a page estimates a run's work
-    from this before starting it)."""
+    from this before starting it). Of ``options`` it reads the direction, the largest factor, the budget and the
+    memory bound."""
+    direction, budget_rows, max_size = options.direction, options.budget_rows, options.max_size
     layout = dataset.layout
     p = layout.size
     max_size = p if max_size is None else min(int(max_size), p)
-    cap = max_samples or min(SEARCH_SAMPLES, 10 * limits().lens_samples)
+    cap = options.max_samples or min(SEARCH_SAMPLES, 10 * limits().lens_samples)
     query, references = one_row(query)[list(layout.columns)], references[list(layout.columns)]
     same_as = references.groupby(list(layout.columns), dropna=False, sort=False).ngroup().to_numpy()
     first = np.unique(same_as, return_index=True)[1]

@@ -38,11 +38,11 @@ def uploaded_gbdt(dataset: str):
     """The GBDT demo model written as .skops and uploaded: scored and read in its sandboxed worker."""
     import skops.io as sio
 
-    from explain_core.setup import make_setup, model_from_upload
+    from explain_core.setup import UploadChoices, make_setup, model_from_upload
 
     demo = demo_setup(dataset, "gbdt")
     return make_setup(demo.dataset, model_from_upload(demo.dataset, sio.dumps(demo.model.estimator), "gbdt.skops",
-                                                      positive_class=demo.model.positive_class))
+                                                      UploadChoices(positive_class=demo.model.positive_class)))
 
 
 def main() -> None:

@@ -31,7 +31,7 @@ import numpy as np
 from explain_core.analysis import demo_setup
 from explain_core.intake.data import make_dataset
 from explain_core.intake.sandbox import model as sandboxed
-from explain_core.setup import make_setup, model_from_upload
+from explain_core.setup import UploadChoices, make_setup, model_from_upload
 from explain_core.sev.engine import explain_sev
 
 ROWS, REPEATS = 40, 5
@@ -103,7 +103,7 @@ def compare(name: str, local, blob: bytes, filename: str, positive=None) -> None
     import skops.io  # noqa: F401 — imported before the clock starts, as a running server has it
 
     start = time.perf_counter()
-    trained = model_from_upload(local.dataset, blob, filename, positive_class=positive)
+    trained = model_from_upload(local.dataset, blob, filename, UploadChoices(positive_class=positive))
     uploaded = make_setup(local.dataset, trained, reference=local.reference)
     started = time.perf_counter() - start
     rows = [r for r in uploaded.test_rows if uploaded.model.label(uploaded.dataset.features.iloc[[int(r)]])[0] == 1]
@@ -226,7 +226,7 @@ def _in_process(dataset, blob: bytes, filename: str):
     from explain_core.intake.boosters import load_native
     from explain_core.intake.models import wrap_model
 
-    setup = make_setup(dataset, model_from_upload(dataset, blob, filename, positive_class=1))
+    setup = make_setup(dataset, model_from_upload(dataset, blob, filename, UploadChoices(positive_class=1)))
     return replace(setup, model=wrap_model(load_native(blob, "." + filename.split(".")[1], filename), dataset,
                                            positive_class=1, name=filename))
 

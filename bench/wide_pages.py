@@ -62,15 +62,15 @@ def uploaded_setup(name: str, hidden: int):
     from sklearn.preprocessing import StandardScaler
 
     from explain_core import make_dataset
-    from explain_core.setup import make_setup, model_from_upload
+    from explain_core.setup import UploadChoices, make_setup, model_from_upload
 
     frame, target = case_frame(name)
     data = make_dataset(frame, target)
     X = frame.drop(columns=[target])
     mlp = make_pipeline(StandardScaler(), MLPClassifier((hidden,), max_iter=500, random_state=0))
     blob = sio.dumps(mlp.fit(X, frame[target]))
-    return make_setup(data, model_from_upload(data, blob, f"{name}_mlp.skops", trusted_types=sio.get_untrusted_types(
-        data=blob)))
+    choices = UploadChoices(trusted_types=sio.get_untrusted_types(data=blob))
+    return make_setup(data, model_from_upload(data, blob, f"{name}_mlp.skops", choices))
 
 
 class Meter:

@@ -29,7 +29,7 @@ from .references import KindsTable, ReferenceFits, ReferenceSEV, compare_kinds, 
 from .results import Explanation
 from .setup import (DEFAULT_DEMO, LINEAR_METHODS, BaselineParameters, CounterfactualParameters, LensParameters,
                     LinearParameters, Parameters, ReferenceParameters, SEVParameters, Setup, demo_setup, file_setup,
-                    lens_max_size, make_setup, model_from_upload, trained_setup)
+                    UploadChoices, lens_max_size, make_setup, model_from_upload, trained_setup)
 from .sev.dispatch import explain_sev, sev_results
 from .sev.engine import SEVExplanation, SEVResult
 from .sev.tree_sev import TreeSEVResult, tree_sev
@@ -39,11 +39,11 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_DEMO", "LINEAR_METHODS", "ROW_CHOICES", "Agreement", "BaselineParameters", "Baselines",
            "CounterfactualParameters", "DatasetSEV", "LensParameters", "LensReport", "LensSearch", "LinearParameters",
-           "Parameters", "ReferenceParameters", "SEVParameters", "Setup", "agreement", "dataset_reference_kinds",
-           "dataset_sev", "demo_setup", "frame_sev", "file_setup", "flip_numbers", "lens_max_size", "lens_report",
-           "linear_space", "linear_sweep", "make_setup", "model_from_upload", "predicted_rows", "reference_fits",
-           "row_baselines", "row_counterfactuals", "lens_searches", "row_lens", "row_lens_causal", "row_lens_contexts",
-           "row_lens_plan", "row_lens_search", "row_linear",
+           "Parameters", "ReferenceParameters", "SEVParameters", "Setup", "UploadChoices", "agreement",
+           "dataset_reference_kinds", "dataset_sev", "demo_setup", "frame_sev", "file_setup", "flip_numbers",
+           "lens_max_size", "lens_report", "linear_space", "linear_sweep", "make_setup", "model_from_upload",
+           "predicted_rows", "reference_fits", "row_baselines", "row_counterfactuals", "lens_searches", "row_lens",
+           "row_lens_causal", "row_lens_contexts", "row_lens_plan", "row_lens_search", "row_linear",
            "row_reference_sev", "row_sev", "score_of", "trained_setup", "row_tree_sev"]
 
 # ---------------------------------------------------------------------------------------------------

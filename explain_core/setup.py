@@ -249,29 +249,86 @@ def trained_setup(dataset: Dataset, kind: str, *, seed: int = 0, restricted: Seq
     return make_setup(dataset, train_model(dataset, kind, seed=seed), restricted=restricted)
 
 
-def model_from_upload(dataset: Dataset, data: bytes, filename: str, *, seed: int = 0, threshold: float | None = None,
-                      positive_class=None, trusted: bool | None = None, trusted_types: Sequence[str] = (),
-                      by_order: bool = False, unseen: bool = False) -> TrainedModel:
+@dataclass(frozen=True)
+class UploadChoices:
+    """The choices a model file is loaded with (:func:`model_from_upload`): the split's seed, the decision threshold,
+    the positive label, the trust given to its contents, how its inputs meet the dataset's columns and whether it
+    saw any of the rows.
+
+    Parameters
+    ----------
+    seed : int
+        The seed of the dataset's train/test split.
+    threshold : float, optional
+        The decision threshold; None: the model's own.
+    positive_class : object, optional
+        The model's label for the dataset's positive class (a model trained on a recoded target); None: the same
+        label as the dataset's.
+    trusted : bool, optional
+        Trusted mode (pickles load, unvetted skops types load when loading them runs no code); None: the
+        environment's setting (:data:`~explain_core.intake.formats.TRUSTED_ENV`).
+    trusted_types : sequence of str
+        The unvetted skops types the analyst confirmed.
+    by_order : bool
+        Unnamed inputs are the dataset's columns in order.
+    unseen : bool
+        The model saw none of the dataset's rows: every row is a test row.
+    """
+
+    seed: int = 0
+    threshold: float | None = None
+    positive_class: Any = None
+    trusted: bool | None = None
+    trusted_types: Sequence[str] = ()
+    by_order: bool = False
+    unseen: bool = False
+
+
+def model_from_upload(dataset: Dataset, data: bytes, filename: str,
+                      choices: UploadChoices = UploadChoices()) -> TrainedModel:
     """A model file's bytes loaded safely (:func:`~explain_core.intake.loading.load_model_bytes`), wrapped for
     ``dataset`` (``by_order``: unnamed inputs are the dataset's columns in order), checked on a few rows, and
     evaluated; keyed by the file's content and the wrapping choices.
 
     Its test rows (``metrics["test_rows"]``): the dataset's hold-out when it has one; every row when ``unseen``
     (the analyst says the model saw none of them; the seeded split's training rows still build the reference);
-    else the seeded split, which the model may have been trained on (``may_be_seen``: pages say so)."""
+    else the seeded split, which the model may have been trained on (``may_be_seen``: pages say so).
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The dataset the model explains.
+    data : bytes
+        The file's content.
+    filename : str
+        The file's name (its suffix says the format).
+    choices : UploadChoices
+        How it is loaded: seed, threshold, positive label, trust, column order, unseen rows.
+
+    Returns
+    -------
+    TrainedModel
+        The wrapped model with its split, metrics and key.
+
+    Raises
+    ------
+    IntakeError
+        A file that cannot be loaded safely, or a model that fails on the dataset's first rows.
+    """
+    c = choices
     name = safe_name(filename, "model")
-    estimator = load_model_bytes(data, name, trusted=trusted, trusted_types=trusted_types)
-    model = wrap_model(estimator, dataset, threshold=threshold, positive_class=positive_class, name=name,
-                       by_order=by_order)
+    estimator = load_model_bytes(data, name, trusted=c.trusted, trusted_types=c.trusted_types)
+    model = wrap_model(estimator, dataset, threshold=c.threshold, positive_class=c.positive_class, name=name,
+                       by_order=c.by_order)
     check_model(model, dataset, name)
-    train, test = dataset.split(seed)
-    kind = "holdout" if dataset.holdout is not None else "unseen" if unseen else "may_be_seen"
+    train, test = dataset.split(c.seed)
+    kind = "holdout" if dataset.holdout is not None else "unseen" if c.unseen else "may_be_seen"
     if kind == "unseen":
         test = np.arange(len(dataset.features))
     digest = hashlib.sha1(bytes(data)).hexdigest()[:16]
-    key = model_key("file", digest, f"threshold={threshold}", f"positive={positive_class}", f"order={by_order}",
-                    f"test={kind}", seed)
-    return TrainedModel(model, train, test, evaluate(model, dataset, train, test, kind), seed, key,
+    key = model_key("file", digest, f"threshold={c.threshold}", f"positive={c.positive_class}",
+                    f"order={c.by_order}", f"test={kind}", c.seed)
+    return TrainedModel(model, train, test, evaluate(model, dataset, train, test, kind), c.seed, key,
                         f"uploaded {name}", dataset.key)
 
 
@@ -290,8 +347,8 @@ def file_setup(dataset: Dataset, path, *, seed: int = 0, trusted: bool | None = 
     """A setup from a model file on disk (``.skops``, ``.onnx``, a booster's own file; pickles only in trusted
     mode); ``unseen`` as in :func:`model_from_upload`."""
     path = Path(path)
-    trained = model_from_upload(dataset, path.read_bytes(), path.name, seed=seed, trusted=trusted, by_order=by_order,
-                                unseen=unseen)
+    trained = model_from_upload(dataset, path.read_bytes(), path.name,
+                                UploadChoices(seed=seed, trusted=trusted, by_order=by_order, unseen=unseen))
     return make_setup(dataset, replace(trained, source=f"{trained.model.name} (model file)"), restricted=restricted)
 
 

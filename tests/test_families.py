@@ -16,7 +16,7 @@ from sklearn.pipeline import Pipeline
 
 from explain_core import (ContextOptions, IntakeError, SEVParameters, UntrustedModelError, explain_sev, lens_contexts,
                           opposite_references)
-from explain_core.analysis import Parameters, make_setup, model_from_upload, row_baselines
+from explain_core.analysis import Parameters, UploadChoices, make_setup, model_from_upload, row_baselines
 from explain_core.errors import ModelCallError
 from explain_core.intake.data import make_dataset
 from explain_core.intake.demos import load_demo
@@ -126,7 +126,7 @@ def explain_one_row(setup) -> None:
 
 
 def load(data, blob: bytes, filename: str, **kwargs) -> object:
-    trained = model_from_upload(data, blob, filename, **kwargs)
+    trained = model_from_upload(data, blob, filename, UploadChoices(**kwargs))
     return make_setup(data, trained)
 
 

@@ -33,7 +33,7 @@ from explain_core.intake.sandbox.client import Worker
 from explain_core.intake.sandbox.model import SandboxedModel
 from explain_core.intake.skops_policy import check_file, decide
 from explain_core.limits import limits
-from explain_core.setup import model_from_upload
+from explain_core.setup import UploadChoices, model_from_upload
 
 pytestmark = pytest.mark.slow
 EVERY_LAYER = {"limits": True, "network": True, "files": True, "signal scope": True, "seccomp": True,
@@ -233,7 +233,7 @@ def test_an_uploaded_model_explains_like_the_same_model_in_process(name, kind):
     data = load_demo(name)
     trained = demo_model(data, kind)
     uploaded = make_setup(data, model_from_upload(data, sio.dumps(trained.model.estimator), f"{kind}.skops",
-                                                    positive_class=trained.model.positive_class))
+                                                    UploadChoices(positive_class=trained.model.positive_class)))
     local = make_setup(data, trained)
     assert isinstance(uploaded.model.estimator, SandboxedModel) and uploaded.model.sandboxed
     assert not local.model.sandboxed
@@ -293,7 +293,8 @@ def test_a_model_reading_floats_gets_compact_vertices_and_explains_as_in_process
 
     data = numeric_compas(renamed)
     blob, filename = booster_blob(data, kind)
-    uploaded = make_setup(data, model_from_upload(data, blob, filename, positive_class=1, by_order=kind == "unnamed"))
+    choices = UploadChoices(positive_class=1, by_order=kind == "unnamed")
+    uploaded = make_setup(data, model_from_upload(data, blob, filename, choices))
     inner = sio.loads(blob, trusted=[]) if kind == "unnamed" else load_native(blob, "." + filename.split(".")[1],
                                                                                  filename)
     local = replace(uploaded, model=wrap_model(inner, data, positive_class=1, by_order=kind == "unnamed"))
@@ -343,7 +344,7 @@ def test_a_model_that_raises_in_its_worker_gets_the_adapters_message():
     data = make_dataset(frame, "y")
     blob = sio.dumps(LogisticRegression().fit(frame[["x"]].to_numpy()[:, :1].repeat(2, axis=1), frame["y"]))
     with pytest.raises(IntakeError, match="does not record its input column names|expects 2"):
-        model_from_upload(data, blob, "two_inputs.skops", by_order=True)
+        model_from_upload(data, blob, "two_inputs.skops", UploadChoices(by_order=True))
 
 
 def test_the_server_waits_for_a_reply_asleep_not_spinning(monkeypatch):

@@ -21,7 +21,7 @@ from explain_core.saved import (AnalysisState, DataRecipe, FileRef, ModelRecipe,
                                 new_token, rebuild)
 from explain_core.saved.records import MAX_NAME, token_hash
 from explain_core.saved.schema import FILE_NAME
-from explain_core.setup import model_from_upload
+from explain_core.setup import UploadChoices, model_from_upload
 from store_backends import rows
 
 MB = 2 ** 20
@@ -359,7 +359,7 @@ def test_an_uploaded_table_and_model_file_rebuild_through_the_same_loading(three
                                kinds={"years": "numeric"}, name="bands")
     dataset = make_dataset(pd.read_csv(io.BytesIO(csv)), "band", task="classification", positive_class="high",
                            kinds={"years": "numeric"}, name="bands")
-    trained = model_from_upload(dataset, model_file, "bands.skops", seed=2)
+    trained = model_from_upload(dataset, model_file, "bands.skops", UploadChoices(seed=2))
     setup = make_setup(dataset, trained).with_positive_class("mid").with_restricted(["years"])
     state = AnalysisState.of(setup, recipe, ModelRecipe("file", seed=2, file=model_ref), parameters=Parameters(),
                              row=5)

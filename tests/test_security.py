@@ -31,7 +31,7 @@ from explain_core.intake.tables import read_table, safe_name
 from explain_core.lens import ContextOptions, opposite_references
 from explain_core.linear import explain_linear, group_space
 from explain_core.report import write_index
-from explain_core.setup import model_from_upload
+from explain_core.setup import UploadChoices, model_from_upload
 from hostile import (DISGUISED, FORMULAS, disguised_skops, eval_payload_skops, markdown_table, nested_parquet,
                      onnx_loop, onnx_memory_hog, parquet_bomb, skops_array_bomb, wide_header)
 
@@ -96,7 +96,7 @@ def test_row1_a_pickle_loaded_while_trusted_is_not_served_from_the_cache_once_tr
     data = make_dataset(frame, "y")
     buffer = io.BytesIO()
     joblib.dump(LogisticRegression().fit(frame[["x"]], frame["y"]), buffer)
-    args = (data, buffer.getvalue(), uploads.ModelUpload(data.key, "digest", "model.pkl", 0, None, "", (), False))
+    args = (data, buffer.getvalue(), uploads.ModelUpload(data.key, "digest", "model.pkl", UploadChoices()))
     monkeypatch.setenv(TRUSTED_ENV, "1")
     assert uploads.load_cached(*args).model.sandboxed
     assert uploads.load_cached(*args) is uploads.load_cached(*args)  # cached while trusted
@@ -226,9 +226,9 @@ def test_row5_onnx_that_never_returns_or_allocates_without_bound_is_refused_at_u
     monkeypatch.setenv("EXPLAIN_MAX_MODEL_SECONDS", "3")
     data = make_dataset(pd.DataFrame({"a": np.arange(30.0), "b": 1.0, "c": 2.0, "y": np.arange(30) % 2}), "y")
     with pytest.raises(IntakeError, match="did not finish scoring 20 rows within 3 s"):
-        model_from_upload(data, onnx_loop(), "loop.onnx", by_order=True)
+        model_from_upload(data, onnx_loop(), "loop.onnx", UploadChoices(by_order=True))
     with pytest.raises(IntakeError, match="memory"):
-        model_from_upload(data, onnx_memory_hog(), "hog.onnx", by_order=True)
+        model_from_upload(data, onnx_memory_hog(), "hog.onnx", UploadChoices(by_order=True))
 
 
 def test_limits_are_the_operators_and_checked(monkeypatch):

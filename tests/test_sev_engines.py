@@ -362,7 +362,7 @@ def test_an_uploaded_model_is_solved_from_its_workers_plain_data_and_rescored_th
     explanations as the very same model in this process."""
     import skops.io as sio
 
-    from explain_core.setup import model_from_upload
+    from explain_core.setup import UploadChoices, model_from_upload
 
     data, local = wide_model(p=16, seed=3)
     if fmt == "xgboost":
@@ -372,7 +372,7 @@ def test_an_uploaded_model_is_solved_from_its_workers_plain_data_and_rescored_th
     else:
         est = GradientBoostingClassifier(n_estimators=30, max_depth=3, random_state=0).fit(data.features, data.y)
         local, blob, name = wrap_model(est, data), sio.dumps(est), "model.skops"
-    uploaded = model_from_upload(data, blob, name, positive_class=1).model
+    uploaded = model_from_upload(data, blob, name, UploadChoices(positive_class=1)).model
     assert "Sandboxed" in type(uploaded.estimator).__name__
     reference = make_reference(data)
     rows = data.features.iloc[np.argsort(-local.score(data.features))[::60][:4]]

@@ -29,7 +29,7 @@ from explain_core.intake.trained import TrainedModel
 from explain_core.reference import make_reference
 from explain_core.results import load_result
 from explain_core.saved import AnalysisState, DataRecipe, ModelRecipe, rebuild
-from explain_core.setup import Parameters, model_from_upload
+from explain_core.setup import Parameters, UploadChoices, model_from_upload
 
 
 @pytest.fixture(scope="module")
@@ -210,7 +210,7 @@ def test_a_multiclass_model_one_against_the_rest(three_classes):
 def test_an_uploaded_model_follows_the_threshold_in_its_sandbox(compas):
     data = compas.dataset
     blob = sio.dumps(demo_model(data, "gbdt").model.estimator)
-    uploaded = make_setup(data, model_from_upload(data, blob, "gbdt.skops", threshold=0.4))
+    uploaded = make_setup(data, model_from_upload(data, blob, "gbdt.skops", UploadChoices(threshold=0.4)))
     worker = uploaded.model.estimator
     moved = uploaded.with_threshold(0.3)
     assert moved.model.estimator is worker and isinstance(worker, SandboxedModel)  # not loaded again

@@ -21,7 +21,7 @@ import numpy as np
 import streamlit as st
 
 from explain_core import IntakeError
-from explain_core.analysis import DEFAULT_DEMO, Parameters, Setup, demo_setup
+from explain_core.analysis import DEFAULT_DEMO, Parameters, Setup, UploadChoices, demo_setup
 from explain_core.inspection.filters import fitting
 from explain_core.intake.tables import read_table
 from explain_core.limits import limits
@@ -62,12 +62,10 @@ def builders() -> Builders:
                     read=lambda data, name: read_table(data, filename=name, max_mb=shared.upload_limit_mb()))
 
 
-def load_file(dataset, data: bytes, filename: str, *, seed: int, threshold, positive_class, trusted_types,
-              by_order: bool):
+def load_file(dataset, data: bytes, filename: str, choices: UploadChoices):
     """A saved model file loaded exactly as its upload was (``load_cached``: same key, same safe loader)."""
-    return uploads.load_cached(dataset, data, uploads.ModelUpload(
-        dataset.key, hashlib.sha1(data).hexdigest(), filename, seed, threshold,
-        "" if positive_class is None else positive_class, tuple(trusted_types), by_order))
+    return uploads.load_cached(dataset, data, uploads.ModelUpload(dataset.key, hashlib.sha1(data).hexdigest(),
+                                                                  filename, choices))
 
 
 # --- the session's state -----------------------------------------------------------------------------------------

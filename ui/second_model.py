@@ -16,7 +16,7 @@ from explain_core.inspection.two_models import aligned_second, compare_models
 from explain_core.intake.demo_models import DEMO_KINDS, kind_label
 from explain_core.intake.tables import safe_name
 from explain_core.saved.recipe import FileRef, ModelRecipe
-from explain_core.setup import Parameters, Setup, make_setup
+from explain_core.setup import Parameters, Setup, UploadChoices, make_setup
 from explain_core.views.compare import attribution_figure
 from explain_core.views.style import chart_name
 from explain_core.vocabulary import plain
@@ -64,7 +64,7 @@ def build_second(s: Setup, source: str, kind: str | None, upload) -> Setup | Non
         return built
     if source == "file":
         data, name = upload.getvalue(), safe_name(upload.name, "model")
-        upload = uploads.ModelUpload(s.dataset.key, hashlib.sha1(data).hexdigest(), name, seed, None, "", (), False)
+        upload = uploads.ModelUpload(s.dataset.key, hashlib.sha1(data).hexdigest(), name, UploadChoices(seed=seed))
         trained = uploads.load_cached(s.dataset, data, upload)
         origins.remember_model(trained.key, ModelRecipe("file", seed=seed, file=FileRef.of(data, name)), data)
         return make_setup(s.dataset, trained)

@@ -4,6 +4,7 @@ page's working state they write (``dm_dataset``, ``dm_model``). All reading and 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -12,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from explain_core import IntakeError, UntrustedModelError
-from explain_core.analysis import model_from_upload
+from explain_core.analysis import UploadChoices, model_from_upload
 from explain_core.intake.data import TASKS, Dataset, infer_kind, infer_task, make_dataset
 from explain_core.intake.layout import KINDS
 from explain_core.intake.formats import MODEL_SUFFIXES, TRUSTED_ENV
@@ -78,19 +79,15 @@ def read_upload(data: bytes, digest: str, filename: str) -> pd.DataFrame:
 
 class ModelUpload(NamedTuple):
     """An uploaded model file and the choices it is loaded with: the dataset's key, the file's content hash and
-    name, the split's seed, the threshold (None: the model's), the positive label ("": the model's), the pickled
-    types the visitor confirmed, whether unnamed inputs are the dataset's columns in order, and whether the model
-    saw none of the rows (:func:`~explain_core.setup.model_from_upload`)."""
+    name, and the loading choices (:class:`~explain_core.setup.UploadChoices`: the split's seed, the threshold, the
+    positive label, the skops types the visitor confirmed, whether unnamed inputs are the dataset's columns in
+    order, and whether the model saw none of the rows). Their ``trusted`` is never the visitor's: the operator's
+    mode replaces it (:func:`load_cached`)."""
 
     dataset_key: str
     digest: str
     filename: str
-    seed: int
-    threshold: float | None
-    positive: str
-    trusted_types: tuple[str, ...]
-    by_order: bool
-    unseen: bool = False
+    choices: UploadChoices = UploadChoices()
 
 
 class UploadKey(NamedTuple):
@@ -105,16 +102,16 @@ def load_cached(_dataset: Dataset, _data: bytes, upload: ModelUpload) -> Trained
     """An uploaded model file (by content hash) loaded with explain_core's safe loader, wrapped and evaluated,
     cached per :class:`UploadKey`. Trusted mode is the operator's (:func:`ui.shared.operator_trusted`), never a
     visitor's choice."""
-    upload = upload._replace(trusted_types=tuple(upload.trusted_types))
-    return _loaded(_dataset, _data, UploadKey(upload, shared.operator_trusted()))
+    # one key per load: no visitor's trust, the confirmed types as a tuple, no positive label ("" or None) as None
+    choices = replace(upload.choices, trusted=None, trusted_types=tuple(upload.choices.trusted_types),
+                      positive_class=upload.choices.positive_class or None)
+    return _loaded(_dataset, _data, UploadKey(upload._replace(choices=choices), shared.operator_trusted()))
 
 
 @st.cache_resource(show_spinner="Loading the model file…", max_entries=4, ttl="1h")
 def _loaded(_dataset: Dataset, _data: bytes, key: UploadKey) -> TrainedModel:
     up = key.upload
-    return model_from_upload(_dataset, _data, up.filename, seed=up.seed, threshold=up.threshold,
-                             positive_class=up.positive or None, trusted=key.trusted,
-                             trusted_types=up.trusted_types, by_order=up.by_order, unseen=up.unseen)
+    return model_from_upload(_dataset, _data, up.filename, replace(up.choices, trusted=key.trusted))
 
 
 # --- a table ------------------------------------------------------------------------------------------------------
@@ -391,8 +388,9 @@ def load_model(dataset: Dataset, dkey: str, file: tuple, choices: tuple) -> Trai
     data, digest, name = file
     seed, threshold, label, confirmed, by_order, unseen = choices
     try:
-        result = load_cached(dataset, data, ModelUpload(dkey, digest, name, seed, threshold, label, confirmed,
-                                                        by_order, unseen))
+        result = load_cached(dataset, data, ModelUpload(dkey, digest, name, UploadChoices(
+            seed=seed, threshold=threshold, positive_class=label or None, trusted_types=confirmed, by_order=by_order,
+            unseen=unseen)))
     except UntrustedModelError as exc:
         st.session_state["dm_untrusted"] = (digest, exc.types, exc.checks) if exc.types else None
         st.error(plain(exc), icon=":material/gpp_bad:")

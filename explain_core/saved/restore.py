@@ -19,7 +19,7 @@ from ..intake.demo_models import DEMO_KINDS, train_model
 from ..intake.tables import read_table
 from ..intake.trained import TrainedModel
 from ..reference import make_reference
-from ..setup import Parameters, Setup, demo_setup, make_setup, model_from_upload
+from ..setup import Parameters, Setup, UploadChoices, demo_setup, make_setup, model_from_upload
 from .recipe import AnalysisState
 
 
@@ -28,8 +28,9 @@ class Builders:
     """The functions a restore builds with; the app passes its cached ones, so a restored analysis shares its caches.
 
     ``demo(name, kind, seed)`` → a demo :class:`Setup`; ``train(dataset, kind, seed)`` → a model trained here;
-    ``load(dataset, data, filename, seed=, threshold=, positive_class=, trusted_types=, by_order=)`` → a model
-    file loaded (:func:`~explain_core.setup.model_from_upload`); ``read(data, filename)`` → an uploaded table.
+    ``load(dataset, data, filename, choices)`` → a model file loaded with its
+    :class:`~explain_core.setup.UploadChoices` (:func:`~explain_core.setup.model_from_upload`);
+    ``read(data, filename)`` → an uploaded table.
 
     Parameters
     ----------
@@ -40,7 +41,7 @@ class Builders:
     demo: Callable[[str, str, int], Setup] = lambda name, kind, seed: demo_setup(name, kind, seed=seed)
     train: Callable[[Dataset, str, int], TrainedModel] = lambda dataset, kind, seed: train_model(dataset, kind,
                                                                                                 seed=seed)
-    load: Callable[..., TrainedModel] = model_from_upload
+    load: Callable[[Dataset, bytes, str, UploadChoices], TrainedModel] = model_from_upload
     read: Callable[[bytes, str], pd.DataFrame] = lambda data, name: read_table(data, filename=name)
 
 
@@ -147,9 +148,9 @@ def _base_setup(state: AnalysisState, files: Mapping[str, bytes], builders: Buil
         check_choice(model.kind, DEMO_KINDS, "model kind")
         trained = builders.train(dataset, model.kind, model.seed)
     else:
-        trained = builders.load(dataset, files[model.file.sha256], model.file.name, seed=model.seed,
-                                threshold=model.threshold, positive_class=model.positive,
+        choices = UploadChoices(seed=model.seed, threshold=model.threshold, positive_class=model.positive,
                                 trusted_types=model.trusted_types, by_order=model.by_order)
+        trained = builders.load(dataset, files[model.file.sha256], model.file.name, choices)
         if model.source:
             trained = replace(trained, source=model.source)
     return make_setup(dataset, trained)

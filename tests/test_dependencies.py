@@ -212,10 +212,10 @@ def test_a_linear_explanation_on_cpu_runs_without_torch():
 
 
 WIDE_LEFT = {  # functions still taking more than 8 parameters (issue 53): this list only shrinks
-    "explain_core/intake/data.py:make_dataset", "explain_core/lens/causation.py:probabilities_of_causation",
+    "explain_core/lens/causation.py:probabilities_of_causation",
     "explain_core/lens/search.py:search_factors", "explain_core/linear/compare.py:compare",
     "explain_core/linear/compare.py:explain_linear", "explain_core/linear/compare.py:sweep",
-    "explain_core/saved/recipe.py:upload", "explain_core/setup.py:model_from_upload",
+    "explain_core/setup.py:model_from_upload",
     "explain_core/sev/dispatch.py:sev_results", "explain_core/sev/engine.py:sev_batch",
     "explain_core/sev/engine.py:explain_sev"}
 

@@ -25,6 +25,7 @@ from sklearn.model_selection import train_test_split
 
 from explain_core import load_demo
 from explain_core.intake.data import make_dataset
+from explain_core.intake.layout import TableChoices
 from explain_core.intake.models import ModelAdapter
 from explain_core.lens import ContextOptions, lens_contexts
 from explain_core.lens.causal import CausalGraph, ScmSettings, causal_contexts, fit_scm, german_graph
@@ -70,7 +71,7 @@ def the_papers_setup():
     model = ModelAdapter(forest, COLUMNS, "classification")
     kinds = {**dict.fromkeys(["Age", "Savings", "Checking", "Credit", "Duration"], "numeric"),
              "Sex": "binary", **dict.fromkeys(["Job", "Housing", "Purpose"], "categorical")}
-    data = make_dataset(frame, "outcome", positive_class=1, kinds=kinds, name="german_kaggle")
+    data = make_dataset(frame, "outcome", positive_class=1, name="german_kaggle", choices=TableChoices(kinds=kinds))
     query = frame.iloc[[INPUT]][COLUMNS]
     references = frame[frame.outcome != frame.outcome.iloc[INPUT]].sample(n=REFERENCES, random_state=42)[COLUMNS]
     return model, data, query, references

@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from explain_core import load_demo  # noqa: E402
 from explain_core.intake.data import Dataset, make_dataset  # noqa: E402
 from explain_core.intake.demos import bundled_file, demo_cards  # noqa: E402
+from explain_core.intake.layout import TableChoices  # noqa: E402
 from explain_core.linear.compare import FittingOptions, compare  # noqa: E402
 from explain_core.linear.boolean import BooleanEncoder, boolean_model, fit_boolean_encoder  # noqa: E402
 
@@ -130,8 +131,8 @@ def without_missing(data: Dataset) -> Dataset:
     frame = data.features.assign(**{target: data.target.to_numpy()})
     drop = [g.name for g in data.groups if data.features[list(g.columns)].isna().any().any()]
     kinds = {g.name: g.kind for g in data.groups if g.name not in drop}
-    return make_dataset(frame, target, task=data.task, positive_class=data.positive_class, kinds=kinds,
-                        drop=drop, name=data.name, card=data.card)
+    return make_dataset(frame, target, task=data.task, positive_class=data.positive_class, name=data.name,
+                        card=data.card, choices=TableChoices(kinds=kinds, drop=drop))
 
 
 def paper_layout(name: str) -> Dataset | None:
@@ -149,8 +150,8 @@ def paper_layout(name: str) -> Dataset | None:
                    "c_charge_degree_M": degree == "Misdemeanor"}
         frame = frame.assign(age=age, **{k: v.astype(int) for k, v in dummies.items()})
         kinds = {**{k: v for k, v in kinds.items() if k != "charge_degree"}, **dict.fromkeys(dummies, "binary")}
-    return make_dataset(frame, card["target"], task=card["task"], positive_class=card.get("positive_class"),
-                        kinds=kinds, name=name, card=card)
+    return make_dataset(frame, card["target"], task=card["task"], positive_class=card.get("positive_class"), name=name,
+                        card=card, choices=TableChoices(kinds=kinds))
 
 
 def counts_of(data: Dataset) -> dict[str, tuple[int, int, int]]:

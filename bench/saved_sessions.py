@@ -30,6 +30,7 @@ import skops.io as sio
 
 from explain_core.analysis import Parameters, demo_setup
 from explain_core.intake.data import make_dataset
+from explain_core.intake.layout import TableChoices
 from explain_core.intake.tables import read_table
 from explain_core.saved import AnalysisState, DataRecipe, FileRef, ModelRecipe, SavedStore, new_token, rebuild
 from explain_core.setup import make_setup, model_from_upload
@@ -52,13 +53,13 @@ def upload_case():
     csv, model_file = frame.to_csv(index=False).encode(), sio.dumps(demo.model.estimator)
     kinds = {g.name: g.kind for g in data.groups}
     recipe = DataRecipe.upload(FileRef.of(csv, "compas.csv"), str(data.target.name), task=data.task,
-                               positive_class=data.positive_class, kinds=kinds, name="compas")
+                               positive_class=data.positive_class, name="compas", choices=TableChoices(kinds=kinds))
     return csv, model_file, recipe, kinds
 
 
 def upload_path(csv: bytes, model_file: bytes, recipe: DataRecipe, kinds: dict):
     dataset = make_dataset(read_table(csv, filename="compas.csv"), recipe.target, task=recipe.task,
-                           positive_class=recipe.positive_class, kinds=kinds, name="compas")
+                           positive_class=recipe.positive_class, name="compas", choices=TableChoices(kinds=kinds))
     return make_setup(dataset, model_from_upload(dataset, model_file, "compas.skops"))
 
 

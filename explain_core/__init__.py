@@ -17,7 +17,7 @@ from .baselines import Attribution, FlipPath, explain_lime, explain_shap, flip_n
 from .errors import ComputationError, ExplainError, IntakeError, NonFiniteScores, UntrustedModelError
 from .intake.data import Dataset, make_dataset
 from .intake.demos import demo_names, load_demo
-from .intake.layout import FeatureGroup, GroupLayout
+from .intake.layout import FeatureGroup, GroupLayout, TableChoices
 from .intake.demo_models import demo_model, train_model
 from .intake.loading import load_model_file, model_from_file
 from .intake.models import ModelAdapter, wrap_model
@@ -33,7 +33,7 @@ from .sev.summaries import lattice_counts, prevalence_table, sev_counts
 
 __all__ = [
     "__version__", "Dataset", "FeatureGroup", "GroupLayout", "IntakeError", "ExplainError", "ComputationError",
-    "NonFiniteScores", "load_demo", "demo_names", "make_dataset", "read_table", "Limits", "limits",
+    "NonFiniteScores", "load_demo", "demo_names", "make_dataset", "TableChoices", "read_table", "Limits", "limits",
     "ModelAdapter", "TrainedModel", "UntrustedModelError", "demo_model", "load_model_file", "model_from_file",
     "train_model", "wrap_model", "Reference", "check_restricted", "make_reference",
     "Attribution", "FlipPath", "explain_lime", "explain_shap", "flip_number",

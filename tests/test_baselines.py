@@ -18,7 +18,7 @@ from explain_core.baselines import Attribution, GroupCodec, explain_lime, explai
 from explain_core.shap_kernels import CACHED_KERNELS, keep_kernels
 from explain_core.cache import cache_root
 from explain_core.intake.data import make_dataset
-from explain_core.intake.layout import GroupLayout
+from explain_core.intake.layout import GroupLayout, TableChoices
 from explain_core.intake.encoding import make_encoder
 from explain_core.intake.models import ModelAdapter, wrap_model
 from explain_core.intake.tracing import encoded_column_groups
@@ -317,7 +317,7 @@ def mixed():
                           "pet_dog": (pet == 1).astype(int)})
     logit = frame.x + (frame.color == "red") - (frame.flag == "no") + 1.5 * frame.pet_dog
     frame["y"] = (logit + rng.normal(scale=0.5, size=n) > 0.5).astype(int)
-    return make_dataset(frame, "y", onehot_groups={"pet": ["pet_cat", "pet_dog"]})
+    return make_dataset(frame, "y", choices=TableChoices(onehot_groups={"pet": ["pet_cat", "pet_dog"]}))
 
 
 def test_codec_round_trips_categories_nan_and_blocks(mixed):

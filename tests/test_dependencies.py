@@ -212,10 +212,8 @@ def test_a_linear_explanation_on_cpu_runs_without_torch():
 
 
 WIDE_LEFT = {  # functions still taking more than 8 parameters (issue 53): this list only shrinks
-    "explain_core/intake/data.py:make_dataset", "explain_core/saved/recipe.py:upload",
     "explain_core/sev/dispatch.py:sev_results", "explain_core/sev/engine.py:sev_batch",
     "explain_core/sev/engine.py:explain_sev"}
-    "explain_core/sev/engine.py:sev_batch", "explain_core/sev/engine.py:explain_sev"}
 
 
 def test_no_new_function_takes_more_than_eight_parameters():

@@ -17,6 +17,7 @@ from explain_core.inspection.cohorts import compare_cohorts
 from explain_core.inspection.filters import MISCLASSIFIED, PREDICTED, TRUE_CLASS, Cohort, Filter, fitting
 from explain_core.inspection.errors import error_tree, leaf_cohort, tree_inputs
 from explain_core.intake.data import make_dataset
+from explain_core.intake.layout import TableChoices
 from explain_core.intake.models import wrap_model
 from explain_core.intake.trained import TrainedModel
 from explain_core.results import load_result
@@ -90,7 +91,7 @@ def test_a_one_hot_block_is_filtered_by_its_level_names():
     frame = pd.DataFrame({"x": rng.normal(size=200), "pet_cat": (pet == "pet_cat").astype(int),
                           "pet_dog": (pet == "pet_dog").astype(int)})
     frame["y"] = (frame.x + frame.pet_cat > 0.5).astype(int)
-    data = make_dataset(frame, "y", onehot_groups={"pet": ["pet_cat", "pet_dog"]})
+    data = make_dataset(frame, "y", choices=TableChoices(onehot_groups={"pet": ["pet_cat", "pet_dog"]}))
     setup = make_setup(data, TrainedModel(wrap_model(DecisionTreeClassifier(max_depth=2).fit(
         data.features, data.y), data), np.arange(100), np.arange(100, 200), {}, key="pets", source="tree"))
     for level in ("pet_cat", "pet_dog", "none"):

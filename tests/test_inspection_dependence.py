@@ -25,6 +25,7 @@ from explain_core.inspection.interactions import H_METHOD, SHAP_METHOD, h_statis
 from explain_core.intake.data import make_dataset
 from explain_core.intake.demos import load_demo
 from explain_core.intake.encoding import encoded_model, make_encoder
+from explain_core.intake.layout import TableChoices
 from explain_core.intake.models import wrap_model
 from explain_core.intake.trained import TrainedModel
 from explain_core.results import load_result
@@ -60,7 +61,7 @@ def check_against_brute_force(setup, result: PartialDependence, row: int, ice_ch
 
 
 def synthetic_setup(frame: pd.DataFrame, estimator, onehot=None) -> tuple:
-    data = make_dataset(frame, "y", task="regression", onehot_groups=onehot, name="synthetic")
+    data = make_dataset(frame, "y", task="regression", name="synthetic", choices=TableChoices(onehot_groups=onehot))
     train, test = np.arange(len(frame)), np.arange(len(frame))
     estimator.fit(data.features, data.target)
     return data, make_setup(data, TrainedModel(wrap_model(estimator, data), train, test, {}, key="synthetic",
@@ -374,7 +375,8 @@ def test_moved_frames_are_the_moved_rows_of_each_change_one_after_another():
                           "c_green": (colour == "green").astype(int), "z": rng.integers(0, 5, n),
                           "k": pd.Categorical(rng.choice(["a", "b"], size=n)), "s": rng.choice(["u", "v"], size=n),
                           "y": rng.integers(0, 2, n)})
-    data = make_dataset(frame, "y", onehot_groups={"colour": ["c_red", "c_green"]}, kinds={"z": "numeric"})
+    data = make_dataset(frame, "y", choices=TableChoices(kinds={"z": "numeric"},
+                                                         onehot_groups={"colour": ["c_red", "c_green"]}))
     features = data.features[data.columns]
     groups = {g.name: g for g in data.groups}
     values = {name: g.values_in(features)[:3] for name, g in groups.items()}

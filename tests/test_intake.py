@@ -8,6 +8,7 @@ import pytest
 from explain_core.errors import IntakeError
 from explain_core.intake.data import find_value, make_dataset
 from explain_core.intake.demos import DEMO_DROPS, demo_cards, demo_names, load_demo
+from explain_core.intake.layout import TableChoices
 from explain_core.intake.tables import read_table
 
 
@@ -99,10 +100,11 @@ def test_read_table_from_bytes_and_file_like_and_semicolons(table):
 
 
 def test_task_and_positive_class_defaults(table):
-    regression = make_dataset(table, "age", drop=["label"])
+    regression = make_dataset(table, "age", choices=TableChoices(drop=["label"]))
     assert regression.task == "regression" and regression.positive_class is None
     assert make_dataset(table, "smoker").positive_class == "yes"
-    numeric = make_dataset(table.assign(y=[0, 1, 0, 1, 1, 0]), "y", drop=["label"], positive_class="1")
+    numeric = make_dataset(table.assign(y=[0, 1, 0, 1, 1, 0]), "y", positive_class="1",
+                           choices=TableChoices(drop=["label"]))
     assert numeric.positive_class == 1 and numeric.y.tolist() == [0, 1, 0, 1, 1, 0]
 
 
@@ -113,18 +115,21 @@ def test_more_than_two_classes_need_a_positive_class(table):
 
 
 def test_kinds_are_inferred_and_overridable(table):
-    data = make_dataset(table, "label", kinds={"age": "categorical", "smoker": "categorical"})
+    data = make_dataset(table, "label", choices=TableChoices(kinds={"age": "categorical", "smoker": "categorical"}))
     assert data.kind_of("age") == "categorical" and data.kind_of("smoker") == "categorical"
-    raises(lambda: make_dataset(table, "label", kinds={"city": "numeric"}), "city", "text", "categorical")
-    raises(lambda: make_dataset(table, "label", kinds={"city": "binary"}), "city", "3 distinct", "categorical")
-    raises(lambda: make_dataset(table, "label", kinds={"age": "ordinal"}), "ordinal", "numeric")
-    raises(lambda: make_dataset(table, "label", kinds={"height": "numeric"}), "height", "unknown columns")
+    raises(lambda: make_dataset(table, "label", choices=TableChoices(kinds={"city": "numeric"})),
+           "city", "text", "categorical")
+    raises(lambda: make_dataset(table, "label", choices=TableChoices(kinds={"city": "binary"})),
+           "city", "3 distinct", "categorical")
+    raises(lambda: make_dataset(table, "label", choices=TableChoices(kinds={"age": "ordinal"})), "ordinal", "numeric")
+    raises(lambda: make_dataset(table, "label", choices=TableChoices(kinds={"height": "numeric"})),
+           "height", "unknown columns")
 
 
 def test_categorical_column_is_one_group_and_onehot_blocks_can_be_declared(table):
     encoded = pd.get_dummies(table, columns=["city"], dtype=int)
     block = ["city_Lima", "city_Oslo", "city_Rome"]
-    data = make_dataset(encoded, "label", onehot_groups={"city": block})
+    data = make_dataset(encoded, "label", choices=TableChoices(onehot_groups={"city": block}))
     assert data.group_names == ["age", "income", "smoker", "city"]
     assert data.group("city").columns == tuple(block) and data.group("city").kind == "categorical"
     assert make_dataset(table, "label").group("city").columns == ("city",)
@@ -134,13 +139,18 @@ def test_categorical_column_is_one_group_and_onehot_blocks_can_be_declared(table
 
 def test_declared_groups_are_validated(table):
     encoded = pd.get_dummies(table, columns=["city"], dtype=int)
-    raises(lambda: make_dataset(encoded, "label", onehot_groups={"city": ["city_Lima", "age"]}), "not one-hot", "city")
+    raises(lambda: make_dataset(encoded, "label", choices=TableChoices(onehot_groups={"city": ["city_Lima", "age"]})),
+           "not one-hot", "city")
     raises(lambda: make_dataset(encoded.assign(city_Rome=1), "label",
-                                onehot_groups={"city": ["city_Lima", "city_Oslo", "city_Rome"]}), "at most one 1")
-    raises(lambda: make_dataset(encoded, "label", onehot_groups={"a": ["city_Lima"], "b": ["city_Lima", "city_Oslo"]}),
-           "more than one group", "city_Lima")
-    raises(lambda: make_dataset(encoded, "label", onehot_groups={"age": ["city_Lima", "city_Oslo"]}), "age", "rename")
-    raises(lambda: make_dataset(encoded, "label", onehot_groups={"city": ["city_Paris"]}), "city_Paris", "unknown")
+                                choices=TableChoices(onehot_groups={"city": ["city_Lima", "city_Oslo", "city_Rome"]})),
+           "at most one 1")
+    twice = TableChoices(onehot_groups={"a": ["city_Lima"], "b": ["city_Lima", "city_Oslo"]})
+    raises(lambda: make_dataset(encoded, "label", choices=twice), "more than one group", "city_Lima")
+    raises(lambda: make_dataset(encoded, "label",
+                                choices=TableChoices(onehot_groups={"age": ["city_Lima", "city_Oslo"]})),
+           "age", "rename")
+    raises(lambda: make_dataset(encoded, "label", choices=TableChoices(onehot_groups={"city": ["city_Paris"]})),
+           "city_Paris", "unknown")
 
 
 # ------------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from scipy.stats import binomtest
 
 from explain_core.baselines import Attribution
 from explain_core.intake.data import make_dataset
-from explain_core.intake.layout import GroupLayout
+from explain_core.intake.layout import GroupLayout, TableChoices
 from explain_core.intake.models import ModelAdapter
 from explain_core.lens import ContextOptions, factor_masks, lens_contexts, opposite_references, shap_curve
 from explain_core.reference import Reference
@@ -36,7 +36,8 @@ def model_of(fn, columns) -> ModelAdapter:
 
 
 def dataset_of(frame: pd.DataFrame, kinds=None, onehot=None):
-    return make_dataset(frame.assign(y=np.arange(len(frame)) % 2), "y", kinds=kinds, onehot_groups=onehot)
+    return make_dataset(frame.assign(y=np.arange(len(frame)) % 2), "y",
+                        choices=TableChoices(kinds=kinds, onehot_groups=onehot))
 
 
 def factors(result) -> set[frozenset]:

@@ -14,7 +14,7 @@ import torch
 from explain_core.errors import IntakeError
 from explain_core.vertices import mix
 from explain_core.intake.data import make_dataset
-from explain_core.intake.layout import GroupLayout
+from explain_core.intake.layout import GroupLayout, TableChoices
 from explain_core.intake.demo_models import train_model
 from explain_core.linear import (PAPER_IHT, LinearExplanation, Sample, anchoring_gap, draw_sample, explain_linear,
                                  gshp, iht, lemma4_bound, project_anchored, relevance)
@@ -360,7 +360,7 @@ def toy_frame(n=400, seed=0) -> pd.DataFrame:
 def test_boolean_encoding_follows_section_6_1():
     frame = toy_frame()
     frame["y"] = (frame["age"] > 40).astype(int)
-    data = make_dataset(frame, "y", kinds={"kids": "numeric"})
+    data = make_dataset(frame, "y", choices=TableChoices(kinds={"kids": "numeric"}))
     enc = fit_boolean_encoder(data)
     names = enc.names
     assert names[0].startswith("bias") and set(enc.dropped) == {"country", "gain"}

@@ -27,6 +27,7 @@ from explain_core.intake.demos import load_demo
 from explain_core.intake.demo_models import demo_model
 from explain_core.intake.encoding import make_encoder
 from explain_core.intake.formats import TRUSTED_ENV
+from explain_core.intake.layout import TableChoices
 from explain_core.intake.loading import load_model_file, model_from_file
 from explain_core.intake.models import wrap_model
 
@@ -374,7 +375,7 @@ class TableClassifier:
 
 def tie_data(classes, positive):
     frame = pd.DataFrame({"x": np.arange(len(TIE_ROWS)), "y": np.resize(classes, len(TIE_ROWS))})
-    return make_dataset(frame, "y", kinds={"x": "numeric"}, positive_class=positive)
+    return make_dataset(frame, "y", positive_class=positive, choices=TableChoices(kinds={"x": "numeric"}))
 
 
 @pytest.mark.parametrize("classes, positive", [((0, 1), 1), (("bad", "good"), "bad"), (("bad", "good"), "good")])
@@ -422,7 +423,7 @@ class IdentityRegressor:
 def test_regression_prediction_at_the_threshold_is_positive():
     """A regression's row is positive when its prediction is ≥ the threshold: the default (the median) or one chosen."""
     frame = pd.DataFrame({"x": [1.0, 2.0, 2.0, 3.0, 4.0], "y": [1.0, 2.0, 2.0, 3.0, 4.0]})
-    data = make_dataset(frame, "y", kinds={"x": "numeric"}, task="regression")
+    data = make_dataset(frame, "y", task="regression", choices=TableChoices(kinds={"x": "numeric"}))
     model = wrap_model(IdentityRegressor(), data)
     assert model.threshold == 2.0 and not model.custom_threshold and model.rule == "prediction at or above 2"
     np.testing.assert_array_equal(model.label(data.features), [0, 1, 1, 1, 1])
@@ -443,7 +444,7 @@ def test_engines_label_tie_rows_as_predict_does():
             return TIE_ROWS[np.asarray(X["a"], dtype=int) + 2 * np.asarray(X["b"], dtype=int)]
 
     frame = pd.DataFrame({"a": [0, 1, 1, 0, 1], "b": [0, 1, 0, 1, 1], "y": [0, 1, 0, 1, 0]})
-    data = make_dataset(frame, "y", kinds={"a": "numeric", "b": "numeric"})
+    data = make_dataset(frame, "y", choices=TableChoices(kinds={"a": "numeric", "b": "numeric"}))
     model = wrap_model(Tie2((0, 1), ("a", "b")), data)
     query, refs = data.features.iloc[[0]], data.features.iloc[1:]
     ctx = lens_contexts(model, data, query, refs, ContextOptions(directions=["r2i"]))["r2i"]

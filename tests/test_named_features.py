@@ -27,6 +27,7 @@ import explain_core.report as rep
 from explain_core.report.sections import COUNTERFACTUAL_MAX_POINTS
 from explain_core.analysis import Parameters, demo_setup, predicted_rows, row_lens_contexts, row_reference_sev
 from explain_core.intake.data import make_dataset
+from explain_core.intake.layout import TableChoices
 from explain_core.setup import make_setup, model_from_upload
 from explain_core.sev.readings import explanation_lines
 from explain_core.views.compare import attribution_figure
@@ -64,7 +65,7 @@ def pets_upload():
     encode = ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore"), ["color", "flag"])],
                                remainder="passthrough")
     pipe = make_pipeline(encode, GradientBoostingClassifier(random_state=0)).fit(frame.drop(columns="y"), frame.y)
-    data = make_dataset(frame, "y", onehot_groups={"pet": ["pet_cat", "pet_dog"]}, name="pets")
+    data = make_dataset(frame, "y", name="pets", choices=TableChoices(onehot_groups={"pet": ["pet_cat", "pet_dog"]}))
     return make_setup(data, model_from_upload(data, sio.dumps(pipe), "pets.skops"))
 
 

@@ -23,6 +23,7 @@ from streamlit.testing.v1 import AppTest
 
 from conftest import visible
 from explain_core import IntakeError, UntrustedModelError, load_demo, make_dataset, make_reference, read_table
+from explain_core.intake.layout import TableChoices
 from explain_core.analysis import predicted_rows
 from explain_core.intake.data import infer_task
 from explain_core.intake.demo_models import demo_model, train_model
@@ -216,9 +217,10 @@ def test_uploaded_table_is_configured_and_built_like_make_dataset():
     at.button(key="dm_build").click().run()
     assert not at.exception and not at.error
     built = at.session_state["dm_dataset"]
-    expected = make_dataset(frame, "status", positive_class="late", kinds={"rooms": "categorical"},
-                            onehot_groups={"purpose": ["purpose_car", "purpose_tv", "purpose_other"]},
-                            drop=["id", "constant"], name="loans")
+    expected = make_dataset(frame, "status", positive_class="late", name="loans",
+                            choices=TableChoices(kinds={"rooms": "categorical"}, drop=["id", "constant"],
+                                                 onehot_groups={"purpose": ["purpose_car", "purpose_tv",
+                                                                            "purpose_other"]}))
     assert (built.name, built.task, built.positive_class, built.groups) == \
            (expected.name, expected.task, expected.positive_class, expected.groups)
     pd.testing.assert_frame_equal(built.features, expected.features)

@@ -10,6 +10,7 @@ import pandas as pd
 from conftest import ROOT
 from explain_core import load_demo
 from explain_core.intake.data import make_dataset
+from explain_core.intake.layout import TableChoices
 from explain_core.linear.boolean import fit_boolean_encoder
 
 spec = importlib.util.spec_from_file_location("ple_tables", ROOT / "bench" / "ple_tables.py")
@@ -33,8 +34,8 @@ def small_frame() -> pd.DataFrame:
 
 
 def test_literal_counts_by_hand():
-    data = make_dataset(small_frame(), "target", kinds={"spread": "numeric", "zeros": "numeric", "few": "numeric",
-                                                         "const": "numeric"})
+    data = make_dataset(small_frame(), "target", choices=TableChoices(kinds={"spread": "numeric", "zeros": "numeric",
+                                                                             "few": "numeric", "const": "numeric"}))
     encoder = fit_boolean_encoder(data)
     per = {g: sum(lit.attribute == g for lit in encoder.literals) for g in data.group_names}
     assert per == {"spread": 4, "zeros": 0, "few": 3, "four": 4, "many": 4, "sex": 2, "const": 0, "gappy": 3}

@@ -6,6 +6,7 @@ import pytest
 from explain_core.errors import IntakeError
 from explain_core.intake.data import make_dataset
 from explain_core.intake.demos import load_demo
+from explain_core.intake.layout import TableChoices
 from explain_core.reference import check_restricted, make_reference
 
 
@@ -69,7 +70,7 @@ def test_declared_onehot_group_takes_the_most_common_block_pattern(german):
     encoded = pd.get_dummies(german.features, columns=["purpose"], prefix_sep="=", dtype=int)
     block = [c for c in encoded if c.startswith("purpose=")]
     data = make_dataset(encoded.assign(credit_risk=german.target), "credit_risk", positive_class="bad",
-                        onehot_groups={"purpose": block})
+                        choices=TableChoices(onehot_groups={"purpose": block}))
     reference = make_reference(data)
     counts = german.features.purpose[german.target == "good"].value_counts()
     assert counts.iloc[0] > counts.iloc[1]  # a unique mode, so the check does not depend on tie-breaking
@@ -80,7 +81,7 @@ def test_declared_onehot_group_takes_the_most_common_block_pattern(german):
 def test_onehot_block_ties_go_to_the_earliest_column_like_the_categorical_mode():
     frame = pd.DataFrame({"x": range(6), "pet": ["dog", "cat", "bird", "cat", "dog", "bird"], "y": [0] * 5 + [1]})
     block = pd.get_dummies(frame, columns=["pet"], dtype=int)
-    data = make_dataset(block, "y", onehot_groups={"pet": ["pet_bird", "pet_cat", "pet_dog"]})
+    data = make_dataset(block, "y", choices=TableChoices(onehot_groups={"pet": ["pet_bird", "pet_cat", "pet_dog"]}))
     assert make_reference(data).values | {"x": 0} == {"x": 0, "pet_bird": 0, "pet_cat": 1, "pet_dog": 0}
     assert make_reference(make_dataset(frame, "y")).values["pet"] == "cat"
 
@@ -104,7 +105,7 @@ def test_custom_values(german):
     encoded = pd.get_dummies(german.features, columns=["purpose"], dtype=int)
     block = [c for c in encoded if c.startswith("purpose_")]
     data = make_dataset(encoded.assign(credit_risk=german.target), "credit_risk", positive_class="bad",
-                        onehot_groups={"purpose": block})
+                        choices=TableChoices(onehot_groups={"purpose": block}))
     reference = make_reference(data, overrides={"age": "40", "housing": "rent", "purpose": "purpose_business"})
     assert reference.values["age"] == 40.0 and reference.values["housing"] == "rent"
     assert [reference.values[c] for c in block] == [int(c == "purpose_business") for c in block]

@@ -15,6 +15,7 @@ from scipy import stats
 
 from explain_core.analysis import demo_setup, predicted_rows, trained_setup
 from explain_core.intake.data import make_dataset
+from explain_core.intake.layout import TableChoices
 from explain_core.reference import Reference, make_reference
 from explain_core import IntakeError
 from explain_core.references import (Candidates, ClusterSEV, Clustering, FlexibleSEV, KindsTable, PrototypeSet,
@@ -37,8 +38,8 @@ def synthetic(n: int = 600, seed: int = 0):
     logit = 0.08 * (frame["age"] - 40) + 0.5 * (frame["debt"] - 4) + 0.4 * (frame["visits"] - 3) \
         + 0.8 * (frame["colour"] == "red") - 0.7 * frame["north"]
     frame["bad"] = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
-    return make_dataset(frame, "bad", positive_class=1, onehot_groups={"region": ["north", "south", "east"]},
-                        name="synthetic")
+    return make_dataset(frame, "bad", positive_class=1, name="synthetic",
+                        choices=TableChoices(onehot_groups={"region": ["north", "south", "east"]}))
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ from explain_core import IntakeError
 from explain_core.analysis import Parameters, demo_setup, make_setup, predicted_rows
 from explain_core.intake.data import make_dataset
 from explain_core.intake.demo_models import train_model
+from explain_core.intake.layout import TableChoices
 from explain_core.limits import Limits
 from explain_core.saved import (AnalysisState, DataRecipe, FileRef, ModelRecipe, SavedNotFound, SavedStore,
                                 new_token, rebuild)
@@ -355,10 +356,10 @@ def three_class_upload():
 def test_an_uploaded_table_and_model_file_rebuild_through_the_same_loading(three_class_upload):
     csv, model_file = three_class_upload
     data_ref, model_ref = FileRef.of(csv, "bands.csv"), FileRef.of(model_file, "bands.skops")
-    recipe = DataRecipe.upload(data_ref, "band", task="classification", positive_class="high",
-                               kinds={"years": "numeric"}, name="bands")
+    recipe = DataRecipe.upload(data_ref, "band", task="classification", positive_class="high", name="bands",
+                               choices=TableChoices(kinds={"years": "numeric"}))
     dataset = make_dataset(pd.read_csv(io.BytesIO(csv)), "band", task="classification", positive_class="high",
-                           kinds={"years": "numeric"}, name="bands")
+                           name="bands", choices=TableChoices(kinds={"years": "numeric"}))
     trained = model_from_upload(dataset, model_file, "bands.skops", UploadChoices(seed=2))
     setup = make_setup(dataset, trained).with_positive_class("mid").with_restricted(["years"])
     state = AnalysisState.of(setup, recipe, ModelRecipe("file", seed=2, file=model_ref), parameters=Parameters(),
@@ -380,9 +381,10 @@ def test_a_marked_hold_out_is_kept_and_rebuilt(three_class_upload):
     csv, _ = three_class_upload
     frame, ref = pd.read_csv(io.BytesIO(csv)), FileRef.of(csv, "bands.csv")
     held = [3, 17, 40, 41, 200]
-    dataset = make_dataset(frame, "band", positive_class="high", name="bands", holdout=held)
+    dataset = make_dataset(frame, "band", positive_class="high", name="bands", choices=TableChoices(holdout=held))
     setup = make_setup(dataset, train_model(dataset, "l2_lr", seed=1))
-    state = AnalysisState.of(setup, DataRecipe.upload(ref, "band", positive_class="high", name="bands", holdout=held),
+    state = AnalysisState.of(setup, DataRecipe.upload(ref, "band", positive_class="high", name="bands",
+                                                      choices=TableChoices(holdout=held)),
                              ModelRecipe("trained", "l2_lr", seed=1), parameters=Parameters(), row=0)
     restored = rebuild(AnalysisState.from_json(state.to_json()), {ref.sha256: csv})
     np.testing.assert_array_equal(restored.setup.test_rows, held)

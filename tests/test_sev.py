@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from explain_core.intake.data import make_dataset
-from explain_core.intake.layout import GroupLayout
+from explain_core.intake.layout import GroupLayout, TableChoices
 from explain_core.intake.models import ModelAdapter
 from explain_core.reference import Reference
 from explain_core.sev import explain_sev, hypercube, sev, sev_batch
@@ -113,7 +113,7 @@ def random_case(rng):
 def layout_of(columns, groups, onehot, kind_map, query, reference):
     frame = pd.DataFrame([query, reference], columns=columns)
     frame["y"] = [1, 0]
-    data = make_dataset(frame, "y", kinds=kind_map, onehot_groups=onehot)
+    data = make_dataset(frame, "y", choices=TableChoices(kinds=kind_map, onehot_groups=onehot))
     assert data.group_names == [g for g, _ in groups]
     return data, GroupLayout.of(data)
 
@@ -279,7 +279,8 @@ def test_theorem5_linear_sev_plus_at_least_two_iff_all_coordinates_at_most_one(p
     points = rng.uniform(0, 1.6, size=(400, p))
     points = points[points.sum(axis=1) > 1]  # h(x) = 1
     frame = pd.DataFrame(points, columns=columns)
-    data = make_dataset(frame.assign(y=np.arange(len(frame)) % 2), "y", kinds={c: "numeric" for c in columns})
+    data = make_dataset(frame.assign(y=np.arange(len(frame)) % 2), "y",
+                        choices=TableChoices(kinds={c: "numeric" for c in columns}))
     results = sev_batch(model, GroupLayout.of(data), frame, Reference({c: 0.0 for c in columns}, "origin"),
                         kind="plus", max_depth=p)
     at_least_two = np.array([r.value >= 2 for r in results])
@@ -306,7 +307,7 @@ def test_layers_over_the_vertex_limit_are_not_searched(monkeypatch):
     columns = [f"x{j}" for j in range(5)]
     model = adapter(lambda f: f[columns].to_numpy(float).sum(axis=1) - 3.5, columns, "decision")
     data = make_dataset(pd.DataFrame({**{c: [0.0, 1.0] for c in columns}, "y": [0, 1]}), "y",
-                        kinds={c: "numeric" for c in columns})
+                        choices=TableChoices(kinds={c: "numeric" for c in columns}))
     query, ref = pd.DataFrame([{c: 1.0 for c in columns}]), Reference({c: 0.0 for c in columns}, "zero")
     assert sev(model, GroupLayout.of(data), query, ref).value == 2
     monkeypatch.setattr(sev_module, "MAX_LAYER_VERTICES", 5)  # C(5,1)=5 fits, C(5,2)=10 does not

@@ -28,6 +28,7 @@ from threadpoolctl import threadpool_limits
 
 from explain_core.intake.data import make_dataset
 from explain_core.intake.encoding import make_encoder
+from explain_core.intake.layout import TableChoices
 from explain_core.intake.models import wrap_model
 from explain_core.reference import Reference
 from explain_core.sev import sev_batch
@@ -85,7 +86,8 @@ def random_data(rng, regression: bool, with_blocks: bool):
         frame["colour"] = rng.choice(["red", "green", "blue"], size=n)
         signal = signal + (pick - 1) + (frame["colour"] == "red")
     frame["y"] = signal + rng.normal(size=n) * 0.3 if regression else (signal > np.median(signal)).astype(int)
-    return make_dataset(frame, "y", onehot_groups=onehot, task="regression" if regression else "classification")
+    return make_dataset(frame, "y", task="regression" if regression else "classification",
+                        choices=TableChoices(onehot_groups=onehot))
 
 
 def thresholds(model) -> dict[int, np.ndarray]:

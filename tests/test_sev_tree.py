@@ -19,6 +19,7 @@ from threadpoolctl import threadpool_limits
 from explain_core.errors import Unreadable
 from explain_core.intake.data import make_dataset
 from explain_core.intake.encoding import make_encoder
+from explain_core.intake.layout import TableChoices
 from explain_core.intake.models import wrap_model
 from explain_core.sev.tree_sev import TreeSEVResult, tree_sev
 
@@ -36,7 +37,7 @@ def grid_data(seed: int, n: int = 70):
     X = rng.integers(0, 6, size=(n, 3)).astype(float)
     noise = rng.random(n) < 0.1
     frame = pd.DataFrame(X, columns=COLUMNS).assign(y=((X @ rng.normal(size=3) > 0) ^ noise).astype(int))
-    return make_dataset(frame, "y", kinds=dict.fromkeys(COLUMNS, "numeric"))
+    return make_dataset(frame, "y", choices=TableChoices(kinds=dict.fromkeys(COLUMNS, "numeric")))
 
 
 def grid_minimum(model, data, query: pd.DataFrame, held=()) -> int | None:

@@ -15,7 +15,7 @@ import streamlit as st
 from explain_core import IntakeError, UntrustedModelError
 from explain_core.analysis import UploadChoices, model_from_upload
 from explain_core.intake.data import TASKS, Dataset, infer_kind, infer_task, make_dataset
-from explain_core.intake.layout import KINDS
+from explain_core.intake.layout import KINDS, TableChoices
 from explain_core.intake.formats import MODEL_SUFFIXES, TRUSTED_ENV
 from explain_core.intake.holdout import append_holdout, holdout_by_column
 from explain_core.intake.tables import read_table, safe_name
@@ -159,9 +159,9 @@ def build(file, name: str, digest: str, frame: pd.DataFrame, choices: tuple) -> 
     target, task, positive, drop, kinds, groups, marking = choices
     try:
         table, held_out = marked_rows(frame, marking)
-        made = dict(task=task, positive_class=positive, kinds=kinds, onehot_groups=onehot_groups(groups),
-                    drop=drop + ([marking[1]] if marking[0] == "column" else []), name=Path(name).stem,
-                    holdout=held_out)
+        shape = TableChoices(kinds=kinds, onehot_groups=onehot_groups(groups),
+                             drop=drop + ([marking[1]] if marking[0] == "column" else []), holdout=held_out)
+        made = dict(task=task, positive_class=positive, name=Path(name).stem, choices=shape)
         dataset = make_dataset(table, target, **made)
     except IntakeError as exc:
         st.error(plain(exc), icon=":material/error:")

@@ -18,7 +18,7 @@ from sklearn.model_selection import train_test_split
 
 from ..errors import IntakeError, check_choice
 from ..vocabulary import count_noun
-from .layout import KINDS, FeatureGroup, GroupLayout
+from .layout import KINDS, FeatureGroup, GroupLayout, TableChoices
 
 TASKS = ("classification", "regression")
 
@@ -251,15 +251,14 @@ def infer_task(target: pd.Series) -> str:
 
 
 def make_dataset(frame: pd.DataFrame, target: str, *, task: str | None = None, positive_class=None,
-                 kinds: Mapping[str, str] | None = None, onehot_groups: Mapping[str, Sequence[str]] | None = None,
-                 drop: Sequence[str] = (), name: str = "upload", card: dict | None = None,
-                 holdout: Sequence[int] | None = None) -> Dataset:
+                 name: str = "upload", card: dict | None = None, choices: TableChoices | None = None) -> Dataset:
     """Validate a table and build a :class:`Dataset`.
 
-    ``kinds`` overrides inferred kinds per column; ``onehot_groups`` declares already one-hot encoded
-    columns as one group each (``{"purpose": ["purpose_car", "purpose_tv"]}``). A classification
+    ``choices`` shapes the table (:class:`~explain_core.intake.layout.TableChoices`): its ``kinds`` override
+    inferred kinds per column; its ``onehot_groups`` declare already one-hot encoded columns as one group each
+    (``{"purpose": ["purpose_car", "purpose_tv"]}``); its ``drop`` leaves columns out; its ``holdout`` marks the
+    positions of the rows the model was not trained on (:mod:`~explain_core.intake.holdout`). A classification
     target with more than two classes needs ``positive_class`` (explained against all the others).
-    ``holdout``: positions of the rows the model was not trained on (:mod:`~explain_core.intake.holdout`).
 
     Parameters
     ----------
@@ -271,18 +270,12 @@ def make_dataset(frame: pd.DataFrame, target: str, *, task: str | None = None, p
         ``"classification"`` or ``"regression"``; inferred from the target when omitted.
     positive_class : object, optional
         The class explained as positive (classification).
-    kinds : mapping of str to str, optional
-        Column → ``"numeric"``, ``"categorical"`` or ``"binary"``, over the inferred kinds.
-    onehot_groups : mapping of str to sequence of str, optional
-        Block name → its 0/1 columns.
-    drop : sequence of str
-        Columns left out of the features.
     name : str
         The dataset's name.
     card : dict, optional
         A data card to keep with the dataset.
-    holdout : sequence of int, optional
-        Row positions the model was not trained on.
+    choices : TableChoices, optional
+        Kinds, one-hot blocks, dropped columns and held-out rows; the defaults (None) change nothing.
 
     Returns
     -------
@@ -295,11 +288,12 @@ def make_dataset(frame: pd.DataFrame, target: str, *, task: str | None = None, p
         When the target is missing, constant or has missing values, a column name repeats, a kind or one-hot
         block does not fit its columns, or the classes need a ``positive_class``; the message says how to fix it.
     """
+    choices = TableChoices() if choices is None else choices
     check_unique(frame.columns, "The table")
     if target not in frame.columns:
         raise IntakeError(f"Target column {target!r} is not in the file; choose one of: "
                           f"{', '.join(map(str, frame.columns))}.")
-    frame = frame.drop(columns=[c for c in drop if c in frame.columns and c != target])
+    frame = frame.drop(columns=[c for c in choices.drop if c in frame.columns and c != target])
     _check_columns(frame, target)
     y = frame[target]
     if y.isna().any():
@@ -313,10 +307,10 @@ def make_dataset(frame: pd.DataFrame, target: str, *, task: str | None = None, p
         _check_regression_target(y, target)
     positive_class = _check_classes(y, target, positive_class) if task == "classification" else None
     features = frame.drop(columns=[target]).reset_index(drop=True)
-    groups = build_groups(features, kinds or {}, onehot_groups or {})
+    groups = build_groups(features, choices.kinds or {}, choices.onehot_groups or {})
     return Dataset(name=name, features=features, target=y.reset_index(drop=True),
                    task=task, positive_class=positive_class, groups=groups, card=card or {},
-                   holdout=None if holdout is None else np.unique(np.asarray(holdout, dtype=int)))
+                   holdout=None if choices.holdout is None else np.unique(np.asarray(choices.holdout, dtype=int)))
 
 
 def _check_regression_target(y: pd.Series, target: str) -> None:

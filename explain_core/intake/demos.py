@@ -9,6 +9,7 @@ import pandas as pd
 
 from ..errors import check_choice
 from .data import Dataset, make_dataset
+from .layout import TableChoices
 
 
 def bundled_file(name: str):
@@ -61,4 +62,4 @@ def load_demo(name: str) -> Dataset:
     drop = DEMO_DROPS.get(name, ())
     kinds = {c["name"]: c["kind"] for c in card["columns"] if c["role"] == "feature" and c["name"] not in drop}
     return make_dataset(frame, card["target"], task=card["task"], positive_class=card.get("positive_class"),
-                        kinds=kinds, drop=drop, name=name, card=card)
+                        name=name, card=card, choices=TableChoices(kinds=kinds, drop=drop))

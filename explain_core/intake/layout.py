@@ -1,4 +1,5 @@
-"""Feature groups: the unit every explanation moves, and a dataset's :class:`GroupLayout` of them.
+"""Feature groups: the unit every explanation moves, a dataset's :class:`GroupLayout` of them, and the
+:class:`TableChoices` that shape a table into them.
 
 A *feature group* is a numeric or binary column, a categorical column (one group however a model encodes it), or a
 declared set of one-hot columns. The groups of a dataset, with each model input column's group, are its
@@ -15,6 +16,30 @@ import pandas as pd
 
 KINDS = ("numeric", "binary", "categorical")
 NO_COLUMN = "none"  # a one-hot block's value when none of its columns is 1
+
+
+@dataclass(frozen=True)
+class TableChoices:
+    """How :func:`~explain_core.intake.data.make_dataset` shapes a table: kinds over the inferred ones, declared
+    one-hot blocks, columns dropped and the rows held out. The defaults change nothing; the mappings are kept as
+    given (read once, when the dataset is made).
+
+    Parameters
+    ----------
+    kinds : mapping of str to str, optional
+        Column → ``"numeric"``, ``"categorical"`` or ``"binary"``, over the inferred kinds.
+    onehot_groups : mapping of str to sequence of str, optional
+        Block name → its 0/1 columns (``{"purpose": ["purpose_car", "purpose_tv"]}``).
+    drop : sequence of str
+        Columns left out of the features.
+    holdout : sequence of int, optional
+        Row positions the model was not trained on (:mod:`~explain_core.intake.holdout`).
+    """
+
+    kinds: Mapping[str, str] | None = None
+    onehot_groups: Mapping[str, Sequence[str]] | None = None
+    drop: Sequence[str] = ()
+    holdout: Sequence[int] | None = None
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import ExplainError, IntakeError, check_choice
 from ..inspection.filters import Cohort
+from ..intake.layout import TableChoices
 from ..results import decode, to_jsonable
 from ..setup import Parameters, Setup
 
@@ -77,8 +78,10 @@ class DataRecipe:
         A bundled dataset's name.
     file : FileRef, optional
         The uploaded table.
-    target, task, positive_class, kinds, onehot_groups, drop, name, holdout
+    target, task, positive_class, name
         :func:`~explain_core.intake.data.make_dataset`'s arguments.
+    kinds, onehot_groups, drop, holdout
+        Its :class:`~explain_core.intake.layout.TableChoices`, as plain tuples (:attr:`choices` gives them back).
     """
 
     demo: str | None = None
@@ -94,8 +97,7 @@ class DataRecipe:
 
     @classmethod
     def upload(cls, file: FileRef, target: str, *, task: str | None = None, positive_class=None,
-               kinds: Mapping[str, str] | None = None, onehot_groups: Mapping[str, list] | None = None,
-               drop=(), name: str = "upload", holdout=None) -> "DataRecipe":
+               name: str = "upload", choices: TableChoices | None = None) -> "DataRecipe":
         """The recipe of ``make_dataset(read_table(file), target, …)`` with these arguments.
 
         Parameters
@@ -104,18 +106,27 @@ class DataRecipe:
             The uploaded table.
         target : str
             The target column.
-        task, positive_class, kinds, onehot_groups, drop, name, holdout
-            As :func:`~explain_core.intake.data.make_dataset` takes them.
+        task, positive_class, name, choices
+            As :func:`~explain_core.intake.data.make_dataset` takes them (``choices``: its
+            :class:`~explain_core.intake.layout.TableChoices`, kept here as plain tuples).
 
         Returns
         -------
         DataRecipe
             The recipe.
         """
+        shape = TableChoices() if choices is None else choices
         return cls(None, file, str(target), task, _plain(positive_class),
-                   tuple((str(c), str(k)) for c, k in (kinds or {}).items()),
-                   tuple((str(g), tuple(map(str, cs))) for g, cs in (onehot_groups or {}).items()),
-                   tuple(map(str, drop)), str(name), None if holdout is None else tuple(map(int, holdout)))
+                   tuple((str(c), str(k)) for c, k in (shape.kinds or {}).items()),
+                   tuple((str(g), tuple(map(str, cs))) for g, cs in (shape.onehot_groups or {}).items()),
+                   tuple(map(str, shape.drop)), str(name),
+                   None if shape.holdout is None else tuple(map(int, shape.holdout)))
+
+    @property
+    def choices(self) -> TableChoices:
+        """The :class:`~explain_core.intake.layout.TableChoices` this recipe keeps, as ``make_dataset`` takes them."""
+        return TableChoices(kinds=dict(self.kinds), onehot_groups={g: list(cs) for g, cs in self.onehot_groups},
+                            drop=list(self.drop), holdout=None if self.holdout is None else list(self.holdout))
 
 
 @dataclass(frozen=True)

@@ -141,9 +141,7 @@ def _base_setup(state: AnalysisState, files: Mapping[str, bytes], builders: Buil
         return builders.demo(data.demo, model.kind, model.seed)
     dataset = (load_demo(data.demo) if data.demo is not None else
                make_dataset(builders.read(files[data.file.sha256], data.file.name), data.target, task=data.task,
-                            positive_class=data.positive_class, kinds=dict(data.kinds),
-                            onehot_groups={g: list(cs) for g, cs in data.onehot_groups}, drop=list(data.drop),
-                            name=data.name, holdout=None if data.holdout is None else list(data.holdout)))
+                            positive_class=data.positive_class, name=data.name, choices=data.choices))
     if model.origin == "trained":
         check_choice(model.kind, DEMO_KINDS, "model kind")
         trained = builders.train(dataset, model.kind, model.seed)

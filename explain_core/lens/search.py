@@ -136,6 +136,16 @@ class FactorSearch:
     budget_rows: int | None = DEFAULT_BUDGET_ROWS
     max_samples: int | None = None
 
+    def samples_kept(self) -> int:
+        """The labels a search keeps at most (references × factors).
+
+        Returns
+        -------
+        int
+            ``max_samples``, or by default the smaller of ``limits().lens_samples`` × 10 and 5·10⁷.
+        """
+        return self.max_samples or min(SEARCH_SAMPLES, 10 * limits().lens_samples)
+
 
 DEFAULT_SEARCH = FactorSearch()
 """R2I, τ = 0.9 in exact mode, every size up to all groups until the first sufficient one, within
@@ -185,7 +195,7 @@ def search_factors(model: ModelAdapter, dataset: Dataset, query, references: pd.
     layout = dataset.layout
     p = layout.size
     max_size = _checked_search(direction, until, tau, alpha, len(references), p, options.max_size)
-    cap = options.max_samples or min(SEARCH_SAMPLES, 10 * limits().lens_samples)
+    cap = options.samples_kept()
     query = one_row(query)[list(layout.columns)]
     references = references[list(layout.columns)]
     differs = _differs(dataset, query, references)
@@ -257,7 +267,7 @@ def plan_search(dataset: Dataset, query, references: pd.DataFrame,
     layout = dataset.layout
     p = layout.size
     max_size = p if max_size is None else min(int(max_size), p)
-    cap = options.max_samples or min(SEARCH_SAMPLES, 10 * limits().lens_samples)
+    cap = options.samples_kept()
     query, references = one_row(query)[list(layout.columns)], references[list(layout.columns)]
     same_as = references.groupby(list(layout.columns), dropna=False, sort=False).ngroup().to_numpy()
     first = np.unique(same_as, return_index=True)[1]

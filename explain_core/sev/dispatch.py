@@ -134,12 +134,8 @@ def sev_results(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame,
     ----------
     model, layout, queries, reference, kind, restricted, max_depth, keep_scores, explanations, progress
         As for :func:`~explain_core.sev.engine.sev_batch` (``max_depth``: the BFS's).
-    method : str
-        ``"auto"``, ``"bfs"`` or ``"exact"``.
-    budget : float
-        CP-SAT deterministic seconds per search.
-    budget_rows : int
-        The BFS's model rows per query; a row it leaves open gets a bracket.
+    method, budget, budget_rows
+        As :class:`SEVParameters`' ``sev_method``, ``sev_budget`` and ``sev_budget_rows``.
 
     Returns
     -------

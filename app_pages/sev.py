@@ -4,6 +4,7 @@ import streamlit as st
 
 from explain_core.limits import limits
 from explain_core.sev import HYPERCUBE_MAX_GROUPS, METHODS
+from explain_core.sev.exact_sev import EXACT_BUDGET_HELP
 from explain_core.sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
 from explain_core.sev.summaries import prevalence_table, sev_counts
 from explain_core.views.compare import flip_figure
@@ -19,6 +20,9 @@ from ui import audit, references, shared, stops
 AUTO_WIDE_GROUPS = 12  # wider data: the dataset-wide run is opt-in (it can take minutes)
 BUDGETS = (20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000, 2_000_000, 5_000_000)  # model rows per search
 BUDGET_LABEL = "Search budget (model rows)"
+EXACT_BUDGETS = (1, 2, 5, 10, 20, 50, 100)  # the exact solver's work per search (EXACT_BUDGET_HELP)
+EXACT_LABEL = "Exact solver budget"
+EXACT_CONTROL = f"the '{EXACT_LABEL}' control on this page"
 
 
 def show_result(ex, which: str) -> None:
@@ -38,7 +42,7 @@ def show_result(ex, which: str) -> None:
         if len(shown) < len(lines):
             st.caption(f"… and {len(lines) - len(shown)} more.")
         cap = depth_cap_sentence(result, p.max_depth, len(names) - len(result.restricted))  # why short of the slider
-        st.caption(plain(f"{engine_sentence(result)} {cap}".strip()))
+        st.caption(plain(f"{engine_sentence(result, EXACT_CONTROL)} {cap}".strip()))
         with st.expander("Full table (every feature)", key=f"sev_table_{which}", on_change="rerun") as full:
             if not full.open:  # drawn only when opened: the first view of the page stays light
                 return
@@ -73,7 +77,7 @@ shared.row_banner()
 s, p = shared.setup(), shared.params()
 names = s.dataset.group_names
 
-c1, c2, c4, c3 = st.columns([1, 1, 1, 2])
+c1, c2, c4, c5, c3 = st.columns([1, 1, 1, 1, 2])
 method = c2.selectbox("Search", METHODS, index=METHODS.index(p.sev_method), format_func=SEV_METHOD_LABELS.get,
                       key="sev_method", help=SEV_METHOD_HELP)
 if method != p.sev_method:
@@ -90,8 +94,14 @@ budget_rows = c4.select_slider(
     BUDGET_LABEL, budgets, value=p.sev_budget_rows, format_func=lambda n: f"{n:,}", key="sev_budget_rows",
     help="The breadth-first search stops before a depth whose sets of features would pass this many model rows; a "
          "row it leaves open gets a bracket: the depth it proved, and a real flip a greedy path found.")
+exact_budget = c5.select_slider(
+    EXACT_LABEL, sorted({*EXACT_BUDGETS, p.sev_budget}), value=p.sev_budget, format_func=lambda b: f"{b:g}",
+    key="sev_exact_budget", help=EXACT_BUDGET_HELP + " A search it stops gets a bracket: the bound the solver proved "
+    "and the best flip it found, checked by the model.")
 if depth != p.max_depth:
     p = shared.set_params(max_depth=int(depth))
+if exact_budget != p.sev_budget:
+    p = shared.set_params(sev_budget=float(exact_budget))
 if budget_rows != p.sev_budget_rows:
     p = shared.set_params(sev_budget_rows=int(budget_rows))
 if tuple(restricted) != s.restricted:

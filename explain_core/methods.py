@@ -24,6 +24,7 @@ from .references import ASSIGNMENTS, REFERENCE_KINDS
 from .registry import AuditColumns, Method, Option, Section, method, methods, register
 from .sev.dispatch import METHODS as SEV_METHODS
 from .sev.engine import DEFAULT_BUDGET_ROWS as SEV_BUDGET_ROWS, SEVExplanation, hypercube
+from .sev.exact_sev import BUDGET_UNIT
 from .views.readings import sev_reading
 from .vocabulary import METHOD_LABELS
 
@@ -115,7 +116,7 @@ register(Method(
                     "certified at any width), bfs (breadth-first search, any model), auto (exact where it applies on "
                     "wide data; default)", choices=SEV_METHODS),
              Option("--sev-budget", "sev_budget", float,
-                    "the exact SEV engine's budget per search, in CP-SAT deterministic seconds (default 10)"),
+                    f"the exact SEV engine's budget per search, in {BUDGET_UNIT} (default 10)"),
              Option("--sev-search-budget", "sev_budget_rows", int, "the SEV breadth-first search's model rows per "
                     "row (a count of work, not seconds); a row it leaves open gets a bracket (default "
                     f"{SEV_BUDGET_ROWS:,})", metavar="ROWS")),

@@ -323,6 +323,17 @@ def test_the_search_budget_is_a_control_of_the_sev_page(demo, flagged):
     assert not at.exception and at.session_state["params"].sev_budget_rows == 20_000
 
 
+def test_the_exact_solver_budget_is_a_control_of_the_sev_page(demo, flagged):
+    at = open_page("app_pages/sev.py")
+    at.selectbox(key="sev_method").select("exact").run()
+    at.select_slider(key="sev_exact_budget").set_value(1).run()
+    assert not at.exception and at.session_state["params"].sev_budget == 1
+    exact = explain_sev(demo.model, demo.dataset, demo.query(flagged[0]), demo.reference,
+                        options=SEVParameters(sev_method="exact", sev_budget=1))
+    said = engine_sentence(exact.minus, "the 'Exact solver budget' control on this page")
+    assert said in [visible(c) for c in at.caption.values]
+
+
 def test_flip_numbers_match_baselines(demo, flagged):
     at = open_page("app_pages/sev.py")
     at.slider(key="sev_flip_n").set_value(5)  # form values are sent with the submit click

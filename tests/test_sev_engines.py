@@ -27,6 +27,7 @@ from explain_core.sev.engine import SEVExplanation
 from explain_core.sev.exact_sev import ExactSearch, exact_engine, exact_sev_batch
 from explain_core.sev.readers import read_inputs, read_structure
 from explain_core.sev.trees import ensemble_from_plain
+from explain_core.views.readings import engine_sentence
 
 
 @pytest.fixture(autouse=True)
@@ -157,6 +158,8 @@ def test_the_budget_is_deterministic_work_and_a_spent_budget_says_so():
         dataclasses.replace(cut[1], vertex_masks=None, vertex_scores=None)
     assert cut[0].shown in (f"{cut[0].bound}–{cut[0].value}", f"≥ {cut[0].bound}") and \
         "budget ran out" in cut[0].message
+    words = engine_sentence(cut[0], "the 'Exact solver budget' control")  # the bracket names what narrows it
+    assert f"at least {cut[0].bound}" in words and "(raise the 'Exact solver budget' control to certify it)." in words
     again = exact_sev_batch(engine, row, reference, ExactSearch(shallow=0))[0]
     assert (again.value, again.explanations) == (full.value, full.explanations)
 

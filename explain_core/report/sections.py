@@ -11,6 +11,7 @@ import numpy as np
 from ..analysis import lens_searches
 from ..setup import lens_max_size
 from ..sev.readings import SHOWN_FIRST, explanation_lines, line_sentence, summary_sentence
+from ..sev.exact_sev import BUDGET_UNIT
 from ..views.readings import (counterfactual_reading, decision_sentence, engine_sentence, lemma4_sentence,
                               linear_reading)
 from ..vocabulary import (DEFINITIONS, METHOD_LABELS, PAPERS, TEST_ROWS_WORDS, UNCHANGED, factor_text, fmt_cost,
@@ -130,7 +131,7 @@ def parameters_table(w: Writer, r: RowReport) -> None:
     rows = [
         ["SEV engine", p.sev_method, "auto: exact (CP-SAT, sorting) for tree and additive models on wide data"],
         ["SEV maximum depth", p.max_depth, "SEV⁻/SEV⁺/SEV® breadth-first search depth"],
-        ["SEV exact budget", f"{p.sev_budget:g}", "CP-SAT deterministic seconds per search (exact engine)"],
+        ["SEV exact budget", f"{p.sev_budget:g}", f"per search (exact engine): {BUDGET_UNIT}"],
         ["LENS context", p.lens_direction.upper(), "R2I: reference → input; I2R: input → reference"],
         ["LENS references", p.lens_references, "training rows predicted the opposite class, drawn with the seed"],
         ["LENS τ", f"{p.tau:g}", "sufficiency threshold: PS ≥ τ"],

@@ -40,7 +40,7 @@ AUTO_BFS_VERTICES = 10_000  # on wider data, auto's BFS layers per query before 
 class SEVParameters:
     """What SEV reads: the engine (``auto``, ``bfs``, ``exact``: :mod:`~explain_core.sev.dispatch`), the breadth-first
     search depth and its budget of model rows per search (a row it leaves open is bracketed), and the exact engine's
-    budget per search (CP-SAT deterministic seconds: the same answer on any machine).
+    budget per search (:data:`~.exact_sev.BUDGET_UNIT`: the same answer on any machine).
 
     Parameters
     ----------
@@ -49,7 +49,8 @@ class SEVParameters:
     sev_method : str
         ``"auto"``, ``"bfs"`` or ``"exact"``.
     sev_budget : float
-        CP-SAT deterministic seconds per search.
+        The exact engine's work per search: CP-SAT deterministic seconds on tree ensembles, tens of
+        branch-and-bound nodes on ReLU networks (:data:`~.exact_sev.BUDGET_UNIT`).
     sev_budget_rows : int
         The BFS's model rows per query; a row it leaves open gets a bracket.
     """
@@ -127,8 +128,8 @@ def sev_results(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame,
                 budget_rows: int = DEFAULT_BUDGET_ROWS) -> list[SEVResult]:
     """SEV of many queries by the chosen engine (:func:`choose_engine`); ``max_depth`` and ``budget_rows`` (model
     rows per query) bound the BFS only, and a row the BFS leaves open gets a bracket (:mod:`.bracket`); ``budget``
-    (CP-SAT deterministic seconds per search) bounds the exact engine only; ``explanations`` ``all`` or
-    ``first`` (the first flip found: the same value, SEV Def. 3, with one explanation).
+    (the exact engine's work per search, :data:`~.exact_sev.BUDGET_UNIT`) bounds the exact engine only;
+    ``explanations`` ``all`` or ``first`` (the first flip found: the same value, SEV Def. 3, with one explanation).
 
     Parameters
     ----------

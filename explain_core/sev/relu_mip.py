@@ -22,7 +22,7 @@ import numpy as np
 from .exact import FlipOutcome, Rescore, _swaps
 from .network import ReluProblem
 
-NODES_PER_BUDGET = 1_000  # branch-and-bound nodes per unit of the exact engine's budget
+NODES_PER_BUDGET = 20  # branch-and-bound nodes per unit of the exact engine's budget (see exact_sev.BUDGET_UNIT)
 MAX_ROUNDS = 50  # re-solves after cutting off vertices the model did not confirm
 
 

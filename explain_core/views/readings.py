@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 # ---------------------------------------------------------------------------------------------------
 # Readings: a result in one plain sentence
 
+EXACT_CONTROL = "the exact solver budget (sev_budget, among the parameters)"  # what certifies an exact bracket
+
 def outcome_text(setup: "Setup", label: int) -> str:
     """A class in words: the dataset card's label where it has one (:meth:`~explain_core.intake.data.Dataset.
     class_name`), a regression's side of its threshold."""
@@ -45,9 +47,11 @@ def decision_sentence(setup: "Setup", where: str, score: float) -> str:
             f"(decision threshold {format_number(setup.model.threshold)}).")
 
 
-def sev_reading(setup: "Setup", ex: "SEVExplanation", control: str = "the SEV search budget") -> str:
+def sev_reading(setup: "Setup", ex: "SEVExplanation", control: str = "the SEV search budget",
+                exact_control: str = EXACT_CONTROL) -> str:
     """One plain-language sentence for the row's SEV⁻ (SEV® when features are restricted); a bracket names
-    ``control``, the setting that narrows it where the sentence is read."""
+    ``control`` (the breadth-first search's) or ``exact_control`` (the exact solver's), the setting that narrows it
+    where the sentence is read."""
     which = "restricted" if ex.restricted is not None else "minus"
     result = ex.result(which)
     ref = setup.dataset.layout.values(ex.reference.values)
@@ -83,15 +87,17 @@ def sev_reading(setup: "Setup", ex: "SEVExplanation", control: str = "the SEV se
     if result.status == "limit":
         return (f"The exact solver ran out of budget: at least {count_noun(result.bound or 0, 'feature')} must "
                 "move to flip the "
-                f"prediction{held}" + (f", and {result.value} are enough." if result.value is not None else "."))
+                f"prediction{held}" + (f", and {result.value} are enough" if result.value is not None else "")
+                + f"; raise {exact_control} to narrow it.")
     if result.status == "beyond_depth":
         return (f"No set of up to {result.max_depth} feature{'s' if result.max_depth > 1 else ''} moved to the "
                 f"reference values flips the prediction{held} (larger sets were not searched).")
     return f"Even moving every feature{held} to the reference values does not flip the prediction."
 
 
-def engine_sentence(result) -> str:
-    """How an SEV value was found and whether it is proven, in words (an :class:`~explain_core.sev.SEVResult`)."""
+def engine_sentence(result, exact_control: str = EXACT_CONTROL) -> str:
+    """How an SEV value was found and whether it is proven, in words (an :class:`~explain_core.sev.SEVResult`); an
+    exact search stopped by its budget names ``exact_control``, the setting that raises it."""
     if result.status == "limit" and result.engine == "bfs":
         text = (f"Breadth-first search up to {count_noun(result.max_depth, 'feature')} ({result.rows or 0:,} model "
                 "rows): every smaller set was tried, so the lower bound is proven; the upper bound is the flip a "
@@ -101,7 +107,7 @@ def engine_sentence(result) -> str:
     elif result.status == "limit":
         upper = f" and at most {result.value}" if result.value is not None else ""
         text = (f"The exact solver's budget ran out: the value is at least {result.bound or 0}{upper}, not proven "
-                "(raise the exact budget to certify it).")
+                f"(raise {exact_control} to certify it).")
     elif result.engine == "bfs":
         text = ("Breadth-first search of the hypercube: every smaller set of features was tried, so the value is "
                 "exact." if result.status != "beyond_depth" else

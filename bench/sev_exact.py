@@ -38,11 +38,11 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's explain_core
 
-from explain_core import demo_model, load_demo, make_reference, sev_batch
+from explain_core import BFSSearch, demo_model, load_demo, make_reference, sev_batch
 from explain_core.intake.data import make_dataset
 from explain_core.intake.models import wrap_model
 from explain_core.intake.trained import TrainedModel
-from explain_core.sev import sev_results
+from explain_core.sev import SEVParameters, SEVRequest, sev_results
 from explain_core.sev.exact_sev import ExactSearch, exact_engine, exact_sev_batch
 
 LIMIT_S = 10.0
@@ -67,15 +67,17 @@ def demos(rows: int) -> None:
         queries = data.features.iloc[test]
         timing = {}
         for method in ("bfs", "exact"):
-            sev_results(model, layout, queries.iloc[:2], reference, method=method, max_depth=layout.size)  # warm
+            sev_results(model, layout, queries.iloc[:2], reference,
+                        options=SEVParameters(sev_method=method, max_depth=layout.size))  # warm
             one = []
             for i in range(len(queries)):
                 began = time.perf_counter()
-                sev_results(model, layout, queries.iloc[[i]], reference, method=method, max_depth=layout.size)
+                sev_results(model, layout, queries.iloc[[i]], reference,
+                            options=SEVParameters(sev_method=method, max_depth=layout.size))
                 one.append(time.perf_counter() - began)
             began = time.perf_counter()
-            found = sev_results(model, layout, queries, reference, method=method, max_depth=layout.size,
-                                keep_scores=False)
+            found = sev_results(model, layout, queries, reference, SEVRequest(keep_scores=False),
+                                options=SEVParameters(sev_method=method, max_depth=layout.size))
             timing[method] = (np.median(one), time.perf_counter() - began, [r.value for r in found])
         same = timing["bfs"][2] == timing["exact"][2]
         print(f"{kind:5s} one row: BFS {timing['bfs'][0] * 1e3:.1f} ms, exact {timing['exact'][0] * 1e3:.1f} ms "
@@ -148,7 +150,7 @@ def wide(rows: int, bfs_rows: int) -> None:
                 pure += all(int(g[1:]) < informative for e in full.explanations for g in e)
         bfs_queries = queries.iloc[:bfs_rows]
         began = time.perf_counter()
-        bfs = sev_batch(model, data.layout, bfs_queries, reference, keep_scores=False)
+        bfs = sev_batch(model, data.layout, bfs_queries, reference, BFSSearch(keep_scores=False))
         bfs_s = (time.perf_counter() - began) / max(1, len(bfs_queries))
         answers = pd.Series([r.shown for r in bfs]).value_counts().to_dict()
         exact_values = pd.Series([str(v) for v in values]).value_counts().to_dict()

@@ -38,7 +38,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from explain_core import demo_model, load_demo, make_reference, sev_batch  # noqa: E402
+from explain_core import BFSSearch, demo_model, load_demo, make_reference, sev_batch  # noqa: E402
 from explain_core.baselines import Attribution, explain_lime, flip_number, shap_rows
 from explain_core.intake.encoding import encoded_model
 from explain_core.parameters import FLIP_ORDER_NAMES
@@ -156,8 +156,9 @@ def main() -> None:
     print(f"COMPAS GBDT (seed {args.seed}): {len(queries)} test rows predicted positive, {len(data.groups)} "
           f"features; load average {os.getloadavg()[0]:.2f}", flush=True)
     for name, ref in references.items():
-        values = [r.value for r in sev_batch(trained.model, data.layout, queries, ref, kind="minus",
-                                             max_depth=len(data.groups), keep_scores=False, explanations="first")]
+        values = [r.value for r in sev_batch(trained.model, data.layout, queries, ref,
+                                             BFSSearch(kind="minus", max_depth=len(data.groups), keep_scores=False,
+                                                       explanations="first"))]
         print(f"SEV⁻ with the {name} reference: {np.mean([v for v in values if v is not None]):.2f}")
     attributions = {**our_attributions(trained, data, queries, args.seed),
                     **authors_attributions(trained, data, queries, args.seed)}

@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout
 from explain_core import make_reference
 from explain_core.intake.data import make_dataset
 from explain_core.intake.models import wrap_model
-from explain_core.sev import sev_results
+from explain_core.sev import SEVParameters, SEVRequest, sev_results
 from explain_core.sev.exact_sev import ExactSearch, exact_engine, exact_sev_batch, prepare, vertex_rows
 from explain_core.sev.relu import ReluProblem
 from explain_core.sev.relu_mip import prove
@@ -112,8 +112,8 @@ def run(name: str, rows: int, budget: float, verbose: bool, anchors: list[str]) 
         ours = exact_sev_batch(engine, row, reference, ExactSearch(budget=budget, cap=1, keep_scores=False))[0]
         times["engine"].append(time.perf_counter() - t)
         t = time.perf_counter()
-        auto = sev_results(model, data.layout, row, reference, budget=budget, explanations="first",
-                           keep_scores=False)[0]
+        auto = sev_results(model, data.layout, row, reference, SEVRequest(explanations="first", keep_scores=False),
+                           options=SEVParameters(sev_budget=budget))[0]
         times["auto"].append(time.perf_counter() - t)
         certified["engine"] += ours.certified
         certified["auto"] += auto.certified and auto.status != "beyond_depth"

@@ -49,7 +49,8 @@ import time
 
 import numpy as np
 
-from explain_core import SEVParameters, demo_model, explain_sev, load_demo, make_reference, sev_batch
+from explain_core import (BFSSearch, SEVParameters, demo_model, explain_sev, load_demo, make_reference,
+                          sev_batch)
 from explain_core.vertices import DEFAULT_CHUNK_ROWS
 from explain_core.intake.encoding import encoded_model
 from explain_core.sev import DEFAULT_MAX_DEPTH
@@ -180,7 +181,8 @@ def minus_alone(model, layout, subset, encoded, reference, paper, args) -> dict:
     rows = [subset.iloc[[i]] for i in range(len(subset))]
 
     def ours(i: int, mode: str) -> None:
-        sev_batch(model, layout, rows[i], reference, kind="minus", max_depth=args.max_depth, explanations=mode)
+        sev_batch(model, layout, rows[i], reference,
+                  BFSSearch(kind="minus", max_depth=args.max_depth, explanations=mode))
 
     def theirs(i: int, mode: str) -> None:
         paper.sev(encoded[i], "minus", args.max_depth, mode == "all")
@@ -217,8 +219,8 @@ def dataset_wide(model, layout, queries, subset, encoded, reference, paper, kind
     out = {}
     for mode, variant in MODES.items():
         def run(rows, on=model):
-            return sev_batch(on, layout, rows, reference, kind=kind, max_depth=args.max_depth, keep_scores=False,
-                             explanations=mode)
+            return sev_batch(on, layout, rows, reference,
+                             BFSSearch(kind=kind, max_depth=args.max_depth, keep_scores=False, explanations=mode))
         results = run(queries)
         counted, sizes = counting(model)
         run(queries, counted)
@@ -251,8 +253,8 @@ def throughput(model, layout, queries, reference, kind: str, full: dict, args) -
     pairs = []
     for _ in range(args.repeats):
         gc.collect()
-        search = timed(lambda: sev_batch(model, layout, queries, reference, kind=kind, max_depth=args.max_depth,
-                                         keep_scores=False))[0]
+        search = timed(lambda: sev_batch(model, layout, queries, reference,
+                                         BFSSearch(kind=kind, max_depth=args.max_depth, keep_scores=False)))[0]
         model_pass = timed(lambda: [model.score(raw.iloc[a:a + DEFAULT_CHUNK_ROWS]) for a in chunks])[0]
         estimator_pass = timed(lambda: [model.scores_of(split.estimator, big[a:a + DEFAULT_CHUNK_ROWS])
                                         for a in chunks])[0]

@@ -41,7 +41,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from explain_core import load_demo, make_reference, sev_batch  # noqa: E402
+from explain_core import BFSSearch, load_demo, make_reference, sev_batch  # noqa: E402
 from explain_core.intake.layout import GroupLayout
 from explain_core.intake.demo_models import train_model
 from explain_core.intake.encoding import encoded_model
@@ -81,14 +81,14 @@ def staged_sev(model, layout, queries, reference, kind, depth, args):
     most ``--vertex-budget`` more vertices (a query with no flip at all costs the whole 2^p hypercube). Values only:
     each search stops at its first flip (``explanations="first"``, the paper's code; the same values)."""
     first = min(depth, args.first_depth)
-    res = sev_batch(model, layout, queries, reference, kind=kind, max_depth=first, keep_scores=False,
-                    explanations="first")
+    res = sev_batch(model, layout, queries, reference,
+                    BFSSearch(kind=kind, max_depth=first, keep_scores=False, explanations="first"))
     left = [i for i, r in enumerate(res) if r.status == "beyond_depth"]
     if left and depth > first:
         cost = len(left) * sum(comb(layout.size, d) for d in range(first + 1, depth + 1))
         if cost <= args.vertex_budget:
-            deeper = sev_batch(model, layout, queries.iloc[left], reference, kind=kind, max_depth=depth,
-                               keep_scores=False, explanations="first")
+            deeper = sev_batch(model, layout, queries.iloc[left], reference,
+                               BFSSearch(kind=kind, max_depth=depth, keep_scores=False, explanations="first"))
             for i, r in zip(left, deeper):
                 res[i] = r
         else:

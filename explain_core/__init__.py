@@ -28,7 +28,7 @@ from .lens import (ContextOptions, Factor, LensContext, LensResult, Measures, fe
 from .limits import Limits, limits
 from .reference import Reference, check_restricted, make_reference
 from .sev.dispatch import SEVParameters, explain_sev
-from .sev.engine import SEVExplanation, SEVResult, hypercube, sev_batch
+from .sev.engine import BFSSearch, SEVExplanation, SEVResult, hypercube, sev_batch
 from .sev.summaries import lattice_counts, prevalence_table, sev_counts
 
 __all__ = [
@@ -39,7 +39,7 @@ __all__ = [
     "Attribution", "FlipPath", "explain_lime", "explain_shap", "flip_number",
     "ContextOptions", "Factor", "LensContext", "LensResult", "Measures", "feature_mad", "lens_contexts",
     "opposite_references", "shap_curve",
-    "SEVExplanation", "SEVParameters", "SEVResult", "explain_sev", "hypercube", "sev_batch",
+    "BFSSearch", "SEVExplanation", "SEVParameters", "SEVResult", "explain_sev", "hypercube", "sev_batch",
     "feature_prevalence", "hypercube_figure", "lattice_counts", "lattice_figure", "prevalence_table",
     "sev_counts", "sev_histogram",
 ]

@@ -30,7 +30,7 @@ from .results import Explanation
 from .setup import (DEFAULT_DEMO, LINEAR_METHODS, BaselineParameters, CounterfactualParameters, LensParameters,
                     LinearParameters, Parameters, ReferenceParameters, SEVParameters, Setup, demo_setup, file_setup,
                     UploadChoices, lens_max_size, make_setup, model_from_upload, trained_setup)
-from .sev.dispatch import explain_sev, sev_results
+from .sev.dispatch import SEVRequest, explain_sev, sev_results
 from .sev.engine import SEVExplanation, SEVResult
 from .sev.tree_sev import TreeSEVResult, tree_sev
 
@@ -116,9 +116,8 @@ def frame_sev(setup: Setup, frame: pd.DataFrame, params: SEVParameters | Paramet
     for label in np.unique(labels):
         at = np.flatnonzero(labels == label)
         found = sev_results(setup.model, setup.dataset.layout, frame.iloc[at], setup.reference_of_label(int(label)),
-                            kind=kind, restricted=restricted, max_depth=params.max_depth, method=params.sev_method,
-                            budget=params.sev_budget, keep_scores=False, explanations=explanations,
-                            progress=progress, budget_rows=params.sev_budget_rows)
+                            SEVRequest(kind=kind, restricted=restricted, keep_scores=False, explanations=explanations),
+                            options=params, progress=progress)
         for i, result in zip(at, found):
             results[i] = result
     return results

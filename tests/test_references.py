@@ -24,7 +24,7 @@ from explain_core.references import (Candidates, ClusterSEV, Clustering, Flexibl
                                      flexible_windows, search)
 from explain_core.references.kinds import row_series
 from explain_core.references.space import PopulationSpace
-from explain_core.sev import sev_batch, tree_sev
+from explain_core.sev import BFSSearch, sev_batch, tree_sev
 
 
 def synthetic(n: int = 600, seed: int = 0):
@@ -59,7 +59,7 @@ def queries_of(setup, n=40):
 def test_flexible_with_tau_zero_is_sev1_and_flexible_is_never_above(compas):
     """Acceptance check 1 (P1): τ = 0 gives SEV¹ exactly (values and explanations); SEV^F ≤ SEV¹ on every row."""
     q = queries_of(compas, 200)
-    plain = sev_batch(compas.model, compas.dataset.layout, q, compas.reference, keep_scores=False)
+    plain = sev_batch(compas.model, compas.dataset.layout, q, compas.reference, BFSSearch(keep_scores=False))
     zero = explain_kind(compas, q, "flexible", {1: fit_references(compas, 1, tau=0.0)})
     flexible = explain_kind(compas, q, "flexible", {})
     assert [r.value for r in zero] == [r.value for r in plain]
@@ -81,7 +81,7 @@ def test_flexible_is_the_minimum_over_every_reference_of_its_grid(small):
     for values in itertools.product(*(w.values for w in windows)):
         grid_ref = replace(s.reference, values={**s.reference.values,
                                                 **{w.group: v for w, v in zip(windows, values)}})
-        found = sev_batch(s.model, s.dataset.layout, q, grid_ref, keep_scores=False)
+        found = sev_batch(s.model, s.dataset.layout, q, grid_ref, BFSSearch(keep_scores=False))
         best = np.minimum(best, [r.value if r.value is not None else np.inf for r in found])
     assert [r.value for r in ours] == best.tolist()
     for r in ours:
@@ -213,7 +213,7 @@ def test_search_with_one_candidate_per_group_is_the_sev_engine(small):
     space = fit_references(s, 1).space
     found = search(s.model, s.dataset.layout, q, Candidates.of_reference(s.dataset.layout, s.reference), space,
                    restricted=("age",))
-    plain = sev_batch(s.model, s.dataset.layout, q, s.reference, restricted=("age",), keep_scores=False)
+    plain = sev_batch(s.model, s.dataset.layout, q, s.reference, BFSSearch(restricted=("age",), keep_scores=False))
     assert [f.value for f in found] == [r.value for r in plain]
     assert [f.status for f in found] == [r.status for r in plain]
 
@@ -255,7 +255,7 @@ def test_one_median_cluster_is_sev1_with_the_median_reference(small):
     q = queries_of(s, 40)
     median = make_reference(s.dataset, s.train_rows, statistic="median")
     cluster = explain_kind(s, q, "cluster", {1: fit_references(s, 1, clusters=1, statistic="median")})
-    plain = sev_batch(s.model, s.dataset.layout, q, median, keep_scores=False)
+    plain = sev_batch(s.model, s.dataset.layout, q, median, BFSSearch(keep_scores=False))
     assert [r.value for r in cluster] == [r.value for r in plain]
     assert cluster[0].reference.values == median.values
 

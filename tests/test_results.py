@@ -201,4 +201,4 @@ def test_one_error_hierarchy():
     with pytest.raises(IntakeError, match="Unknown letter 'c'; the letter must be one of: a, b"):
         check_choice("c", ("a", "b"), "letter")
     with pytest.raises(IntakeError, match="SEV kind"):
-        explain_core.sev_batch(None, None, pd.DataFrame({"a": [1]}), None, kind="sideways")
+        explain_core.sev_batch(None, None, pd.DataFrame({"a": [1]}), None, explain_core.BFSSearch(kind="sideways"))

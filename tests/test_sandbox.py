@@ -228,7 +228,7 @@ def test_an_uploaded_model_explains_like_the_same_model_in_process(name, kind):
     compact rows. Scores agree to the last bits a BLAS call may change with the rows' placement in memory."""
     from explain_core import demo_model
     from explain_core.setup import make_setup
-    from explain_core.sev.engine import explain_sev, sev_batch
+    from explain_core.sev.engine import BFSSearch, explain_sev, sev_batch
 
     data = load_demo(name)
     trained = demo_model(data, kind)
@@ -245,7 +245,8 @@ def test_an_uploaded_model_explains_like_the_same_model_in_process(name, kind):
             np.testing.assert_array_equal(x.vertex_masks, y.vertex_masks)
             np.testing.assert_allclose(x.vertex_scores, y.vertex_scores, rtol=1e-12)  # BLAS: last bits
     queries = data.features.iloc[uploaded.test_rows[:40]]
-    a, b = (sev_batch(s.model, data.layout, queries, local.reference, chunk_rows=97) for s in (uploaded, local))
+    a, b = (sev_batch(s.model, data.layout, queries, local.reference, BFSSearch(chunk_rows=97))
+            for s in (uploaded, local))
     assert [(r.value, r.explanations) for r in a] == [(r.value, r.explanations) for r in b]
     np.testing.assert_allclose(np.concatenate([r.vertex_scores for r in a]),
                                np.concatenate([r.vertex_scores for r in b]), rtol=1e-12)

@@ -11,7 +11,7 @@ from explain_core.intake.data import make_dataset
 from explain_core.intake.layout import GroupLayout, TableChoices
 from explain_core.intake.models import ModelAdapter
 from explain_core.reference import Reference
-from explain_core.sev import explain_sev, hypercube, sev, sev_batch
+from explain_core.sev import BFSSearch, explain_sev, hypercube, sev, sev_batch
 from explain_core.views.readings import depth_cap_sentence
 
 
@@ -153,7 +153,7 @@ def test_batch_equals_single_queries_and_scores_are_model_scores():
     ref = Reference(reference, "test")
     queries = pd.DataFrame([{c: (rng.normal() if isinstance(query[c], float) else query[c]) for c in columns}
                             for _ in range(30)], columns=columns)
-    batch = sev_batch(model, layout, queries, ref, kind="minus", max_depth=len(groups), chunk_rows=7)
+    batch = sev_batch(model, layout, queries, ref, BFSSearch(kind="minus", max_depth=len(groups), chunk_rows=7))
     for i, res in enumerate(batch):
         single = sev(model, layout, queries.iloc[[i]], ref, kind="minus", max_depth=len(groups))
         assert (res.value, set(res.explanations)) == (single.value, set(single.explanations))
@@ -170,7 +170,7 @@ def test_progress_is_reported():
     data, layout = layout_of(columns, groups, onehot, kind_map, query, reference)
     seen = []
     sev_batch(model, layout, pd.DataFrame([query] * 4, columns=columns), Reference(reference, "t"),
-              max_depth=len(groups), progress=lambda f, msg: seen.append(f))
+              BFSSearch(max_depth=len(groups)), progress=lambda f, msg: seen.append(f))
     assert seen and seen == sorted(seen) and 0 <= seen[-1] <= 1
 
 
@@ -282,7 +282,7 @@ def test_theorem5_linear_sev_plus_at_least_two_iff_all_coordinates_at_most_one(p
     data = make_dataset(frame.assign(y=np.arange(len(frame)) % 2), "y",
                         choices=TableChoices(kinds={c: "numeric" for c in columns}))
     results = sev_batch(model, GroupLayout.of(data), frame, Reference({c: 0.0 for c in columns}, "origin"),
-                        kind="plus", max_depth=p)
+                        BFSSearch(kind="plus", max_depth=p))
     at_least_two = np.array([r.value >= 2 for r in results])
     assert at_least_two.any() and (~at_least_two).any()
     np.testing.assert_array_equal(at_least_two, (points <= 1).all(axis=1))
@@ -370,11 +370,11 @@ def test_encoded_fast_path_equals_raw_mixing(case, monkeypatch):
     layout, queries = GroupLayout.of(data), data.features.iloc[rows]
     reference = make_reference(data)
     assert sev_module.VertexScorer(model, layout, queries, reference).encoded is not None
-    fast = {k: sev_batch(model, layout, queries, reference, kind=k, max_depth=3) for k in ("minus", "plus")}
+    fast = {k: sev_batch(model, layout, queries, reference, BFSSearch(kind=k, max_depth=3)) for k in ("minus", "plus")}
     monkeypatch.setattr(sev_module, "encoded_model", lambda *args: None)
     assert sev_module.VertexScorer(model, layout, queries, reference).encoded is None
     for kind, results in fast.items():
-        for a, b in zip(results, sev_batch(model, layout, queries, reference, kind=kind, max_depth=3)):
+        for a, b in zip(results, sev_batch(model, layout, queries, reference, BFSSearch(kind=kind, max_depth=3))):
             assert (a.value, a.explanations, a.status, a.explained_class) == (b.value, b.explanations, b.status,
                                                                                 b.explained_class)
             # encoded equality also skips moves the raw values hide (a missing value imputed to the

@@ -13,9 +13,9 @@ from test_sev import brute_force, layout_of, random_case, vertex_row
 from explain_core.intake.data import make_dataset
 from explain_core.intake.models import wrap_model
 from explain_core.reference import Reference
-from explain_core.sev import sev_results
+from explain_core.sev import SEVParameters, SEVRequest, sev_results
 from explain_core.sev.bracket import bracket_words
-from explain_core.sev.engine import sev_batch
+from explain_core.sev.engine import BFSSearch, sev_batch
 
 
 def check_bracket(result, truth, model, columns, groups, query, reference):
@@ -52,8 +52,8 @@ def test_every_bracket_holds_the_brute_force_value(seed):
     row, ref = pd.DataFrame([query], columns=columns), Reference(reference, "test")
     for kind, restricted, truth in (("minus", (), m_val), ("minus", held, r_val), ("plus", (), p_val)):
         for depth, budget in ((1, 10 ** 6), (len(names), 1 + int(rng.integers(0, 2 ** len(names)))), (2, 3)):
-            result = sev_results(model, layout, row, ref, kind=kind, restricted=restricted, max_depth=depth,
-                                 method="bfs", budget_rows=budget)[0]
+            result = sev_results(model, layout, row, ref, SEVRequest(kind=kind, restricted=restricted),
+                                 options=SEVParameters(max_depth=depth, sev_method="bfs", sev_budget_rows=budget))[0]
             check_bracket(result, truth, model, columns, groups, query, reference)
             assert result.status != "beyond_depth"  # never "> d"
 
@@ -82,8 +82,8 @@ def test_a_trained_mlp_gets_brackets_that_hold_for_both_classes(mlp_case):
         (m_val, _), (p_val, _), _ = brute_force(model, columns, groups, query, reference)
         for kind, truth in (("minus", m_val), ("plus", p_val)):
             for depth in (1, 2):
-                result = sev_results(model, data.layout, data.features.iloc[[i]], ref, kind=kind, max_depth=depth,
-                                     method="bfs")[0]
+                result = sev_results(model, data.layout, data.features.iloc[[i]], ref, SEVRequest(kind=kind),
+                                     options=SEVParameters(max_depth=depth, sev_method="bfs"))[0]
                 check_bracket(result, truth, model, columns, groups, query, reference)
                 seen.add((int(labels[i]), result.status, result.value is not None and result.value > depth))
     # both classes; open brackets, and brackets the path closed (a value above the depth searched, proved)
@@ -93,13 +93,14 @@ def test_a_trained_mlp_gets_brackets_that_hold_for_both_classes(mlp_case):
 def test_a_budget_stops_before_a_layer_and_the_words_name_it(mlp_case):
     data, model = mlp_case
     ref = Reference(data.features.median().to_dict(), "median")
-    full = [sev_batch(model, data.layout, data.features.iloc[[i]], ref, max_depth=9)[0] for i in range(20)]
+    full = [sev_batch(model, data.layout, data.features.iloc[[i]], ref, BFSSearch(max_depth=9))[0] for i in range(20)]
     i = next(i for i, r in enumerate(full) if r.value >= 3)
     query, full = data.features.iloc[[i]], full[i]
-    open_ = sev_batch(model, data.layout, query, ref, budget_rows=9 + 36 - 1)[0]  # C(9,1) fits, C(9,2) does not
+    open_ = sev_batch(model, data.layout, query, ref,
+                      BFSSearch(budget_rows=9 + 36 - 1))[0]  # C(9,1) fits, C(9,2) does not
     assert (open_.status, open_.max_depth, open_.rows, open_.next_rows, open_.budget_rows) == \
         ("beyond_depth", 1, 9, 36, 44)
-    closed = sev_batch(model, data.layout, query, ref, budget_rows=44, bracket=True)[0]
+    closed = sev_batch(model, data.layout, query, ref, BFSSearch(budget_rows=44, bracket=True))[0]
     assert closed.lower == 2 and closed.upper is not None and closed.upper >= full.value
     words = bracket_words(closed, control="the 'Search budget' control")
     assert "stopped at" in words and "over the budget of 44" in words and "'Search budget'" in words

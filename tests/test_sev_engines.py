@@ -22,7 +22,8 @@ from explain_core.intake.encoding import make_encoder
 from explain_core.intake.models import wrap_model
 from explain_core.reference import Reference, make_reference
 from explain_core.setup import Parameters
-from explain_core.sev import SEVParameters, SEVResult, explain_sev, sev_batch, sev_results
+from explain_core.sev import (BFSSearch, SEVParameters, SEVRequest, SEVResult, explain_sev, sev_batch,
+                              sev_results)
 from explain_core.sev.engine import SEVExplanation
 from explain_core.sev.exact_sev import ExactSearch, exact_engine, exact_sev_batch
 from explain_core.sev.readers import read_inputs, read_structure
@@ -56,7 +57,7 @@ def parity(model, data, queries, reference, restricted=()):
     out = []
     for kind, held in (("minus", ()), ("plus", ()), ("minus", restricted)):
         exact = exact_sev_batch(engine, queries, reference, ExactSearch(kind=kind, restricted=held))
-        bfs = sev_batch(model, layout, queries, reference, kind=kind, restricted=held, max_depth=layout.size)
+        bfs = sev_batch(model, layout, queries, reference, BFSSearch(kind=kind, restricted=held, max_depth=layout.size))
         for a, b in zip(exact, bfs):
             assert (a.value, a.status, set(a.explanations)) == (b.value, b.status, set(b.explanations)), kind
         out += exact
@@ -120,22 +121,23 @@ def test_wide_xgboost_is_certified_where_the_bfs_stops_and_agrees_with_it_at_tha
     reference = make_reference(data)
     rows = np.argsort(-model.score(data.features))[::40][:8]  # positives from the most to the less confident
     queries = data.features.iloc[rows]
-    exact = sev_results(model, data.layout, queries, reference, kind="minus")  # auto: BFS layers, then exact
+    exact = sev_results(model, data.layout, queries, reference,
+                        SEVRequest(kind="minus"))  # auto: BFS layers, then exact
     assert {r.engine for r in exact} <= {"bfs", "cp-sat", "tree layers"}
     assert all(r.certified and r.complete for r in exact)
     assert {"bfs", "cp-sat"} <= {r.engine for r in exact}
     assert [r.value for r in exact] == [r.value for r in sev_results(model, data.layout, queries, reference,
-                                                                     method="exact")]
+                                                                     options=SEVParameters(sev_method="exact"))]
     for i, result in enumerate(exact):  # the BFS run to the exact value's depth finds the same sets
         depth = min(result.value, 4)
-        bfs = sev_batch(model, data.layout, queries.iloc[[i]], reference, max_depth=depth)[0]
+        bfs = sev_batch(model, data.layout, queries.iloc[[i]], reference, BFSSearch(max_depth=depth))[0]
         if result.value <= 4:
             assert (bfs.value, set(bfs.explanations)) == (result.value, set(result.explanations))
         else:  # beyond what a BFS of this depth searched: it cannot answer, the exact engine can
             assert bfs.status == "beyond_depth"
         if result.value > 1:
             assert sev_batch(model, data.layout, queries.iloc[[i]], reference,
-                             max_depth=min(result.value - 1, 4))[0].status == "beyond_depth"
+                             BFSSearch(max_depth=min(result.value - 1, 4)))[0].status == "beyond_depth"
     assert any(r.value > 4 for r in exact) and any(1 < r.value <= 4 for r in exact)
     from explain_core.views.sev import path_scores
     for i, result in enumerate(exact):  # the paths figure reads the score of every vertex along each shortest path
@@ -212,9 +214,10 @@ def test_restricted_features_that_are_not_the_datas_are_refused_by_every_engine(
             explain_sev(model, data, row, reference, restricted=["X0", "x1", "z"],
                         options=SEVParameters(sev_method=method))
         with pytest.raises(IntakeError, match=unknown):
-            sev_results(model, layout, row, reference, restricted=["X0", "x1", "z"], method=method)
+            sev_results(model, layout, row, reference, SEVRequest(restricted=["X0", "x1", "z"]),
+                        options=SEVParameters(sev_method=method))
     with pytest.raises(IntakeError, match=unknown):
-        sev_batch(model, layout, row, reference, restricted=["X0", "x1", "z"])
+        sev_batch(model, layout, row, reference, BFSSearch(restricted=["X0", "x1", "z"]))
     with pytest.raises(IntakeError, match=unknown):
         exact_sev_batch(exact_engine(model, layout), row, reference, ExactSearch(restricted=["X0", "x1", "z"]))
     held = explain_sev(model, data, row, reference, restricted=["x1"],
@@ -267,7 +270,7 @@ def test_a_broken_or_hostile_worker_leaves_the_answer_to_the_bfs(change, functio
     bent = dataclasses.replace(model)  # its own, empty memos
     bent.introspect = Lying(model, change, function)
     rows = data.features.iloc[np.argsort(-model.score(data.features))[:2]]
-    results = sev_results(bent, data.layout, rows, make_reference(data), max_depth=1)
+    results = sev_results(bent, data.layout, rows, make_reference(data), options=SEVParameters(max_depth=1))
     assert {r.engine for r in results} == {"bfs"} and all(why in r.note for r in results), results[0].note
 
 
@@ -277,15 +280,15 @@ def test_plain_data_that_does_not_reproduce_the_model_is_refused_and_the_bfs_ans
     object.__setattr__(bent, "introspect", Lying(model, lambda d: {**d, "value": d["value"] * 1.01}))
     rows = data.features.iloc[np.argsort(-model.score(data.features))[:3]]  # beyond one move: the exact engine
     reference = make_reference(data)
-    results = sev_results(bent, data.layout, rows, reference, max_depth=1)
+    results = sev_results(bent, data.layout, rows, reference, options=SEVParameters(max_depth=1))
     assert {r.engine for r in results} == {"bfs"} and all("do not reproduce" in r.note for r in results)
-    exact = sev_results(model, data.layout, rows, reference, method="exact")
+    exact = sev_results(model, data.layout, rows, reference, options=SEVParameters(sev_method="exact"))
     assert [r.status for r in results] != ["beyond_depth"] * 3  # bracketed (issue 52): never "> 1"
     assert all(r.lower <= e.value <= r.upper for r, e in zip(results, exact))
-    assert [r.value for r in sev_results(model, data.layout, rows, reference, max_depth=1)] == \
+    assert [r.value for r in sev_results(model, data.layout, rows, reference, options=SEVParameters(max_depth=1))] == \
         [r.value for r in exact]
     with pytest.raises(IntakeError, match="cannot be used on these rows"):
-        sev_results(bent, data.layout, rows, reference, method="exact")
+        sev_results(bent, data.layout, rows, reference, options=SEVParameters(sev_method="exact"))
 
 
 def good_trees():
@@ -379,7 +382,9 @@ def test_an_uploaded_model_is_solved_from_its_workers_plain_data_and_rescored_th
     assert "Sandboxed" in type(uploaded.estimator).__name__
     reference = make_reference(data)
     rows = data.features.iloc[np.argsort(-local.score(data.features))[::60][:4]]
-    there = sev_results(uploaded, data.layout, rows, reference, kind="minus", method="exact")
-    here = sev_results(local, data.layout, rows, reference, kind="minus", method="exact")
+    there = sev_results(uploaded, data.layout, rows, reference, SEVRequest(kind="minus"),
+                        options=SEVParameters(sev_method="exact"))
+    here = sev_results(local, data.layout, rows, reference, SEVRequest(kind="minus"),
+                       options=SEVParameters(sev_method="exact"))
     assert all(r.engine in ("cp-sat", "tree layers") and r.certified for r in there)
     assert [(r.value, set(r.explanations)) for r in there] == [(r.value, set(r.explanations)) for r in here]

@@ -31,7 +31,7 @@ from explain_core.intake.encoding import make_encoder
 from explain_core.intake.layout import TableChoices
 from explain_core.intake.models import wrap_model
 from explain_core.reference import Reference
-from explain_core.sev import sev_batch
+from explain_core.sev import BFSSearch, sev_batch
 from explain_core.sev.exact_sev import ExactSearch, exact_engine, exact_sev_batch, prepare
 from explain_core.sev.readers import read_structure
 
@@ -155,7 +155,7 @@ def test_exact_equals_the_full_bfs_on_random_ensembles(seed):
     engine = exact_engine(model, layout)
     prepared = prepare(engine, queries, reference)
     for kind, held in (("minus", ()), ("plus", ()), ("minus", restricted)):
-        bfs = sev_batch(model, layout, queries, reference, kind=kind, restricted=held, max_depth=layout.size)
+        bfs = sev_batch(model, layout, queries, reference, BFSSearch(kind=kind, restricted=held, max_depth=layout.size))
         exact = exact_sev_batch(engine, queries, reference,
                                 ExactSearch(kind=kind, restricted=held, shallow=0 if seed % 2 else 2_000),
                                 prepared=prepared)
@@ -188,6 +188,6 @@ def test_missing_values_go_where_the_library_sends_them(seed):
     data, model, queries, reference = nan_case(seed)
     engine = exact_engine(model, data.layout)
     for kind in ("minus", "plus"):
-        bfs = sev_batch(model, data.layout, queries, reference, kind=kind, max_depth=data.layout.size)
+        bfs = sev_batch(model, data.layout, queries, reference, BFSSearch(kind=kind, max_depth=data.layout.size))
         exact = exact_sev_batch(engine, queries, reference, ExactSearch(kind=kind, shallow=0))
         assert_same(exact, bfs, f"{seed} {kind}")

@@ -12,7 +12,7 @@ import pytest
 
 from explain_core.analysis import Parameters, dataset_sev, demo_setup, predicted_rows
 from explain_core.intake.models import ModelAdapter
-from explain_core.sev import explain_sev, sev_batch
+from explain_core.sev import BFSSearch, explain_sev, sev_batch
 
 # every (dataset, model) pair the suite explains with demo_setup / demo_model, each with two groups held for SEV®
 DEMOS = [("compas", "gbdt"), ("compas", "l2_lr"), ("compas", "l1_lr"), ("german_credit", "gbdt"),
@@ -69,10 +69,12 @@ def test_sev_batch_first_flip_matches_on_every_layer_and_chunk_size():
     layout, queries = setup.dataset.layout, setup.dataset.features.iloc[predicted_rows(setup)]
     reference = setup.reference_of_label(1)
     for kind, held in (("minus", ()), ("plus", ()), ("minus", tuple(setup.dataset.group_names[:3]))):
-        full = sev_batch(setup.model, layout, queries, reference, kind=kind, restricted=held, keep_scores=False)
+        full = sev_batch(setup.model, layout, queries, reference,
+                         BFSSearch(kind=kind, restricted=held, keep_scores=False))
         for chunk_rows in (7, 1000, 32_768):
-            first = sev_batch(setup.model, layout, queries, reference, kind=kind, restricted=held, keep_scores=False,
-                              chunk_rows=chunk_rows, explanations="first")
+            first = sev_batch(setup.model, layout, queries, reference,
+                              BFSSearch(kind=kind, restricted=held, keep_scores=False, chunk_rows=chunk_rows,
+                                        explanations="first"))
             assert [r.value for r in first] == [r.value for r in full], (kind, held, chunk_rows)
             assert [r.explanations for r in first] == [r.explanations[:1] for r in full], (kind, held, chunk_rows)
 
@@ -92,13 +94,14 @@ def test_the_first_flip_path_scores_fewer_rows_where_the_layer_has_several_chunk
     setup = demo_setup("german_credit", "gbdt")
     layout, reference = setup.dataset.layout, setup.reference_of_label(1)
     queries = setup.dataset.features.iloc[predicted_rows(setup)]
-    full = sev_batch(setup.model, layout, queries, reference, keep_scores=False)
+    full = sev_batch(setup.model, layout, queries, reference, BFSSearch(keep_scores=False))
     deep = [i for i, r in enumerate(full) if r.explainable and r.value >= 2][:5]
     assert deep, "no row with SEV⁻ ≥ 2: the layer would be one chunk"
 
     def scored(mode: str, rows) -> int:
         return _rows_scored(monkeypatch, lambda: sev_batch(setup.model, layout, queries.iloc[rows], reference,
-                                                           chunk_rows=64, keep_scores=False, explanations=mode))
+                                                           BFSSearch(chunk_rows=64, keep_scores=False,
+                                                                     explanations=mode)))
 
     for i in deep:  # one row at a time: the layer holds 190+ vertices, three or more chunks of 64
         assert scored("first", [i]) < scored("all", [i]), i

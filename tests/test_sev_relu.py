@@ -20,7 +20,7 @@ from explain_core.intake.encoding import make_encoder
 from explain_core.intake.models import wrap_model
 from explain_core.intake.onnx_model import OnnxModel
 from explain_core.reference import Reference
-from explain_core.sev import sev_batch, sev_results
+from explain_core.sev import BFSSearch, SEVParameters, sev_batch, sev_results
 from explain_core.sev.exact_sev import ExactSearch, exact_engine, exact_sev_batch, prepare
 from explain_core.sev.relu import ReluProblem
 from explain_core.sev.relu_mip import prove
@@ -110,7 +110,7 @@ def test_the_mip_equals_the_full_bfs_on_small_networks(seed):
     prepared = prepare(engine, queries, reference)
     mip_only = seed % 4 in (1, 2)  # no BFS layers first: the MIP answers from the first move
     for kind, held in (("minus", ()), ("plus", ()), ("minus", restricted)):
-        bfs = sev_batch(model, layout, queries, reference, kind=kind, restricted=held, max_depth=layout.size)
+        bfs = sev_batch(model, layout, queries, reference, BFSSearch(kind=kind, restricted=held, max_depth=layout.size))
         exact = exact_sev_batch(engine, queries, reference,
                                 ExactSearch(kind=kind, restricted=held, shallow=0 if mip_only else 2_000),
                                 prepared=prepared)
@@ -191,7 +191,7 @@ def test_the_skl2onnx_export_of_an_mlp_gives_the_sklearn_answers():
     assert exact_engine(onnx, data.layout).read.family == "network"
     for kind in ("minus", "plus"):
         assert values(onnx, data, queries, reference, kind) == values(sk, data, queries, reference, kind)
-        bfs = sev_batch(onnx, data.layout, queries, reference, kind=kind, max_depth=data.layout.size)
+        bfs = sev_batch(onnx, data.layout, queries, reference, BFSSearch(kind=kind, max_depth=data.layout.size))
         exact = exact_sev_batch(exact_engine(onnx, data.layout), queries, reference, ExactSearch(kind=kind, shallow=0))
         assert_same(exact, bfs, kind)
 
@@ -206,7 +206,7 @@ def test_a_torch_export_equals_the_full_bfs(seed):
     model = wrap_model(OnnxModel(torch_bytes(6, seed)), data, by_order=True, threshold=threshold)
     engine = exact_engine(model, data.layout)
     for kind in ("minus", "plus"):
-        bfs = sev_batch(model, data.layout, queries, reference, kind=kind, max_depth=data.layout.size)
+        bfs = sev_batch(model, data.layout, queries, reference, BFSSearch(kind=kind, max_depth=data.layout.size))
         exact = exact_sev_batch(engine, queries, reference, ExactSearch(kind=kind, shallow=0))
         assert_same(exact, bfs, f"{seed} {kind}")
         assert_flips(model, data.layout, queries, reference, exact, kind)
@@ -263,8 +263,8 @@ def test_a_graph_that_is_not_a_relu_network_falls_back_to_the_bfs(name):
     model = wrap_model(OnnxModel(hostile_graphs()[name]), data, by_order=True)
     with pytest.raises(Unreadable):
         exact_engine(model, data.layout)
-    results = sev_results(model, data.layout, queries, reference, method="auto")
-    bfs = sev_batch(model, data.layout, queries, reference, max_depth=data.layout.size)
+    results = sev_results(model, data.layout, queries, reference, options=SEVParameters(sev_method="auto"))
+    bfs = sev_batch(model, data.layout, queries, reference, BFSSearch(max_depth=data.layout.size))
     assert [r.engine for r in results] == ["bfs"] * len(queries)
     assert [r.value for r in results] == [r.value for r in bfs]
 

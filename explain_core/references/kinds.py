@@ -19,7 +19,7 @@ import pandas as pd
 from ..errors import IntakeError, Unreadable, check_choice
 from ..vertices import VertexScorer
 from ..intake.encoding import encoded_model
-from ..sev.engine import searched_depth, sev_batch
+from ..sev.engine import BFSSearch, searched_depth, sev_batch
 from ..sev.exact_sev import exact_engine
 from ..sev.tree_sev import tree_sev
 from ..sev.trees import TreeEnsemble
@@ -146,8 +146,8 @@ def _single_search(setup, queries, fitted, max_depth, credible) -> _Searched:
     ref, layout = fitted.reference, setup.dataset.layout
     if credible is None:
         scorer = VertexScorer(setup.model, layout, queries, ref)
-        results = sev_batch(setup.model, layout, queries, ref, kind="minus", restricted=setup.restricted,
-                            max_depth=max_depth, keep_scores=False, scorer=scorer)
+        search = BFSSearch(kind="minus", restricted=setup.restricted, max_depth=max_depth, keep_scores=False)
+        results = sev_batch(setup.model, layout, queries, ref, search, scorer=scorer)
         plain = [(r.value, r.status, r.explained_class, r.max_depth, None) for r in results]
         return _Searched(plain, from_sev(layout, results, ref, scorer))
     candidates = fitted.candidates()

@@ -24,8 +24,8 @@ from ..intake.data import Dataset
 from ..intake.layout import GroupLayout
 from ..intake.models import ModelAdapter
 from ..reference import Reference
-from .engine import (DEFAULT_BUDGET_ROWS, DEFAULT_MAX_DEPTH, EXPLANATIONS, SEVExplanation, SEVResult, check_held,
-                     sev_batch)
+from .engine import (DEFAULT_BUDGET_ROWS, DEFAULT_MAX_DEPTH, EXPLANATIONS, BFSSearch, SEVExplanation, SEVResult,
+                     check_held, sev_batch)
 from .engine import explain_sev as bfs_explain_sev
 from .exact_sev import (DEFAULT_BUDGET, MAX_EXPLANATIONS, ExactEngine, ExactSearch, exact_engine, exact_sev_batch,
                         prepare)
@@ -63,6 +63,34 @@ class SEVParameters:
 
 DEFAULT_SEV = SEVParameters()
 """The default engine (``auto``), depth and budgets."""
+
+
+@dataclass(frozen=True)
+class SEVRequest:
+    """Which SEV :func:`sev_results` computes and what each result holds, whichever engine answers (the engine and
+    its bounds are :class:`SEVParameters`').
+
+    Parameters
+    ----------
+    kind : str
+        ``"minus"`` or ``"plus"``.
+    restricted : sequence of str
+        Groups held at the query (SEV®; ``minus`` only).
+    keep_scores : bool
+        Keep the vertices evaluated.
+    explanations : str
+        ``"all"`` lists every minimal explanation; ``"first"`` the first flip found (the same value, SEV Def. 3,
+        with one explanation).
+    """
+
+    kind: str = "minus"
+    restricted: Sequence[str] = ()
+    keep_scores: bool = True
+    explanations: str = "all"
+
+
+DEFAULT_REQUEST = SEVRequest()
+"""SEV⁻, nothing held, the vertices kept and every minimal explanation listed."""
 
 
 def choose_engine(model: ModelAdapter, layout: GroupLayout, method: str = "auto") -> tuple[ExactEngine | None, str]:
@@ -121,22 +149,22 @@ def _noted(results: list[SEVResult], note: str) -> list[SEVResult]:
 
 
 @names_method("SEV")
-def sev_results(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference, *,
-                kind: str = "minus", restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH,
-                method: str = "auto", budget: float = DEFAULT_BUDGET, keep_scores: bool = True,
-                explanations: str = "all", progress: ProgressFn | None = None,
-                budget_rows: int = DEFAULT_BUDGET_ROWS) -> list[SEVResult]:
-    """SEV of many queries by the chosen engine (:func:`choose_engine`); ``max_depth`` and ``budget_rows`` (model
-    rows per query) bound the BFS only, and a row the BFS leaves open gets a bracket (:mod:`.bracket`); ``budget``
-    (the exact engine's work per search, :data:`~.exact_sev.BUDGET_UNIT`) bounds the exact engine only;
-    ``explanations`` ``all`` or ``first`` (the first flip found: the same value, SEV Def. 3, with one explanation).
+def sev_results(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference,
+                request: SEVRequest = DEFAULT_REQUEST, *, options: SEVParameters = DEFAULT_SEV,
+                progress: ProgressFn | None = None) -> list[SEVResult]:
+    """SEV of many queries, the one ``request`` names, by the engine ``options.sev_method`` picks
+    (:func:`choose_engine`); ``options.max_depth`` and ``options.sev_budget_rows`` (model rows per query) bound the
+    BFS only, and a row the BFS leaves open gets a bracket (:mod:`.bracket`); ``options.sev_budget`` (the exact
+    engine's work per search, :data:`~.exact_sev.BUDGET_UNIT`) bounds the exact engine only.
 
     Parameters
     ----------
-    model, layout, queries, reference, kind, restricted, max_depth, keep_scores, explanations, progress
-        As for :func:`~explain_core.sev.engine.sev_batch` (``max_depth``: the BFS's).
-    method, budget, budget_rows
-        As :class:`SEVParameters`' ``sev_method``, ``sev_budget`` and ``sev_budget_rows``.
+    model, layout, queries, reference, progress
+        As for :func:`~explain_core.sev.engine.sev_batch`.
+    request : SEVRequest
+        Which SEV, the groups held, whether the vertices are kept, all explanations or the first.
+    options : SEVParameters
+        The engine, the BFS's depth and its budget of model rows, the exact engine's budget.
 
     Returns
     -------
@@ -146,27 +174,29 @@ def sev_results(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame,
     Raises
     ------
     IntakeError
-        When a choice or restricted group is not valid, or ``method="exact"`` and the model cannot be read.
+        When a choice or restricted group is not valid, or ``options.sev_method`` is ``"exact"`` and the model cannot
+        be read.
     """
+    kind, restricted, keep_scores, method = request.kind, request.restricted, request.keep_scores, options.sev_method
     check_held(layout, kind, restricted)
-    cap = _listed(explanations)
+    cap = _listed(request.explanations)
     engine, note = choose_engine(model, layout, method)
-    bfs = dict(kind=kind, restricted=restricted, keep_scores=keep_scores, explanations=explanations)
-    full = dict(max_depth=max_depth, progress=progress, budget_rows=budget_rows, bracket=True, **bfs)
+    bfs = BFSSearch(kind=kind, restricted=restricted, keep_scores=keep_scores, explanations=request.explanations)
+    full = replace(bfs, max_depth=options.max_depth, budget_rows=options.sev_budget_rows, bracket=True)
     if engine is None:
-        return _noted(sev_batch(model, layout, queries, reference, **full), note)
-    depth = first_layers(method, layout.size - len(restricted), max_depth)
-    first = sev_batch(model, layout, queries, reference, max_depth=depth, **bfs) if depth else []
+        return _noted(sev_batch(model, layout, queries, reference, full, progress=progress), note)
+    depth = first_layers(method, layout.size - len(restricted), options.max_depth)
+    first = sev_batch(model, layout, queries, reference, replace(bfs, max_depth=depth)) if depth else []
     pending = [i for i, r in enumerate(first) if r.status == "beyond_depth"] if depth else list(range(len(queries)))
     if not pending:
         return first
     try:
-        search = ExactSearch(kind=kind, restricted=restricted, budget=budget, cap=cap, keep_scores=keep_scores,
-                             cleared=depth + 1 if depth else 0)
+        search = ExactSearch(kind=kind, restricted=restricted, budget=options.sev_budget, cap=cap,
+                             keep_scores=keep_scores, cleared=depth + 1 if depth else 0)
         exact = exact_sev_batch(engine, queries.iloc[pending], reference, search, progress=progress)
     except Unreadable as exc:
         note = _fallback(method, exc)
-        return _noted(sev_batch(model, layout, queries, reference, **full), note)
+        return _noted(sev_batch(model, layout, queries, reference, full, progress=progress), note)
     return _merge(first, exact) if depth else exact
 
 
@@ -206,12 +236,12 @@ def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Referen
     layout, row, cap = dataset.layout, one_row(query), _listed(explanations)
     check_held(layout, "minus", restricted)
     engine, note = choose_engine(model, layout, method)
-    bfs = dict(restricted=restricted, explanations=explanations)
-    full = dict(max_depth=max_depth, budget_rows=options.sev_budget_rows, bracket=True, **bfs)
+    bfs = BFSSearch(restricted=restricted, explanations=explanations)
+    full = replace(bfs, max_depth=max_depth, budget_rows=options.sev_budget_rows, bracket=True)
     if engine is None:
-        return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, **full), note)
+        return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, full), note)
     depth = first_layers(method, layout.size, max_depth)
-    ex = bfs_explain_sev(model, dataset, row, reference, max_depth=depth, **bfs) if depth else None
+    ex = bfs_explain_sev(model, dataset, row, reference, replace(bfs, max_depth=depth)) if depth else None
     kinds = [("minus", ()), ("plus", ())] + ([("restricted", tuple(restricted))] if restricted else [])
     pending = [(name, held) for name, held in kinds if ex is None or ex.result(name).status == "beyond_depth"]
     if not pending:
@@ -220,7 +250,7 @@ def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Referen
         prepared = prepare(engine, row, reference)
     except Unreadable as exc:
         note = _fallback(method, exc)
-        return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, **full), note)
+        return _noted_explanation(bfs_explain_sev(model, dataset, row, reference, full), note)
     found = {name: exact_sev_batch(engine, row, reference,
                                    ExactSearch(kind="plus" if name == "plus" else "minus", restricted=held,
                                                budget=budget, cap=cap, cleared=depth + 1 if depth else 0),

@@ -12,6 +12,7 @@ vertex, as the SEV paper's own code does: the same value, one explanation.
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass, replace
 from math import comb
 from typing import Sequence
 
@@ -28,8 +29,9 @@ from .bracket import close
 from .cube import HYPERCUBE_MAX_GROUPS, Hypercube, hypercube
 from .outcomes import SEV_RESULTS, SEVExplanation, SEVResult
 
-__all__ = ["BRACKET_ROWS", "DEFAULT_BUDGET_ROWS", "DEFAULT_MAX_DEPTH", "EXPLANATIONS", "HYPERCUBE_MAX_GROUPS", "KINDS",
-           "MAX_LAYER_VERTICES", "SEV_RESULTS", "Hypercube", "SEVExplanation", "SEVResult", "check_held",
+__all__ = ["BRACKET_ROWS", "DEFAULT_BFS", "DEFAULT_BUDGET_ROWS", "DEFAULT_MAX_DEPTH", "EXPLANATIONS",
+           "HYPERCUBE_MAX_GROUPS", "KINDS", "MAX_LAYER_VERTICES", "SEV_RESULTS", "BFSSearch", "Hypercube",
+           "SEVExplanation", "SEVResult", "check_held",
            "explain_sev", "hypercube", "searched_depth", "sev", "sev_batch"]  # the results and the hypercube live in
 # .outcomes and .cube; their importers read them here as before
 
@@ -41,6 +43,49 @@ BRACKET_ROWS = 1_000_000  # the greedy path's rows where a search has no budget
 MAX_LAYER_VERTICES = 2_000_000  # one layer per query; deeper layers of wide data are cut off (status beyond_depth)
 KINDS = ("minus", "plus")
 EXPLANATIONS = ("all", "first")  # every minimal explanation, or the first flipping vertex only (the value is the same)
+
+
+@dataclass(frozen=True)
+class BFSSearch:
+    """What one breadth-first search reads: which SEV (``kind``), the groups held (``restricted``, SEV® Def. 4),
+    how deep it goes and in what model calls, what it keeps and lists, its budget of model rows per query, and
+    whether a query it leaves open gets a bracket (:func:`.bracket.close`: a greedy path's real flip as the upper
+    bound, within what the budget left).
+
+    Parameters
+    ----------
+    kind : str
+        ``"minus"`` or ``"plus"``.
+    restricted : sequence of str
+        Groups held at the query (SEV®; ``minus`` only).
+    max_depth : int
+        The deepest layer searched.
+    chunk_rows : int
+        Rows per model call.
+    keep_scores : bool
+        Keep the vertices evaluated.
+    explanations : str
+        ``"all"`` lists every minimal explanation; ``"first"`` stops each query at its first flipping vertex (the
+        SEV paper's code; the same value, ``first_flip`` set).
+    budget_rows : int, optional
+        Model rows scored per query (None: no budget): a layer that would pass it is not searched.
+    bracket : bool
+        Give a query left open a bracket (a real flip as its upper bound).
+    """
+
+    kind: str = "minus"
+    restricted: Sequence[str] = ()
+    max_depth: int = DEFAULT_MAX_DEPTH
+    chunk_rows: int = DEFAULT_CHUNK_ROWS
+    keep_scores: bool = True
+    explanations: str = "all"
+    budget_rows: int | None = None
+    bracket: bool = False
+
+
+DEFAULT_BFS = BFSSearch()
+"""SEV⁻, nothing held, to :data:`DEFAULT_MAX_DEPTH` groups, every minimal explanation and the vertices kept, no budget
+and no bracket."""
 
 
 class _Search:
@@ -192,19 +237,14 @@ def check_held(layout: GroupLayout, kind: str, restricted: Sequence[str]) -> Non
 
 
 @names_method("SEV")
-def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference, *,
-              kind: str = "minus", restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH,
-              chunk_rows: int = DEFAULT_CHUNK_ROWS, keep_scores: bool = True, explanations: str = "all",
-              progress: ProgressFn | None = None, scorer: VertexScorer | None = None,
-              budget_rows: int | None = None, bracket: bool = False) -> list[SEVResult]:
-    """SEV of many queries by one BFS: each layer is evaluated for all unresolved queries together.
+def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, reference: Reference,
+              options: BFSSearch = DEFAULT_BFS, *, progress: ProgressFn | None = None,
+              scorer: VertexScorer | None = None) -> list[SEVResult]:
+    """SEV of many queries by one BFS, as ``options`` say (:class:`BFSSearch`): each layer is evaluated for all
+    unresolved queries together.
 
-    Each query is explained for its own predicted class. ``restricted`` applies to ``minus`` (SEV®).
-    ``explanations``: ``all`` lists every minimal explanation; ``first`` stops each query at its first flipping
-    vertex (the SEV paper's code; same value, ``first_flip`` set). A ``scorer`` built for these queries and this
-    reference can be passed to share its encoding. ``budget_rows`` (None: no budget) caps the model rows scored per
-    query: a layer that would pass it is not searched. With ``bracket`` a query left open gets a bracket
-    (:func:`.bracket.close`: a greedy path's real flip as the upper bound) within what the budget left.
+    Each query is explained for its own predicted class. ``options.restricted`` applies to ``minus`` (SEV®). A
+    ``scorer`` built for these queries and this reference can be passed to share its encoding.
 
     Parameters
     ----------
@@ -216,26 +256,13 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
         The rows.
     reference : Reference
         The reference.
-    kind : str
-        ``"minus"`` or ``"plus"``.
-    restricted : sequence of str
-        Groups held (SEV®).
-    max_depth : int
-        The deepest layer searched.
-    chunk_rows : int
-        Rows per model call.
-    keep_scores : bool
-        Keep the vertices evaluated.
-    explanations : str
-        ``"all"`` or ``"first"``.
+    options : BFSSearch
+        Which SEV, the groups held, the depth, rows per model call, what is kept and listed, the budget of model
+        rows per query and whether a query left open gets a bracket.
     progress : callable, optional
         ``progress(fraction, message)``.
     scorer : VertexScorer, optional
         A scorer to share.
-    budget_rows : int, optional
-        Model rows per query (None: no budget).
-    bracket : bool
-        Give a query left open a bracket (a real flip as its upper bound).
 
     Returns
     -------
@@ -247,6 +274,8 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
     IntakeError
         When ``kind``, ``explanations`` or a restricted group is not valid.
     """
+    kind, restricted, max_depth, chunk_rows = options.kind, options.restricted, options.max_depth, options.chunk_rows
+    keep_scores, explanations, budget_rows = options.keep_scores, options.explanations, options.budget_rows
     check_choice(explanations, EXPLANATIONS, "SEV explanations")
     check_held(layout, kind, restricted)
     n = len(queries)
@@ -280,7 +309,7 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
     results = _results(search, status_if_missing, rows, kind=kind, max_depth=searched, restricted=tuple(restricted),
                        reference_class=reference_class, next_rows=cut,
                        budget_rows=budget_rows if by_budget else None)
-    if not bracket:
+    if not options.bracket:
         return results
     left = (budget_rows if budget_rows is not None else BRACKET_ROWS) - rows[-1]
     return [close(r, scorer, qi, movable, left, keep_scores) if r.status == "beyond_depth" else r
@@ -318,28 +347,48 @@ def sev(model: ModelAdapter, layout: GroupLayout, query: pd.DataFrame | pd.Serie
     IntakeError
         As :func:`sev_batch`.
     """
-    return sev_batch(model, layout, one_row(query), reference, kind=kind, restricted=restricted,
-                     max_depth=max_depth)[0]
+    return sev_batch(model, layout, one_row(query), reference,
+                     BFSSearch(kind=kind, restricted=restricted, max_depth=max_depth))[0]
 
 
 
 @names_method("SEV")
-def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Reference, *,
-                restricted: Sequence[str] = (), max_depth: int = DEFAULT_MAX_DEPTH,
-                explanations: str = "all", budget_rows: int | None = None,
-                bracket: bool = False) -> SEVExplanation:
-    """SEV⁺, SEV⁻ and SEV® (when ``restricted`` is given) of one query row of ``dataset`` (``explanations``,
-    ``budget_rows`` and ``bracket``: see :func:`sev_batch`)."""
+def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Reference,
+                options: BFSSearch = DEFAULT_BFS) -> SEVExplanation:
+    """SEV⁺, SEV⁻ and SEV® (when ``options.restricted`` is given) of one query row of ``dataset``, each by
+    :func:`sev_batch` as ``options`` say (its ``kind`` aside: all three are searched).
+
+    Parameters
+    ----------
+    model : ModelAdapter
+        The model.
+    dataset : Dataset
+        Its data.
+    query : pandas.DataFrame or pandas.Series
+        The row.
+    reference : Reference
+        The reference.
+    options : BFSSearch
+        The groups SEV® holds, the depth, what is kept and listed, the budget and the bracket (``kind`` is not read).
+
+    Returns
+    -------
+    SEVExplanation
+        SEV⁺, SEV⁻ and SEV®.
+
+    Raises
+    ------
+    IntakeError
+        As :func:`sev_batch`.
+    """
     layout = dataset.layout
     row = one_row(query)
-    scorer = VertexScorer(model, layout, row, reference, first_layers=True)  # one scoring for all three searches
+    scorer = VertexScorer(model, layout, row, reference, options.chunk_rows, first_layers=True)  # one for all three
 
     def search(kind: str, held: Sequence[str] = ()) -> SEVResult:
-        return sev_batch(model, layout, row, reference, kind=kind, restricted=held, max_depth=max_depth,
-                         explanations=explanations, scorer=scorer, budget_rows=budget_rows, bracket=bracket)[0]
+        return sev_batch(model, layout, row, reference, replace(options, kind=kind, restricted=held), scorer=scorer)[0]
 
     minus, plus = search("minus"), search("plus")
-    held = search("minus", restricted) if restricted else None
+    held = search("minus", options.restricted) if options.restricted else None
     return SEVExplanation(row.iloc[0].rename(0), reference, layout, float(scorer.query_scores[0]),
                           minus.explained_class, plus, minus, held)
-

@@ -361,6 +361,10 @@ def test_the_report_draws_the_rows_leading_feature(compas):
     alone = rep.build_row_report(rep.RowResults(compas, row, Parameters()), ("dependence",))
     assert alone.dependence.groups == (global_shap(compas, rows=100).importance().index[0],)
     assert list(alone.json_files()) == [f"compas_row{row}.dependence.json", f"compas_row{row}.interactions.json"]
+    # the SEV at hand (the pages' cache), its section not shown: the leading feature is still SEV's
+    supplied = rep.build_row_report(rep.RowResults(compas, row, Parameters(), supply={"sev": report.sev}),
+                                    ("dependence",))
+    assert supplied.dependence == want and supplied.sev is None
 
 
 def test_moved_frames_are_the_moved_rows_of_each_change_one_after_another():

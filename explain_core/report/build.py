@@ -326,7 +326,8 @@ def build_row_report(results: RowResults, sections: Iterable[str] | None = None,
             report.plugged[m.name] = value
     s = results.setup
     if "dependence" in sections:
-        report.dependence = results.get("dependence", sev_feature(report.sev, s.model.threshold))
+        lead = sev_feature(results.at_hand("sev"), s.model.threshold)  # the row's SEV, shown or not, when at hand
+        report.dependence = results.get("dependence", lead)
         report.interactions = results.get("interactions")
     if s.training is not None:
         report.sparsity = s.training.comparison(s, results.params.sev)

@@ -107,6 +107,22 @@ class RowResults:
                 self._kept[key] = given(*args) if callable(given) else given
         return self._kept[key]
 
+    def at_hand(self, name: str):
+        """The result ``name`` if it was read already or was supplied (a supplied callable is called), else None:
+        nothing is computed here.
+
+        Parameters
+        ----------
+        name : str
+            Its name.
+
+        Returns
+        -------
+        object or None
+            The result.
+        """
+        return self.get(name) if (name,) in self._kept or name in self._supply else None
+
     def kept(self, name: str):
         """The result ``name`` if it was read already, else None (nothing is computed).
 

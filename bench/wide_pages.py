@@ -1,6 +1,7 @@
 #!/usr/bin/env python
 """The work behind each page on wide data (issue 52 §5): digits 3 vs 8 (64 pixels, scikit-learn's bundled set) with
-an MLP uploaded as an analyst would (a .skops file, loaded and run in its sandboxed worker), and breast cancer.
+an MLP uploaded as an analyst would (a .skops file, loaded and run in its sandboxed worker), and breast cancer;
+``--model onnx-forest``: a random forest exported by skl2onnx with one input per column, uploaded as .onnx.
 
 For one row the model predicts positive, it times what each page computes with the app's default parameters, each
 figure in seconds with the model rows the sandboxed worker scored and the largest single call it was sent:
@@ -14,12 +15,15 @@ figure in seconds with the model rows the sandboxed worker scored and the larges
 * **Report**: ``build_row_report`` (the page) and ``write_pdf`` (its PDF, matplotlib figures) of the sections the page
   builds without a click (LENS and Agreement wait with LENS), reading the other pages' cached results from its
   :class:`~explain_core.report.RowResults` as the page does, and what the counterfactual and dependence sections
-  cost alone. ``--report-only`` skips the lines the Report does not read.
+  cost alone (each beside the cached SEV section, as in the page: without it the dependence section would rank the
+  features by mean |SHAP| over 100 rows instead of plotting SEV's first one). ``--report-only`` skips the lines the
+  Report does not read.
 
 Targets (issue 52): every page ≤ 15 s, the PDF ≤ 20 s on a quiet 2-core machine. The machine here is shared:
 the load average is printed beside the figures; compare figures of one run only.
 
-    python bench/wide_pages.py [--case digits|cancer] [--hidden 64] [--report-only]
+    python bench/wide_pages.py [--case digits|cancer] [--model mlp|onnx-forest] [--hidden 64] [--trees 100]
+                               [--report-only]
 """
 from __future__ import annotations
 
@@ -54,23 +58,50 @@ def case_frame(name: str):
     return frame, "target"
 
 
-def uploaded_setup(name: str, hidden: int):
-    """The case with an MLP Pipeline trained here, saved as .skops and loaded as an upload (sandboxed)."""
+def mlp_upload(X, y, name: str, hidden: int):
+    """An MLP Pipeline trained here and saved as .skops: (bytes, file name, upload choices)."""
     import skops.io as sio
     from sklearn.neural_network import MLPClassifier
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
+    from explain_core.setup import UploadChoices
+
+    mlp = make_pipeline(StandardScaler(), MLPClassifier((hidden,), max_iter=500, random_state=0))
+    blob = sio.dumps(mlp.fit(X, y))
+    return blob, f"{name}_mlp.skops", UploadChoices(trusted_types=sio.get_untrusted_types(data=blob))
+
+
+def onnx_forest_upload(X, y, name: str, trees: int):
+    """A random forest (``trees`` trees, seed 0, scikit-learn's other defaults: fully grown, √p features per split)
+    behind a ColumnTransformer that passes the DataFrame's columns through, exported from the frame by skl2onnx's
+    ``to_onnx`` as the tests' per-column exports are (one float input per column, no ZipMap): (bytes, file name,
+    upload choices)."""
+    import numpy as np
+    from skl2onnx import to_onnx
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import Pipeline
+
+    from explain_core.setup import UploadChoices
+
+    forest = Pipeline([("columns", ColumnTransformer([("num", "passthrough", list(X.columns))])),
+                       ("forest", RandomForestClassifier(n_estimators=trees, random_state=0))]).fit(X, y)
+    graph = to_onnx(forest, X.iloc[:1].astype(np.float32), options={"zipmap": False})
+    return graph.SerializeToString(), f"{name}_forest.onnx", UploadChoices()
+
+
+def uploaded_setup(name: str, model: str, size: int):
+    """The case with a model trained here, saved as an analyst would and loaded as an upload (sandboxed): an MLP
+    (``size`` hidden units) as .skops, or a random forest (``size`` trees) as per-column .onnx."""
     from explain_core import make_dataset
-    from explain_core.setup import UploadChoices, make_setup, model_from_upload
+    from explain_core.setup import make_setup, model_from_upload
 
     frame, target = case_frame(name)
     data = make_dataset(frame, target)
-    X = frame.drop(columns=[target])
-    mlp = make_pipeline(StandardScaler(), MLPClassifier((hidden,), max_iter=500, random_state=0))
-    blob = sio.dumps(mlp.fit(X, frame[target]))
-    choices = UploadChoices(trusted_types=sio.get_untrusted_types(data=blob))
-    return make_setup(data, model_from_upload(data, blob, f"{name}_mlp.skops", choices))
+    X, y = frame.drop(columns=[target]), frame[target]
+    blob, filename, choices = (mlp_upload(X, y, name, size) if model == "mlp" else onnx_forest_upload(X, y, name, size))
+    return make_setup(data, model_from_upload(data, blob, filename, choices))
 
 
 class Meter:
@@ -124,13 +155,20 @@ def objects_vertices():
         _Mixer.raw = numeric
 
 
-def main() -> int:
+def arguments():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--case", default="digits", choices=("digits", "cancer"))
+    parser.add_argument("--model", default="mlp", choices=("mlp", "onnx-forest"),
+                        help="an MLP uploaded as .skops (default), or a random forest as per-column .onnx")
     parser.add_argument("--hidden", type=int, default=64, help="hidden units of the MLP (default 64)")
+    parser.add_argument("--trees", type=int, default=100, help="trees of the ONNX forest (default 100)")
     parser.add_argument("--report-only", action="store_true",
                         help="only what the Report page reads from the other pages' caches, then the Report lines")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = arguments()
 
     from dataclasses import replace
 
@@ -141,11 +179,13 @@ def main() -> int:
 
     AUTO_ROWS = 200_000  # ui/lens_runs.py: a longer LENS search waits for its button
 
-    setup = uploaded_setup(args.case, args.hidden)
+    size = args.hidden if args.model == "mlp" else args.trees
+    setup = uploaded_setup(args.case, args.model, size)
     row = int(predicted_rows(setup)[0])
     query = setup.dataset.features.iloc[[row]]
     params = Parameters()
-    print(f"{args.case} · MLP ({args.hidden} hidden) uploaded, sandboxed · {len(setup.dataset.groups)} features · "
+    kind = f"MLP ({size} hidden) .skops" if args.model == "mlp" else f"random forest ({size} trees) per-column .onnx"
+    print(f"{args.case} · {kind} uploaded, sandboxed · {len(setup.dataset.groups)} features · "
           f"row {row} · default parameters [{load()}]")
     meter = Meter()
     with meter.timed("SEV page: SEV⁻ and SEV⁺", 15):
@@ -177,14 +217,14 @@ def main() -> int:
     with meter.timed("Report: its PDF (matplotlib figures)", 20):
         rep.write_pdf(report, Path(tempfile.mkdtemp(prefix="wide-pages-")) / "row.pdf", image_renderer="matplotlib")
     parts = {}
-    for part in ("counterfactuals", "dependence"):
+    for part in ("counterfactuals", "dependence"):  # with the SEV section (cached): dependence plots its first feature
         start = time.perf_counter()
-        rep.build_row_report(rep.RowResults(setup, row, params, supply=cached), [part])
+        rep.build_row_report(rep.RowResults(setup, row, params, supply=cached), ["sev", part])
         parts[part] = time.perf_counter() - start
     print("    of which " + ", ".join(f"{k} {v:.2f} s" for k, v in parts.items()) + f" [{load()}]")
     with meter.timed("counterfactuals, the vertices as objects (before)"), objects_vertices():
         start = time.perf_counter()
-        rep.build_row_report(rep.RowResults(setup, row, params, supply=cached), ["counterfactuals"])
+        rep.build_row_report(rep.RowResults(setup, row, params, supply=cached), ["sev", "counterfactuals"])
     print(f"    numeric vertices / objects: {parts['counterfactuals'] / (time.perf_counter() - start):.2f} [{load()}]")
     return 0
 

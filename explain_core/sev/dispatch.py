@@ -72,12 +72,8 @@ class SEVRequest:
 
     Parameters
     ----------
-    kind : str
-        ``"minus"`` or ``"plus"``.
-    restricted : sequence of str
-        Groups held at the query (SEV®; ``minus`` only).
-    keep_scores : bool
-        Keep the vertices evaluated.
+    kind, restricted, keep_scores
+        As for :class:`~.engine.BFSSearch`.
     explanations : str
         ``"all"`` lists every minimal explanation; ``"first"`` the first flip found (the same value, SEV Def. 3,
         with one explanation).

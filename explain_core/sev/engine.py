@@ -360,14 +360,8 @@ def explain_sev(model: ModelAdapter, dataset: Dataset, query, reference: Referen
 
     Parameters
     ----------
-    model : ModelAdapter
-        The model.
-    dataset : Dataset
-        Its data.
-    query : pandas.DataFrame or pandas.Series
-        The row.
-    reference : Reference
-        The reference.
+    model, dataset, query, reference
+        As for :func:`~explain_core.sev.dispatch.explain_sev`.
     options : BFSSearch
         The groups SEV® holds, the depth, what is kept and listed, the budget and the bracket (``kind`` is not read).
 

@@ -95,7 +95,9 @@ class VertexScorer:
         self.model, self.layout, self.queries, self.reference = model, layout, queries, reference
         self.encoded = encoded_model(model, layout.groups)
         self.chunk_rows = max(1, chunk_rows)
-        self._ahead: tuple[dict[bytes, int], np.ndarray] | None = None  # scored ahead: mask → column, (n, m) scores
+        self._ahead: np.ndarray | None = None  # the (n, m) scores of the masks scored ahead (NaN: not scored)
+        self._ahead_masks = np.zeros((0, layout.size), dtype=bool)  # those masks, in their order
+        self._ahead_index: dict[bytes, int] | None = None  # mask → its column, built when first needed
         self._ahead_kept: list[int] = []  # the counts of query groups kept by the masks scored ahead
         self._scores: np.ndarray | None = None  # the queries' scores, then the reference's
         columns = list(layout.columns)
@@ -156,8 +158,8 @@ class VertexScorer:
         if len(masks):
             table = np.full(fresh.shape, np.nan)
             table[fresh] = scores[n + 1:]
-            self._ahead = ({m.tobytes(): j for j, m in enumerate(masks)}, table)
-            self._ahead_kept = np.unique(masks.sum(axis=1)).tolist()
+            self._ahead, self._ahead_masks, self._ahead_index = table, masks, None
+            self._ahead_kept = sorted(set(masks.sum(axis=1).tolist()))
 
     def _chunked(self, score, X) -> np.ndarray:
         """``score`` over the rows of ``X`` in calls of at most ``chunk_rows`` rows."""
@@ -167,12 +169,16 @@ class VertexScorer:
     def _read_ahead(self, rows: np.ndarray, masks: np.ndarray, pick: np.ndarray) -> np.ndarray:
         """The scores of the pairs ``pick`` (flat indices into (len(rows), len(masks))) scored ahead; NaN for the
         rest."""
-        index, table = self._ahead
+        table = self._ahead
         found = np.full(len(pick), np.nan)
-        column = np.full(len(masks), -1)
-        # only masks keeping as many query groups as one scored ahead can be one (a later layer's have none)
-        cand = np.flatnonzero((masks.sum(axis=1)[:, None] == self._ahead_kept).any(axis=1))
-        column[cand] = [index.get(masks[j].tobytes(), -1) for j in cand]
+        if masks.shape == self._ahead_masks.shape and np.array_equal(masks, self._ahead_masks):
+            column = np.arange(len(masks))  # the very vertices scored ahead (a search's first layer)
+        else:  # only masks keeping as many query groups as one scored ahead can be one (a later layer's have none)
+            if self._ahead_index is None:
+                self._ahead_index = {m.tobytes(): j for j, m in enumerate(self._ahead_masks)}
+            column = np.full(len(masks), -1)
+            cand = np.flatnonzero((masks.sum(axis=1)[:, None] == self._ahead_kept).any(axis=1))
+            column[cand] = [self._ahead_index.get(masks[j].tobytes(), -1) for j in cand]
         i, j = np.divmod(pick, len(masks))
         have = column[j] >= 0
         found[have] = table[rows[i[have]], column[j[have]]]

@@ -135,6 +135,18 @@ def test_kaleido_tab_return_internal_exists():
     assert callable(Chromium.find_browser)
 
 
+def test_pandas_column_arrays_reader_exists():
+    """intake/encoding.object_rows reads a frame's columns with pandas' private DataFrame._iter_column_arrays: each
+    column's own array (numpy or extension), in order."""
+    import numpy as np
+    import pandas as pd
+
+    frame = pd.DataFrame({"a": [1, 2], "s": pd.array(["x", None], dtype="str"), "k": pd.Categorical(["p", "q"])})
+    arrays = list(frame._iter_column_arrays())
+    assert len(arrays) == 3 and isinstance(arrays[0], np.ndarray) and list(arrays[0]) == [1, 2]
+    assert arrays[1][0] == "x" and pd.isna(arrays[1][1]) and list(arrays[2]) == ["p", "q"]
+
+
 def test_shap_internal_error_class_exists():
     """baselines.py catches shap's private InvalidModelError to fall back from TreeExplainer."""
     errors = importlib.import_module("shap.utils._exceptions")

@@ -143,6 +143,11 @@ def _fresh(same: np.ndarray, moved: np.ndarray) -> np.ndarray:
     return (same.astype(np.uint8) @ moved.T.astype(np.uint8)) == 0
 
 
+def _parts(queries: np.ndarray, count: int) -> list[np.ndarray]:
+    """``queries`` in ``count`` (at least one) parts of near-equal size, in order."""
+    return [queries] if count <= 1 else np.array_split(queries, count)
+
+
 def _first_layer_ahead(scorer: VertexScorer, kind: str, movable: list[int]) -> None:
     """The search's first layer scored in the scorer's first call, with the queries and the reference (one model
     call fewer: every query searches it, bar SEV⁺'s queries of the reference's class)."""
@@ -158,8 +163,8 @@ def _collect(flips: dict, search: _Search, part: np.ndarray, flipped: np.ndarray
     rows, vertices = np.nonzero(flipped)  # row-major: each query's vertices together, in order
     if len(rows) == 0:
         return
-    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-    ends = starts + 1 if search.first else np.r_[starts[1:], len(rows)]
+    starts = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1])))
+    ends = starts + 1 if search.first else np.append(starts[1:], len(rows))
     vertices = vertices.tolist()
     for qi, a, b in zip(part[rows[starts]].tolist(), starts.tolist(), ends.tolist()):
         found = flips.setdefault(qi, [])
@@ -182,7 +187,7 @@ def _search_layer(search: _Search, model: ModelAdapter, scorer: VertexScorer, pe
     for masks in layer_masks(len(search.names), movable, depth, start, chunk):
         moved = masks != start
         moved_names: dict[int, tuple[str, ...]] = {}
-        for part in np.array_split(searching, max(1, -(-len(searching) * len(masks) // chunk_rows))):
+        for part in _parts(searching, -(-len(searching) * len(masks) // chunk_rows)):
             # a vertex that moves a group whose query and reference values are equal is the same point as
             # a vertex of an earlier layer, which did not flip: it is skipped
             fresh = _fresh(scorer.same[part], moved)
@@ -206,16 +211,15 @@ def _results(search: _Search, status_if_missing: str, rows: list[int], **common)
     explained = dict(base, status="explained", certified=True)
     missing = dict(base, value=None, explanations=(), status=status_if_missing, complete=True, rows=rows[-1],
                    certified=status_if_missing in ("explained", "unexplainable"))
-    out, last = [], len(rows) - 1
+    last = len(rows) - 1
+    at_depth = [dict(explained, value=d, complete=not (search.first and d), rows=rows[min(d, last)])
+                for d in range(max([d for d, _ in search.found.values()], default=0) + 1)]  # a query's fields by SEV
+    out = []
     for i, cls in enumerate(search.classes.tolist()):
         found = search.found.get(i)
-        if found is None:
-            values = missing.copy()
-        else:
-            values = explained.copy()
-            depth = values["value"] = found[0]
-            values.update(explanations=tuple(found[1]), complete=not (search.first and depth),
-                          rows=rows[min(depth, last)])
+        values = missing.copy() if found is None else at_depth[found[0]].copy()
+        if found is not None:
+            values["explanations"] = tuple(found[1])
         values["explained_class"] = cls
         if search.seen_masks[i]:
             values.update(vertex_masks=np.concatenate(search.seen_masks[i]),
@@ -281,7 +285,8 @@ def sev_batch(model: ModelAdapter, layout: GroupLayout, queries: pd.DataFrame, r
     n = len(queries)
     if n == 0:
         return []
-    movable = [i for i in range(layout.size) if layout.names[i] not in set(restricted)]
+    held = set(restricted)
+    movable = [i for i, name in enumerate(layout.names) if name not in held]
     if scorer is None:
         scorer = VertexScorer(model, layout, queries, reference, chunk_rows)
         if movable and max_depth >= 1 and (budget_rows is None or len(movable) <= budget_rows):

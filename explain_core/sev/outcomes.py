@@ -3,6 +3,7 @@ explanations and how the search ended, and :class:`SEVExplanation`, SEV⁺, SEV�
 paper's table (Fig. 1c/1d). The searches that fill them: :mod:`.engine` (the BFS) and :mod:`.exact_sev`."""
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import MISSING, dataclass, fields
 
@@ -16,6 +17,12 @@ from ..results import Explanation
 from .bracket import bracket_words
 
 SEV_RESULTS = ("minus", "plus", "restricted")  # the results an SEVExplanation holds, by name (SEV⁻, SEV⁺, SEV®)
+
+
+@functools.cache
+def _field_defaults(cls) -> dict:
+    """Every field of the dataclass ``cls`` that has a default, with it (read once per class)."""
+    return {f.name: f.default for f in fields(cls) if f.default is not MISSING}
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,7 +121,7 @@ class SEVResult(Explanation):
         dict
             Field name → value.
         """
-        return {f.name: f.default for f in fields(cls) if f.default is not MISSING} | values
+        return _field_defaults(cls) | values
 
     @classmethod
     def of_fields(cls, values: dict) -> SEVResult:

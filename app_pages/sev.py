@@ -23,6 +23,8 @@ BUDGET_LABEL = "Search budget (model rows)"
 EXACT_BUDGETS = (1, 2, 5, 10, 20, 50, 100)  # the exact solver's work per search (EXACT_BUDGET_HELP)
 EXACT_LABEL = "Exact solver budget"
 EXACT_CONTROL = f"the '{EXACT_LABEL}' control on this page"
+BEYOND_PAGE = (f"the budget past this page's largest (the '{EXACT_LABEL}' control is at its top): sev_budget in the "
+               "Python library or --sev-budget on the command line")
 
 
 def show_result(ex, which: str) -> None:
@@ -42,7 +44,8 @@ def show_result(ex, which: str) -> None:
         if len(shown) < len(lines):
             st.caption(f"… and {len(lines) - len(shown)} more.")
         cap = depth_cap_sentence(result, p.max_depth, len(names) - len(result.restricted))  # why short of the slider
-        st.caption(plain(f"{engine_sentence(result, EXACT_CONTROL)} {cap}".strip()))
+        control = EXACT_CONTROL if p.sev_budget < max(EXACT_BUDGETS) else BEYOND_PAGE  # at its top: past the page
+        st.caption(plain(f"{engine_sentence(result, control)} {cap}".strip()))
         with st.expander("Full table (every feature)", key=f"sev_table_{which}", on_change="rerun") as full:
             if not full.open:  # drawn only when opened: the first view of the page stays light
                 return

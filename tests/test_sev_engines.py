@@ -162,6 +162,8 @@ def test_the_budget_is_deterministic_work_and_a_spent_budget_says_so():
         "budget ran out" in cut[0].message
     words = engine_sentence(cut[0], "the 'Exact solver budget' control")  # the bracket names what narrows it
     assert f"at least {cut[0].bound}" in words and "(raise the 'Exact solver budget' control to certify it)." in words
+    assert "minimal explanation" not in words  # a bracket's flip is not proven minimal
+    assert ("The flip it found is listed" in words) == bool(cut[0].explanations)
     again = exact_sev_batch(engine, row, reference, ExactSearch(shallow=0))[0]
     assert (again.value, again.explanations) == (full.value, full.explanations)
 

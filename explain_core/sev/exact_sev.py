@@ -224,8 +224,6 @@ def _result(search: ExactSearch, outcome: FlipOutcome, explanations, layout: Gro
         spent = BUDGET_WORDS.get(name, "CP-SAT's budget ({:g} deterministic seconds)").format(
             budget * NODES_PER_BUDGET if name == "mip" else budget)
         note = f"{spent} ran out; the minimum is at least {outcome.bound}."
-    elif not outcome.complete:
-        note = f"The first {len(explanations)} minimal explanations are listed; more exist."
     named = tuple(tuple(names[g] for g in e) for e in explanations)
     return SEVResult(kind=search.kind, value=outcome.value, explanations=named, status=STATUS[outcome.status],
                      explained_class=c, max_depth=movable, restricted=tuple(search.restricted),

@@ -125,6 +125,9 @@ def engine_sentence(result, exact_control: str = EXACT_CONTROL) -> str:
         text += " The search stopped at the first flipping set of features: other minimal explanations may exist."
     elif not result.complete and result.engine == "bfs":  # a bracket's greedy path: one flip of that size
         text += " The greedy path's flip is listed; other minimal explanations of that size may exist."
+    elif result.status == "limit":  # the solver's best flip, if any: not proven minimal
+        text += " The flip it found is listed, checked by the model; a smaller one may exist." if result.explanations \
+            else ""
     elif not result.complete:
         shown = len(result.explanations)
         text += (" One minimal explanation is listed" if shown == 1 else
